@@ -1,0 +1,55 @@
+"""The errors symidx raises.
+
+Everything symidx raises on purpose is a :class:`SymidxError`; the command line turns one
+into a one-line message on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+
+class SymidxError(Exception):
+    """Base class of every error symidx raises deliberately."""
+
+
+class ParseError(SymidxError, ValueError):
+    """Text that does not parse. Carries the 1-based line and column of the spot.
+
+    ``str(err)`` is one line: ``line L, column C: message``; :meth:`excerpt` adds the
+    offending line with a caret under the column.
+    """
+
+    def __init__(self, message: str, text: str = "", offset: int = 0, *, source: str = ""):
+        offset = max(0, min(offset, len(text)))
+        self.message = message
+        self.text = text
+        self.offset = offset
+        self.source = source
+        self.line = text.count("\n", 0, offset) + 1
+        line_start = text.rfind("\n", 0, offset) + 1
+        self.column = offset - line_start + 1
+        line_end = text.find("\n", offset)
+        self.line_text = text[line_start: len(text) if line_end < 0 else line_end]
+        where = f"{source}:" if source else ""
+        super().__init__(f"{where}line {self.line}, column {self.column}: {message}")
+
+    def excerpt(self) -> str:
+        """The offending line and a caret under the column (tabs kept for alignment)."""
+        shown = self.line_text[:200]
+        pad = "".join("\t" if ch == "\t" else " " for ch in self.line_text[: self.column - 1])
+        return f"{shown}\n{pad[:200]}^"
+
+
+class UnsupportedOpError(SymidxError):
+    """An HLO op with no indexing rule. ``opcode`` names it."""
+
+    def __init__(self, opcode: str, detail: str = ""):
+        self.opcode = opcode
+        super().__init__(f"unsupported op: {opcode}" + (f" ({detail})" if detail else ""))
+
+
+class MapError(SymidxError, ValueError):
+    """An operation on maps that does not fit them (rank mismatch, unbound variable, ...)."""
+
+
+class TooLargeError(SymidxError):
+    """A request whose work would exceed a stated bound (e.g. exhaustive enumeration)."""

@@ -1,0 +1,443 @@
+"""IndexingMap: a map from the index of one tensor to indices of another.
+
+``f(d, s, rt) -> (e_1, ..., e_k)`` where the dimension variables ``d`` range over
+intervals, the range variables ``s`` and runtime variables ``rt`` over theirs, and every
+constraint ``expr in [lo, hi]`` must hold. For a source index ``d`` the map's image is
+``{ results(d, s, rt) : s, rt in their intervals, every constraint holds }``.
+
+Maps are frozen values: every operation returns a new map. Equality and hashing are on a
+canonical form that ignores display names. Simplification lives in :mod:`symidx.simplify`;
+text in :mod:`symidx.syntax`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import sympy
+from sympy import Integer, Symbol
+
+from symidx.errors import MapError, TooLargeError
+from symidx.expr import Expr, as_expr, bounds, compile_expr, dim, rt, sym
+from symidx.interval import Interval
+
+__all__ = ["IndexingMap", "RuntimeVar", "compose"]
+
+NORMAL, KNOWN_EMPTY, UNDEFINED = "normal", "known_empty", "undefined"
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeVar:
+    """A value known only at run time: its feasible interval and where it comes from.
+
+    ``hlo`` names the instruction that holds the value (free text, e.g. ``parameter(1)`` or
+    ``of1 = s32[] parameter(1)``); ``map`` sends this map's dimension variables to the
+    element of that instruction that holds the value (``(d0, d1) -> ()`` for a scalar).
+    """
+
+    bounds: Interval
+    hlo: str = ""
+    map: IndexingMap | None = None
+
+
+Constraint = tuple[Expr, Interval]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class IndexingMap:
+    """An indexing map. Build one with :meth:`IndexingMap.create` (or parse text with
+    :func:`symidx.syntax.parse_map`); the fields are already canonical.
+
+    ``names`` holds an optional display name per variable (dims, then range variables, then
+    runtime variables; ``None`` for the default ``d0``/``s0``/``rt0``). Names never take
+    part in equality.
+    """
+
+    dims: tuple[Interval, ...]
+    results: tuple[Expr, ...]
+    ranges: tuple[Interval, ...] = ()
+    rts: tuple[RuntimeVar, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
+    names: tuple[str | None, ...] | None = None
+    special: str = NORMAL
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    # --- construction ------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        dims: Iterable[Interval | int | tuple[int, int]],
+        results: Iterable[Expr | int],
+        ranges: Iterable[Interval | tuple[int, int]] = (),
+        rts: Iterable[RuntimeVar | Interval | tuple[int, int]] = (),
+        constraints: Mapping[Expr, Interval] | Iterable[Constraint] = (),
+        names: Sequence[str | None] | None = None,
+    ) -> IndexingMap:
+        """A map from its parts. A dimension given as an int ``n`` means ``[0, n - 1]``;
+        constraints on the same expression are intersected; a constraint that is a
+        constant is checked at once; any empty interval makes the map known empty."""
+        dim_t = tuple(_interval(d, size=True) for d in dims)
+        range_t = tuple(_interval(r) for r in ranges)
+        rt_t = tuple(r if isinstance(r, RuntimeVar) else RuntimeVar(_interval(r)) for r in rts)
+        result_t = tuple(as_expr(r) for r in results)
+        pairs = constraints.items() if isinstance(constraints, Mapping) else constraints
+        merged: dict[Expr, Interval] = {}
+        empty = False
+        for expr, interval in pairs:
+            expr = as_expr(expr)
+            interval = _interval(interval)
+            if expr.is_Integer:
+                empty |= int(expr) not in interval
+                continue
+            merged[expr] = merged[expr].intersect(interval) if expr in merged else interval
+        name_t = _normal_names(names, len(dim_t) + len(range_t) + len(rt_t))
+        built = cls(dim_t, result_t, range_t, rt_t, _sorted_constraints(merged), name_t)
+        built._check_variables()
+        if empty or built._has_empty_interval():
+            return built.as_known_empty()
+        return built
+
+    @classmethod
+    def identity(cls, shape: Sequence[int]) -> IndexingMap:
+        return cls.create(shape, [dim(i) for i in range(len(shape))])
+
+    @classmethod
+    def undefined(cls, num_dims: int = 0, num_results: int = 0) -> IndexingMap:
+        """A map we know nothing about ("every element may be needed")."""
+        return cls(tuple(Interval(0, 0) for _ in range(num_dims)),
+                   tuple(Integer(0) for _ in range(num_results)), special=UNDEFINED)
+
+    def as_known_empty(self) -> IndexingMap:
+        """The map with the same arity and an empty domain."""
+        return IndexingMap(self.dims, self.results, special=KNOWN_EMPTY)
+
+    def _check_variables(self) -> None:
+        allowed = set(self.all_vars)
+        for e in itertools.chain(self.results, (c for c, _ in self.constraints)):
+            stray = e.free_symbols - allowed
+            if stray:
+                raise MapError(f"expression {e} uses {sorted(map(str, stray))}, which the map "
+                               f"does not declare")
+
+    def _has_empty_interval(self) -> bool:
+        return any(i.is_empty for i in itertools.chain(
+            self.dims, self.ranges, (r.bounds for r in self.rts),
+            (c for _, c in self.constraints)))
+
+    # --- identity ----------------------------------------------------------------------
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """The canonical form that equality and hashing use (names excluded)."""
+        if self.special == KNOWN_EMPTY:
+            return (KNOWN_EMPTY, len(self.dims), len(self.results))
+        if self.special == UNDEFINED:
+            return (UNDEFINED, len(self.dims), len(self.results))
+        return (self.dims, self.results, self.ranges, self.rts, self.constraints)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, IndexingMap):
+            return NotImplemented
+        return self is other or self.key == other.key
+
+    def __hash__(self) -> int:
+        cached = self._cache.get("hash")
+        if cached is None:
+            cached = self._cache["hash"] = hash(self.key)
+        return cached
+
+    def __str__(self) -> str:
+        from symidx.syntax import print_map
+
+        return print_map(self)
+
+    def __repr__(self) -> str:
+        from symidx.syntax import print_map
+
+        return f"IndexingMap({print_map(self, style='xla')!r})"
+
+    # --- variables ---------------------------------------------------------------------
+    @property
+    def is_known_empty(self) -> bool:
+        return self.special == KNOWN_EMPTY
+
+    @property
+    def is_undefined(self) -> bool:
+        return self.special == UNDEFINED
+
+    @property
+    def num_dims(self) -> int:
+        return len(self.dims)
+
+    @property
+    def num_ranges(self) -> int:
+        return len(self.ranges)
+
+    @property
+    def num_rts(self) -> int:
+        return len(self.rts)
+
+    @property
+    def num_results(self) -> int:
+        return len(self.results)
+
+    @property
+    def dim_vars(self) -> tuple[Symbol, ...]:
+        return tuple(dim(i) for i in range(len(self.dims)))
+
+    @property
+    def range_vars(self) -> tuple[Symbol, ...]:
+        return tuple(sym(i) for i in range(len(self.ranges)))
+
+    @property
+    def rt_vars(self) -> tuple[Symbol, ...]:
+        return tuple(rt(i) for i in range(len(self.rts)))
+
+    @property
+    def symbol_vars(self) -> tuple[Symbol, ...]:
+        """Range variables then runtime variables: what is enumerated per source index."""
+        return self.range_vars + self.rt_vars
+
+    @property
+    def all_vars(self) -> tuple[Symbol, ...]:
+        return self.dim_vars + self.range_vars + self.rt_vars
+
+    @property
+    def all_bounds(self) -> tuple[Interval, ...]:
+        return self.dims + self.ranges + tuple(r.bounds for r in self.rts)
+
+    def variable_bounds(self) -> dict[Symbol, Interval]:
+        return dict(zip(self.all_vars, self.all_bounds))
+
+    def display_names(self) -> list[str]:
+        """The name each variable prints as (custom names kept, unless they clash)."""
+        default = ([f"d{i}" for i in range(self.num_dims)]
+                   + [f"s{i}" for i in range(self.num_ranges)]
+                   + [f"rt{i}" for i in range(self.num_rts)])
+        if not self.names:
+            return default
+        chosen = [n or d for n, d in zip(self.names, default)]
+        return chosen if len(set(chosen)) == len(chosen) else default
+
+    # --- transformations -----------------------------------------------------------------
+    def replace(self, **changes: Any) -> IndexingMap:
+        """A copy with fields changed, re-canonicalised (like :meth:`create`)."""
+        parts: dict[str, Any] = {
+            "dims": self.dims, "results": self.results, "ranges": self.ranges,
+            "rts": self.rts, "constraints": self.constraints, "names": self.names,
+        }
+        parts.update(changes)
+        return IndexingMap.create(**parts)
+
+    def with_constraint(self, expr: Expr | int, interval: Interval | tuple[int, int]
+                        ) -> IndexingMap:
+        return self.replace(constraints=self.constraints + ((as_expr(expr), _interval(interval)),))
+
+    def then(self, second: IndexingMap) -> IndexingMap:
+        """``second ∘ self``: this map applied first, then ``second``. See :func:`compose`."""
+        return compose(self, second)
+
+    def substitute(self, mapping: Mapping[Symbol, Expr]) -> tuple[tuple[Expr, ...],
+                                                                   tuple[Constraint, ...]]:
+        """Results and constraints with variables replaced (simultaneously)."""
+        results = tuple(r.xreplace(mapping) for r in self.results)
+        constraints = tuple((c.xreplace(mapping), i) for c, i in self.constraints)
+        return results, constraints
+
+    # --- evaluation ----------------------------------------------------------------------
+    def evaluate(self, dims: Sequence[int], symbols: Sequence[int] = (),
+                 rts: Sequence[int] = ()) -> tuple[int, ...]:
+        """The results at one point, ignoring the domain (as XLA's ``Evaluate``)."""
+        self._require_defined()
+        values = list(dims) + list(symbols) + list(rts)
+        if len(values) != len(self.all_vars):
+            raise MapError(f"the map has {self.num_dims} dims, {self.num_ranges} range and "
+                           f"{self.num_rts} runtime variables; got {len(values)} values")
+        return tuple(int(f(values)) for f in self._compiled_results)
+
+    def constraints_hold(self, dims: Sequence[int], symbols: Sequence[int] = (),
+                         rts: Sequence[int] = ()) -> bool:
+        """Do the variable intervals and every constraint hold at this point?"""
+        self._require_defined()
+        values = list(dims) + list(symbols) + list(rts)
+        if len(values) != len(self.all_vars):
+            raise MapError("wrong number of values for this map's variables")
+        if not all(v in b for v, b in zip(values, self.all_bounds)):
+            return False
+        return all(int(f(values)) in interval
+                   for f, (_, interval) in zip(self._compiled_constraints, self.constraints))
+
+    def image(self, point: Sequence[int]) -> set[tuple[int, ...]]:
+        """Every target of the source index ``point`` (empty outside the domain)."""
+        self._require_defined()
+        if self.is_known_empty:
+            return set()
+        if len(point) != self.num_dims:
+            raise MapError(f"the map has {self.num_dims} dims, the point has {len(point)}")
+        if not all(v in b for v, b in zip(point, self.dims)):
+            return set()
+        symbol_ranges = [range(b.lo, b.hi + 1) for b in self.all_bounds[self.num_dims:]]
+        out = set()
+        for values in itertools.product(*symbol_ranges):
+            full = list(point) + list(values)
+            if all(int(f(full)) in interval
+                   for f, (_, interval) in zip(self._compiled_constraints, self.constraints)):
+                out.add(tuple(int(f(full)) for f in self._compiled_results))
+        return out
+
+    def evaluate_arrays(self, values: Sequence[Any]) -> tuple[list[Any], Any]:
+        """Vectorised evaluation: ``values`` holds one broadcastable numpy integer array per
+        variable (dims, range, runtime). Returns (results, mask) where ``mask`` says where
+        every variable interval and constraint holds."""
+        import numpy as np
+
+        self._require_defined()
+        if len(values) != len(self.all_vars):
+            raise MapError("wrong number of value arrays for this map's variables")
+        arrays = [np.asarray(v) for v in values]
+        shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
+        mask = np.ones(shape, dtype=bool)
+        for a, b in zip(arrays, self.all_bounds):
+            mask &= (a >= b.lo) & (a <= b.hi)
+        for f, (_, interval) in zip(self._compiled_constraints, self.constraints):
+            v = f(arrays)
+            mask &= (v >= interval.lo) & (v <= interval.hi)
+        results = [np.broadcast_to(np.asarray(f(arrays)), shape) for f in self._compiled_results]
+        return results, mask
+
+    def domain_size(self) -> int:
+        """How many (dims, symbols) points the box of variable intervals holds."""
+        size = 1
+        for b in self.all_bounds:
+            size *= b.size
+        return size
+
+    def points(self, limit: int = 10_000_000) -> Iterator[tuple[Any, ...]]:
+        """The domain box as flat numpy coordinate arrays in chunks (for enumeration)."""
+        import numpy as np
+
+        if self.domain_size() > limit:
+            raise TooLargeError(f"domain of {self.domain_size()} points exceeds {limit}")
+        axes = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in self.all_bounds]
+        if not axes:
+            yield ()
+            return
+        grids = np.meshgrid(*axes, indexing="ij")
+        yield tuple(g.reshape(-1) for g in grids)
+
+    @property
+    def _compiled_results(self) -> list[Any]:
+        got = self._cache.get("results")
+        if got is None:
+            variables = self.all_vars
+            got = self._cache["results"] = [compile_expr(r, variables) for r in self.results]
+        return got
+
+    @property
+    def _compiled_constraints(self) -> list[Any]:
+        got = self._cache.get("constraints")
+        if got is None:
+            variables = self.all_vars
+            got = self._cache["constraints"] = [compile_expr(c, variables)
+                                                for c, _ in self.constraints]
+        return got
+
+    def _require_defined(self) -> None:
+        if self.is_undefined:
+            raise MapError("the map is UNDEFINED: nothing is known about it")
+
+
+def compose(first: IndexingMap, second: IndexingMap) -> IndexingMap:
+    """``second ∘ first``: ``first`` applied first, its results fed to ``second``'s dims.
+
+    As XLA's ``ComposeIndexingMaps``: the result has ``first``'s dims; its range variables
+    are ``second``'s then ``first``'s (runtime variables likewise); its constraints are both
+    maps' plus "each of ``first``'s results lies in ``second``'s dimension interval" —
+    except those the intervals already guarantee. Not simplified.
+    """
+    if first.num_results != second.num_dims:
+        raise MapError(f"cannot compose: the first map has {first.num_results} results but "
+                       f"the second has {second.num_dims} dims")
+    if first.is_undefined or second.is_undefined:
+        return IndexingMap.undefined(first.num_dims, second.num_results)
+    if first.is_known_empty or second.is_known_empty:
+        return IndexingMap(first.dims, second.results, special=KNOWN_EMPTY)
+    m_s, m_r = second.num_ranges, second.num_rts
+    shift: dict[Symbol, Expr] = {}
+    for i in range(first.num_ranges):
+        shift[sym(i)] = sym(i + m_s)
+    for i in range(first.num_rts):
+        shift[rt(i)] = rt(i + m_r)
+    f_results, f_constraints = first.substitute(shift) if shift else (first.results,
+                                                                       first.constraints)
+    plug = {dim(i): r for i, r in enumerate(f_results)}
+    g_results, g_constraints = second.substitute(plug)
+    env = first.variable_bounds()
+    env = {shift.get(v, v): b for v, b in env.items()}  # type: ignore[misc]
+    constraints = list(g_constraints) + list(f_constraints)
+    for r, interval in zip(f_results, second.dims):
+        if r.is_Symbol and r in env:
+            env_b = env[r]  # type: ignore[index]
+            if env_b in interval:
+                continue
+        elif bounds(r, env) in interval:
+            continue
+        constraints.append((r, interval))
+    rts = tuple(_compose_provenance(v, first) for v in second.rts) + first.rts
+    names = _composed_names(first, second)
+    return IndexingMap.create(first.dims, g_results, second.ranges + first.ranges, rts,
+                              constraints, names)
+
+
+def _compose_provenance(var: RuntimeVar, first: IndexingMap) -> RuntimeVar:
+    if var.map is None:
+        return var
+    return replace(var, map=compose(_without_provenance(first), var.map))
+
+
+def _without_provenance(m: IndexingMap) -> IndexingMap:
+    if not any(v.map for v in m.rts):
+        return m
+    return IndexingMap(m.dims, m.results, m.ranges,
+                       tuple(RuntimeVar(v.bounds, v.hlo) for v in m.rts), m.constraints, m.names,
+                       m.special)
+
+
+def _composed_names(first: IndexingMap, second: IndexingMap) -> tuple[str | None, ...] | None:
+    if not first.names and not second.names:
+        return None
+    f = first.names or (None,) * len(first.all_vars)
+    g = second.names or (None,) * len(second.all_vars)
+    fd, fr, ft = first.num_dims, first.num_ranges, first.num_rts
+    gd, gr = second.num_dims, second.num_ranges
+    return (tuple(f[:fd]) + tuple(g[gd:gd + gr]) + tuple(f[fd:fd + fr])
+            + tuple(g[gd + gr:]) + tuple(f[fd + fr:fd + fr + ft]))
+
+
+# --- helpers ------------------------------------------------------------------------------
+def _interval(value: Interval | int | tuple[int, int], size: bool = False) -> Interval:
+    if isinstance(value, Interval):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Interval.of_size(value) if size else Interval.point(value)
+    if isinstance(value, tuple) and len(value) == 2:
+        return Interval(int(value[0]), int(value[1]))
+    raise MapError(f"not an interval: {value!r}")
+
+
+def _normal_names(names: Sequence[str | None] | None, count: int
+                  ) -> tuple[str | None, ...] | None:
+    if names is None:
+        return None
+    names = tuple(names)
+    if len(names) != count:
+        raise MapError(f"{len(names)} names given for {count} variables")
+    return names if any(n is not None for n in names) else None
+
+
+def _sorted_constraints(merged: dict[Expr, Interval]) -> tuple[Constraint, ...]:
+    if len(merged) < 2:
+        return tuple(merged.items())
+    return tuple(sorted(merged.items(), key=lambda item: sympy.default_sort_key(item[0])))

@@ -1,0 +1,176 @@
+"""The range-aware simplifier.
+
+sympy cannot simplify ``floordiv``/``mod`` without knowing ranges. :func:`simplify` uses
+the interval of every variable and sub-expression:
+
+* expression rules (:mod:`symidx.simplify.rules`) rewrite results and constraints;
+* constraint rules (:mod:`symidx.simplify.constraints`) fold ``lo <= e op c <= hi`` into
+  bounds on ``e``, move single-variable constraints into the variable's interval, merge
+  ``x mod c`` constraints, drop constraints that always hold and detect an empty domain;
+* dimensions with a single value are replaced by that value in the results.
+
+The driver repeats these until nothing changes (at most :data:`MAX_ROUNDS` rounds, each
+with a bounded number of rewrite steps), so it terminates on every input. It never changes
+the map's meaning; ``simplify(m, trace=True)`` records every rewrite step.
+
+Map transforms: :func:`remove_unused_symbols`, :func:`remove_unused_vars`,
+:func:`convert_range_vars_to_dims`, :func:`rescale_symbols`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, overload
+
+from sympy import Integer, Symbol
+
+from symidx.expr import Expr, dim
+from symidx.indexing_map import IndexingMap
+from symidx.interval import Interval
+from symidx.simplify.constraints import (
+    CONSTRAINT_RULES,
+    as_mod,
+    merge_residues,
+    residue,
+    tighten_to_residue,
+)
+from symidx.simplify.rewriter import DEFAULT_MAX_STEPS, Rewriter, Step
+from symidx.simplify.transforms import (
+    convert_range_vars_to_dims,
+    remove_unused_symbols,
+    remove_unused_vars,
+    rescale_symbols,
+)
+
+__all__ = [
+    "simplify", "simplify_expr", "SimplifyResult", "Step", "remove_unused_symbols",
+    "remove_unused_vars", "convert_range_vars_to_dims", "rescale_symbols", "MAX_ROUNDS",
+]
+
+MAX_ROUNDS = 8
+
+
+@dataclass(frozen=True)
+class SimplifyResult:
+    """What :func:`simplify` returns with ``trace=True``."""
+
+    map: IndexingMap
+    changed: bool
+    trace: list[Step] = field(default_factory=list)
+
+
+@overload
+def simplify(m: IndexingMap, *, trace: Literal[False] = False,
+             replace_point_dims: bool = True) -> IndexingMap: ...
+
+
+@overload
+def simplify(m: IndexingMap, *, trace: Literal[True],
+             replace_point_dims: bool = True) -> SimplifyResult: ...
+
+
+def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = True
+             ) -> IndexingMap | SimplifyResult:
+    """The simplified map (same meaning). With ``trace=True``, a :class:`SimplifyResult`
+    holding the map, whether it changed, and every rewrite step."""
+    steps: list[Step] | None = [] if trace else None
+    result = m
+    if not (m.is_known_empty or m.is_undefined):
+        for _ in range(MAX_ROUNDS):
+            new = _round(result, steps, replace_point_dims)
+            if new == result:
+                break
+            result = new
+            if result.is_known_empty:
+                break
+    if result == m:
+        result = m  # keep the caller's names and identity when nothing changed
+    if trace:
+        return SimplifyResult(result, result != m, steps or [])
+    return result
+
+
+def simplify_expr(expr: Expr, env: dict[Symbol, Interval]) -> Expr:
+    """One expression simplified under the given variable intervals."""
+    return Rewriter(env).simplify(expr)
+
+
+def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool) -> IndexingMap:
+    bounds = list(m.all_bounds)
+    variables = m.all_vars
+    env = dict(zip(variables, bounds))
+    rw = Rewriter(env, steps, DEFAULT_MAX_STEPS)
+    # 1. constraints: simplify, fold, tighten variables
+    constraints: dict[Expr, Interval] = {}
+    residues: dict[Symbol, tuple[int, int]] = {}
+    for expr, iv in m.constraints:
+        expr = rw.simplify(expr)
+        for _ in range(16):
+            for rule in CONSTRAINT_RULES:
+                folded = rule(expr, iv, rw)
+                if folded is not None:
+                    expr, iv = folded[0], folded[1]
+                    expr = rw.simplify(expr)
+                    break
+            else:
+                break
+        if iv.is_empty:
+            return m.as_known_empty()
+        if expr.is_Integer:
+            if int(expr) not in iv:
+                return m.as_known_empty()
+            continue
+        if expr.is_Symbol:
+            i = variables.index(expr)
+            bounds[i] = bounds[i].intersect(iv)
+            continue
+        found = residue(expr, iv)
+        if found is not None:
+            x, c, r = found
+            if x in residues:
+                merged = merge_residues(*residues[x], c, r)
+                if merged is None:
+                    return m.as_known_empty()
+                residues[x] = merged
+            else:
+                residues[x] = (c, r)
+            continue
+        constraints[expr] = constraints[expr].intersect(iv) if expr in constraints else iv
+    for x, (c, r) in residues.items():
+        i = variables.index(x)
+        bounds[i] = tighten_to_residue(bounds[i], c, r)
+        if bounds[i].is_empty:
+            return m.as_known_empty()
+        if bounds[i].is_point:
+            continue
+        constraints[as_mod(x, c)] = Interval(r, r)
+    if any(b.is_empty for b in bounds):
+        return m.as_known_empty()
+    # 2. with the tightened intervals: drop constraints that always hold
+    env = dict(zip(variables, bounds))
+    rw = Rewriter(env, steps, DEFAULT_MAX_STEPS)
+    kept: dict[Expr, Interval] = {}
+    for expr, iv in constraints.items():
+        expr = rw.simplify(expr)
+        if expr.is_Integer:
+            if int(expr) not in iv:
+                return m.as_known_empty()
+            continue
+        b = rw.bounds(expr)
+        if b in iv:
+            continue
+        kept[expr] = kept[expr].intersect(iv) if expr in kept else iv
+    # 3. results; point dimensions become constants
+    point_dims: dict[Symbol, Expr] = {}
+    if replace_point_dims:
+        point_dims = {dim(i): Integer(b.lo) for i, b in enumerate(bounds[: m.num_dims])
+                      if b.is_point}
+    results = []
+    for r in m.results:
+        if point_dims:
+            r = r.xreplace(point_dims)
+        results.append(rw.simplify(r))
+    nd, nr = m.num_dims, m.num_ranges
+    rts = tuple(v if v.bounds == b else type(v)(b, v.hlo, v.map)
+                for v, b in zip(m.rts, bounds[nd + nr:]))
+    return IndexingMap.create(bounds[:nd], results, bounds[nd:nd + nr], rts, kept, m.names)

@@ -1,0 +1,84 @@
+"""The expression driver: bottom-up rewriting to a fixpoint, with a hard step bound.
+
+Children are simplified before their parent; at each node the rules of its kind
+(:data:`symidx.simplify.rules.RULES`) are tried in order and the first that applies
+rewrites the node, which is then simplified again. Results are memoised per expression,
+so shared sub-expressions are done once. Every application counts against ``max_steps``;
+when the budget runs out the driver stops rewriting (the expression stays correct, merely
+less simple) — so it terminates on every input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sympy import Symbol
+
+from symidx.expr import Expr, bounds
+from symidx.interval import Interval
+from symidx.simplify.rules import RULES
+
+DEFAULT_MAX_STEPS = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One rewrite: the rule's name and the sub-expression before and after."""
+
+    rule: str
+    before: Expr
+    after: Expr
+
+
+class Rewriter:
+    """Simplifies expressions under fixed variable intervals."""
+
+    def __init__(self, env: Mapping[Symbol, Interval], trace: list[Step] | None = None,
+                 max_steps: int = DEFAULT_MAX_STEPS):
+        self.env = env
+        self.trace = trace
+        self.steps_left = max_steps
+        self._memo: dict[Expr, Expr] = {}
+        self._bounds: dict[Expr, Interval] = {}
+
+    def bounds(self, e: Expr) -> Interval:
+        got = self._bounds.get(e)
+        if got is None:
+            got = self._bounds[e] = bounds(e, self.env)
+        return got
+
+    def simplify(self, e: Expr) -> Expr:
+        if e.is_Atom:
+            return e
+        done = self._memo.get(e)
+        if done is not None:
+            return done
+        args = e.args
+        new_args = tuple(self.simplify(a) for a in args)
+        node = e.func(*new_args) if new_args != args else e
+        node = self._rewrite(node)
+        self._memo[e] = node
+        self._memo[node] = node
+        return node
+
+    def _rewrite(self, node: Expr) -> Expr:
+        while not node.is_Atom and self.steps_left > 0:
+            for rule in RULES.get(type(node), ()):
+                new = rule(node, self)
+                if new is None or new == node:
+                    continue
+                self.steps_left -= 1
+                if self.trace is not None:
+                    self.trace.append(Step(rule.__name__, node, new))
+                node = self._memo.get(new) or self._with_simplified_args(new)
+                break
+            else:
+                return node
+        return node
+
+    def _with_simplified_args(self, e: Expr) -> Expr:
+        if e.is_Atom:
+            return e
+        args = tuple(self.simplify(a) for a in e.args)
+        return e.func(*args) if args != e.args else e

@@ -1,0 +1,170 @@
+"""Map transforms XLA has: remove unused variables, rescale symbols, symbols to dims."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sympy import Symbol
+
+from symidx.expr import Expr, dim, rt, sym
+from symidx.indexing_map import IndexingMap, RuntimeVar
+from symidx.interval import Interval
+from symidx.simplify.constraints import residue
+
+FEASIBILITY_LIMIT = 1_000_000
+
+
+def _used_closure(m: IndexingMap, used: set[Symbol]) -> set[Symbol]:
+    """Variables used by the results, plus every variable sharing a constraint with one."""
+    used = set(used)
+    changed = True
+    while changed:
+        changed = False
+        for expr, _ in m.constraints:
+            free = expr.free_symbols
+            if free & used and not free <= used:
+                used |= free  # type: ignore[arg-type]
+                changed = True
+    return used
+
+
+def _feasible(m: IndexingMap, removed: set[Symbol]) -> bool | None:
+    """Can the constraints that mention only ``removed`` variables all hold? None when the
+    box is too large to check by enumeration."""
+    import numpy as np
+
+    group = [(e, iv) for e, iv in m.constraints if e.free_symbols and e.free_symbols <= removed]
+    if not group:
+        return True
+    order = sorted(removed, key=str)
+    env = m.variable_bounds()
+    size = 1
+    for v in order:
+        size *= env[v].size
+    if size > FEASIBILITY_LIMIT:
+        return None
+    axes = [np.arange(env[v].lo, env[v].hi + 1, dtype=np.int64) for v in order]
+    grids = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")]
+    from symidx.expr import compile_expr
+
+    mask = np.ones(grids[0].shape, dtype=bool)
+    for e, iv in group:
+        value = compile_expr(e, order)(grids)
+        mask &= (value >= iv.lo) & (value <= iv.hi)
+    return bool(mask.any())
+
+
+def _drop(m: IndexingMap, keep_dims: list[int], keep_ranges: list[int], keep_rts: list[int],
+          removed: set[Symbol]) -> IndexingMap:
+    rename: dict[Symbol, Expr] = {}
+    for new, old in enumerate(keep_dims):
+        rename[dim(old)] = dim(new)
+    for new, old in enumerate(keep_ranges):
+        rename[sym(old)] = sym(new)
+    for new, old in enumerate(keep_rts):
+        rename[rt(old)] = rt(new)
+    results = [r.xreplace(rename) for r in m.results]
+    constraints = [(e.xreplace(rename), iv) for e, iv in m.constraints
+                   if not (e.free_symbols & removed)]
+    names = None
+    if m.names:
+        nd, nr = m.num_dims, m.num_ranges
+        names = ([m.names[i] for i in keep_dims] + [m.names[nd + i] for i in keep_ranges]
+                 + [m.names[nd + nr + i] for i in keep_rts])
+    rts = []
+    for i in keep_rts:
+        v = m.rts[i]
+        if v.map is not None and len(keep_dims) != m.num_dims:
+            v = RuntimeVar(v.bounds, v.hlo, None)  # its map took the removed dims
+        rts.append(v)
+    return IndexingMap.create([m.dims[i] for i in keep_dims], results,
+                              [m.ranges[i] for i in keep_ranges], rts, constraints, names)
+
+
+def remove_unused_symbols(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
+    """Drop range and runtime variables the results do not use (with the constraints that
+    mention only them, when those can be shown satisfiable). Returns the map and the
+    indices of the removed range variables (runtime variables count after them)."""
+    return _remove(m, include_dims=False)
+
+
+def remove_unused_vars(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
+    """As :func:`remove_unused_symbols`, and unused dimensions too (the map then takes
+    fewer dims). Returns the map and the removed variables' positions in ``all_vars``."""
+    return _remove(m, include_dims=True)
+
+
+def _remove(m: IndexingMap, include_dims: bool) -> tuple[IndexingMap, list[int]]:
+    if m.is_known_empty or m.is_undefined:
+        return m, []
+    used: set[Symbol] = set()
+    for r in m.results:
+        used |= r.free_symbols  # type: ignore[arg-type]
+    if not include_dims:
+        used |= set(m.dim_vars)
+    used = _used_closure(m, used)
+    removed = {v for v in m.all_vars if v not in used}
+    if not removed:
+        return m, []
+    feasible = _feasible(m, removed)
+    if feasible is False:
+        return m.as_known_empty(), []
+    if feasible is None:  # cannot tell: keep the variables their constraints mention
+        for e, _ in m.constraints:
+            removed -= e.free_symbols
+    if not removed:
+        return m, []
+    keep_dims = [i for i, v in enumerate(m.dim_vars) if v not in removed]
+    keep_ranges = [i for i, v in enumerate(m.range_vars) if v not in removed]
+    keep_rts = [i for i, v in enumerate(m.rt_vars) if v not in removed]
+    gone = [i for i, v in enumerate(m.all_vars) if v in removed]
+    if not include_dims:
+        gone = [i - m.num_dims for i in gone]
+    return _drop(m, keep_dims, keep_ranges, keep_rts, removed), gone
+
+
+def convert_range_vars_to_dims(m: IndexingMap, indices: Sequence[int] | None = None
+                               ) -> IndexingMap:
+    """Range variables (all, or those at ``indices``) become dimensions, appended after the
+    existing dims in order; the rest keep their relative order."""
+    chosen = list(range(m.num_ranges)) if indices is None else list(indices)
+    keep = [i for i in range(m.num_ranges) if i not in chosen]
+    rename: dict[Symbol, Expr] = {}
+    for k, i in enumerate(chosen):
+        rename[sym(i)] = dim(m.num_dims + k)
+    for k, i in enumerate(keep):
+        rename[sym(i)] = sym(k)
+    results, constraints = m.substitute(rename)
+    names = None
+    if m.names:
+        nd = m.num_dims
+        names = (list(m.names[:nd]) + [m.names[nd + i] for i in chosen]
+                 + [m.names[nd + i] for i in keep] + list(m.names[nd + m.num_ranges:]))
+    return IndexingMap.create(list(m.dims) + [m.ranges[i] for i in chosen], results,
+                              [m.ranges[i] for i in keep], m.rts, constraints, names)
+
+
+def rescale_symbols(m: IndexingMap) -> IndexingMap:
+    """A range variable ``s`` with a constraint ``s mod c == r`` becomes ``c*s' + r`` with
+    ``s'`` over the matching smaller interval, and the constraint goes."""
+    rename: dict[Symbol, Expr] = {}
+    ranges = list(m.ranges)
+    dropped = set()
+    for e, iv in m.constraints:
+        found = residue(e, iv)
+        if found is None:
+            continue
+        x, c, r = found
+        if x in rename or x not in m.range_vars:
+            continue
+        i = m.range_vars.index(x)
+        b = ranges[i]
+        ranges[i] = Interval(-((r - b.lo) // c), (b.hi - r) // c)
+        rename[x] = c * x + r
+        dropped.add(e)
+    if not rename:
+        return m
+    results, constraints = m.substitute(rename)
+    kept = [(e, iv) for (e, iv), (orig, _) in zip(constraints, m.constraints)
+            if orig not in dropped]
+    return IndexingMap.create(m.dims, results, ranges, m.rts, kept, m.names)
