@@ -86,13 +86,21 @@ class IndexingMap:
         pairs = constraints.items() if isinstance(constraints, Mapping) else constraints
         merged: dict[Expr, Interval] = {}
         empty = False
+        variables = _variables(len(dim_t), len(range_t), len(rt_t))
+        var_bounds: dict[int, Interval] = {}
         for expr, interval in pairs:
             expr = as_expr(expr)
             interval = _interval(interval)
             if expr.is_Integer:
                 empty |= int(expr) not in interval
-                continue
-            merged[expr] = merged[expr].intersect(interval) if expr in merged else interval
+            elif expr in variables:  # a bare variable: part of its interval
+                i = variables[expr]
+                var_bounds[i] = var_bounds[i].intersect(interval) if i in var_bounds \
+                    else interval
+            else:
+                merged[expr] = merged[expr].intersect(interval) if expr in merged else interval
+        if var_bounds:
+            dim_t, range_t, rt_t = _narrow(dim_t, range_t, rt_t, var_bounds)
         name_t = _normal_names(names, len(dim_t) + len(range_t) + len(rt_t))
         built = cls(dim_t, result_t, range_t, rt_t, _sorted_constraints(merged), name_t)
         built._check_variables()
@@ -131,10 +139,8 @@ class IndexingMap:
     @property
     def key(self) -> tuple[Any, ...]:
         """The canonical form that equality and hashing use (names excluded)."""
-        if self.special == KNOWN_EMPTY:
-            return (KNOWN_EMPTY, len(self.dims), len(self.results))
-        if self.special == UNDEFINED:
-            return (UNDEFINED, len(self.dims), len(self.results))
+        if self.special != NORMAL:  # the text "KNOWN EMPTY" / "UNDEFINED" carries no arity
+            return (self.special,)
         return (self.dims, self.results, self.ranges, self.rts, self.constraints)
 
     def __eq__(self, other: object) -> bool:
@@ -417,6 +423,24 @@ def _composed_names(first: IndexingMap, second: IndexingMap) -> tuple[str | None
 
 
 # --- helpers ------------------------------------------------------------------------------
+def _variables(nd: int, nr: int, nt: int) -> dict[Symbol, int]:
+    order = ([dim(i) for i in range(nd)] + [sym(i) for i in range(nr)]
+             + [rt(i) for i in range(nt)])
+    return {v: i for i, v in enumerate(order)}
+
+
+def _narrow(dims: tuple[Interval, ...], ranges: tuple[Interval, ...],
+            rts: tuple[RuntimeVar, ...], narrow: dict[int, Interval]
+            ) -> tuple[tuple[Interval, ...], tuple[Interval, ...], tuple[RuntimeVar, ...]]:
+    nd, nr = len(dims), len(ranges)
+    new_dims = tuple(b.intersect(narrow[i]) if i in narrow else b for i, b in enumerate(dims))
+    new_ranges = tuple(b.intersect(narrow[nd + i]) if nd + i in narrow else b
+                       for i, b in enumerate(ranges))
+    new_rts = tuple(replace(v, bounds=v.bounds.intersect(narrow[nd + nr + i]))
+                    if nd + nr + i in narrow else v for i, v in enumerate(rts))
+    return new_dims, new_ranges, new_rts
+
+
 def _interval(value: Interval | int | tuple[int, int], size: bool = False) -> Interval:
     if isinstance(value, Interval):
         return value

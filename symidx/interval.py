@@ -122,13 +122,9 @@ class Interval:
             return EMPTY
         if o.is_point:
             m = o.lo
-            if m > 0:
-                if self.lo // m == self.hi // m:  # no wrap-around inside the interval
-                    return Interval(self.lo % m, self.hi % m)
-                return Interval(0, m - 1)
-            if self.lo // m == self.hi // m:
-                return Interval(self.hi % m, self.lo % m)
-            return Interval(m + 1, 0)
+            if self.lo // m == self.hi // m:  # one period: a mod m = a - m * q, increasing
+                return Interval(self.lo % m, self.hi % m)
+            return Interval(0, m - 1) if m > 0 else Interval(m + 1, 0)
         hull = Interval(0, 0)
         if o.hi > 0:
             hull = hull.union(Interval(0, o.hi - 1))

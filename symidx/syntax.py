@@ -256,10 +256,11 @@ class _ExprParser:
         b, a = operands.pop(), operands.pop()
         if kind in ("+", "-"):
             term = b if kind == "+" else _node("neg", b[1], b)
-            terms = list(a[4]) if a[0] == "sum" else [a]
+            # a sum node owns its list of terms and is used once: extend it in place
+            terms = a[4] if a[0] == "sum" else [a]
             terms.append(term)
             depth = max(a[2], term[2] + 1)
-            operands.append(self._checked(("sum", a[1], depth, None, tuple(terms))))
+            operands.append(self._checked(("sum", a[1], depth, None, terms)))
             return
         operands.append(self._checked(_node(kind, offset, a, b)))
 

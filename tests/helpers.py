@@ -1,0 +1,80 @@
+"""Shared test helpers: compare maps as functions, by evaluation."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from symidx.indexing_map import IndexingMap
+from symidx.verify import equal
+
+
+def sample_points(m: IndexingMap, count: int = 150, seed: int = 0) -> list[tuple[int, ...]]:
+    box = [range(b.lo, b.hi + 1) for b in m.dims]
+    size = 1
+    for r in box:
+        size *= len(r)
+    if size <= count:
+        return list(itertools.product(*box))
+    rng = random.Random(seed)
+    corners = list(itertools.islice(itertools.product(*((r[0], r[-1]) for r in box)), 32))
+    return corners + [tuple(rng.choice(r) for r in box) for _ in range(count)]
+
+
+def assert_same_function(a: IndexingMap, b: IndexingMap) -> None:
+    """a and b relate the same (source, target) pairs: exhaustively when small, else on
+    sampled source points (the symbol boxes are enumerated in full)."""
+    assert a.is_known_empty == b.is_known_empty and a.is_undefined == b.is_undefined
+    if a.is_known_empty or a.is_undefined:
+        return
+    assert (a.num_dims, a.num_results) == (b.num_dims, b.num_results)
+    if max(a.domain_size(), b.domain_size()) <= 200_000:
+        verdict = equal(a, b)
+        assert verdict.equal, verdict.describe()
+        return
+    assert a.dims == b.dims
+    if a.all_bounds == b.all_bounds:
+        _same_at_random_points(a, b)
+        return
+    symbols = max(a.domain_size() // max(1, _box(a.dims)), b.domain_size() // max(1, _box(b.dims)))
+    count = 150 if symbols <= 1_000 else 12
+    for point in sample_points(a, count):
+        assert image(a, point) == image(b, point), point
+
+
+def _box(intervals) -> int:
+    size = 1
+    for b in intervals:
+        size *= b.size
+    return size
+
+
+def image(m: IndexingMap, point: tuple[int, ...]) -> set[tuple[int, ...]]:
+    """m.image(point), vectorised over the symbol box with numpy."""
+    import numpy as np
+
+    if not all(v in b for v, b in zip(point, m.dims)):
+        return set()
+    axes = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in m.all_bounds[m.num_dims:]]
+    grids = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")] if axes else []
+    n = grids[0].size if grids else 1
+    values = [np.full(n, v, dtype=np.int64) for v in point] + grids
+    results, mask = m.evaluate_arrays(values)
+    mask = np.broadcast_to(mask, (n,))
+    rows = np.stack([np.broadcast_to(r, (n,))[mask] for r in results], axis=1) if results \
+        else np.zeros((int(mask.sum()), 0), np.int64)
+    return {tuple(int(v) for v in row) for row in np.unique(rows, axis=0)}
+
+
+def _same_at_random_points(a: IndexingMap, b: IndexingMap, count: int = 20_000) -> None:
+    """Same variables and intervals: results and constraint truth agree at random points."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    values = [rng.integers(v.lo, v.hi + 1, size=count, dtype=np.int64) for v in a.all_bounds]
+    ra, ma = a.evaluate_arrays(values)
+    rb, mb = b.evaluate_arrays(values)
+    ma, mb = np.broadcast_to(ma, (count,)), np.broadcast_to(mb, (count,))
+    assert np.array_equal(ma, mb)
+    for x, y in zip(ra, rb):
+        assert np.array_equal(np.broadcast_to(x, (count,))[ma], np.broadcast_to(y, (count,))[ma])

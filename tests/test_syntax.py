@@ -1,0 +1,225 @@
+"""Map text: parsing every spelling, printing in three styles, round trips, hostile input."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hypothesis import given
+
+from helpers import assert_same_function
+from symidx.errors import ParseError
+from symidx.expr import FloorDiv, Mod, dim, sym
+from symidx.indexing_map import IndexingMap
+from symidx.interval import Interval
+from symidx.strategies import indexing_maps
+from symidx.syntax import MAX_DEPTH, STYLES, parse_expr, parse_map, print_expr, print_map
+
+from conftest import DATA
+
+XLA_TEXTS = json.loads((DATA / "xla_map_texts.json").read_text())
+
+
+def strip_sections(text: str) -> str:
+    return re.split(r"runtime variables:|replica id:", text)[0].strip().rstrip(",")
+
+
+@pytest.mark.parametrize("case", XLA_TEXTS, ids=lambda c: c["id"].split("/")[-1])
+def test_every_xla_map_text_parses_prints_and_round_trips(case):
+    m = parse_map(case["text"])
+    for style in ("doc", "xla", "mlir"):
+        printed = print_map(m, style)
+        again = parse_map(printed)
+        assert again == m, style
+        assert print_map(again, style) == printed  # printing is idempotent
+        assert_same_function(again, parse_map(strip_sections(case["text"])))
+        if again.num_rts:
+            break  # the same map again: evaluation was checked once
+
+
+PARSE_PRINT = [
+    "() -> ()",
+    "(d0, d1) -> (d0 mod 2 + d1), domain: d0 in [0, 3], d1 in [-4, 4]",
+    "(){r0, r1} -> (r0), domain: r0 in [1, 1], r1 in [0, 1]",
+    "(d0){r0, r1} -> (d0 / r0 + r1), domain: d0 in [0, 3], r0 in [1, 1], r1 in [0, 1]",
+    "(d0, d1)[s0, s1, s2]{r0} -> (s2, d0 + d1, s1, s0, r0), domain: d0 in [0, 3], "
+    "d1 in [0, 4], s0 in [0, 1], s1 in [0, 1], s2 in [0, 3], r0 in [0, 100], "
+    "(r0 + 1) mod 5 in [1, 1], d0 mod 4 in [0, 0], d1 + s0 in [0, 45]",
+    "(bl_x) -> (bl_x / 100663296), domain: bl_x in [0, 2415919103]",
+    "(d0, d1)[s0] -> (min(d0, 5), max(d1, s0)), domain: d0 in [0, 9], d1 in [0, 9], "
+    "s0 in [0, 9]",
+    "(th_x, bl_x)[s0, vector_elem, s2]{gpu} -> (s2, th_x * gpu + bl_x, vector_elem, s0), "
+    "domain: th_x in [0, 3], bl_x in [0, 4], s0 in [0, 1], vector_elem in [0, 1], "
+    "s2 in [0, 3], gpu in [0, 1], (th_x * gpu) mod 4 in [0, 0], bl_x + s0 in [0, 45]",
+]
+
+
+@pytest.mark.parametrize("text", PARSE_PRINT)
+def test_xla_style_reproduces_xla_text(text):
+    # XLA's ParseAndCheck cases: canonical text prints back exactly
+    assert print_map(parse_map(text), "xla") == text
+
+
+def test_doc_style_is_the_seed_layout():
+    m = parse_map("(d0, d1, d2) -> (d0 - 5, (d1 - 3) floordiv 7, d2 floordiv 2), domain: "
+                  "d0 in [5, 9], d1 in [3, 17], d2 in [0, 48], (d1 - 3) mod 7 in [0, 0], "
+                  "d2 mod 2 in [0, 0]")
+    assert print_map(m) == (
+        "(d0, d1, d2) -> (d0 - 5, (d1 - 3) floordiv 7, d2 floordiv 2),\n"
+        "domain:\n"
+        "d0 in [5, 9],\n"
+        "d1 in [3, 17],\n"
+        "d2 in [0, 48],\n"
+        "(d1 - 3) mod 7 in [0, 0],\n"
+        "d2 mod 2 in [0, 0]")
+
+
+def test_seed_spellings():
+    # juxtaposed coefficients, floorDiv, newline-separated domain without commas
+    m = parse_map("(d0, d1, d2) -> ((100d0 + 10d1 + d2) floorDiv 100, d2 mod 10)\n"
+                  "domain:\nd0 in [0, 9]\nd1 in [0, 9]\nd2 in [0, 9]")
+    assert m.results[0] == FloorDiv(100 * dim(0) + 10 * dim(1) + dim(2), 100)
+    assert print_map(m, "xla").startswith("(d0, d1, d2) -> ((d0 * 100 + d1 * 10 + d2) / 100")
+
+
+def test_seed_runtime_variables_with_hlo_lines():
+    m = parse_map("""(d0, d1)[s0, s1] -> (d0 - s0, d1 - s1)
+domain:
+d0 in [0, 19]
+d1 in [0, 29]
+s0 in [0, 15]
+hlo: of1 = s32[] parameter(2)
+(d0, d1) -> ()
+s1 in [0, 20]
+hlo: of2 = s32[] parameter(3)
+(d0, d1) -> ()""")
+    assert m.num_ranges == 0 and m.num_rts == 2
+    assert m.rts[0].bounds == Interval(0, 15)
+    assert m.rts[0].hlo == "of1 = s32[] parameter(2)"
+    assert m.rts[1].map == parse_map("(d0, d1) -> (), domain: d0 in [0, 19], d1 in [0, 29]")
+    text = print_map(m, "xla")
+    assert text.startswith("(d0, d1){rt0, rt1} -> (")
+    assert "runtime variables:\nrt0: of1 = s32[] parameter(2); (d0, d1) -> ()" in text
+    assert parse_map(text) == m
+    assert parse_map(print_map(m, "doc")) == m
+
+
+def test_ceildiv_min_max_and_unary_minus():
+    m = parse_map("(d0) -> (d0 ceildiv 4, -d0 mod 3, -(d0 mod 3), max(d0, 2)), "
+                  "domain: d0 in [0, 9]")
+    assert m.results[1] == Mod(-dim(0), 3)  # unary minus binds tightest
+    assert m.results[2] == -Mod(dim(0), 3)
+    assert print_map(m, "xla") == ("(d0) -> (d0 ceildiv 4, (-d0) mod 3, -(d0 mod 3), "
+                                   "max(d0, 2)), domain: d0 in [0, 9]")
+    for point in range(10):
+        assert m.evaluate([point]) == (-(-point // 4), -point % 3, -(point % 3), max(point, 2))
+
+
+def test_seed_fourth_example_means_negated_quotient():
+    m = parse_map("(d0, d1) -> (-((-11d0 - d1 + 109) floordiv 11) + 9), "
+                  "domain: d0 in [0, 9], d1 in [0, 10]")
+    assert m.evaluate([3, 4]) == (-((-33 - 4 + 109) // 11) + 9,)
+
+
+def test_special_maps_and_known_empty():
+    assert print_map(parse_map("KNOWN EMPTY")) == "KNOWN EMPTY"
+    assert parse_map("UNDEFINED").is_undefined
+    assert parse_map("(d0) -> (), domain: d0 in [1, 0]").is_known_empty
+    assert parse_map("(d0) -> (d0), domain: d0 in [0, 9], 3 in [5, 6]").is_known_empty
+
+
+def test_is_simplified_lines_and_affine_map_form():
+    m = parse_map("(d0) -> (d0), domain: d0 in [0, 3], is_simplified: true")
+    assert m == IndexingMap.create([4], [dim(0)])
+    a = parse_map("affine_map<(d0)[s0, rt0] -> (d0 floordiv 8 + s0 + rt0)>\n"
+                  "domain: d0 in [0, 31], s0 in [0, 3], rt0 in [0, 1]")
+    assert (a.num_ranges, a.num_rts) == (1, 1)
+    assert print_map(a, "mlir").startswith("affine_map<(d0)[s0, rt0] -> (")
+
+
+def test_custom_names_print_back_and_do_not_affect_equality():
+    a = parse_map("(x, y)[k] -> (x + k), domain: x in [0, 3], y in [0, 1], k in [0, 2]")
+    b = parse_map("(d0, d1)[s0] -> (d0 + s0), domain: d0 in [0, 3], d1 in [0, 1], "
+                  "s0 in [0, 2]")
+    assert a == b and hash(a) == hash(b)
+    assert print_map(a, "xla").startswith("(x, y)[k] -> (x + k)")
+
+
+def test_print_is_canonical_whatever_the_build_order():
+    a = IndexingMap.create([4, 8], [dim(1) + 8 * dim(0) + Mod(dim(1), 3)],
+                           constraints=[(dim(0) + dim(1), (0, 5)), (Mod(dim(0), 2), (0, 0))])
+    b = IndexingMap.create([4, 8], [Mod(dim(1), 3) + dim(1) + dim(0) * 8],
+                           constraints=[(Mod(dim(0), 2), (0, 0)), (dim(1) + dim(0), (0, 5))])
+    assert print_map(a, "xla") == print_map(b, "xla") == (
+        "(d0, d1) -> (d0 * 8 + d1 mod 3 + d1), domain: d0 in [0, 3], d1 in [0, 7], "
+        "d0 + d1 in [0, 5], d0 mod 2 in [0, 0]")
+
+
+def test_parse_expr_and_print_expr():
+    e = parse_expr("(d0 * 2 + s0 floordiv 64) floordiv 3")
+    assert e == FloorDiv(2 * dim(0) + FloorDiv(sym(0), 64), 3)
+    assert print_expr(e) == "(d0 * 2 + s0 / 64) / 3"
+    assert print_expr(e, style="doc") == "(d0 * 2 + s0 floordiv 64) floordiv 3"
+
+
+# --- errors -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("text, line, column, message", [
+    ("(d0) -> (d0 +), domain: d0 in [0, 3]", 1, 14, "expected an expression"),
+    ("(d0) -> (d1), domain: d0 in [0, 3]", 1, 10, "unknown variable 'd1'"),
+    ("(d0) -> (d0),\ndomain:\nd0 in [0, x]", 3, 11, "expected an integer"),
+    ("(d0) -> (d0 floordiv 0), domain: d0 in [0, 3]", 1, 22, "floordiv by zero"),
+    ("(d0, d0) -> (d0), domain: d0 in [0, 3]", 1, 6, "declared twice"),
+    ("(d0)[s0] -> (d0), domain: d0 in [0, 3]", 1, 6, "'s0' has no interval"),
+    ("(d0) -> (d0 é 2), domain: d0 in [0, 3]", 1, 13, "unexpected character 'é'"),
+    ("(d0) -> (d0), domain: (d0 + 1 in [0, 3]", 1, 23, "missing ')'"),
+    ("(d0) -> ((d0 + 1), domain: d0 in [0, 3]", 1, 20, "expected an expression"),
+    ("(d0) -> (d0) garbage", 1, 14, "unexpected 'garbage'"),
+])
+def test_errors_have_line_column_and_message(text, line, column, message):
+    with pytest.raises(ParseError) as info:
+        parse_map(text)
+    err = info.value
+    assert (err.line, err.column) == (line, column), str(err)
+    assert message in str(err)
+    caret_line = err.excerpt().splitlines()[-1]
+    assert caret_line.index("^") == column - 1
+
+
+def test_hostile_text_is_never_executed(tmp_path):
+    marker = tmp_path / "pwned"
+    for text in [f"__import__('os').system('touch {marker}')",
+                 f"(d0) -> (__import__('os').system('touch {marker}'))",
+                 "(d0) -> (d0), domain: d0 in [0, eval('1')]"]:
+        with pytest.raises(ParseError):
+            parse_map(text)
+    assert not marker.exists()
+
+
+def test_deep_nesting_is_a_parse_error_not_a_recursion_error():
+    deep = "(d0) -> (" + "(" * 10_000 + "d0" + ")" * 10_000 + "), domain: d0 in [0, 3]"
+    assert parse_map(deep) == parse_map("(d0) -> (d0), domain: d0 in [0, 3]")
+    chain = "(d0) -> (d0" + " floordiv 2" * 10_000 + "), domain: d0 in [0, 3]"
+    with pytest.raises(ParseError, match=f"nested more than {MAX_DEPTH}"):
+        parse_map(chain)
+    nested = "(d0) -> (" + "(d0 + " * 10_000 + "1" + ")" * 10_000 + ")"
+    with pytest.raises(ParseError):
+        parse_map(nested + ", domain: d0 in [0, 3]")
+
+
+def test_huge_sums_and_integers():
+    text = "(d0) -> (" + " + ".join(["d0"] * 100_000) + "), domain: d0 in [0, 3]"
+    assert parse_map(text).results[0] == 100_000 * dim(0)
+    big = 10**300
+    m = parse_map(f"(d0) -> (d0 * {big} + 1), domain: d0 in [0, {big}]")
+    assert m.evaluate([2]) == (2 * big + 1,)
+    assert parse_map(print_map(m, "xla")) == m
+
+
+# --- properties ------------------------------------------------------------------------------
+@given(indexing_maps(negative_divisors=True))
+def test_round_trip_in_every_style(m):
+    for style in STYLES:
+        text = print_map(m, style)
+        assert parse_map(text) == m, text
+        assert print_map(parse_map(text), style) == text
