@@ -1,0 +1,76 @@
+"""The HLO front end: shapes and layouts, the module text parser, computation graphs.
+
+>>> from symidx.hlo import parse_hlo, parse_shape
+>>> module = parse_hlo('''
+... HloModule m
+... ENTRY e {
+...   p0 = f32[10,20]{1,0} parameter(0)
+...   ROOT t = f32[20,10]{1,0} transpose(p0), dimensions={1,0}
+... }''')
+>>> module.entry.root.opcode, module.entry.root.dimensions
+('transpose', (1, 0))
+>>> str(parse_shape("bf16[8,128]{1,0:T(8,128)(2,1)}"))
+'bf16[8,128]{1,0:T(8,128)(2,1)}'
+"""
+
+from symidx.hlo.graph import (
+    computation_graph,
+    fused_computation,
+    fusion_instructions,
+    topological_order,
+    users,
+)
+from symidx.hlo.parser import (
+    ConvolutionDimensionNumbers,
+    DotDimensionNumbers,
+    GatherDimensionNumbers,
+    HloComputation,
+    HloInstruction,
+    HloModule,
+    LiteralValue,
+    PaddingDim,
+    ScatterDimensionNumbers,
+    SliceDim,
+    WindowDim,
+    parse_hlo,
+)
+from symidx.hlo.shape import (
+    COMBINE_DIMENSION,
+    ELEMENT_BIT_WIDTHS,
+    UNBOUNDED_SIZE,
+    Layout,
+    Shape,
+    ShapeLike,
+    Tile,
+    TupleShape,
+    parse_shape,
+)
+
+__all__ = [
+    "COMBINE_DIMENSION",
+    "ELEMENT_BIT_WIDTHS",
+    "UNBOUNDED_SIZE",
+    "ConvolutionDimensionNumbers",
+    "DotDimensionNumbers",
+    "GatherDimensionNumbers",
+    "HloComputation",
+    "HloInstruction",
+    "HloModule",
+    "Layout",
+    "LiteralValue",
+    "PaddingDim",
+    "ScatterDimensionNumbers",
+    "Shape",
+    "ShapeLike",
+    "SliceDim",
+    "Tile",
+    "TupleShape",
+    "WindowDim",
+    "computation_graph",
+    "fused_computation",
+    "fusion_instructions",
+    "parse_hlo",
+    "parse_shape",
+    "topological_order",
+    "users",
+]

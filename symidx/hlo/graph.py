@@ -1,0 +1,72 @@
+"""Computations as networkx graphs, and the fusions of a module.
+
+:func:`computation_graph` gives a :class:`networkx.DiGraph` whose nodes are instruction
+names (node attribute ``instr``: the :class:`HloInstruction`) and whose edges run from an
+operand to its user. An instruction may use the same operand more than once
+(``multiply(x, x)``); a DiGraph keeps one edge per pair, so each edge carries
+
+* ``operand_indices``: every operand position of the user that the source fills, ascending;
+* ``operand_index``: the first of them (the common, single-use case).
+
+Only data dependencies are edges; ``control-predecessors`` are not.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from symidx.hlo.parser import HloComputation, HloInstruction, HloModule
+
+__all__ = [
+    "computation_graph",
+    "fused_computation",
+    "fusion_instructions",
+    "topological_order",
+    "users",
+]
+
+
+def computation_graph(comp: HloComputation) -> nx.DiGraph:
+    """The data-flow graph of ``comp`` (see the module docstring for its attributes)."""
+    graph = nx.DiGraph(name=comp.name)
+    for instr in comp.instructions:
+        graph.add_node(instr.name, instr=instr)
+    for instr in comp.instructions:
+        for index, operand in enumerate(instr.operands):
+            if graph.has_edge(operand.name, instr.name):
+                graph.edges[operand.name, instr.name]["operand_indices"] += (index,)
+            else:
+                graph.add_edge(operand.name, instr.name, operand_index=index,
+                               operand_indices=(index,))
+    return graph
+
+
+def topological_order(comp: HloComputation) -> list[HloInstruction]:
+    """Instructions with every operand before its users; ties keep text order, so the result
+    is deterministic (and is the text order when the text defines operands first)."""
+    position = {instr.name: i for i, instr in enumerate(comp.instructions)}
+    graph = computation_graph(comp)
+    order = nx.lexicographical_topological_sort(graph, key=position.__getitem__)
+    return [graph.nodes[name]["instr"] for name in order]
+
+
+def users(comp: HloComputation, name: str) -> list[HloInstruction]:
+    """The instructions of ``comp`` that use instruction ``name`` as an operand, each once,
+    in text order. KeyError if ``comp`` has no instruction ``name``."""
+    target = comp.instruction(name)
+    return [instr for instr in comp.instructions
+            if any(operand is target for operand in instr.operands)]
+
+
+def fused_computation(instr: HloInstruction) -> HloComputation:
+    """The computation a fusion instruction calls (its ``calls=``)."""
+    called = instr.called_computations.get("calls", ())
+    if instr.opcode != "fusion" or len(called) != 1:
+        raise ValueError(f"{instr.name!r} is not a fusion with one called computation")
+    return called[0]
+
+
+def fusion_instructions(module: HloModule) -> list[HloInstruction]:
+    """Every fusion instruction of the module, computation by computation in text order."""
+    return [instr for comp in module.computations.values() for instr in comp.instructions
+            if instr.opcode == "fusion"]

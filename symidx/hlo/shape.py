@@ -1,0 +1,461 @@
+"""HLO shapes and layouts as frozen value types, and their text syntax.
+
+The syntax is the one XLA prints::
+
+    f32[]                                   scalar
+    bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)S(1)}
+    (f32[10]{0}, s32[10])                   tuple (may nest, may be empty: ``()``)
+    f32[<=10]                               bounded dynamic dimension (bound 10)
+    f32[?]                                  unbounded dynamic dimension (size UNBOUNDED)
+
+A layout is ``{minor_to_major[:fields]}``. The fields this module reads are ``T(..)(..)``
+(tiles; ``*`` in a tile is stored as :data:`COMBINE_DIMENSION`), ``L(n)`` (tail padding
+alignment in elements), ``E(n)`` (element size in bits) and ``S(n)`` (memory space). Every
+other field XLA may print (``D(..)`` dimension level types, ``#(..)`` index type, ``*(..)``
+pointer type, ``SC(..)`` split configs, ``P(..)`` physical shape, ``M(n)`` dynamic-shape
+metadata bytes, or anything newer) is kept verbatim in :attr:`Layout.extra` so that printing
+gives the text back.
+
+:func:`parse_shape` reads a whole string; :func:`parse_shape_at` reads one shape inside a
+larger text (the HLO parser uses it so that errors point into the module text). Neither
+recurses: tuples are read with an explicit stack bounded by :data:`MAX_NESTING`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from symidx.errors import ParseError
+
+__all__ = [
+    "COMBINE_DIMENSION",
+    "ELEMENT_BIT_WIDTHS",
+    "MAX_NESTING",
+    "UNBOUNDED_SIZE",
+    "Layout",
+    "Shape",
+    "ShapeLike",
+    "Tile",
+    "TupleShape",
+    "parse_shape",
+    "parse_shape_at",
+]
+
+#: Bit width of every HLO element type, as XLA's ``primitive_util::BitWidth`` gives it
+#: (``pred`` is stored in 8 bits; ``token`` and ``opaque`` have no data).
+ELEMENT_BIT_WIDTHS: Mapping[str, int] = MappingProxyType({
+    "pred": 8,
+    "s1": 1, "s2": 2, "s4": 4, "s8": 8, "s16": 16, "s32": 32, "s64": 64,
+    "u1": 1, "u2": 2, "u4": 4, "u8": 8, "u16": 16, "u32": 32, "u64": 64,
+    "f16": 16, "bf16": 16, "f32": 32, "f64": 64,
+    "c64": 64, "c128": 128,
+    "f8e5m2": 8, "f8e4m3": 8, "f8e4m3fn": 8, "f8e4m3b11fnuz": 8, "f8e5m2fnuz": 8,
+    "f8e4m3fnuz": 8, "f8e3m4": 8, "f8e8m0fnu": 8,
+    "f6e2m3fn": 6, "f6e3m2fn": 6, "f4e2m1fn": 4,
+    "token": 0, "opaque": 0,
+})
+
+#: The size stored for an unbounded dynamic dimension (``?``).
+UNBOUNDED_SIZE = -1
+#: The value stored for ``*`` in a tile (combine with the next more-minor dimension).
+COMBINE_DIMENSION = -1
+#: Deepest nesting of tuple shapes (and of literals, in the parser) accepted before a
+#: :class:`ParseError`; protects against hostile input without recursion.
+MAX_NESTING = 64
+
+# Print order of layout fields, as XLA's Layout::Print emits them; unknown tags go last.
+_FIELD_ORDER = {"D": 0, "T": 1, "L": 2, "#": 3, "*": 4, "E": 5, "S": 6, "SC": 7, "P": 8, "M": 9}
+
+
+@dataclass(frozen=True, slots=True)
+class Tile:
+    """One tile of a tiled layout: ``T(8,128)`` is ``Tile((8, 128))``; ``*`` is -1."""
+
+    dims: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return "(" + ",".join("*" if d == COMBINE_DIMENSION else str(d) for d in self.dims) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """An XLA layout: ``minor_to_major`` (fastest-varying dimension first) plus fields.
+
+    ``extra`` holds the fields this module does not interpret, verbatim, each with its tag
+    (e.g. ``"#(s32)"``, ``"SC(0:1)"``, ``"P(f32[4]{0})"``).
+    """
+
+    minor_to_major: tuple[int, ...]
+    tiles: tuple[Tile, ...] = ()
+    element_size_in_bits: int = 0
+    memory_space: int = 0
+    tail_padding_alignment_in_elements: int = 1
+    extra: tuple[str, ...] = ()
+
+    @classmethod
+    def default(cls, rank: int) -> Layout:
+        """The default (row-major) layout: ``minor_to_major = (rank-1, ..., 0)``."""
+        return cls(tuple(range(rank - 1, -1, -1)))
+
+    def __str__(self) -> str:
+        fields: list[tuple[int, str]] = []
+        if self.tiles:
+            fields.append((_FIELD_ORDER["T"], "T" + "".join(str(t) for t in self.tiles)))
+        if self.tail_padding_alignment_in_elements != 1:
+            fields.append((_FIELD_ORDER["L"], f"L({self.tail_padding_alignment_in_elements})"))
+        if self.element_size_in_bits != 0:
+            fields.append((_FIELD_ORDER["E"], f"E({self.element_size_in_bits})"))
+        if self.memory_space != 0:
+            fields.append((_FIELD_ORDER["S"], f"S({self.memory_space})"))
+        for raw in self.extra:
+            tag = _TAG_RE.match(raw)
+            fields.append((_FIELD_ORDER.get(tag.group() if tag else "", len(_FIELD_ORDER)), raw))
+        fields.sort(key=lambda item: item[0])  # stable: extras keep their order
+        body = ",".join(str(d) for d in self.minor_to_major)
+        if fields:
+            body += ":" + "".join(text for _, text in fields)
+        return "{" + body + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """An array shape. ``dynamic[i]`` marks a dynamic dimension whose ``dims[i]`` is its
+    bound (``<=n``) or :data:`UNBOUNDED_SIZE` (``?``). ``dynamic`` defaults to all False.
+    ``layout`` is None when the text gives none (use :attr:`layout_or_default`)."""
+
+    element_type: str
+    dims: tuple[int, ...] = ()
+    dynamic: tuple[bool, ...] = ()
+    layout: Layout | None = None
+
+    def __post_init__(self) -> None:
+        if self.element_type not in ELEMENT_BIT_WIDTHS:
+            raise ValueError(f"unknown element type {self.element_type!r}")
+        if not self.dynamic:
+            object.__setattr__(self, "dynamic", (False,) * len(self.dims))
+        if len(self.dynamic) != len(self.dims):
+            raise ValueError(f"{len(self.dims)} dims but {len(self.dynamic)} dynamic flags")
+        for size, is_dynamic in zip(self.dims, self.dynamic, strict=True):
+            if size < 0 and not (is_dynamic and size == UNBOUNDED_SIZE):
+                raise ValueError(f"negative dimension size {size}")
+        if self.layout is not None and self.layout.minor_to_major and (
+            sorted(self.layout.minor_to_major) != list(range(len(self.dims)))
+        ):
+            raise ValueError(
+                f"minor_to_major {list(self.layout.minor_to_major)} is not a permutation "
+                f"of the {len(self.dims)} dimensions"
+            )
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def bit_width(self) -> int:
+        """Bits per element of the element type (see :data:`ELEMENT_BIT_WIDTHS`)."""
+        return ELEMENT_BIT_WIDTHS[self.element_type]
+
+    @property
+    def num_elements(self) -> int:
+        """Product of the dimension sizes (bounds, for bounded dynamic dimensions)."""
+        if UNBOUNDED_SIZE in self.dims:
+            raise ValueError(f"{self} has an unbounded dimension")
+        count = 1
+        for size in self.dims:
+            count *= size
+        return count
+
+    @property
+    def layout_or_default(self) -> Layout:
+        """The layout, or :meth:`Layout.default` when the shape has none."""
+        return self.layout if self.layout is not None else Layout.default(self.rank)
+
+    def __str__(self) -> str:
+        dims = ",".join(
+            ("?" if size == UNBOUNDED_SIZE else f"<={size}") if is_dynamic else str(size)
+            for size, is_dynamic in zip(self.dims, self.dynamic, strict=True)
+        )
+        layout = "" if self.layout is None else str(self.layout)
+        return f"{self.element_type}[{dims}]{layout}"
+
+
+@dataclass(frozen=True, slots=True)
+class TupleShape:
+    """A tuple shape; elements are shapes or tuple shapes."""
+
+    elements: tuple[ShapeLike, ...] = field(default=())
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(str(e) for e in self.elements) + ")"
+
+
+ShapeLike = Shape | TupleShape
+
+_WS_RE = re.compile(r"\s*")
+_INT_RE = re.compile(r"-?\d+")
+_ELEMENT_RE = re.compile(r"[a-z][a-z0-9]*")
+_TAG_RE = re.compile(r"[A-Za-z#*]+")
+_TOKEN_RE = re.compile(r"[^\s(){}\[\],:=]{1,30}")
+
+
+def describe(text: str, pos: int) -> str:
+    """The token at ``pos`` quoted for an error message, or ``end of input``."""
+    if pos >= len(text):
+        return "end of input"
+    match = _TOKEN_RE.match(text, pos)
+    return repr(match.group() if match else text[pos])
+
+
+def scan_balanced(text: str, pos: int, source: str = "") -> int:
+    """Given ``text[pos]`` in ``({[``, return the offset just past its matching closer.
+
+    Quoted strings (with backslash escapes) are skipped. Raises :class:`ParseError` for a
+    mismatched closer or a bracket that is never closed. Iterative; any depth.
+    """
+    closers = {"(": ")", "{": "}", "[": "]"}
+    stack = [pos]
+    i = pos + 1
+    n = len(text)
+    while stack:
+        match = _BALANCED_CHUNK_RE.match(text, i)
+        i = match.end() if match else i
+        if i >= n:
+            opener = stack[-1]
+            raise ParseError(f"{text[opener]!r} is never closed", text, opener, source=source)
+        ch = text[i]
+        if ch == '"':
+            i = end_of_string(text, i, source)
+        elif ch in closers:
+            stack.append(i)
+            i += 1
+        else:  # a closer
+            opener = stack.pop()
+            if closers[text[opener]] != ch:
+                raise ParseError(
+                    f"unbalanced {ch!r}: {text[opener]!r} at line "
+                    f"{text.count(chr(10), 0, opener) + 1} expects {closers[text[opener]]!r}",
+                    text, i, source=source,
+                )
+            i += 1
+    return i
+
+
+_BALANCED_CHUNK_RE = re.compile(r'[^(){}\[\]"]+')
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def end_of_string(text: str, pos: int, source: str = "") -> int:
+    """Given ``text[pos] == '"'``, the offset just past the closing quote."""
+    match = _STRING_RE.match(text, pos)
+    if match is None:
+        raise ParseError("unterminated string", text, pos, source=source)
+    return match.end()
+
+
+def parse_shape(text: str) -> ShapeLike:
+    """Parse one shape, e.g. ``f32[3,5]{1,0:T(2,2)}`` or ``(f32[10], s32[])``.
+
+    Raises :class:`ParseError` (with line/column) for anything else, including trailing text.
+    """
+    shape, end = parse_shape_at(text, 0)
+    end = _skip_ws(text, end)
+    if end != len(text):
+        raise ParseError(f"unexpected {describe(text, end)} after the shape", text, end)
+    return shape
+
+
+def parse_shape_at(text: str, pos: int, source: str = "") -> tuple[ShapeLike, int]:
+    """Read one shape starting at ``pos`` (leading whitespace allowed).
+
+    Returns the shape and the offset just past it. A layout may follow the dimensions after
+    whitespace only if its ``{`` is followed by a digit, ``:`` or ``}`` -- so that in a
+    computation signature ``-> f32[2] {`` the brace opens the body, not a layout.
+    """
+    stack: list[list[ShapeLike]] = []
+    while True:
+        pos = _skip_ws(text, pos)
+        if text.startswith("(", pos):
+            if len(stack) >= MAX_NESTING:
+                raise ParseError(
+                    f"tuple shapes nested deeper than {MAX_NESTING}", text, pos, source=source
+                )
+            stack.append([])
+            pos = _skip_ws(text, pos + 1)
+            if not text.startswith(")", pos):
+                continue
+            pos += 1
+            value: ShapeLike = TupleShape(tuple(stack.pop()))
+        else:
+            value, pos = _read_array(text, pos, source)
+        # Attach the finished value to the enclosing tuples, closing those that end here.
+        while stack:
+            stack[-1].append(value)
+            pos = _skip_ws(text, pos)
+            if text.startswith(",", pos):
+                pos += 1
+                break
+            if text.startswith(")", pos):
+                pos += 1
+                value = TupleShape(tuple(stack.pop()))
+                continue
+            raise ParseError(
+                f"expected ',' or ')' in tuple shape, found {describe(text, pos)}",
+                text, pos, source=source,
+            )
+        else:
+            return value, pos
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    match = _WS_RE.match(text, pos)
+    return match.end() if match else pos
+
+
+def _read_int(text: str, pos: int, what: str, source: str) -> tuple[int, int]:
+    match = _INT_RE.match(text, pos)
+    if match is None:
+        raise ParseError(f"expected {what}, found {describe(text, pos)}", text, pos, source=source)
+    return int(match.group()), match.end()
+
+
+def _read_array(text: str, pos: int, source: str) -> tuple[Shape, int]:
+    start = pos
+    match = _ELEMENT_RE.match(text, pos)
+    if match is None or not text.startswith("[", match.end()):
+        raise ParseError(f"expected a shape, found {describe(text, pos)}", text, pos, source=source)
+    element_type = match.group()
+    if element_type not in ELEMENT_BIT_WIDTHS:
+        raise ParseError(f"unknown element type {element_type!r}", text, pos, source=source)
+    pos = match.end() + 1
+    dims: list[int] = []
+    dynamic: list[bool] = []
+    pos = _skip_ws(text, pos)
+    if text.startswith("]", pos):
+        pos += 1
+    else:
+        while True:
+            pos = _skip_ws(text, pos)
+            if text.startswith("?", pos):
+                dims.append(UNBOUNDED_SIZE)
+                dynamic.append(True)
+                pos += 1
+            else:
+                bounded = text.startswith("<=", pos)
+                if bounded:
+                    pos = _skip_ws(text, pos + 2)
+                size_pos = pos
+                size, pos = _read_int(text, pos, "a dimension size", source)
+                if size < 0:
+                    raise ParseError(
+                        f"negative dimension size {size}", text, size_pos, source=source
+                    )
+                dims.append(size)
+                dynamic.append(bounded)
+            pos = _skip_ws(text, pos)
+            if text.startswith(",", pos):
+                pos += 1
+            elif text.startswith("]", pos):
+                pos += 1
+                break
+            else:
+                raise ParseError(
+                    f"expected ',' or ']' in dimensions, found {describe(text, pos)}",
+                    text, pos, source=source,
+                )
+    layout = None
+    brace = _skip_ws(text, pos)
+    if text.startswith("{", brace) and (brace == pos or _opens_layout(text, brace)):
+        layout, pos = _read_layout(text, brace, source)
+        if layout.minor_to_major and sorted(layout.minor_to_major) != list(range(len(dims))):
+            raise ParseError(
+                f"layout {{{','.join(map(str, layout.minor_to_major))}}} is not a permutation "
+                f"of the {len(dims)} dimensions of {text[start:brace].strip()}",
+                text, brace, source=source,
+            )
+    return Shape(element_type, tuple(dims), tuple(dynamic), layout), pos
+
+
+def _opens_layout(text: str, brace: int) -> bool:
+    after = _skip_ws(text, brace + 1)
+    return after < len(text) and (text[after].isdigit() or text[after] in ":}")
+
+
+def _read_layout(text: str, pos: int, source: str) -> tuple[Layout, int]:
+    pos += 1  # '{'
+    minor_to_major: list[int] = []
+    pos = _skip_ws(text, pos)
+    while pos < len(text) and text[pos] not in ":}":
+        value, pos = _read_int(text, pos, "a dimension number in the layout", source)
+        minor_to_major.append(value)
+        pos = _skip_ws(text, pos)
+        if text.startswith(",", pos):
+            pos = _skip_ws(text, pos + 1)
+        elif pos < len(text) and text[pos] not in ":}":
+            raise ParseError(
+                f"expected ',', ':' or '}}' in layout, found {describe(text, pos)}",
+                text, pos, source=source,
+            )
+    tiles: tuple[Tile, ...] = ()
+    ints = {"L": 1, "E": 0, "S": 0}  # tail padding, element size, memory space (defaults)
+    extra: list[str] = []
+    if text.startswith(":", pos):
+        pos += 1
+        while True:
+            pos = _skip_ws(text, pos)
+            if text.startswith("}", pos) or pos >= len(text):
+                break
+            tag = _TAG_RE.match(text, pos)
+            if tag is None or not text.startswith("(", tag.end()):
+                raise ParseError(
+                    f"expected a layout field such as T(8,128), found {describe(text, pos)}",
+                    text, pos, source=source,
+                )
+            name, field_start, pos = tag.group(), pos, tag.end()
+            if name == "T":
+                tiles, pos = _read_tiles(text, pos, source)
+            elif name in ints:
+                value, pos = _read_int(text, _skip_ws(text, pos + 1), f"an integer in {name}(..)",
+                                       source)
+                pos = _skip_ws(text, pos)
+                if not text.startswith(")", pos):
+                    raise ParseError(f"expected ')', found {describe(text, pos)}", text, pos,
+                                     source=source)
+                pos += 1
+                ints[name] = value
+            else:
+                while text.startswith("(", pos):
+                    pos = scan_balanced(text, pos, source)
+                extra.append(text[field_start:pos])
+    if not text.startswith("}", pos):
+        raise ParseError(f"expected '}}' to close the layout, found {describe(text, pos)}",
+                         text, pos, source=source)
+    layout = Layout(tuple(minor_to_major), tiles, element_size_in_bits=ints["E"],
+                    memory_space=ints["S"], tail_padding_alignment_in_elements=ints["L"],
+                    extra=tuple(extra))
+    return layout, pos + 1
+
+
+def _read_tiles(text: str, pos: int, source: str) -> tuple[tuple[Tile, ...], int]:
+    tiles: list[Tile] = []
+    while text.startswith("(", pos):
+        pos = _skip_ws(text, pos + 1)
+        dims: list[int] = []
+        while not text.startswith(")", pos):
+            if text.startswith("*", pos):
+                dims.append(COMBINE_DIMENSION)
+                pos += 1
+            else:
+                value, pos = _read_int(text, pos, "a tile size or '*'", source)
+                dims.append(value)
+            pos = _skip_ws(text, pos)
+            if text.startswith(",", pos):
+                pos = _skip_ws(text, pos + 1)
+            elif not text.startswith(")", pos):
+                raise ParseError(f"expected ',' or ')' in tile, found {describe(text, pos)}",
+                                 text, pos, source=source)
+        tiles.append(Tile(tuple(dims)))
+        pos += 1
+    return tuple(tiles), pos
