@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from symidx.errors import ParseError, SymidxError
 from symidx.indexing_map import IndexingMap, compose
-from symidx.syntax import STYLES, parse_map, print_map
+from symidx.syntax import STYLES, parse_map, print_expr, print_map
 
 __all__ = ["main", "main_entry"]
 
@@ -76,10 +76,14 @@ def _cmd_simplify(args: argparse.Namespace) -> int:
     m = _read(args.map, "map")
     if args.explain:
         result = simplify(m, trace=True)
+        names = dict(zip(m.all_vars, m.display_names()))
+        style = "xla" if args.style == "xla" else "doc"
         for step in result.trace:
-            print(f"{step.rule}: {step.before} => {step.after}")
-        if result.trace:
-            print()
+            before = print_expr(step.before, names, style)
+            after = print_expr(step.after, names, style)
+            print(f"{step.rule}: {before}  =>  {after}")
+        print(f"{len(result.trace)} rewrite step(s)")
+        print()
         m = result.map
     else:
         m = simplify(m)
