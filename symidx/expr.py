@@ -3,8 +3,8 @@
 Results and constraints of an :class:`~symidx.indexing_map.IndexingMap` are sympy
 expressions built from integers, the variables below, ``+`` and ``*``, and our own
 integer-valued functions :class:`FloorDiv`, :class:`Mod` and :class:`CeilDiv` (floor
-semantics; the sign of ``Mod`` follows the divisor, as in Python), plus sympy's ``Min`` and
-``Max``. We do not use sympy's ``floor``/``Mod``: they are slow and have open wrong-answer
+semantics; the sign of ``Mod`` follows the divisor, as in Python), and binary
+:class:`Min` and :class:`Max`. We do not use sympy's ``floor``/``Mod``: they are slow and have open wrong-answer
 bugs on exactly these expressions. ``eval`` of our functions folds only what holds for
 *all* integer inputs; range-dependent rewrites live in :mod:`symidx.simplify`.
 
@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 import sympy
-from sympy import Add, Integer, Max, Min, Mul, Symbol
+from sympy import Add, Integer, Mul, Symbol
 
 from symidx.errors import MapError
 from symidx.interval import EMPTY, Interval
@@ -100,6 +100,59 @@ class Mod(_IntegerDivision):
         if a.is_Integer and a == 0:
             return Integer(0)
         return None
+
+
+class _MinMax(sympy.Function):
+    """Binary min/max of integers. Arguments are kept in sympy's canonical order, so
+    ``Min(a, b) == Min(b, a)``; ``eval`` folds two integers and ``Min(a, a)``. (sympy's own
+    Min/Max compare symbolically and can leave unevaluated integer pairs behind.)"""
+
+    nargs = 2
+    is_integer = True
+    is_real = True
+    is_finite = True
+    is_commutative = True
+    _pick: Any = None
+
+    @classmethod
+    def eval(cls, a: Expr, b: Expr) -> Expr | None:  # type: ignore[override]
+        if a.is_Integer and b.is_Integer:
+            return Integer(cls._pick(int(a), int(b)))
+        if a == b:
+            return a
+        if a.compare(b) > 0:
+            return cls(b, a, evaluate=False)
+        return None
+
+
+class Min(_MinMax):
+    """``min(a, b)``."""
+
+    _pick = staticmethod(min)
+
+
+class Max(_MinMax):
+    """``max(a, b)``."""
+
+    _pick = staticmethod(max)
+
+
+def min_of(*args: Expr | int) -> Expr:
+    """``min`` of any number of arguments, as nested binary :class:`Min`."""
+    exprs = [as_expr(a) for a in args]
+    result = exprs[0]
+    for e in exprs[1:]:
+        result = Min(result, e)
+    return result
+
+
+def max_of(*args: Expr | int) -> Expr:
+    """``max`` of any number of arguments, as nested binary :class:`Max`."""
+    exprs = [as_expr(a) for a in args]
+    result = exprs[0]
+    for e in exprs[1:]:
+        result = Max(result, e)
+    return result
 
 
 # --- variables ----------------------------------------------------------------------------

@@ -320,18 +320,28 @@ class IndexingMap:
             size *= b.size
         return size
 
-    def points(self, limit: int = 10_000_000) -> Iterator[tuple[Any, ...]]:
-        """The domain box as flat numpy coordinate arrays in chunks (for enumeration)."""
+    def points(self, limit: int = 10_000_000, chunk: int = 1 << 20
+               ) -> Iterator[tuple[Any, ...]]:
+        """The domain box (dims, range and runtime variables) as flat numpy coordinate
+        arrays, in chunks of about ``chunk`` points (the first variable is split)."""
         import numpy as np
 
         if self.domain_size() > limit:
             raise TooLargeError(f"domain of {self.domain_size()} points exceeds {limit}")
-        axes = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in self.all_bounds]
-        if not axes:
+        bounds = self.all_bounds
+        if not bounds:
             yield ()
             return
-        grids = np.meshgrid(*axes, indexing="ij")
-        yield tuple(g.reshape(-1) for g in grids)
+        rest = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in bounds[1:]]
+        per_value = 1
+        for axis in rest:
+            per_value *= axis.size
+        step = max(1, chunk // max(1, per_value))
+        first = bounds[0]
+        for start in range(first.lo, first.hi + 1, step):
+            head = np.arange(start, min(first.hi, start + step - 1) + 1, dtype=np.int64)
+            grids = np.meshgrid(head, *rest, indexing="ij")
+            yield tuple(g.reshape(-1) for g in grids)
 
     @property
     def _compiled_results(self) -> list[Any]:

@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from sympy import Integer, Max, Min
+from sympy import Integer
 
-from symidx.expr import Expr, FloorDiv, Mod, dim, rt, sym
+from symidx.expr import Expr, FloorDiv, Max, Min, Mod, dim, rt, sym
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 

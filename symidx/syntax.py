@@ -27,10 +27,24 @@ from dataclasses import dataclass
 from typing import Any
 
 import sympy
-from sympy import Add, Integer, Max, Min, Mul, Pow, Symbol
+from sympy import Add, Integer, Mul, Pow, Symbol
 
 from symidx.errors import MapError, ParseError
-from symidx.expr import CeilDiv, Expr, FloorDiv, Mod, dim, rt, sym, var_index, var_kind
+from symidx.expr import (
+    CeilDiv,
+    Expr,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    dim,
+    max_of,
+    min_of,
+    rt,
+    sym,
+    var_index,
+    var_kind,
+)
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 
@@ -295,9 +309,9 @@ def _to_sympy(node: tuple[Any, ...], names: dict[str, Symbol], lexer: _Lexer) ->
             raise lexer.error(f"{kind} by zero", children[1][1])
         return {"floordiv": FloorDiv, "ceildiv": CeilDiv, "mod": Mod}[kind](*args)
     if kind == "min":
-        return Min(*args)
+        return min_of(*args)
     if kind == "max":
-        return Max(*args)
+        return max_of(*args)
     raise lexer.error(f"unexpected {kind}", offset)  # pragma: no cover - parser invariant
 
 

@@ -18,7 +18,7 @@ from symidx.indexing_map import IndexingMap
 
 __all__ = ["Verdict", "equal", "relation", "EXHAUSTIVE_LIMIT"]
 
-EXHAUSTIVE_LIMIT = 2_000_000  # points of the (dims x symbols) box enumerated at most
+EXHAUSTIVE_LIMIT = 20_000_000  # points of the (dims x symbols) box enumerated at most
 _SAFE = 2**62
 
 
@@ -82,8 +82,9 @@ def relation(m: IndexingMap, limit: int = EXHAUSTIVE_LIMIT) -> np.ndarray:
         keep = np.broadcast_to(mask, coords[0].shape)
         cols = list(coords[: m.num_dims]) + [np.broadcast_to(r, coords[0].shape)
                                              for r in results]
-        rows.append(np.stack([c[keep] for c in cols], axis=1) if cols
-                    else np.zeros((int(keep.sum()), 0), np.int64))
+        chunk = (np.stack([c[keep] for c in cols], axis=1) if cols
+                 else np.zeros((int(keep.sum()), 0), np.int64))
+        rows.append(np.unique(chunk, axis=0) if len(chunk) else chunk)
     table = np.concatenate(rows) if rows else np.zeros((0, width), np.int64)
     if width == 0:
         return table[:1]
@@ -100,6 +101,16 @@ def _check_magnitudes(m: IndexingMap) -> None:
 
 def equal(a: IndexingMap, b: IndexingMap, limit: int = EXHAUSTIVE_LIMIT) -> Verdict:
     """Decide whether ``a`` and ``b`` are the same function on the same domain."""
+    if a.is_known_empty or b.is_known_empty:  # "KNOWN EMPTY" text carries no arity
+        other = b if a.is_known_empty else a
+        rows = relation(other, limit)
+        if not len(rows):
+            return Verdict(True, "exhaustive")
+        point = tuple(int(v) for v in rows[0][: other.num_dims])
+        image = _image_at(rows, point)
+        empty: frozenset[tuple[int, ...]] = frozenset()
+        return Verdict(False, "exhaustive", point, *((empty, image) if a.is_known_empty
+                                                     else (image, empty)))
     if a.num_dims != b.num_dims or a.num_results != b.num_results:
         return Verdict(False, "shape", reason=f"{a.num_dims} dims -> {a.num_results} results "
                        f"vs {b.num_dims} dims -> {b.num_results} results")

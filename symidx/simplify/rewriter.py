@@ -41,12 +41,22 @@ class Rewriter:
         self.steps_left = max_steps
         self._memo: dict[Expr, Expr] = {}
         self._bounds: dict[Expr, Interval] = {}
+        self._prober: Rewriter | None = None
 
     def bounds(self, e: Expr) -> Interval:
         got = self._bounds.get(e)
         if got is None:
             got = self._bounds[e] = bounds(e, self.env)
         return got
+
+    def probe(self, e: Expr) -> Expr:
+        """Simplify on the side, recording nothing (for rules that look for a partner
+        term): a separate memo, so the steps are still recorded if the main pass meets the
+        same expression."""
+        if self._prober is None:
+            self._prober = Rewriter(self.env, None, DEFAULT_MAX_STEPS)
+            self._prober._bounds = self._bounds
+        return self._prober.simplify(e)
 
     def simplify(self, e: Expr) -> Expr:
         if e.is_Atom:

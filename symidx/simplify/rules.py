@@ -15,9 +15,9 @@ from collections.abc import Callable
 from math import gcd
 from typing import Protocol
 
-from sympy import Add, Integer, Max, Min, Mul
+from sympy import Add, Integer, Mul
 
-from symidx.expr import CeilDiv, Expr, FloorDiv, Mod
+from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod
 from symidx.interval import Interval
 
 
@@ -25,6 +25,8 @@ class Context(Protocol):
     def bounds(self, e: Expr) -> Interval: ...
 
     def simplify(self, e: Expr) -> Expr: ...
+
+    def probe(self, e: Expr) -> Expr: ...
 
 
 Rule = Callable[[Expr, Context], "Expr | None"]
@@ -172,8 +174,8 @@ def mod_single_period(node: Expr, ctx: Context) -> Expr | None:
 
 
 def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
-    """``M(c*q + y, c) = M(y, c)``: multiples of ``c`` (and the constant, reduced modulo
-    ``c``) do not change the remainder."""
+    """``M(c*q + y, c) = M(y, c)``: multiples of ``c`` do not change the remainder (a
+    constant ``k`` with ``|k| >= c`` becomes ``k mod c``)."""
     c = positive_divisor(node)
     if c is None:
         return None
@@ -181,7 +183,7 @@ def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
     kept = []
     changed = False
     for coeff, mono in parts:
-        if mono == 1 and not 0 <= coeff < c:
+        if mono == 1 and abs(coeff) >= c:  # reduce a constant only when that shrinks it
             coeff, changed = coeff % c, True
         elif coeff % c == 0:
             changed = True
@@ -195,7 +197,8 @@ def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
 def mod_factor_gcd(node: Expr, ctx: Context) -> Expr | None:
     """``M(g*x + r, c) = g*M(x, c/g) + r`` when ``g`` divides ``c`` and ``0 <= r < g``:
     with ``c = g*k``, ``g*x + r = c*F(x, k) + g*M(x, k) + r`` and the last two terms lie in
-    ``[0, c)``."""
+    ``[0, c)``. Applied when the remainder ``r`` is a range-bounded expression (it then
+    leaves the mod), not for a bare constant, which would only grow the expression."""
     c = positive_divisor(node)
     if c is None:
         return None
@@ -204,6 +207,8 @@ def mod_factor_gcd(node: Expr, ctx: Context) -> Expr | None:
     if split is None:
         return None
     g, big, small = split
+    if small and all(m == 1 for _, m in small):
+        return None
     reduced = from_terms([(coeff // g, mono) for coeff, mono in big])
     return g * Mod(reduced, c // g) + from_terms(small)
 
@@ -230,7 +235,7 @@ def sum_recombine_div_mod(node: Expr, ctx: Context) -> Expr | None:
         c = positive_divisor(mono) if isinstance(mono, Mod) else None
         if c is None:
             continue
-        quotient = ctx.simplify(FloorDiv(mono.args[0], c))
+        quotient = ctx.probe(FloorDiv(mono.args[0], c))
         if index.get(quotient) == k * c:
             rest = [(kk, m) for kk, m in parts if m is not mono and m != quotient]
             return from_terms(rest) + k * mono.args[0]
@@ -263,19 +268,17 @@ def sum_to_mod(node: Expr, ctx: Context) -> Expr | None:
 
 # --- min / max / ceildiv -------------------------------------------------------------------
 def minmax_by_range(node: Expr, ctx: Context) -> Expr | None:
-    """``min(a, b, ...) = a`` when ``a`` is never larger than any other argument
-    (``max`` likewise, never smaller)."""
-    args = list(node.args)
-    ranges = [ctx.bounds(a) for a in args]
-    if any(r.is_empty for r in ranges):
+    """``min(a, b) = a`` when ``a - b <= 0`` everywhere (``max(a, b) = a`` when
+    ``a - b >= 0``): the difference's range decides, so ``max(d0, d0 - 1) = d0``."""
+    a, b = node.args
+    diff = ctx.bounds(a - b)
+    if diff.is_empty:
         return None
     is_min = isinstance(node, Min)
-    for i, a in enumerate(args):
-        others = [r for j, r in enumerate(ranges) if j != i]
-        if is_min and all(ranges[i].hi <= r.lo for r in others):
-            return a
-        if not is_min and all(ranges[i].lo >= r.hi for r in others):
-            return a
+    if diff.hi <= 0:
+        return a if is_min else b
+    if diff.lo >= 0:
+        return b if is_min else a
     return None
 
 

@@ -1,0 +1,171 @@
+"""IndexingMap: construction, composition, evaluation, images and equality."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sympy import Integer
+
+from symidx import verify
+from symidx.errors import MapError
+from symidx.expr import FloorDiv, Mod, dim, rt, sym
+from symidx.indexing_map import IndexingMap, RuntimeVar, compose
+from symidx.interval import Interval
+from symidx.strategies import expressions, indexing_maps
+from symidx.syntax import parse_map, print_map
+
+d0, d1, d2, s0, s1 = dim(0), dim(1), dim(2), sym(0), sym(1)
+
+
+def test_create_canonicalises():
+    m = IndexingMap.create([10, (2, 5)], [d0 + d1], constraints=[(d0, (0, 4)), (d1 + d0, (0, 7)),
+                                                                  (d0 + d1, (1, 9))])
+    assert m.dims == (Interval(0, 4), Interval(2, 5))  # a bare-variable constraint narrows
+    assert m.constraints == ((d0 + d1, Interval(1, 7)),)  # same expression: intersected
+    assert IndexingMap.create([3], [d0], constraints=[(Integer(4), (0, 3))]).is_known_empty
+    with pytest.raises(MapError, match="does not declare"):
+        IndexingMap.create([3], [s0])
+
+
+def test_frozen_and_hashable():
+    m = IndexingMap.identity([4, 8])
+    with pytest.raises(AttributeError):
+        m.results = ()  # type: ignore[misc]
+    assert len({m, IndexingMap.identity([4, 8]), IndexingMap.identity([4, 9])}) == 2
+
+
+def test_evaluate_ignores_domain():  # XLA's EvaluateIgnoresDomainRanges
+    m = parse_map("(d0, d1)[s0, s1] -> (d1, d0, s1, s0), domain: d0 in [0, 3], d1 in [0, 3], "
+                  "s0 in [0, 1], s1 in [0, 1]")
+    assert m.evaluate([1, 2], [3, 4]) == (2, 1, 4, 3)
+    assert m.constraints_hold([1, 2], [0, 1])
+    assert not m.constraints_hold([1, 2], [3, 4])
+
+
+def test_image_enumerates_symbols_under_constraints():
+    m = parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 9], s0 in [0, 3], "
+                  "(d0 + s0) mod 2 in [0, 0]")
+    assert m.image((3,)) == {(4,), (6,)}
+    assert m.image((11,)) == set()  # outside the domain
+
+
+def test_compose_symbol_order_follows_xla():
+    # ComposeIndexingMaps(first=consumer, second=producer)
+    consumer = parse_map("(d0)[s0] -> (d0, s0), domain: d0 in [0, 3], s0 in [0, 3]")
+    producer = parse_map("(d0, d1)[s0, s1] -> (d1, d0, s1, s0), domain: d0 in [0, 3], "
+                         "d1 in [0, 3], s0 in [0, 1], s1 in [0, 1]")
+    composed = compose(consumer, producer)
+    assert composed == parse_map("(d0)[s0, s1, s2] -> (s2, d0, s1, s0), domain: d0 in [0, 3], "
+                                 "s0 in [0, 1], s1 in [0, 1], s2 in [0, 3]")
+    assert consumer.then(producer) == composed
+
+
+def test_compose_adds_the_range_requirement():
+    first = parse_map("(d0) -> (d0 + 2), domain: d0 in [0, 9]")
+    second = parse_map("(d0) -> (d0 * 3), domain: d0 in [0, 7]")
+    composed = compose(first, second)
+    assert composed.constraints == ((d0 + 2, Interval(0, 7)),)
+    assert composed.image((5,)) == {(21,)}
+    assert composed.image((6,)) == set()
+
+
+def test_compose_keeps_runtime_variables_and_custom_names():
+    producer = IndexingMap.create([25, 16], [d0 + rt(0) * 4, d1], rts=[(0, 2)],
+                                  names=[None, None, "ps_0"])
+    consumer = IndexingMap.create([25, 16], [d0 + rt(0) * 2, d1], rts=[(0, 25)],
+                                  names=[None, None, "cs_0"])
+    composed = compose(consumer, producer)
+    assert composed.num_rts == 2
+    assert print_map(composed, "xla").startswith("(d0, d1){ps_0, cs_0} -> (")
+
+
+def test_known_empty_and_undefined_compose():
+    empty = parse_map("(d0) -> (d0), domain: d0 in [0, -1]")
+    m = parse_map("(d0) -> (d0), domain: d0 in [0, 49]")
+    assert compose(m, empty).is_known_empty and compose(empty, m).is_known_empty
+    assert compose(m, IndexingMap.undefined(1, 1)).is_undefined
+    with pytest.raises(MapError, match="cannot compose"):
+        compose(m, IndexingMap.identity([2, 2]))
+
+
+def test_runtime_provenance_is_composed():
+    ds = IndexingMap.create([4], [d0 + rt(0)], rts=[RuntimeVar(Interval(0, 3), "parameter(1)",
+                                                              IndexingMap.create([4], []))])
+    shift = parse_map("(d0) -> (d0 floordiv 2), domain: d0 in [0, 7]")
+    composed = compose(shift, ds)
+    assert composed.rts[0].map == IndexingMap.create([8], [])
+    assert composed.rts[0].hlo == "parameter(1)"
+
+
+@st.composite
+def composable(draw):
+    nd = draw(st.integers(0, 2))
+    first = draw(indexing_maps(max_dims=2, max_ranges=1, max_rts=1, max_results=2,
+                               max_constraints=1))
+    second_dims = [Interval(-10, 40) for _ in range(first.num_results)]
+    second_vars = [dim(i) for i in range(first.num_results)] + [sym(0)]
+    results = draw(st.lists(expressions(second_vars, max_depth=2), max_size=2))
+    second = IndexingMap.create(second_dims, results, [draw(st.sampled_from(
+        [Interval(0, 1), Interval(-1, 2)]))])
+    del nd
+    return first, second
+
+
+@given(composable())
+def test_composition_is_function_composition(pair):
+    first, second = pair
+    composed = compose(first, second)
+    if first.is_known_empty:
+        assert composed.is_known_empty
+        return
+    for point in itertools.islice(itertools.product(*(range(b.lo, b.hi + 1)
+                                                      for b in first.dims)), 40):
+        expected = set()
+        for mid in first.image(point):
+            if all(v in b for v, b in zip(mid, second.dims)):
+                expected |= second.image(mid)
+        assert composed.image(point) == expected, (point, print_map(composed, "xla"))
+
+
+def test_equal_exhaustive_and_counterexample():
+    a = parse_map("(d0, d1) -> (d0 * 16 + d1), domain: d0 in [0, 3], d1 in [0, 15]")
+    b = parse_map("(d0, d1) -> (d1 + 16 * d0), domain: d0 in [0, 3], d1 in [0, 15]")
+    assert verify.equal(a, b).describe() == "equal (identical)"
+    c = parse_map("(d0, d1) -> ((d0 * 16 + d1) mod 64), domain: d0 in [0, 3], d1 in [0, 15]")
+    assert verify.equal(a, c).describe() == "equal (exhaustive)"
+    wrong = parse_map("(d0, d1) -> ((d0 * 16 + d1) mod 32), domain: d0 in [0, 3], "
+                      "d1 in [0, 15]")
+    verdict = verify.equal(a, wrong)
+    assert not verdict and verdict.describe() == "different at (2, 0): (32) vs (0)"
+    smaller = parse_map("(d0, d1) -> (d0 * 16 + d1), domain: d0 in [0, 2], d1 in [0, 15]")
+    assert verify.equal(a, smaller).describe() == "different at (3, 0): (48) vs outside the domain"
+
+
+def test_equal_with_symbols_compares_images():
+    a = parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 1]")
+    b = parse_map("(d0)[s0] -> (d0 + 1 - s0), domain: d0 in [0, 3], s0 in [0, 1]")
+    assert verify.equal(a, b).equal
+    c = parse_map("(d0)[s0] -> (d0 + 2 * s0), domain: d0 in [0, 3], s0 in [0, 1]")
+    assert verify.equal(a, c).describe() == "different at (0): {(0), (1)} vs {(0), (2)}"
+
+
+def test_vectorised_evaluation_matches_scalar():
+    import numpy as np
+
+    m = parse_map("(d0, d1)[s0] -> (d0 floordiv 3 + s0, (d1 - d0) mod 4), domain: "
+                  "d0 in [0, 9], d1 in [0, 9], s0 in [0, 2], d0 + s0 in [0, 9]")
+    grid = [g.reshape(-1) for g in np.meshgrid(np.arange(10), np.arange(10), np.arange(3),
+                                               indexing="ij")]
+    results, mask = m.evaluate_arrays(grid)
+    for k in range(0, 300, 7):
+        point = [int(g[k]) for g in grid]
+        assert tuple(int(r[k]) for r in results) == m.evaluate(point[:2], point[2:])
+        assert bool(mask[k]) == m.constraints_hold(point[:2], point[2:])
+
+
+def test_floordiv_and_mod_results_print():
+    m = IndexingMap.create([32], [FloorDiv(d0, 8), Mod(d0, 8)])
+    assert print_map(m, "xla") == "(d0) -> (d0 / 8, d0 mod 8), domain: d0 in [0, 31]"
