@@ -33,14 +33,37 @@ __all__ = [
 ]
 
 
-class _IntegerDivision(sympy.Function):
-    """Common base of FloorDiv, Mod and CeilDiv: two integer arguments, integer result."""
+class _IntegerOp(sympy.Expr):
+    """An integer-valued operation on two integer expressions.
 
-    nargs = 2
+    A plain ``sympy.Expr`` subclass rather than a ``sympy.Function``: construction skips
+    Function's argument checking and caching (about 4x cheaper), which matters because
+    composition builds these by the thousand. ``eval`` returns a folded value or None.
+    """
+
+    __slots__ = ()
     is_integer = True
     is_real = True
     is_finite = True
     is_commutative = True
+
+    def __new__(cls, a: Expr | int, b: Expr | int, evaluate: bool = True) -> Expr:
+        a, b = as_expr(a), as_expr(b)
+        if evaluate:
+            folded = cls.eval(a, b)
+            if folded is not None:
+                return folded
+        return sympy.Expr.__new__(cls, a, b)
+
+    @classmethod
+    def eval(cls, a: Expr, b: Expr) -> Expr | None:
+        raise NotImplementedError
+
+
+class _IntegerDivision(_IntegerOp):
+    """Common base of FloorDiv, Mod and CeilDiv."""
+
+    __slots__ = ()
 
     @property
     def dividend(self) -> Expr:
@@ -54,8 +77,10 @@ class _IntegerDivision(sympy.Function):
 class FloorDiv(_IntegerDivision):
     """``floor(a / b)``. Prints as ``a floordiv b`` (``a / b`` in XLA style)."""
 
+    __slots__ = ()
+
     @classmethod
-    def eval(cls, a: Expr, b: Expr) -> Expr | None:  # type: ignore[override]
+    def eval(cls, a: Expr, b: Expr) -> Expr | None:
         if b.is_Integer:
             if b == 0:
                 raise MapError("floordiv by zero")
@@ -71,8 +96,10 @@ class FloorDiv(_IntegerDivision):
 class CeilDiv(_IntegerDivision):
     """``ceil(a / b)``. Prints as ``a ceildiv b``."""
 
+    __slots__ = ()
+
     @classmethod
-    def eval(cls, a: Expr, b: Expr) -> Expr | None:  # type: ignore[override]
+    def eval(cls, a: Expr, b: Expr) -> Expr | None:
         if b.is_Integer:
             if b == 0:
                 raise MapError("ceildiv by zero")
@@ -88,8 +115,10 @@ class CeilDiv(_IntegerDivision):
 class Mod(_IntegerDivision):
     """``a - b * floor(a / b)``: the sign of the result follows the divisor."""
 
+    __slots__ = ()
+
     @classmethod
-    def eval(cls, a: Expr, b: Expr) -> Expr | None:  # type: ignore[override]
+    def eval(cls, a: Expr, b: Expr) -> Expr | None:
         if b.is_Integer:
             if b == 0:
                 raise MapError("mod by zero")
@@ -102,20 +131,16 @@ class Mod(_IntegerDivision):
         return None
 
 
-class _MinMax(sympy.Function):
+class _MinMax(_IntegerOp):
     """Binary min/max of integers. Arguments are kept in sympy's canonical order, so
     ``Min(a, b) == Min(b, a)``; ``eval`` folds two integers and ``Min(a, a)``. (sympy's own
     Min/Max compare symbolically and can leave unevaluated integer pairs behind.)"""
 
-    nargs = 2
-    is_integer = True
-    is_real = True
-    is_finite = True
-    is_commutative = True
+    __slots__ = ()
     _pick: Any = None
 
     @classmethod
-    def eval(cls, a: Expr, b: Expr) -> Expr | None:  # type: ignore[override]
+    def eval(cls, a: Expr, b: Expr) -> Expr | None:
         if a.is_Integer and b.is_Integer:
             return Integer(cls._pick(int(a), int(b)))
         if a == b:
@@ -128,12 +153,14 @@ class _MinMax(sympy.Function):
 class Min(_MinMax):
     """``min(a, b)``."""
 
+    __slots__ = ()
     _pick = staticmethod(min)
 
 
 class Max(_MinMax):
     """``max(a, b)``."""
 
+    __slots__ = ()
     _pick = staticmethod(max)
 
 
@@ -212,6 +239,77 @@ def as_expr(value: Expr | int) -> Expr:
     raise MapError(f"not an index expression: {value!r}")
 
 
+_SORT_KEY = sympy.core.add._args_sortkey  # the order sympy's Add keeps its terms in
+
+
+def scale(c: int, x: Expr) -> Expr:
+    """``c * x`` in sympy's canonical form, built directly when that form is plain."""
+    if c == 1:
+        return x
+    if c == 0:
+        return Integer(0)
+    if isinstance(x, (_IntegerOp, Symbol)):
+        return Mul._from_args((Integer(c), x))
+    return Mul(Integer(c), x)
+
+
+def add(terms: Sequence[Expr]) -> Expr:
+    """``Add(*terms)``, identical to what sympy builds, but without ``Add.flatten``'s
+    assumption queries when the terms are plain (integers, variables, our operations and
+    integer multiples of them). Falls back to sympy for anything else."""
+    coeffs: dict[Expr, int] = {}
+    const = 0
+    for a in terms:
+        for t in (a.args if isinstance(a, Add) else (a,)):
+            if t.is_Integer:
+                const += int(t)
+                continue
+            if isinstance(t, Mul):
+                if len(t.args) != 2 or not t.args[0].is_Integer:
+                    return Add(*terms)
+                c, m = int(t.args[0]), t.args[1]
+            else:
+                c, m = 1, t
+            if not isinstance(m, (_IntegerOp, Symbol)):
+                return Add(*terms)
+            coeffs[m] = coeffs.get(m, 0) + c
+    out = [scale(c, m) for m, c in coeffs.items() if c]
+    if not out:
+        return Integer(const)
+    if len(out) == 1 and not const:
+        return out[0]
+    out.sort(key=_SORT_KEY)
+    if const:
+        out.insert(0, Integer(const))
+    return Add._from_args(out)
+
+
+def substitute(exprs: Sequence[Expr], mapping: Mapping[Symbol, Expr]) -> list[Expr]:
+    """``[e.xreplace(mapping) for e in exprs]``, with shared sub-expressions rebuilt once
+    (results of one map share most of their structure)."""
+    memo: dict[Expr, Expr] = dict(mapping)  # type: ignore[arg-type]
+
+    def walk(e: Expr) -> Expr:
+        got = memo.get(e)
+        if got is not None:
+            return got
+        if not e.args:
+            return e
+        args = tuple(walk(a) for a in e.args)
+        if args == e.args:
+            new = e
+        elif isinstance(e, Add):
+            new = add(args)
+        elif isinstance(e, Mul) and len(args) == 2 and args[0].is_Integer:
+            new = scale(int(args[0]), args[1])
+        else:
+            new = e.func(*args)
+        memo[e] = new
+        return new
+
+    return [walk(e) for e in exprs]
+
+
 def free_vars(expr: Expr) -> set[Symbol]:
     return expr.free_symbols  # type: ignore[return-value]
 
@@ -270,22 +368,29 @@ def bounds(expr: Expr, env: Mapping[Symbol, Interval]) -> Interval:
 
 
 def _mod_bounds(a: Expr, b: Expr, env: Mapping[Symbol, Interval]) -> Interval:
-    ra, rb = bounds(a, env), bounds(b, env)
-    if ra.is_empty or rb.is_empty:
-        return EMPTY
-    result = ra.mod(rb)
-    if rb.is_point and rb.lo > 0 and not ra.is_point and isinstance(a, Add):
-        # (c * x + y) mod m with m | c: only y matters.
-        m = rb.lo
-        rest = [t for t in a.args if not _multiple_of(t, m)]
-        if len(rest) < len(a.args):
-            result = result.intersect(bounds(Add(*rest), env).mod(rb))
-    return result
+    rb = bounds(b, env)
+    if not (rb.is_point and rb.lo > 0 and isinstance(a, Add)):
+        return bounds(a, env).mod(rb)
+    # (c * x + y) mod m with m | c: only y matters. Bound each term once.
+    m = rb.lo
+    total, rest = Interval(0, 0), Interval(0, 0)
+    for t in a.args:
+        tb = bounds(t, env)
+        total = total + tb
+        if not _multiple_of(t, m):
+            rest = rest + tb
+    return total.mod(rb).intersect(rest.mod(rb))
 
 
 def _multiple_of(term: Expr, m: int) -> bool:
-    coeff, _ = term.as_coeff_Mul()
-    return coeff.is_Integer and int(coeff) % m == 0 and term.is_integer is True
+    """Is the term an integer multiple of ``m``? (All our expressions are integer-valued,
+    so an integer coefficient divisible by ``m`` decides it.)"""
+    if term.is_Integer:
+        return int(term) % m == 0
+    if isinstance(term, Mul):
+        coeff = term.args[0]
+        return coeff.is_Integer and int(coeff) % m == 0
+    return False
 
 
 # --- evaluation ---------------------------------------------------------------------------

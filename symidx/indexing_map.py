@@ -17,11 +17,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import sympy
 from sympy import Integer, Symbol
 
 from symidx.errors import MapError, TooLargeError
-from symidx.expr import Expr, as_expr, bounds, compile_expr, dim, rt, sym
+from symidx.expr import Expr, as_expr, compile_expr, dim, rt, substitute, sym
 from symidx.interval import Interval
 
 __all__ = ["IndexingMap", "RuntimeVar", "compose"]
@@ -75,6 +74,8 @@ class IndexingMap:
         rts: Iterable[RuntimeVar | Interval | tuple[int, int]] = (),
         constraints: Mapping[Expr, Interval] | Iterable[Constraint] = (),
         names: Sequence[str | None] | None = None,
+        *,
+        check: bool = True,
     ) -> IndexingMap:
         """A map from its parts. A dimension given as an int ``n`` means ``[0, n - 1]``;
         constraints on the same expression are intersected; a constraint that is a
@@ -103,7 +104,8 @@ class IndexingMap:
             dim_t, range_t, rt_t = _narrow(dim_t, range_t, rt_t, var_bounds)
         name_t = _normal_names(names, len(dim_t) + len(range_t) + len(rt_t))
         built = cls(dim_t, result_t, range_t, rt_t, _sorted_constraints(merged), name_t)
-        built._check_variables()
+        if check:  # internal callers that only rename variables of checked maps skip this
+            built._check_variables()
         if empty or built._has_empty_interval():
             return built.as_known_empty()
         return built
@@ -141,7 +143,7 @@ class IndexingMap:
         """The canonical form that equality and hashing use (names excluded)."""
         if self.special != NORMAL:  # the text "KNOWN EMPTY" / "UNDEFINED" carries no arity
             return (self.special,)
-        return (self.dims, self.results, self.ranges, self.rts, self.constraints)
+        return (self.dims, self.results, self.ranges, self.rts, frozenset(self.constraints))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, IndexingMap):
@@ -248,9 +250,9 @@ class IndexingMap:
     def substitute(self, mapping: Mapping[Symbol, Expr]) -> tuple[tuple[Expr, ...],
                                                                    tuple[Constraint, ...]]:
         """Results and constraints with variables replaced (simultaneously)."""
-        results = tuple(r.xreplace(mapping) for r in self.results)
-        constraints = tuple((c.xreplace(mapping), i) for c, i in self.constraints)
-        return results, constraints
+        done = substitute(list(self.results) + [c for c, _ in self.constraints], mapping)
+        n = len(self.results)
+        return tuple(done[:n]), tuple(zip(done[n:], (i for _, i in self.constraints)))
 
     # --- evaluation ----------------------------------------------------------------------
     def evaluate(self, dims: Sequence[int], symbols: Sequence[int] = (),
@@ -370,8 +372,9 @@ def compose(first: IndexingMap, second: IndexingMap) -> IndexingMap:
 
     As XLA's ``ComposeIndexingMaps``: the result has ``first``'s dims; its range variables
     are ``second``'s then ``first``'s (runtime variables likewise); its constraints are both
-    maps' plus "each of ``first``'s results lies in ``second``'s dimension interval" —
-    except those the intervals already guarantee. Not simplified.
+    maps' plus "each of ``first``'s results lies in ``second``'s dimension interval" (except
+    where that result is a dimension or constant already inside it). Not simplified:
+    :func:`symidx.simplify.simplify` removes the constraints that always hold.
     """
     if first.num_results != second.num_dims:
         raise MapError(f"cannot compose: the first map has {first.num_results} results but "
@@ -390,27 +393,27 @@ def compose(first: IndexingMap, second: IndexingMap) -> IndexingMap:
                                                                        first.constraints)
     plug = {dim(i): r for i, r in enumerate(f_results)}
     g_results, g_constraints = second.substitute(plug)
-    env = first.variable_bounds()
-    env = {shift.get(v, v): b for v, b in env.items()}  # type: ignore[misc]
     constraints = list(g_constraints) + list(f_constraints)
+    env = dict(zip(first.dim_vars, first.dims))
     for r, interval in zip(f_results, second.dims):
-        if r.is_Symbol and r in env:
-            env_b = env[r]  # type: ignore[index]
-            if env_b in interval:
-                continue
-        elif bounds(r, env) in interval:
+        if r.is_Integer and int(r) in interval:
             continue
+        if r.is_Symbol and r in env and env[r] in interval:  # type: ignore[index]
+            continue  # the common case, checked without work; the simplifier does the rest
         constraints.append((r, interval))
     rts = tuple(_compose_provenance(v, first) for v in second.rts) + first.rts
     names = _composed_names(first, second)
     return IndexingMap.create(first.dims, g_results, second.ranges + first.ranges, rts,
-                              constraints, names)
+                              constraints, names, check=False)
 
 
 def _compose_provenance(var: RuntimeVar, first: IndexingMap) -> RuntimeVar:
+    """The runtime variable of ``second``, its source map now taking ``first``'s dims."""
     if var.map is None:
         return var
-    return replace(var, map=compose(_without_provenance(first), var.map))
+    from symidx.simplify import simplify  # the simplifier builds on this module
+
+    return replace(var, map=simplify(compose(_without_provenance(first), var.map)))
 
 
 def _without_provenance(m: IndexingMap) -> IndexingMap:
@@ -472,6 +475,8 @@ def _normal_names(names: Sequence[str | None] | None, count: int
 
 
 def _sorted_constraints(merged: dict[Expr, Interval]) -> tuple[Constraint, ...]:
+    """Constraints in a canonical order within this process (by hash; equality uses a
+    frozenset, printing sorts by text), which is cheap: sympy's sort keys are not."""
     if len(merged) < 2:
         return tuple(merged.items())
-    return tuple(sorted(merged.items(), key=lambda item: sympy.default_sort_key(item[0])))
+    return tuple(sorted(merged.items(), key=lambda item: hash(item[0])))

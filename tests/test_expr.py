@@ -79,3 +79,27 @@ def test_compiled_is_vectorised(e):
     got = np.broadcast_to(np.asarray(f(grid)), grid[0].shape)
     for k in range(0, grid[0].size, 37):
         assert got[k] == f([int(g[k]) for g in grid])
+
+
+@given(st.lists(expressions(VARS, max_depth=2), min_size=1, max_size=5),
+       st.integers(-4, 4))
+def test_fast_add_and_scale_build_exactly_what_sympy_builds(terms, c):
+    from sympy import Add, Mul
+
+    from symidx.expr import add, scale
+
+    built = add(terms)
+    reference = Add(*terms)
+    assert built == reference and built.args == reference.args
+    assert hash(built) == hash(reference)
+    scaled = scale(c, terms[0])
+    assert scaled == Mul(c, terms[0]) and scaled.args == Mul(c, terms[0]).args
+
+
+@given(st.lists(expressions(VARS), min_size=1, max_size=3), expressions(VARS, max_depth=2),
+       expressions(VARS, max_depth=2))
+def test_substitute_matches_xreplace(exprs, a, b):
+    from symidx.expr import substitute
+
+    mapping = {d0: a, d1: b}
+    assert substitute(exprs, mapping) == [e.xreplace(mapping) for e in exprs]
