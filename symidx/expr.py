@@ -248,9 +248,25 @@ def scale(c: int, x: Expr) -> Expr:
         return x
     if c == 0:
         return Integer(0)
+    if x.is_Integer:
+        return Integer(c * int(x))
     if isinstance(x, (_IntegerOp, Symbol)):
         return Mul._from_args((Integer(c), x))
+    if isinstance(x, Mul) and len(x.args) == 2 and x.args[0].is_Integer \
+            and isinstance(x.args[1], (_IntegerOp, Symbol)):
+        return scale(c * int(x.args[0]), x.args[1])
+    if isinstance(x, Add):
+        return add([scale(c, t) for t in x.args])
     return Mul(Integer(c), x)
+
+
+def rebuild(e: Expr, args: Sequence[Expr]) -> Expr:
+    """``e.func(*args)``, with sums and integer multiples built the fast way."""
+    if isinstance(e, Add):
+        return add(args)
+    if isinstance(e, Mul) and len(args) == 2 and args[0].is_Integer:
+        return scale(int(args[0]), args[1])
+    return e.func(*args)
 
 
 def add(terms: Sequence[Expr]) -> Expr:
@@ -296,14 +312,7 @@ def substitute(exprs: Sequence[Expr], mapping: Mapping[Symbol, Expr]) -> list[Ex
         if not e.args:
             return e
         args = tuple(walk(a) for a in e.args)
-        if args == e.args:
-            new = e
-        elif isinstance(e, Add):
-            new = add(args)
-        elif isinstance(e, Mul) and len(args) == 2 and args[0].is_Integer:
-            new = scale(int(args[0]), args[1])
-        else:
-            new = e.func(*args)
+        new = e if args == e.args else rebuild(e, args)
         memo[e] = new
         return new
 

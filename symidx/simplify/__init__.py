@@ -24,7 +24,7 @@ from typing import Literal, overload
 
 from sympy import Integer, Symbol
 
-from symidx.expr import Expr, dim
+from symidx.expr import Expr, dim, substitute
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify.constraints import (
@@ -78,10 +78,9 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
     if not (m.is_known_empty or m.is_undefined):
         for _ in range(MAX_ROUNDS):
             new = _round(result, steps, replace_point_dims)
-            if new == result:
-                break
+            settled = new.is_known_empty or new == result or new.all_bounds == result.all_bounds
             result = new
-            if result.is_known_empty:
+            if settled:  # same intervals: another round would find the same expressions
                 break
     if result == m:
         result = m  # keep the caller's names and identity when nothing changed
@@ -165,11 +164,8 @@ def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool) -
     if replace_point_dims:
         point_dims = {dim(i): Integer(b.lo) for i, b in enumerate(bounds[: m.num_dims])
                       if b.is_point}
-    results = []
-    for r in m.results:
-        if point_dims:
-            r = r.xreplace(point_dims)
-        results.append(rw.simplify(r))
+    raw = substitute(list(m.results), point_dims) if point_dims else list(m.results)
+    results = [rw.simplify(r) for r in raw]
     nd, nr = m.num_dims, m.num_ranges
     rts = tuple(v if v.bounds == b else type(v)(b, v.hlo, v.map)
                 for v, b in zip(m.rts, bounds[nd + nr:]))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from sympy import Symbol
 
-from symidx.expr import Expr, bounds
+from symidx.expr import Expr, bounds, rebuild
 from symidx.interval import Interval
 from symidx.simplify.rules import RULES
 
@@ -66,7 +66,7 @@ class Rewriter:
             return done
         args = e.args
         new_args = tuple(self.simplify(a) for a in args)
-        node = e.func(*new_args) if new_args != args else e
+        node = rebuild(e, new_args) if new_args != args else e
         node = self._rewrite(node)
         self._memo[e] = node
         self._memo[node] = node
@@ -91,4 +91,4 @@ class Rewriter:
         if e.is_Atom:
             return e
         args = tuple(self.simplify(a) for a in e.args)
-        return e.func(*args) if args != e.args else e
+        return rebuild(e, args) if args != e.args else e

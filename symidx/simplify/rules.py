@@ -17,7 +17,7 @@ from typing import Protocol
 
 from sympy import Add, Integer, Mul
 
-from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod
+from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod, add, scale
 from symidx.interval import Interval
 
 
@@ -50,7 +50,7 @@ def terms(e: Expr) -> list[tuple[int, Expr]]:
 
 
 def from_terms(parts: list[tuple[int, Expr]]) -> Expr:
-    return Add(*[Integer(c) * m for c, m in parts if c])
+    return add([Integer(c) if m == 1 else scale(c, m) for c, m in parts if c])
 
 
 def positive_divisor(node: Expr) -> int | None:
@@ -87,7 +87,7 @@ def floordiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
     if not out:
         return None
     quotient = from_terms([(coeff // c, mono) for coeff, mono in out])
-    return quotient + FloorDiv(from_terms(kept), c)
+    return add([quotient, FloorDiv(from_terms(kept), c)])
 
 
 def floordiv_drop_remainder(node: Expr, ctx: Context) -> Expr | None:
@@ -143,7 +143,7 @@ def floordiv_nested(node: Expr, ctx: Context) -> Expr | None:
     _, div = inner[0]
     a = int(div.args[1])
     rest = [(k * a, m) for k, m in parts if m is not div]
-    return FloorDiv(from_terms(rest) + div.args[0], a * b)
+    return FloorDiv(add([from_terms(rest), div.args[0]]), a * b)
 
 
 def floordiv_of_mod(node: Expr, ctx: Context) -> Expr | None:
@@ -170,7 +170,7 @@ def mod_single_period(node: Expr, ctx: Context) -> Expr | None:
     b = ctx.bounds(x)
     if b.is_empty or b.lo // c != b.hi // c:
         return None
-    return x - (b.lo // c) * c
+    return add([x, Integer(-(b.lo // c) * c)])
 
 
 def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
@@ -210,7 +210,7 @@ def mod_factor_gcd(node: Expr, ctx: Context) -> Expr | None:
     if small and all(m == 1 for _, m in small):
         return None
     reduced = from_terms([(coeff // g, mono) for coeff, mono in big])
-    return g * Mod(reduced, c // g) + from_terms(small)
+    return add([scale(g, Mod(reduced, c // g)), from_terms(small)])
 
 
 def mod_nested(node: Expr, ctx: Context) -> Expr | None:
@@ -238,7 +238,7 @@ def sum_recombine_div_mod(node: Expr, ctx: Context) -> Expr | None:
         quotient = ctx.probe(FloorDiv(mono.args[0], c))
         if index.get(quotient) == k * c:
             rest = [(kk, m) for kk, m in parts if m is not mono and m != quotient]
-            return from_terms(rest) + k * mono.args[0]
+            return add([from_terms(rest), scale(k, mono.args[0])])
     return None
 
 
@@ -262,7 +262,7 @@ def sum_to_mod(node: Expr, ctx: Context) -> Expr | None:
         for coeff, t in wanted:
             remaining[t] = remaining.get(t, 0) - coeff
         rest = [(coeff, t) for t, coeff in remaining.items() if coeff]
-        return from_terms(rest) + m * Mod(mono.args[0], c)
+        return add([from_terms(rest), scale(m, Mod(mono.args[0], c))])
     return None
 
 
@@ -271,7 +271,7 @@ def minmax_by_range(node: Expr, ctx: Context) -> Expr | None:
     """``min(a, b) = a`` when ``a - b <= 0`` everywhere (``max(a, b) = a`` when
     ``a - b >= 0``): the difference's range decides, so ``max(d0, d0 - 1) = d0``."""
     a, b = node.args
-    diff = ctx.bounds(a - b)
+    diff = ctx.bounds(add([a, scale(-1, b)]))
     if diff.is_empty:
         return None
     is_min = isinstance(node, Min)
