@@ -4,9 +4,10 @@ Results and constraints of an :class:`~symidx.indexing_map.IndexingMap` are symp
 expressions built from integers, the variables below, ``+`` and ``*``, and our own
 integer-valued functions :class:`FloorDiv`, :class:`Mod` and :class:`CeilDiv` (floor
 semantics; the sign of ``Mod`` follows the divisor, as in Python), and binary
-:class:`Min` and :class:`Max`. We do not use sympy's ``floor``/``Mod``: they are slow and have open wrong-answer
-bugs on exactly these expressions. ``eval`` of our functions folds only what holds for
-*all* integer inputs; range-dependent rewrites live in :mod:`symidx.simplify`.
+:class:`Min` and :class:`Max`. We do not use sympy's ``floor``/``Mod``: they are slow and
+have open wrong-answer bugs on exactly these expressions. ``eval`` of our functions folds
+only what holds for *all* integer inputs; range-dependent rewrites live in
+:mod:`symidx.simplify`.
 
 Variables are positional: dimension ``i`` of any map is the symbol ``d{i}``, range variable
 ``j`` is ``s{j}``, runtime variable ``k`` is ``rt{k}``. Display names are kept apart, on the
@@ -16,16 +17,14 @@ map, so two maps that differ only in names are equal.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import sympy
-from sympy import Add, Integer, Mul, Symbol
+from sympy import Add, Expr, Integer, Mul, Symbol
 
 from symidx.errors import MapError
-from symidx.interval import EMPTY, Interval
-
-Expr = sympy.Expr
+from symidx.interval import Interval
 
 __all__ = [
     "Expr", "FloorDiv", "Mod", "CeilDiv", "Min", "Max", "dim", "sym", "rt", "var_kind",
@@ -186,7 +185,7 @@ def max_of(*args: Expr | int) -> Expr:
 _KIND_PREFIX = {"d": "d", "s": "s", "rt": "rt"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _variable(kind: str, index: int) -> Symbol:
     symbol = Symbol(f"{kind}{index}", integer=True)
     _VAR_INFO[symbol] = (kind, index)
@@ -303,7 +302,7 @@ def add(terms: Sequence[Expr]) -> Expr:
 def substitute(exprs: Sequence[Expr], mapping: Mapping[Symbol, Expr]) -> list[Expr]:
     """``[e.xreplace(mapping) for e in exprs]``, with shared sub-expressions rebuilt once
     (results of one map share most of their structure)."""
-    memo: dict[Expr, Expr] = dict(mapping)  # type: ignore[arg-type]
+    memo: dict[Expr, Expr] = dict(mapping)
 
     def walk(e: Expr) -> Expr:
         got = memo.get(e)
@@ -320,7 +319,7 @@ def substitute(exprs: Sequence[Expr], mapping: Mapping[Symbol, Expr]) -> list[Ex
 
 
 def free_vars(expr: Expr) -> set[Symbol]:
-    return expr.free_symbols  # type: ignore[return-value]
+    return expr.free_symbols
 
 
 def depth(expr: Expr) -> int:
@@ -343,7 +342,7 @@ def bounds(expr: Expr, env: Mapping[Symbol, Interval]) -> Interval:
         return Interval.point(int(expr))
     if expr.is_Symbol:
         try:
-            return env[expr]  # type: ignore[index]
+            return env[expr]
         except KeyError:
             raise MapError(f"variable {expr} has no interval") from None
     args = expr.args
@@ -449,7 +448,7 @@ def compile_expr(expr: Expr, variables: Sequence[Symbol]) -> Callable[[Sequence[
         if node.is_Symbol:
             if node not in position:
                 raise MapError(f"variable {node} is not bound")
-            i = position[node]  # type: ignore[index]
+            i = position[node]
             return lambda env: env[i]
         parts = [build(a) for a in node.args]
         if isinstance(node, Add):

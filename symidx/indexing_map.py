@@ -398,7 +398,7 @@ def compose(first: IndexingMap, second: IndexingMap) -> IndexingMap:
     for r, interval in zip(f_results, second.dims):
         if r.is_Integer and int(r) in interval:
             continue
-        if r.is_Symbol and r in env and env[r] in interval:  # type: ignore[index]
+        if r.is_Symbol and r in env and env[r] in interval:
             continue  # the common case, checked without work; the simplifier does the rest
         constraints.append((r, interval))
     rts = tuple(_compose_provenance(v, first) for v in second.rts) + first.rts

@@ -447,6 +447,9 @@ class _MapParser:
                                        name.offset)
                     hlo, _ = lx.raw_until(";")
                     lx.expect(";")
+                    if lx.accept("UNDEFINED"):  # the source is known, its map is not
+                        provenance[name.value] = (hlo, None)  # type: ignore[assignment]
+                        continue
                     provenance[name.value] = (hlo, self.full_map())
                 continue
             if lx.at("replica") and lx.at("id", 1):
@@ -478,10 +481,11 @@ class _MapParser:
         dims = header.dims
         # Runtime variables: the {..} list, plus (seed style) symbols with an hlo: line, plus
         # (affine_map form) symbols named rtN.
-        symbols, runtime = [], list(header.runtime)
-        for name in header.symbols:
-            is_rt = name[0] in hlo_lines or (header.affine and re.fullmatch(r"rt\d+", name[0]))
-            (runtime if is_rt else symbols).append(name)
+        symbols: list[tuple[str, int]] = []
+        runtime = list(header.runtime)
+        for entry in header.symbols:
+            is_rt = entry[0] in hlo_lines or (header.affine and re.fullmatch(r"rt\d+", entry[0]))
+            (runtime if is_rt else symbols).append(entry)
         all_names = dims + symbols + runtime
         seen: dict[str, int] = {}
         for name, offset in all_names:
@@ -494,27 +498,28 @@ class _MapParser:
             + [rt(i) for i in range(len(runtime))])}
         intervals: dict[str, Interval] = {}
         constraints: list[tuple[Expr, Interval]] = []
-        for node, lo, hi, offset in entries:
+        for node, lo, hi, _ in entries:
             expr = _to_sympy(node, table, lx)
             if node[0] == "var":
-                name = node[3]
+                var_name: str = node[3]
                 got = Interval(lo, hi)
-                intervals[name] = intervals[name].intersect(got) if name in intervals else got
+                intervals[var_name] = (intervals[var_name].intersect(got)
+                                       if var_name in intervals else got)
             else:
                 constraints.append((expr, Interval(lo, hi)))
         results = [_to_sympy(n, table, lx) for n in header.results]
-        for name, offset in all_names:
+        for name, where in all_names:
             if name not in intervals:
-                raise lx.error(f"variable {name!r} has no interval in the domain", offset)
+                raise lx.error(f"variable {name!r} has no interval in the domain", where)
         rt_vars = []
-        for name, _ in runtime:
+        for rt_name, _ in runtime:
             hlo, prov = "", None
-            if name in sections:
-                hlo, prov = sections[name]
-            elif name in hlo_lines:
-                hlo, prov_header = hlo_lines[name]
+            if rt_name in sections:
+                hlo, prov = sections[rt_name]
+            elif rt_name in hlo_lines:
+                hlo, prov_header = hlo_lines[rt_name]
                 prov = self._provenance_map(prov_header, dims, intervals)
-            rt_vars.append(RuntimeVar(intervals[name], hlo, prov))
+            rt_vars.append(RuntimeVar(intervals[rt_name], hlo, prov))
         # Names spelled like our own variables (d3, s0, rt1) are positional, not custom.
         names = [None if _DEFAULT_NAME.fullmatch(n) else n for n, _ in all_names]
         try:
@@ -693,7 +698,7 @@ class _ExprPrinter:
         if e.is_Integer:
             return str(int(e))
         try:
-            return self.names[e]  # type: ignore[index]
+            return self.names[e]
         except KeyError:
             return str(e)
 
@@ -797,7 +802,7 @@ def print_map(m: IndexingMap, style: str = "doc") -> str:
 
 
 def _provenance_text(m: IndexingMap, rt_names: list[str], style: str) -> str:
-    lines = [f"{name}: {v.hlo or '?'}; {print_map(v.map, 'xla')}"
+    lines = [f"{name}: {v.hlo or '?'}; " + (print_map(v.map, "xla") if v.map else "UNDEFINED")
              for name, v in zip(rt_names, m.rts) if v.map is not None or v.hlo]
     if not lines:
         return ""

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sympy import Integer, preorder_traversal
 
+from conftest import DATA
 from helpers import assert_same_function
 from symidx.expr import FloorDiv, Max, Min, Mod, compile_expr, dim, sym
 from symidx.indexing_map import IndexingMap, compose
@@ -27,8 +28,6 @@ from symidx.simplify.rewriter import Rewriter
 from symidx.simplify.rules import RULES
 from symidx.strategies import indexing_maps, intervals
 from symidx.syntax import parse_map, print_map
-
-from conftest import DATA
 
 VARS = [dim(0), dim(1), sym(0)]
 

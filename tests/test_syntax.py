@@ -8,6 +8,7 @@ import re
 import pytest
 from hypothesis import given
 
+from conftest import DATA
 from helpers import assert_same_function
 from symidx.errors import ParseError
 from symidx.expr import FloorDiv, Mod, dim, sym
@@ -15,8 +16,6 @@ from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.strategies import indexing_maps
 from symidx.syntax import MAX_DEPTH, STYLES, parse_expr, parse_map, print_expr, print_map
-
-from conftest import DATA
 
 XLA_TEXTS = json.loads((DATA / "xla_map_texts.json").read_text())
 

@@ -81,7 +81,8 @@ def floordiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
     c = positive_divisor(node)
     if c is None:
         return None
-    out, kept = [], []
+    out: list[tuple[int, Expr]] = []
+    kept: list[tuple[int, Expr]] = []
     for coeff, mono in terms(node.args[0]):
         (out if coeff % c == 0 else kept).append((coeff, mono))
     if not out:

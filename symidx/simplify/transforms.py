@@ -23,7 +23,7 @@ def _used_closure(m: IndexingMap, used: set[Symbol]) -> set[Symbol]:
         for expr, _ in m.constraints:
             free = expr.free_symbols
             if free & used and not free <= used:
-                used |= free  # type: ignore[arg-type]
+                used |= free
                 changed = True
     return used
 
@@ -99,7 +99,7 @@ def _remove(m: IndexingMap, include_dims: bool) -> tuple[IndexingMap, list[int]]
         return m, []
     used: set[Symbol] = set()
     for r in m.results:
-        used |= r.free_symbols  # type: ignore[arg-type]
+        used |= r.free_symbols
     if not include_dims:
         used |= set(m.dim_vars)
     used = _used_closure(m, used)
