@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy import Integer, preorder_traversal
 
@@ -217,8 +217,11 @@ def div_mod_expressions(draw):
 
 
 envs = st.tuples(intervals(-6, 20, 9), intervals(-6, 20, 9), intervals(-3, 8, 6))
+# Hundreds of random cases per rule family, in CI too (the profile's other settings hold).
+RULE_FAMILY = settings(max_examples=300)
 
 
+@RULE_FAMILY
 @given(div_mod_expressions(), envs)
 def test_every_rule_preserves_value(e, bounds):
     env = dict(zip(VARS, bounds))
@@ -231,6 +234,7 @@ def test_every_rule_preserves_value(e, bounds):
                 assert_equal_on(node, new, env)
 
 
+@RULE_FAMILY
 @given(div_mod_expressions(), envs)
 def test_simplified_expression_is_equal_idempotent_and_never_larger(e, bounds):
     env = dict(zip(VARS, bounds))
@@ -240,6 +244,7 @@ def test_simplified_expression_is_equal_idempotent_and_never_larger(e, bounds):
     assert size(once) <= size(e) + SIZE_SLACK
 
 
+@RULE_FAMILY
 @given(st.tuples(div_mod_expressions(), intervals(-30, 60, 40)), envs)
 def test_every_constraint_rule_preserves_the_satisfying_points(constraint, bounds):
     expr, iv = constraint
@@ -261,6 +266,7 @@ def test_every_constraint_rule_preserves_the_satisfying_points(constraint, bound
                               (after >= new_iv.lo) & (after <= new_iv.hi)), rule.__name__
 
 
+@RULE_FAMILY
 @given(indexing_maps(negative_divisors=True))
 def test_simplify_preserves_meaning_and_is_idempotent(m):
     got = simplify(m)
