@@ -2,8 +2,9 @@
 
 Two maps are equal when they relate the same pairs (source index, target index): the same
 domain, and at every source index the same image. :func:`equal` decides it by exhaustive
-enumeration with numpy when the domain box is small enough; otherwise it says it cannot
-decide (a z3 proof for large domains is planned).
+enumeration with numpy when the domain box is small enough, and otherwise with the z3 SMT
+solver (division and modulus by constants are linear integer arithmetic): a proof, or a
+concrete counterexample. z3 is optional (``pip install 'symidx[proofs]'``).
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from symidx.errors import MapError, TooLargeError
-from symidx.expr import bounds
+from typing import Any
+
+from symidx.errors import MapError, SymidxError, TooLargeError
+from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod, bounds
 from symidx.indexing_map import IndexingMap
 
-__all__ = ["Verdict", "equal", "relation", "EXHAUSTIVE_LIMIT"]
+__all__ = ["Verdict", "equal", "prove", "relation", "EXHAUSTIVE_LIMIT"]
 
 EXHAUSTIVE_LIMIT = 20_000_000  # points of the (dims x symbols) box enumerated at most
 _SAFE = 2**62
@@ -51,6 +54,8 @@ def _tuple_text(t: tuple[int, ...]) -> str:
 
 
 def _image_text(image: frozenset[tuple[int, ...]] | None) -> str:
+    if image is None:
+        return "(an image too large to list)"
     if not image:
         return "outside the domain"
     items = sorted(image)
@@ -99,8 +104,18 @@ def _check_magnitudes(m: IndexingMap) -> None:
             raise TooLargeError(f"values of {e} exceed 64-bit integers; cannot enumerate")
 
 
-def equal(a: IndexingMap, b: IndexingMap, limit: int = EXHAUSTIVE_LIMIT) -> Verdict:
-    """Decide whether ``a`` and ``b`` are the same function on the same domain."""
+def equal(a: IndexingMap, b: IndexingMap, limit: int = EXHAUSTIVE_LIMIT,
+          method: str = "auto") -> Verdict:
+    """Decide whether ``a`` and ``b`` are the same function on the same domain.
+
+    ``method``: ``"exhaustive"`` (numpy enumeration of the domain box, up to ``limit``
+    points), ``"z3"`` (a proof or a counterexample from the SMT solver), or ``"auto"``
+    (exhaustive when the box is small enough, z3 otherwise)."""
+    if method not in ("auto", "exhaustive", "z3"):
+        raise MapError(f"unknown method {method!r}: choose auto, exhaustive or z3")
+    if method == "z3" or (method == "auto" and not (a.is_undefined or b.is_undefined)
+                          and max(a.domain_size(), b.domain_size()) > limit):
+        return prove(a, b)
     if a.is_known_empty or b.is_known_empty:  # "KNOWN EMPTY" text carries no arity
         other = b if a.is_known_empty else a
         rows = relation(other, limit)
@@ -143,3 +158,141 @@ def _image_at(rel: np.ndarray, point: tuple[int, ...]) -> frozenset[tuple[int, .
     hit = np.all(rel[:, :n] == np.asarray(point, dtype=np.int64), axis=1) if n else \
         np.ones(len(rel), dtype=bool)
     return frozenset(tuple(int(v) for v in row[n:]) for row in rel[hit])
+
+
+# --------------------------------------------------------------------------- z3 proofs
+def _z3() -> Any:
+    try:
+        import z3
+    except ImportError:
+        raise SymidxError("the domain is too large to enumerate and z3 is not installed: "
+                          "pip install 'symidx[proofs]'") from None
+    return z3
+
+
+class _Encoder:
+    """Index expressions as z3 integer terms. ``x floordiv c`` becomes a fresh ``q`` with
+    ``c*q <= x <= c*q + c - 1`` (``c > 0``; mirrored for ``c < 0``), so everything stays
+    in linear integer arithmetic; ``mod`` is ``x - c*q``."""
+
+    def __init__(self, z3: Any, env: dict[Any, Any], tag: str):
+        self.z3 = z3
+        self.env = env
+        self.tag = tag
+        self.aux: list[Any] = []
+        self.defs: list[Any] = []
+        self.memo: dict[Expr, Any] = {}
+
+    def __call__(self, e: Expr) -> Any:
+        got = self.memo.get(e)
+        if got is None:
+            got = self.memo[e] = self._encode(e)
+        return got
+
+    def _encode(self, e: Expr) -> Any:
+        z3 = self.z3
+        if e.is_Integer:
+            return z3.IntVal(int(e))
+        if e.is_Symbol:
+            return self.env[e]
+        args = [self(a) for a in e.args]
+        if e.is_Add:
+            return z3.Sum(*args)
+        if e.is_Mul:
+            result = args[0]
+            for a in args[1:]:
+                result = result * a
+            return result
+        if e.is_Pow and e.args[1].is_Integer and int(e.args[1]) > 0:
+            result = args[0]
+            for _ in range(int(e.args[1]) - 1):
+                result = result * args[0]
+            return result
+        if isinstance(e, (FloorDiv, Mod, CeilDiv)):
+            if not e.args[1].is_Integer:
+                raise SymidxError(f"cannot prove with a non-constant divisor: {e}")
+            c = int(e.args[1])
+            x = args[0] if not isinstance(e, CeilDiv) else -args[0]
+            q = z3.Int(f"{self.tag}q{len(self.aux)}")
+            self.aux.append(q)
+            if c > 0:
+                self.defs.append(z3.And(c * q <= x, x <= c * q + c - 1))
+            else:
+                self.defs.append(z3.And(c * q >= x, x >= c * q + c + 1))
+            if isinstance(e, FloorDiv):
+                return q
+            if isinstance(e, CeilDiv):
+                return -q
+            return x - c * q
+        if isinstance(e, (Min, Max)):
+            a, b = args
+            return z3.If(a <= b, a, b) if isinstance(e, Min) else z3.If(a >= b, a, b)
+        raise SymidxError(f"cannot encode {e} for z3")
+
+
+def _membership(z3: Any, m: IndexingMap, enc: _Encoder, values: list[Any]) -> Any:
+    """The formula "these values of m's variables are in its domain"."""
+    parts = [z3.And(b.lo <= v, v <= b.hi) for v, b in zip(values, m.all_bounds)]
+    parts += [z3.And(iv.lo <= enc(c), enc(c) <= iv.hi) for c, iv in m.constraints]
+    return z3.And(*parts) if parts else z3.BoolVal(True)
+
+
+def _image_not_covered(z3: Any, a: IndexingMap, b: IndexingMap, dims: list[Any]) -> Any:
+    """A formula over ``dims`` (and fresh variables) that holds when some target of ``a``
+    at ``dims`` is not a target of ``b`` there."""
+    sa = [z3.Int(f"a_s{i}") for i in range(a.num_ranges + a.num_rts)]
+    enc_a = _Encoder(z3, dict(zip(a.all_vars, dims + sa)), "a_")
+    in_a = _membership(z3, a, enc_a, dims + sa)
+    ra = [enc_a(r) for r in a.results]
+    sb = [z3.Int(f"b_s{i}") for i in range(b.num_ranges + b.num_rts)]
+    enc_b = _Encoder(z3, dict(zip(b.all_vars, dims + sb)), "b_")
+    in_b = _membership(z3, b, enc_b, dims + sb)
+    hit = z3.And(in_b, *[x == y for x, y in zip(ra, (enc_b(r) for r in b.results))])
+    hit = z3.And(*enc_b.defs, hit) if enc_b.defs else hit
+    bound = sb + enc_b.aux
+    missed = z3.ForAll(bound, z3.Not(hit)) if bound else z3.Not(hit)
+    return z3.And(*enc_a.defs, in_a, missed) if enc_a.defs else z3.And(in_a, missed)
+
+
+def prove(a: IndexingMap, b: IndexingMap, timeout_ms: int = 60_000) -> Verdict:
+    """Decide equality with z3: a proof (``equal (z3 proof)``) or a counterexample."""
+    if a.is_undefined or b.is_undefined:
+        return equal(a, b, method="exhaustive")
+    if a.is_known_empty and b.is_known_empty:
+        return Verdict(True, "z3 proof")
+    if not (a.is_known_empty or b.is_known_empty) and \
+            (a.num_dims, a.num_results) != (b.num_dims, b.num_results):
+        return Verdict(False, "shape", reason=f"{a.num_dims} dims -> {a.num_results} "
+                       f"results vs {b.num_dims} dims -> {b.num_results} results")
+    z3 = _z3()
+    n = b.num_dims if a.is_known_empty else a.num_dims
+    dims = [z3.Int(f"d{i}") for i in range(n)]
+    for first, second in ((a, b), (b, a)):
+        if first.is_known_empty:
+            continue
+        solver = z3.Solver()
+        solver.set("timeout", timeout_ms)
+        if second.is_known_empty:
+            sa = [z3.Int(f"a_s{i}") for i in range(first.num_ranges + first.num_rts)]
+            enc = _Encoder(z3, dict(zip(first.all_vars, dims + sa)), "a_")
+            solver.add(_membership(z3, first, enc, dims + sa), *enc.defs)
+        else:
+            solver.add(_image_not_covered(z3, first, second, dims))
+        answer = solver.check()
+        if answer == z3.unknown:
+            raise TooLargeError(f"z3 could not decide ({solver.reason_unknown()})")
+        if answer == z3.sat:
+            model = solver.model()
+            point = tuple(model.eval(d, model_completion=True).as_long() for d in dims)
+            return Verdict(False, "z3", point, _z3_image(a, point), _z3_image(b, point))
+    return Verdict(True, "z3 proof")
+
+
+def _z3_image(m: IndexingMap, point: tuple[int, ...]) -> frozenset[tuple[int, ...]] | None:
+    """The image at one point, for the counterexample message (enumerated if small)."""
+    if m.is_known_empty:
+        return frozenset()
+    symbols = 1
+    for b in m.all_bounds[m.num_dims:]:
+        symbols *= b.size
+    return frozenset(m.image(point)) if symbols <= 1_000_000 else None
