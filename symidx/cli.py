@@ -57,6 +57,21 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="are two maps the same function on the same domain?")
     p.add_argument("a")
     p.add_argument("b")
+
+    p = sub.add_parser("maps", help="the indexing maps of one HLO instruction")
+    p.add_argument("file", help="HLO module text file, or - to read it from stdin")
+    p.add_argument("--instruction", help="instruction name (default: the entry root)")
+    p.add_argument("--direction", choices=("output-to-input", "input-to-output"),
+                   default="output-to-input")
+    p.add_argument("--operand", type=int, default=None,
+                   help="output-to-input: only operand K; input-to-output: input K (default 0)")
+    p.add_argument("--output", type=int, default=None,
+                   help="output K of a multi-output instruction (default 0)")
+    p.add_argument("--format", choices=("text", "json", "mlir"), default="text",
+                   help="text (default), json, or text with affine_map<...> maps")
+    _add_style(p)
+    p.add_argument("--physical", action="store_true",
+                   help="maps between physical (layout-ordered) indices")
     return ap
 
 
@@ -108,11 +123,34 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return 0 if verdict.equal else 1
 
 
+def _cmd_maps(args: argparse.Namespace) -> int:
+    from symidx.analysis import find_instruction, instruction_maps, render_maps
+    from symidx.hlo import parse_hlo
+
+    if args.file == "-":
+        text, source = sys.stdin.read(), "<stdin>"
+    else:
+        try:
+            with open(args.file, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise SymidxError(f"cannot read {args.file}: {getattr(e, 'strerror', None) or e}"
+                              ) from None
+        source = args.file
+    instr = find_instruction(parse_hlo(text, source=source), args.instruction)
+    direction = args.direction.replace("-", "_")
+    groups = instruction_maps(instr, direction, operand=args.operand, output=args.output,
+                              physical=args.physical)
+    print(render_maps(instr, direction, groups, args.format, args.style))
+    return 0
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "format": _cmd_format,
     "simplify": _cmd_simplify,
     "compose": _cmd_compose,
     "verify": _cmd_verify,
+    "maps": _cmd_maps,
 }
 
 

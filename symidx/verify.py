@@ -10,10 +10,9 @@ concrete counterexample. z3 is optional (``pip install 'symidx[proofs]'``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-
-from typing import Any
 
 from symidx.errors import MapError, SymidxError, TooLargeError
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod, bounds
