@@ -72,7 +72,8 @@ class IndexingMap:
         results: Iterable[Expr | int],
         ranges: Iterable[Interval | tuple[int, int]] = (),
         rts: Iterable[RuntimeVar | Interval | tuple[int, int]] = (),
-        constraints: Mapping[Expr, Interval] | Iterable[Constraint] = (),
+        constraints: Mapping[Expr, Interval] | Iterable[tuple[Expr, Interval | tuple[int, int]]]
+        = (),
         names: Sequence[str | None] | None = None,
         *,
         check: bool = True,
