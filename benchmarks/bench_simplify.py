@@ -19,9 +19,8 @@ import time
 from collections.abc import Callable
 
 from sympy import Integer
-from sympy.core.cache import clear_cache
 
-from symidx.expr import FloorDiv, Mod, dim
+from symidx.expr import FloorDiv, Mod, clear_caches, dim
 from symidx.indexing_map import IndexingMap, compose
 from symidx.simplify import simplify
 from symidx.syntax import parse_map
@@ -95,7 +94,7 @@ def median_time(fn: Callable[[], object], runs: int, fresh: bool = True) -> floa
     times = []
     for _ in range(runs):
         if fresh:
-            clear_cache()
+            clear_caches()
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)

@@ -195,6 +195,17 @@ def _variable(kind: str, index: int) -> Symbol:
 _VAR_INFO: dict[Symbol, tuple[str, int]] = {}
 
 
+def clear_caches() -> None:
+    """Forget every memoised result (sympy's cache and symidx's own), e.g. so that a
+    benchmark measures work on fresh expressions."""
+    from sympy.core.cache import clear_cache
+
+    from symidx.simplify.rules import clear_rule_caches
+
+    clear_cache()
+    clear_rule_caches()
+
+
 def dim(i: int) -> Symbol:
     """The symbol of dimension variable ``i``."""
     return _variable("d", i)

@@ -12,6 +12,7 @@ integer constant; ``x``, ``y`` are integer-valued expressions.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from math import gcd
 from typing import Protocol
 
@@ -33,8 +34,17 @@ Rule = Callable[[Expr, Context], "Expr | None"]
 
 
 # --- linear-form helpers -------------------------------------------------------------------
+def clear_rule_caches() -> None:
+    _terms.cache_clear()
+
+
 def terms(e: Expr) -> list[tuple[int, Expr]]:
     """``e`` as ``[(coefficient, monomial)]``; the constant has monomial ``1``."""
+    return list(_terms(e))
+
+
+@lru_cache(maxsize=8192)
+def _terms(e: Expr) -> tuple[tuple[int, Expr], ...]:
     parts = e.args if isinstance(e, Add) else (e,)
     out = []
     for t in parts:
@@ -46,7 +56,7 @@ def terms(e: Expr) -> list[tuple[int, Expr]]:
                 out.append((int(coeff), rest))
             else:  # pragma: no cover - our expressions have integer coefficients
                 out.append((1, t))
-    return out
+    return tuple(out)
 
 
 def from_terms(parts: list[tuple[int, Expr]]) -> Expr:
