@@ -1,0 +1,503 @@
+"""Ops that read a window of their operand: slice, pad, concatenate, dynamic-slice,
+dynamic-update-slice, gather.
+
+Static windows are affine with a restricted domain: slice's input-to-output map is
+``(d - start) floordiv stride`` on ``[start, last]`` with ``(d - start) mod stride = 0``; pad's
+output-to-input map is its mirror image, and negative padding simply cuts the domain.
+
+Dynamic offsets are runtime variables. HLO clamps a start index so the whole slice stays in
+bounds, so each variable's feasible interval is ``[0, operand_dim - slice_size]``; its
+provenance is the instruction holding the value (``parameter(2)``, or the instruction's
+name) with a map from this map's dimensions to the element holding it (``(d0, d1) -> ()``
+for a scalar offset, ``(d0, d1, d2, d3) -> (d0, 1)`` for a gather index). An offset that is
+an integer constant is folded into the map, clamped as HLO clamps it.
+
+Over-approximations (as XLA, and as the spec allows): the pad value is "read" by every
+output element; dynamic-update-slice's operand is "read" at every index (the updated window
+is not excluded: a map cannot express "outside an interval"); an update index ``d - rt``
+may fall outside the update for some values of ``rt`` (then nothing is read).
+
+Gather is handled in full generality: any ``offset_dims``, ``collapsed_slice_dims``,
+``start_index_map`` order, ``index_vector_dim`` (including the implicit trailing one) and
+``operand_batching_dims``/``start_indices_batching_dims``. In the input-to-output direction
+the runtime variables' provenance maps take the map's batch range variables as their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sympy import Integer
+
+from symidx.expr import Expr, FloorDiv, Mod, dim, rt, sym
+from symidx.hlo import HloInstruction
+from symidx.indexing_map import IndexingMap, RuntimeVar
+from symidx.interval import Interval
+from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
+from symidx.ops._common import (
+    attribute,
+    from_scalar,
+    hlo_reference,
+    identity,
+    known_start,
+    operand_dims,
+    output_dims,
+    require,
+    to_scalar,
+    var_or_zero,
+)
+
+# --- slice ----------------------------------------------------------------------------------
+
+
+def slice_operand_map(out: Sequence[int], starts: Sequence[int], strides: Sequence[int]
+                      ) -> IndexingMap:
+    """Output index -> operand index: ``d * stride + start``."""
+    return IndexingMap.create(out, [dim(i) * s + b for i, (b, s) in
+                                    enumerate(zip(starts, strides, strict=True))])
+
+
+def slice_output_map(operand: Sequence[int], out: Sequence[int], starts: Sequence[int],
+                     strides: Sequence[int]) -> IndexingMap:
+    """Operand index -> output index, on the operand elements the slice keeps."""
+    domain, results, constraints = [], [], []
+    for i, (n, b, s) in enumerate(zip(out, starts, strides, strict=True)):
+        domain.append(Interval(b, b + (n - 1) * s) if n > 0 else Interval(0, -1))
+        offset = dim(i) - b
+        results.append(FloorDiv(offset, s) if s > 1 else offset)
+        if s > 1:
+            constraints.append((Mod(offset, s), Interval(0, 0)))
+    del operand
+    return IndexingMap.create(domain, results, constraints=constraints)
+
+
+def _slice_attrs(instr: HloInstruction) -> tuple[list[int], list[int]]:
+    dims = attribute(instr.slice, instr, "slice")
+    operand, out = operand_dims(instr, 0), output_dims(instr)
+    require(len(dims) == len(operand) == len(out)
+            and all(d.stride > 0 and len(range(d.start, d.limit, d.stride)) == n
+                    for d, n in zip(dims, out, strict=True)),
+            instr, "slice= does not fit the operand and output shapes")
+    return [d.start for d in dims], [d.stride for d in dims]
+
+
+@rule(OUTPUT_TO_INPUT, "slice")
+def _slice_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+    starts, strides = _slice_attrs(instr)
+    return [[slice_operand_map(output_dims(instr), starts, strides)]]
+
+
+@rule(INPUT_TO_OUTPUT, "slice")
+def _slice_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+    starts, strides = _slice_attrs(instr)
+    return [[slice_output_map(operand_dims(instr, 0), output_dims(instr), starts, strides)]]
+
+
+# --- pad --------------------------------------------------------------------------------------
+
+
+def pad_operand_map(out: Sequence[int], operand: Sequence[int],
+                    padding: Sequence[tuple[int, int, int]]) -> IndexingMap:
+    """Output index -> operand index: ``(d - low) floordiv (interior + 1)`` on the output
+    positions that hold operand elements (``(d - low) mod (interior + 1) = 0``)."""
+    domain, results, constraints = [], [], []
+    for i, (m, n, (low, _, interior)) in enumerate(zip(out, operand, padding, strict=True)):
+        step = interior + 1
+        last = low + (n - 1) * step
+        domain.append(Interval(max(0, low), min(m - 1, last)) if n > 0 else Interval(0, -1))
+        offset = dim(i) - low
+        results.append(FloorDiv(offset, step) if step > 1 else offset)
+        if step > 1:
+            constraints.append((Mod(offset, step), Interval(0, 0)))
+    return IndexingMap.create(domain, results, constraints=constraints)
+
+
+def pad_output_map(out: Sequence[int], operand: Sequence[int],
+                   padding: Sequence[tuple[int, int, int]]) -> IndexingMap:
+    """Operand index -> output index: ``d * (interior + 1) + low``, on the operand elements
+    that negative padding does not cut off."""
+    domain, results = [], []
+    for i, (m, n, (low, _, interior)) in enumerate(zip(out, operand, padding, strict=True)):
+        step = interior + 1
+        first = max(0, -(low // step))  # smallest d with d * step + low >= 0
+        last = min(n - 1, (m - 1 - low) // step)
+        domain.append(Interval(first, last))
+        results.append(dim(i) * step + low)
+    return IndexingMap.create(domain, results)
+
+
+def _padding(instr: HloInstruction) -> list[tuple[int, int, int]]:
+    padding = attribute(instr.padding, instr, "padding")
+    operand, out = operand_dims(instr, 0), output_dims(instr)
+    require(len(padding) == len(operand) == len(out)
+            and all(p.interior >= 0 and n == p.low + p.high + max(0, (m - 1) * (p.interior + 1)
+                                                                   + 1)
+                    for p, m, n in zip(padding, operand, out, strict=True)),
+            instr, "padding= does not fit the operand and output shapes")
+    return [(p.low, p.high, p.interior) for p in padding]
+
+
+@rule(OUTPUT_TO_INPUT, "pad")
+def _pad_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+    out = output_dims(instr)
+    return [[pad_operand_map(out, operand_dims(instr, 0), _padding(instr))], [to_scalar(out)]]
+
+
+@rule(INPUT_TO_OUTPUT, "pad")
+def _pad_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+    out = output_dims(instr)
+    if operand_index == 1:
+        return [[from_scalar(out)]]
+    return [[pad_output_map(out, operand_dims(instr, 0), _padding(instr))]]
+
+
+# --- concatenate --------------------------------------------------------------------------
+
+
+def concatenate_operand_map(out: Sequence[int], axis: int, offset: int, size: int
+                            ) -> IndexingMap:
+    """Output index -> index of the operand placed at ``offset`` along ``axis``."""
+    domain = [Interval(offset, offset + size - 1) if i == axis else Interval(0, n - 1)
+              for i, n in enumerate(out)]
+    results = [dim(i) - offset if i == axis else dim(i) for i in range(len(out))]
+    return IndexingMap.create(domain, results)
+
+
+def concatenate_output_map(operand: Sequence[int], axis: int, offset: int) -> IndexingMap:
+    """Operand index -> output index."""
+    return IndexingMap.create(operand, [dim(i) + offset if i == axis else dim(i)
+                                        for i in range(len(operand))])
+
+
+def _concat_offsets(instr: HloInstruction) -> tuple[int, list[int], list[int]]:
+    dims = attribute(instr.dimensions, instr, "dimensions")
+    require(len(dims) == 1, instr, "dimensions= must name one dimension")
+    axis = dims[0]
+    sizes = [operand_dims(instr, k)[axis] for k in range(len(instr.operands))]
+    offsets = [sum(sizes[:k]) for k in range(len(sizes))]
+    return axis, offsets, sizes
+
+
+@rule(OUTPUT_TO_INPUT, "concatenate")
+def _concat_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+    axis, offsets, sizes = _concat_offsets(instr)
+    out = output_dims(instr)
+    return [[concatenate_operand_map(out, axis, o, n)] for o, n in zip(offsets, sizes, strict=True)]
+
+
+@rule(INPUT_TO_OUTPUT, "concatenate")
+def _concat_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+    axis, offsets, _ = _concat_offsets(instr)
+    return [[concatenate_output_map(operand_dims(instr, operand_index), axis,
+                                    offsets[operand_index])]]
+
+
+# --- runtime offsets ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetSource:
+    """Where the start index of one dimension comes from: an element of an instruction."""
+
+    instr: HloInstruction
+    element: tuple[int, ...] = ()
+
+
+def check_fits(instr: HloInstruction, small: Sequence[int], big: Sequence[int]) -> None:
+    """A slice of shape ``small`` must fit in ``big``."""
+    require(len(small) == len(big) and all(0 <= m <= n for m, n in zip(small, big, strict=True)),
+            instr, f"shape {list(small)} does not fit in {list(big)}")
+
+
+def offset_sources(instr: HloInstruction, first: int, rank: int) -> list[OffsetSource]:
+    """The offset of each dimension: one scalar operand per dimension from operand ``first``
+    on, or (older HLO) the elements of one rank-1 operand."""
+    rest = instr.operands[first:]
+    if len(rest) == 1 and len(operand_dims(instr, first)) == 1:
+        require(operand_dims(instr, first) == (rank,), instr, "the offsets do not fit")
+        return [OffsetSource(rest[0], (i,)) for i in range(rank)]
+    require(len(rest) == rank and all(not operand_dims(instr, first + i) for i in range(rank)),
+            instr, f"expected {rank} scalar offsets")
+    return [OffsetSource(op) for op in rest]
+
+
+def offset_term(source: OffsetSource, feasible: Interval, dims: Sequence[int | Interval],
+                rts: list[RuntimeVar]) -> Expr:
+    """The start index as an expression: a constant offset's clamped value (or an iota's
+    index, see :func:`known_start`), otherwise a new runtime variable (appended to ``rts``)
+    with provenance ``source``."""
+    element = [Integer(e) for e in source.element]
+    known = known_start(source.instr, element, feasible, {})
+    if known is not None:
+        return known
+    provenance = IndexingMap.create(dims, element)
+    rts.append(RuntimeVar(feasible, hlo_reference(source.instr), provenance))
+    return rt(len(rts) - 1)
+
+
+def _offsets_read(out: Sequence[int], sources: list[OffsetSource], instr: HloInstruction,
+                  first: int) -> list[list[IndexingMap]]:
+    """The maps to the offset operands: every output element reads every offset."""
+    if not sources or not sources[0].element:  # one scalar operand per dimension
+        return [[to_scalar(out)] for _ in sources]
+    ranges: list[tuple[int, int]] = []
+    return [[IndexingMap.create(out, [var_or_zero(len(sources), ranges)], ranges)]]
+
+
+def _offsets_written(out: Sequence[int], instr: HloInstruction, operand_index: int
+                     ) -> list[list[IndexingMap]]:
+    if operand_dims(instr, operand_index):  # a vector of offsets
+        return [[IndexingMap.create(operand_dims(instr, operand_index),
+                                    [sym(i) for i in range(len(out))],
+                                    [(0, n - 1) for n in out])]]
+    return [[from_scalar(out)]]
+
+
+# --- dynamic-slice ------------------------------------------------------------------------
+
+
+def dynamic_slice_operand_map(out: Sequence[int], operand: Sequence[int],
+                              sources: list[OffsetSource]) -> IndexingMap:
+    """Output index -> operand index: ``d + offset``."""
+    rts: list[RuntimeVar] = []
+    results = [dim(i) + offset_term(src, Interval(0, n - m), out, rts)
+               for i, (m, n, src) in enumerate(zip(out, operand, sources, strict=True))]
+    return IndexingMap.create(out, results, rts=rts)
+
+
+def dynamic_slice_output_map(out: Sequence[int], operand: Sequence[int],
+                             sources: list[OffsetSource]) -> IndexingMap:
+    """Operand index -> output index: ``d - offset``, where that lies in the slice."""
+    rts: list[RuntimeVar] = []
+    results, constraints = [], []
+    for i, (m, n, src) in enumerate(zip(out, operand, sources, strict=True)):
+        e = dim(i) - offset_term(src, Interval(0, n - m), operand, rts)
+        results.append(e)
+        constraints.append((e, Interval(0, m - 1)))
+    return IndexingMap.create(operand, results, rts=rts, constraints=constraints)
+
+
+@rule(OUTPUT_TO_INPUT, "dynamic-slice")
+def _ds_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+    out, operand = output_dims(instr), operand_dims(instr, 0)
+    check_fits(instr, out, operand)
+    sources = offset_sources(instr, 1, len(operand))
+    return ([[dynamic_slice_operand_map(out, operand, sources)]]
+            + _offsets_read(out, sources, instr, 1))
+
+
+@rule(INPUT_TO_OUTPUT, "dynamic-slice")
+def _ds_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+    out, operand = output_dims(instr), operand_dims(instr, 0)
+    check_fits(instr, out, operand)
+    if operand_index > 0:
+        return _offsets_written(out, instr, operand_index)
+    return [[dynamic_slice_output_map(out, operand, offset_sources(instr, 1, len(operand)))]]
+
+
+# --- dynamic-update-slice -----------------------------------------------------------------
+
+
+def dus_update_map(out: Sequence[int], update: Sequence[int], sources: list[OffsetSource]
+                   ) -> IndexingMap:
+    """Output index -> update index: ``d - offset`` (outside the update for some offsets)."""
+    rts: list[RuntimeVar] = []
+    results = [dim(i) - offset_term(src, Interval(0, n - u), out, rts)
+               for i, (n, u, src) in enumerate(zip(out, update, sources, strict=True))]
+    return IndexingMap.create(out, results, rts=rts)
+
+
+def dus_update_output_map(out: Sequence[int], update: Sequence[int],
+                          sources: list[OffsetSource]) -> IndexingMap:
+    """Update index -> output index: ``d + offset``."""
+    rts: list[RuntimeVar] = []
+    results = [dim(i) + offset_term(src, Interval(0, n - u), update, rts)
+               for i, (n, u, src) in enumerate(zip(out, update, sources, strict=True))]
+    return IndexingMap.create(update, results, rts=rts)
+
+
+@rule(OUTPUT_TO_INPUT, "dynamic-update-slice")
+def _dus_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+    out, update = output_dims(instr), operand_dims(instr, 1)
+    check_fits(instr, update, out)
+    sources = offset_sources(instr, 2, len(out))
+    return ([[identity(out)], [dus_update_map(out, update, sources)]]
+            + _offsets_read(out, sources, instr, 2))
+
+
+@rule(INPUT_TO_OUTPUT, "dynamic-update-slice")
+def _dus_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+    out, update = output_dims(instr), operand_dims(instr, 1)
+    check_fits(instr, update, out)
+    if operand_index == 0:
+        return [[identity(out)]]
+    if operand_index > 1:
+        return _offsets_written(out, instr, operand_index)
+    return [[dus_update_output_map(out, update, offset_sources(instr, 2, len(out)))]]
+
+
+# --- gather ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GatherGeometry:
+    """A gather's shapes and dimension numbers, with the correspondences derived from them.
+
+    Output dims not in ``offset_dims`` are batch dims; the ``t``-th of them
+    (``batch_out[t]``) walks the ``t``-th dim of the indices other than the index vector dim
+    (``batch_indices[t]``). Operand dims neither collapsed nor batching are window dims; the
+    ``k``-th of them (``window[k]``) is offset by output dim ``offset_dims[k]``.
+    """
+
+    operand: tuple[int, ...]
+    indices: tuple[int, ...]
+    out: tuple[int, ...]
+    offset_dims: tuple[int, ...]
+    collapsed: tuple[int, ...]
+    start_index_map: tuple[int, ...]
+    index_vector_dim: int
+    operand_batching: tuple[int, ...]
+    indices_batching: tuple[int, ...]
+    slice_sizes: tuple[int, ...]
+
+    @property
+    def batch_out(self) -> list[int]:
+        return [o for o in range(len(self.out)) if o not in self.offset_dims]
+
+    @property
+    def batch_indices(self) -> list[int]:
+        return [q for q in range(len(self.indices)) if q != self.index_vector_dim]
+
+    @property
+    def window(self) -> list[int]:
+        return [j for j in range(len(self.operand))
+                if j not in self.collapsed and j not in self.operand_batching]
+
+    def out_dim_of_indices_dim(self, q: int) -> int:
+        return self.batch_out[self.batch_indices.index(q)]
+
+    def indices_element(self, batch: dict[int, Expr], component: Expr) -> list[Expr]:
+        """The index into the indices tensor: ``batch`` gives the expression of each output
+        batch dim; ``component`` the position along the index vector dim."""
+        element = []
+        for q in range(len(self.indices)):
+            element.append(component if q == self.index_vector_dim
+                           else batch[self.out_dim_of_indices_dim(q)])
+        return element
+
+    def feasible(self, j: int) -> Interval:
+        """The start indices HLO's clamping allows along operand dim ``j``."""
+        return Interval(0, self.operand[j] - self.slice_sizes[j])
+
+
+def gather_geometry(instr: HloInstruction) -> GatherGeometry:
+    gdn = attribute(instr.gather_dimension_numbers, instr, "gather dimension numbers")
+    sizes = attribute(instr.slice_sizes, instr, "slice_sizes")
+    g = GatherGeometry(operand_dims(instr, 0), operand_dims(instr, 1), output_dims(instr),
+                       gdn.offset_dims, gdn.collapsed_slice_dims,
+                       gdn.start_index_map, gdn.index_vector_dim,
+                       gdn.operand_batching_dims,
+                       gdn.start_indices_batching_dims, sizes)
+    require(len(g.slice_sizes) == len(g.operand) and len(g.window) == len(g.offset_dims)
+            and len(g.batch_out) == len(g.batch_indices)
+            and len(g.operand_batching) == len(g.indices_batching)
+            and (g.index_vector_dim == len(g.indices) and len(g.start_index_map) == 1
+                 or g.index_vector_dim < len(g.indices)
+                 and g.indices[g.index_vector_dim] == len(g.start_index_map)),
+            instr, "inconsistent gather dimension numbers")
+    return g
+
+
+def gather_operand_map(g: GatherGeometry, indices_instr: HloInstruction) -> IndexingMap:
+    """Output index -> operand index: start (runtime) plus offset within the slice."""
+    batch = {o: dim(o) for o in g.batch_out}
+    rts: list[RuntimeVar] = []
+    results: list[Expr] = []
+    for j in range(len(g.operand)):
+        offset = dim(g.offset_dims[g.window.index(j)]) if j in g.window else Integer(0)
+        if j in g.start_index_map:
+            k = g.start_index_map.index(j)
+            element = g.indices_element(batch, Integer(k))
+            env = {dim(o): Interval(0, n - 1) for o, n in enumerate(g.out)}
+            start = known_start(indices_instr, element, g.feasible(j), env)
+            if start is None:
+                provenance = IndexingMap.create(g.out, element)
+                rts.append(RuntimeVar(g.feasible(j), hlo_reference(indices_instr), provenance))
+                start = rt(len(rts) - 1)
+            results.append(start + offset)
+        elif j in g.operand_batching:
+            q = g.indices_batching[g.operand_batching.index(j)]
+            results.append(dim(g.out_dim_of_indices_dim(q)))
+        else:
+            results.append(offset)
+    return IndexingMap.create(g.out, results, rts=rts)
+
+
+def gather_indices_map(g: GatherGeometry) -> IndexingMap:
+    """Output index -> indices elements: the whole index vector of its batch position."""
+    ranges: list[tuple[int, int]] = []
+    component = (var_or_zero(len(g.start_index_map), ranges)
+                 if g.index_vector_dim < len(g.indices) else None)
+    batch = {o: dim(o) for o in g.batch_out}
+    element = g.indices_element(batch, component if component is not None else Integer(0))
+    return IndexingMap.create(g.out, element, ranges)
+
+
+def gather_operand_output_map(g: GatherGeometry, indices_instr: HloInstruction
+                              ) -> IndexingMap:
+    """Operand index -> output index: any batch position (a range variable, unless it is a
+    batching dim), offset = index - start, within the slice."""
+    ranges: list[tuple[int, int]] = []
+    batch: dict[int, Expr] = {}
+    for q in g.batch_indices:
+        o = g.out_dim_of_indices_dim(q)
+        if q in g.indices_batching:
+            batch[o] = dim(g.operand_batching[g.indices_batching.index(q)])
+        else:
+            ranges.append((0, g.out[o] - 1))
+            batch[o] = sym(len(ranges) - 1)
+    rts: list[RuntimeVar] = []
+    offsets: dict[int, Expr] = {}
+    constraints: list[tuple[Expr, Interval]] = []
+    for j in range(len(g.operand)):
+        if j in g.operand_batching:
+            continue
+        offset: Expr = dim(j)
+        if j in g.start_index_map:
+            element = g.indices_element(batch, Integer(g.start_index_map.index(j)))
+            provenance = IndexingMap.create(g.operand, element, ranges)
+            rts.append(RuntimeVar(g.feasible(j), hlo_reference(indices_instr), provenance))
+            offset = offset - rt(len(rts) - 1)
+        constraints.append((offset, Interval(0, g.slice_sizes[j] - 1)))
+        offsets[j] = offset
+    results = [batch[o] if o in batch else offsets[g.window[g.offset_dims.index(o)]]
+               for o in range(len(g.out))]
+    return IndexingMap.create(g.operand, results, ranges, rts, constraints)
+
+
+def gather_indices_output_map(g: GatherGeometry) -> IndexingMap:
+    """Indices index -> output index: its batch position, every offset."""
+    ranges: list[tuple[int, int]] = []
+    results: list[Expr] = []
+    for o in range(len(g.out)):
+        if o in g.offset_dims:
+            ranges.append((0, g.out[o] - 1))
+            results.append(sym(len(ranges) - 1))
+        else:
+            results.append(dim(g.batch_indices[g.batch_out.index(o)]))
+    return IndexingMap.create(g.indices, results, ranges)
+
+
+@rule(OUTPUT_TO_INPUT, "gather")
+def _gather_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+    g = gather_geometry(instr)
+    return [[gather_operand_map(g, instr.operands[1])], [gather_indices_map(g)]]
+
+
+@rule(INPUT_TO_OUTPUT, "gather")
+def _gather_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+    g = gather_geometry(instr)
+    if operand_index == 0:
+        return [[gather_operand_output_map(g, instr.operands[1])]]
+    return [[gather_indices_output_map(g)]]
