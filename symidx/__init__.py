@@ -6,7 +6,14 @@ Indexing maps are sympy expressions over dimension (``d``), range (``s``) and ru
 :func:`equal`; the command line is ``symidx`` (see ``symidx --help``).
 """
 
-from symidx.errors import MapError, ParseError, SymidxError, TooLargeError, UnsupportedOpError
+from symidx.errors import (
+    HloShapeError,
+    MapError,
+    ParseError,
+    SymidxError,
+    TooLargeError,
+    UnsupportedOpError,
+)
 from symidx.expr import CeilDiv, FloorDiv, Mod, dim, rt, sym
 from symidx.indexing_map import IndexingMap, RuntimeVar, compose
 from symidx.interval import Interval
@@ -16,10 +23,27 @@ from symidx.verify import Verdict, equal
 
 __version__ = "0.1.0"
 
+# The HLO side (networkx) loads on first use, so the map core imports alone.
+_LAZY = {
+    "parse_hlo": "symidx.hlo",
+    "output_to_input": "symidx.ops",
+    "input_to_output": "symidx.ops",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'symidx' has no attribute {name!r}")
+
 __all__ = [
     "IndexingMap", "Interval", "RuntimeVar", "compose", "simplify", "remove_unused_symbols",
     "parse_map", "parse_expr", "print_map", "print_expr", "equal", "Verdict",
     "FloorDiv", "Mod", "CeilDiv", "dim", "sym", "rt",
+    "parse_hlo", "output_to_input", "input_to_output",
     "SymidxError", "ParseError", "MapError", "UnsupportedOpError", "TooLargeError",
+    "HloShapeError",
     "__version__",
 ]

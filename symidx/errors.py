@@ -47,6 +47,10 @@ class UnsupportedOpError(SymidxError):
         super().__init__(f"unsupported op: {opcode}" + (f" ({detail})" if detail else ""))
 
 
+class HloShapeError(SymidxError, ValueError):
+    """An HLO instruction whose shapes or attributes do not fit its opcode."""
+
+
 class MapError(SymidxError, ValueError):
     """An operation on maps that does not fit them (rank mismatch, unbound variable, ...)."""
 

@@ -597,7 +597,8 @@ _KIND_OFFSET = {"d": 0, "s": 1 << 20, "rt": 2 << 20}
 
 def order_key(expr: Expr) -> tuple[Any, ...]:
     """XLA's canonical order of terms: sums < products < mod < floordiv < ceildiv < max <
-    min < variables (dims, range, runtime, by position) < constants; ties by operands."""
+    min < variables (dims, range, runtime, by position) < constants; ties by operands. A
+    negated variable sorts as the variable (XLA prints ``d0 - s0`` and ``-d1 + 16``)."""
     if expr.is_Integer:
         return (_CONST_RANK, int(expr))
     if expr.is_Symbol:
@@ -605,6 +606,8 @@ def order_key(expr: Expr) -> tuple[Any, ...]:
     if isinstance(expr, Mul):
         coeff, factors = _split_mul(expr)
         lhs = _product_key(factors)
+        if coeff == -1 and len(factors) == 1 and factors[0].is_Symbol:
+            return lhs + (1,)  # -x sorts with x (just after it): d0 - s0, -d1 + 16
         return lhs if coeff == 1 else (1, lhs, (_CONST_RANK, coeff))
     if isinstance(expr, Pow):
         return _product_key(_pow_factors(expr))
@@ -801,8 +804,13 @@ def print_map(m: IndexingMap, style: str = "doc") -> str:
     return text + _provenance_text(m, rts, style)
 
 
+def _map_line(m: IndexingMap) -> str:
+    """A provenance map in one line, without sections of its own (as XLA prints them)."""
+    return print_map(m, "xla").split("\nruntime variables:")[0]
+
+
 def _provenance_text(m: IndexingMap, rt_names: list[str], style: str) -> str:
-    lines = [f"{name}: {v.hlo or '?'}; " + (print_map(v.map, "xla") if v.map else "UNDEFINED")
+    lines = [f"{name}: {v.hlo or '?'}; " + (_map_line(v.map) if v.map else "UNDEFINED")
              for name, v in zip(rt_names, m.rts) if v.map is not None or v.hlo]
     if not lines:
         return ""

@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from sympy import Integer, Symbol
 
-from symidx.errors import SymidxError
+from symidx.errors import HloShapeError
 from symidx.expr import Expr, bounds, dim, sym
 from symidx.hlo import HloInstruction, Shape, ShapeLike, TupleShape
 from symidx.indexing_map import IndexingMap
@@ -15,10 +15,6 @@ from symidx.interval import Interval
 
 Dims = tuple[int, ...]
 T = TypeVar("T")
-
-
-class HloShapeError(SymidxError):
-    """An instruction whose shapes or attributes do not fit its opcode."""
 
 
 def array_dims(shape: ShapeLike, what: str) -> Dims:

@@ -185,8 +185,8 @@ def mod_single_period(node: Expr, ctx: Context) -> Expr | None:
 
 
 def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
-    """``M(c*q + y, c) = M(y, c)``: multiples of ``c`` do not change the remainder (a
-    constant ``k`` with ``|k| >= c`` becomes ``k mod c``)."""
+    """``M(c*q + y, c) = M(y, c)``: terms that are multiples of ``c`` (a constant too) do not
+    change the remainder. Other constants stay as written (``(d0 + 3) mod 2``), as XLA's."""
     c = positive_divisor(node)
     if c is None:
         return None
@@ -194,9 +194,7 @@ def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
     kept = []
     changed = False
     for coeff, mono in parts:
-        if mono == 1 and abs(coeff) >= c:  # reduce a constant only when that shrinks it
-            coeff, changed = coeff % c, True
-        elif coeff % c == 0:
+        if coeff % c == 0:
             changed = True
             continue
         kept.append((coeff, mono))
