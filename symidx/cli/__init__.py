@@ -1,0 +1,59 @@
+"""The ``symidx`` command line.
+
+``main(argv)`` prints to stdout and returns the exit code: 0 success, 1 a negative answer
+(``verify`` found the maps different), 2 bad input or usage. Bad input is reported on
+stderr as one line with its location (and the offending line with a caret under the spot),
+never as a traceback.
+
+Each command lives in its own module here and registers itself through ``register(sub)``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from symidx.cli import maps, mapverbs
+from symidx.cli.common import Parser, UsageError
+from symidx.errors import ParseError, SymidxError
+
+__all__ = ["main", "main_entry"]
+
+COMMAND_MODULES = (mapverbs, maps)
+
+
+def build_parser() -> Parser:
+    ap = Parser(prog="symidx", description="Symbolic indexing maps for XLA HLO and layouts.")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for module in COMMAND_MODULES:
+        module.register(sub)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        return int(args.run(args))
+    except SystemExit as e:  # --help and --version
+        return e.code if isinstance(e.code, int) else 0
+    except UsageError as e:
+        print(parser.format_usage().rstrip(), file=sys.stderr)
+        print(e, file=sys.stderr)
+        return 2
+    except ParseError as e:
+        print(f"symidx: error: {e}", file=sys.stderr)
+        print(e.excerpt(), file=sys.stderr)
+        return 2
+    except SymidxError as e:
+        print(f"symidx: error: {e}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print("symidx: error: input nested too deeply", file=sys.stderr)
+        return 2
+
+
+def main_entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

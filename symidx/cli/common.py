@@ -1,0 +1,45 @@
+"""What every command shares: the argument parser class, ``--style``, reading input."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from symidx.errors import SymidxError
+from symidx.indexing_map import IndexingMap
+from symidx.syntax import STYLES, parse_map
+
+
+class UsageError(Exception):
+    """Bad command-line usage (exit code 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, reporting usage errors by exception so ``main`` returns instead of
+    exiting the interpreter."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def add_style(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--style", choices=STYLES, default="doc",
+                   help="doc: the seeds' multi-line form (default); xla: one line as current "
+                        "XLA prints; mlir: affine_map<...>")
+
+
+def read_map(arg: str, label: str) -> IndexingMap:
+    """A map from a command-line argument, or from stdin for ``-``."""
+    text = sys.stdin.read() if arg == "-" else arg
+    return parse_map(text, source=label)
+
+
+def read_text_file(path: str) -> tuple[str, str]:
+    """(text, source label) of a file, or of stdin for ``-``."""
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    except (OSError, UnicodeDecodeError) as e:
+        raise SymidxError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None

@@ -1,0 +1,78 @@
+"""``symidx format | simplify | compose | verify``: commands on map text."""
+
+from __future__ import annotations
+
+import argparse
+
+from symidx.cli.common import add_style, read_map
+from symidx.indexing_map import compose
+from symidx.syntax import print_expr, print_map
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("format", help="parse a map and print it in canonical text, unchanged")
+    p.add_argument("map", help="map text, or - to read it from stdin")
+    add_style(p)
+    p.set_defaults(run=run_format)
+
+    p = sub.add_parser("simplify", help="print the simplified map")
+    p.add_argument("map", help="map text, or - to read it from stdin")
+    p.add_argument("--explain", action="store_true",
+                   help="also print each rewrite step (rule, before, after)")
+    add_style(p)
+    p.set_defaults(run=run_simplify)
+
+    p = sub.add_parser("compose", help="second ∘ first (first applied first), simplified")
+    p.add_argument("first")
+    p.add_argument("second")
+    p.add_argument("--no-simplify", action="store_true", help="print the raw composition")
+    add_style(p)
+    p.set_defaults(run=run_compose)
+
+    p = sub.add_parser("verify", help="are two maps the same function on the same domain?")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.set_defaults(run=run_verify)
+
+
+def run_format(args: argparse.Namespace) -> int:
+    print(print_map(read_map(args.map, "map"), args.style))
+    return 0
+
+
+def run_simplify(args: argparse.Namespace) -> int:
+    from symidx.simplify import simplify
+
+    m = read_map(args.map, "map")
+    if args.explain:
+        result = simplify(m, trace=True)
+        names = dict(zip(m.all_vars, m.display_names()))
+        style = "xla" if args.style == "xla" else "doc"
+        for step in result.trace:
+            before = print_expr(step.before, names, style)
+            after = print_expr(step.after, names, style)
+            print(f"{step.rule}: {before}  =>  {after}")
+        print(f"{len(result.trace)} rewrite step(s)")
+        print()
+        m = result.map
+    else:
+        m = simplify(m)
+    print(print_map(m, args.style))
+    return 0
+
+
+def run_compose(args: argparse.Namespace) -> int:
+    from symidx.simplify import simplify
+
+    first, second = read_map(args.first, "first"), read_map(args.second, "second")
+    composed = compose(first, second)
+    print(print_map(composed if args.no_simplify else simplify(composed), args.style))
+    return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from symidx.verify import equal
+
+    verdict = equal(read_map(args.a, "a"), read_map(args.b, "b"))
+    print(verdict.describe())
+    return 0 if verdict.equal else 1
