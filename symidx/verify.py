@@ -18,7 +18,7 @@ from symidx.errors import MapError, SymidxError, TooLargeError
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod, bounds
 from symidx.indexing_map import IndexingMap
 
-__all__ = ["Verdict", "equal", "prove", "relation", "EXHAUSTIVE_LIMIT"]
+__all__ = ["Verdict", "equal", "prove", "relation", "check_step", "EXHAUSTIVE_LIMIT"]
 
 EXHAUSTIVE_LIMIT = 20_000_000  # points of the (dims x symbols) box enumerated at most
 _SAFE = 2**62
@@ -157,6 +157,25 @@ def _image_at(rel: np.ndarray, point: tuple[int, ...]) -> frozenset[tuple[int, .
     hit = np.all(rel[:, :n] == np.asarray(point, dtype=np.int64), axis=1) if n else \
         np.ones(len(rel), dtype=bool)
     return frozenset(tuple(int(v) for v in row[n:]) for row in rel[hit])
+
+
+def check_step(step: Any, limit: int = EXHAUSTIVE_LIMIT) -> Verdict:
+    """Does a simplifier step (:class:`symidx.simplify.Step`) hold: are ``before`` and
+    ``after`` equal for every value of the variables in the step's intervals?"""
+    from symidx.expr import dim, substitute
+
+    variables = [v for v, _ in step.env]
+    rename = {v: dim(i) for i, v in enumerate(variables)}
+    before, after = substitute([step.before, step.after], rename)
+    intervals = [b for _, b in step.env]
+    if step.before_interval is not None:  # a constraint: the same points satisfy both
+        return equal(IndexingMap.create(intervals, [], constraints=[(before,
+                                                                     step.before_interval)]),
+                     IndexingMap.create(intervals, [], constraints=[(after,
+                                                                     step.after_interval)]),
+                     limit)
+    return equal(IndexingMap.create(intervals, [before], check=False),
+                 IndexingMap.create(intervals, [after], check=False), limit)
 
 
 # --------------------------------------------------------------------------- z3 proofs

@@ -97,3 +97,16 @@ def test_python_dash_m_entry_point():
     bad = subprocess.run([sys.executable, "-m", "symidx", "format", "(d0) -> ("],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_verify_trace_checks_every_step():
+    text = ("(d0, d1) -> (((d1 * 2 + d0 floordiv 64) mod 3) * 256 + (d0 mod 64) * 4 + "
+            "((d1 * 128 + d0) floordiv 192) * 768), domain: d0 in [0, 127], d1 in [0, 3071]")
+    code, out, _ = run(["verify", "--trace", text])
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 3
+    assert all(line.endswith("equal (exhaustive)") for line in lines)
+    assert lines[0].startswith("step 1 sum_recombine_div_mod: ")
+    assert lines[-1] == "2 step(s); simplified map: equal (exhaustive)"
+    assert run(["verify", "--trace", text, text])[0] == 2
+    assert run(["verify", text])[0] == 2

@@ -329,3 +329,21 @@ def test_termination_is_bounded():
         x = FloorDiv(x + Mod(x, c), c) + Mod(x * 3 + 1, c)
     m = IndexingMap.create([Interval(0, 2000)], [x])
     assert_same_function(simplify(m), m)
+
+
+@RULE_FAMILY
+@given(indexing_maps(negative_divisors=True, max_constraints=3))
+def test_every_recorded_step_checks_out(m):
+    from symidx.verify import check_step
+
+    result = simplify(m, trace=True)
+    for step in result.trace:
+        verdict = check_step(step)
+        assert verdict.equal, (step.rule, verdict.describe())
+
+
+def test_constraint_folds_are_recorded():
+    m = parse_map("(d0)[s0] -> (d0), domain: d0 in [0, 99], s0 in [-99, 99], "
+                  "s0 floordiv 3 in [-11, -5], d0 * 6 + 5 in [0, 35]")
+    rules = [s.rule for s in simplify(m, trace=True).trace]
+    assert sorted(rules) == ["fold_common_factor", "fold_constant_term", "fold_floordiv"]

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from symidx.cli.common import add_style, read_map
-from symidx.indexing_map import compose
+from sympy import Symbol
+
+from symidx.cli.common import UsageError, add_style, read_map
+from symidx.expr import Expr
+from symidx.indexing_map import IndexingMap, compose
+from symidx.interval import Interval
 from symidx.syntax import print_expr, print_map
 
 
@@ -29,9 +33,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_style(p)
     p.set_defaults(run=run_compose)
 
-    p = sub.add_parser("verify", help="are two maps the same function on the same domain?")
+    p = sub.add_parser("verify", help="are two maps the same function on the same domain?",
+                       description="Prints 'equal (<method>)' (exit 0) or 'different at <point>: "
+                                   "<A's image> vs <B's image>' (exit 1). With --trace and one "
+                                   "map: simplify it and check every rewrite step.")
     p.add_argument("a")
-    p.add_argument("b")
+    p.add_argument("b", nargs="?")
+    p.add_argument("--trace", action="store_true",
+                   help="check every step of the simplifier's trace of map A")
     p.set_defaults(run=run_verify)
 
 
@@ -73,6 +82,37 @@ def run_compose(args: argparse.Namespace) -> int:
 def run_verify(args: argparse.Namespace) -> int:
     from symidx.verify import equal
 
+    if args.trace:
+        if args.b is not None:
+            raise UsageError("verify --trace takes one map")
+        return _verify_trace(read_map(args.a, "a"))
+    if args.b is None:
+        raise UsageError("verify takes two maps (or one with --trace)")
     verdict = equal(read_map(args.a, "a"), read_map(args.b, "b"))
     print(verdict.describe())
     return 0 if verdict.equal else 1
+
+
+def _step_side(e: Expr, interval: Interval | None, names: dict[Symbol, str]) -> str:
+    text = print_expr(e, names, "xla")
+    return text if interval is None else f"{text} in {interval}"
+
+
+def _verify_trace(m: IndexingMap) -> int:
+    """Simplify ``m``, check each recorded step and the end result; exit 1 on any failure."""
+    from symidx.simplify import simplify
+    from symidx.verify import check_step, equal
+
+    result = simplify(m, trace=True)
+    names = dict(zip(m.all_vars, m.display_names()))
+    failures = 0
+    for k, step in enumerate(result.trace, 1):
+        verdict = check_step(step)
+        failures += not verdict.equal
+        print(f"step {k} {step.rule}: {_step_side(step.before, step.before_interval, names)}"
+              f"  =>  {_step_side(step.after, step.after_interval, names)}: "
+              f"{verdict.describe()}")
+    overall = equal(m, result.map)
+    failures += not overall.equal
+    print(f"{len(result.trace)} step(s); simplified map: {overall.describe()}")
+    return 0 if failures == 0 else 1

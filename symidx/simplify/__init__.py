@@ -108,8 +108,11 @@ def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool) -
             for rule in CONSTRAINT_RULES:
                 folded = rule(expr, iv, rw)
                 if folded is not None:
-                    expr, iv = folded[0], folded[1]
-                    expr = rw.simplify(expr)
+                    new_expr, new_iv = rw.simplify(folded[0]), folded[1]
+                    if steps is not None:
+                        steps.append(Step(rule.__name__, expr, new_expr, tuple(env.items()),
+                                          iv, new_iv))
+                    expr, iv = new_expr, new_iv
                     break
             else:
                 break

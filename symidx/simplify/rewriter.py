@@ -24,11 +24,17 @@ DEFAULT_MAX_STEPS = 2_000
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One rewrite: the rule's name and the sub-expression before and after."""
+    """One rewrite: the rule's name, the sub-expression before and after, and the variable
+    intervals under which the rewrite holds (those of the round that made it). A step on a
+    constraint also has the intervals: ``before in before_interval`` holds exactly where
+    ``after in after_interval`` does."""
 
     rule: str
     before: Expr
     after: Expr
+    env: tuple[tuple[Symbol, Interval], ...] = ()
+    before_interval: Interval | None = None
+    after_interval: Interval | None = None
 
 
 class Rewriter:
@@ -38,6 +44,7 @@ class Rewriter:
                  max_steps: int = DEFAULT_MAX_STEPS):
         self.env = env
         self.trace = trace
+        self._env_items = tuple(env.items()) if trace is not None else ()
         self.steps_left = max_steps
         self._memo: dict[Expr, Expr] = {}
         self._bounds: dict[Expr, Interval] = {}
@@ -80,7 +87,7 @@ class Rewriter:
                     continue
                 self.steps_left -= 1
                 if self.trace is not None:
-                    self.trace.append(Step(rule.__name__, node, new))
+                    self.trace.append(Step(rule.__name__, node, new, self._env_items))
                 node = self._memo.get(new) or self._with_simplified_args(new)
                 break
             else:
