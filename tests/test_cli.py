@@ -55,7 +55,7 @@ def test_simplify_and_explain():
         "(d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 14]\n")
     code, out, _ = run(["simplify", text, "--explain", "--style", "xla"])
     assert code == 0
-    assert "floordiv_constant: d1 / 16  =>  0" in out
+    assert "constant_by_range: d1 / 16  =>  0" in out
     assert "mod_single_period: d1 mod 16  =>  d1" in out
     assert out.rstrip().endswith("(d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 14]")
 

@@ -71,20 +71,15 @@ def positive_divisor(node: Expr) -> int | None:
     return None
 
 
+# --- any operation ---------------------------------------------------------------------------
+def constant_by_range(node: Expr, ctx: Context) -> Expr | None:
+    """``F(x, c) = k`` when every value of ``x`` lies in ``[k*c, k*c + c - 1]``; in general,
+    an operation whose range is a single value is that value (``ceildiv`` likewise)."""
+    b = ctx.bounds(node)
+    return Integer(b.lo) if b.is_point else None
+
+
 # --- FloorDiv -------------------------------------------------------------------------------
-def floordiv_constant(node: Expr, ctx: Context) -> Expr | None:
-    """``F(x, c) = k`` when every value of ``x`` lies in ``[k*c, k*c + c - 1]``."""
-    c = positive_divisor(node)
-    if c is None:
-        return None
-    b = ctx.bounds(node.args[0])
-    if b.is_empty:
-        return None
-    if b.lo // c == b.hi // c:
-        return Integer(b.lo // c)
-    return None
-
-
 def floordiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
     """``F(c*q + y, c) = q + F(y, c)``: terms whose coefficient is a multiple of ``c``
     (and a constant that is a multiple of ``c``) leave the division exactly."""
@@ -275,7 +270,7 @@ def sum_to_mod(node: Expr, ctx: Context) -> Expr | None:
     return None
 
 
-# --- min / max / ceildiv -------------------------------------------------------------------
+# --- min / max -------------------------------------------------------------------
 def minmax_by_range(node: Expr, ctx: Context) -> Expr | None:
     """``min(a, b) = a`` when ``a - b <= 0`` everywhere (``max(a, b) = a`` when
     ``a - b >= 0``): the difference's range decides, so ``max(d0, d0 - 1) = d0``."""
@@ -291,27 +286,14 @@ def minmax_by_range(node: Expr, ctx: Context) -> Expr | None:
     return None
 
 
-def ceildiv_constant(node: Expr, ctx: Context) -> Expr | None:
-    """``ceildiv(x, c) = k`` when ``x`` lies in one ``c``-block: ``ceil`` is constant there."""
-    c = positive_divisor(node)
-    if c is None:
-        return None
-    b = ctx.bounds(node.args[0])
-    if b.is_empty:
-        return None
-    if -(-b.lo // c) == -(-b.hi // c):
-        return Integer(-(-b.lo // c))
-    return None
-
-
 # --- the rule table ------------------------------------------------------------------------------
 RULES: dict[type, tuple[Rule, ...]] = {
-    FloorDiv: (floordiv_constant, floordiv_extract_multiples, floordiv_drop_remainder,
+    FloorDiv: (constant_by_range, floordiv_extract_multiples, floordiv_drop_remainder,
                floordiv_nested, floordiv_of_mod),
     Mod: (mod_single_period, mod_drop_multiples, mod_factor_gcd, mod_nested),
     Add: (sum_recombine_div_mod, sum_to_mod),
     Min: (minmax_by_range,),
     Max: (minmax_by_range,),
-    CeilDiv: (ceildiv_constant,),
+    CeilDiv: (constant_by_range,),
     Mul: (),
 }
