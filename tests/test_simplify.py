@@ -347,3 +347,26 @@ def test_constraint_folds_are_recorded():
                   "s0 floordiv 3 in [-11, -5], d0 * 6 + 5 in [0, 35]")
     rules = [s.rule for s in simplify(m, trace=True).trace]
     assert sorted(rules) == ["fold_common_factor", "fold_constant_term", "fold_floordiv"]
+
+
+@pytest.mark.slow
+@settings(max_examples=5_000)
+@given(indexing_maps(negative_divisors=True, max_constraints=3))
+def test_full_sweep_simplify_preserves_meaning(m):
+    """The exhaustive sweep (--run-slow): thousands of random maps, every trace step too."""
+    from symidx.verify import check_step
+
+    result = simplify(m, trace=True)
+    assert_same_function(result.map, m)
+    assert simplify(result.map) == result.map
+    for step in result.trace:
+        assert check_step(step).equal, step.rule
+
+
+@pytest.mark.slow
+@settings(max_examples=5_000)
+@given(div_mod_expressions(), envs)
+def test_full_sweep_every_rule(e, bounds):
+    test_every_rule_preserves_value.hypothesis.inner_test(e, bounds)
+    test_simplified_expression_is_equal_idempotent_and_never_larger.hypothesis.inner_test(
+        e, bounds)
