@@ -20,7 +20,7 @@ from symidx.indexing_map import IndexingMap
 
 __all__ = ["Verdict", "equal", "prove", "relation", "check_step", "EXHAUSTIVE_LIMIT"]
 
-EXHAUSTIVE_LIMIT = 20_000_000  # points of the (dims x symbols) box enumerated at most
+EXHAUSTIVE_LIMIT = 2_000_000  # points of the (dims x symbols) box enumerated; z3 beyond
 _SAFE = 2**62
 
 
@@ -86,13 +86,48 @@ def relation(m: IndexingMap, limit: int = EXHAUSTIVE_LIMIT) -> np.ndarray:
         keep = np.broadcast_to(mask, coords[0].shape)
         cols = list(coords[: m.num_dims]) + [np.broadcast_to(r, coords[0].shape)
                                              for r in results]
-        chunk = (np.stack([c[keep] for c in cols], axis=1) if cols
-                 else np.zeros((int(keep.sum()), 0), np.int64))
-        rows.append(np.unique(chunk, axis=0) if len(chunk) else chunk)
+        rows.append(np.stack([c[keep] for c in cols], axis=1) if cols
+                    else np.zeros((int(keep.sum()), 0), np.int64))
     table = np.concatenate(rows) if rows else np.zeros((0, width), np.int64)
     if width == 0:
         return table[:1]
-    return np.unique(table.astype(np.int64), axis=0)
+    return _unique_rows(table.astype(np.int64))
+
+
+def _row_keys(rows: np.ndarray, lows: np.ndarray, spans: np.ndarray) -> np.ndarray:
+    """Each row as one int64 (mixed radix over the columns' spans)."""
+    keys = np.zeros(len(rows), dtype=np.int64)
+    for k in range(rows.shape[1]):
+        keys = keys * spans[k] + (rows[:, k] - lows[k])
+    return keys
+
+
+def _key_box(*tables: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(lows, spans) covering every table's columns, or None when the keys would not fit
+    in 63 bits."""
+    present = [t for t in tables if len(t)]
+    if not present:
+        return None
+    lows = np.min([t.min(axis=0) for t in present], axis=0)
+    highs = np.max([t.max(axis=0) for t in present], axis=0)
+    spans = highs - lows + 1
+    total = 1
+    for sp in spans.tolist():
+        total *= int(sp)
+    return (lows, spans) if total < 2**62 else None
+
+
+def _unique_rows(table: np.ndarray) -> np.ndarray:
+    """np.unique(table, axis=0), through int64 keys when they fit (much faster)."""
+    box = _key_box(table)
+    if box is None:
+        return np.unique(table, axis=0) if len(table) else table
+    keys = _row_keys(table, *box)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    return table[np.sort(order[first])]
 
 
 def _check_magnitudes(m: IndexingMap) -> None:
@@ -133,6 +168,8 @@ def equal(a: IndexingMap, b: IndexingMap, limit: int = EXHAUSTIVE_LIMIT,
         return Verdict(same, "undefined", reason="" if same else "one map is UNDEFINED")
     if a == b:
         return Verdict(True, "identical")
+    if a.dims == b.dims and not (a.ranges or a.rts or b.ranges or b.rts):
+        return _equal_functions(a, b, limit)
     ra, rb = relation(a, limit), relation(b, limit)
     only_a, only_b = _difference(ra, rb), _difference(rb, ra)
     if not len(only_a) and not len(only_b):
@@ -142,10 +179,39 @@ def equal(a: IndexingMap, b: IndexingMap, limit: int = EXHAUSTIVE_LIMIT,
     return Verdict(False, "exhaustive", point, _image_at(ra, point), _image_at(rb, point))
 
 
+def _equal_functions(a: IndexingMap, b: IndexingMap, limit: int) -> Verdict:
+    """Maps without symbols over the same box: compare domains and values point by point
+    (no sets needed)."""
+    if a.domain_size() > limit:
+        raise TooLargeError(f"the domain box has {a.domain_size()} points, more than {limit} "
+                            f"to enumerate")
+    _check_magnitudes(a)
+    _check_magnitudes(b)
+    for coords in a.points(limit):
+        ra, ma = a.evaluate_arrays(list(coords))
+        rb, mb = b.evaluate_arrays(list(coords))
+        n = coords[0].size if coords else 1
+        ma, mb = np.broadcast_to(ma, (n,)), np.broadcast_to(mb, (n,))
+        bad = ma != mb
+        for x, y in zip(ra, rb):
+            bad |= ma & (np.broadcast_to(x, (n,)) != np.broadcast_to(y, (n,)))
+        hits = np.flatnonzero(bad)
+        if hits.size:
+            point = tuple(int(c[hits[0]]) for c in coords)
+            return Verdict(False, "exhaustive", point, frozenset(a.image(point)),
+                           frozenset(b.image(point)))
+    return Verdict(True, "exhaustive")
+
+
 def _difference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Rows of x that are not rows of y (both unique)."""
-    if not len(y):
+    if not len(y) or not len(x):
         return x
+    box = _key_box(x, y)
+    if box is not None:
+        kx, ky = _row_keys(x, *box), np.sort(_row_keys(y, *box))
+        at = np.minimum(np.searchsorted(ky, kx), len(ky) - 1)
+        return x[ky[at] != kx]
     both = np.concatenate([y, x])
     _, first, counts = np.unique(both, axis=0, return_index=True, return_counts=True)
     single = first[(counts == 1) & (first >= len(y))]
