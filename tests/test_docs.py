@@ -23,7 +23,15 @@ BLOCK = re.compile(r"^```(python|console)\n(.*?)^```", re.S | re.M)
 
 
 def blocks(path: Path, kind: str) -> list[str]:
-    return [body for k, body in BLOCK.findall(path.read_text()) if k == kind]
+    """The bodies of a document's blocks of one kind, each padded with blank lines so that
+    line numbers in tracebacks (and hypothesis's source lookups) are the document's own."""
+    text = path.read_text()
+    out = []
+    for match in BLOCK.finditer(text):
+        if match.group(1) == kind:
+            line = text.count("\n", 0, match.start(2))
+            out.append("\n" * line + match.group(2))
+    return out
 
 
 def console_examples() -> list[tuple[str, str, str]]:
