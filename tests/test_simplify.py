@@ -370,3 +370,16 @@ def test_full_sweep_every_rule(e, bounds):
     test_every_rule_preserves_value.hypothesis.inner_test(e, bounds)
     test_simplified_expression_is_equal_idempotent_and_never_larger.hypothesis.inner_test(
         e, bounds)
+
+
+def test_range_variables_fixed_by_equalities_or_single_values_are_replaced():
+    m = parse_map("(d0, d1, d2)[s0] -> (d0 * 4 - s0 * 4 + d1, d2), domain: d0 in [0, 5], "
+                  "d1 in [0, 3], d2 in [0, 7], s0 in [0, 5], d0 - s0 in [0, 0]")
+    assert simplify(m).results == (dim(1), dim(2))
+    m = parse_map("(d0)[s0, s1] -> (s0 + s1), domain: d0 in [0, 9], s0 in [0, 5], "
+                  "s1 in [0, 9], d0 - s0 in [2, 2], s0 + s1 in [3, 3]")
+    got = simplify(m)
+    assert got.results == (Integer(3),) and got.dims == (Interval(2, 5),)
+    assert_same_function(got, m)
+    point = parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [2, 2]")
+    assert simplify(point).results == (dim(0) + 2,)

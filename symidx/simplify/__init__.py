@@ -24,7 +24,7 @@ from typing import Literal, overload
 
 from sympy import Integer, Symbol
 
-from symidx.expr import Expr, dim, substitute
+from symidx.expr import Expr, add, dim, scale, substitute, sym
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify.constraints import (
@@ -35,6 +35,7 @@ from symidx.simplify.constraints import (
     tighten_to_residue,
 )
 from symidx.simplify.rewriter import DEFAULT_MAX_STEPS, Rewriter, Step
+from symidx.simplify.rules import from_terms, terms
 from symidx.simplify.transforms import (
     convert_range_vars_to_dims,
     remove_unused_symbols,
@@ -77,8 +78,9 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
     result = m
     if not (m.is_known_empty or m.is_undefined):
         for _ in range(MAX_ROUNDS):
-            new = _round(result, steps, replace_point_dims)
-            settled = new.is_known_empty or new == result or new.all_bounds == result.all_bounds
+            new, eliminated = _round(result, steps, replace_point_dims)
+            settled = new.is_known_empty or new == result or (
+                new.all_bounds == result.all_bounds and not eliminated)
             result = new
             if settled:  # same intervals: another round would find the same expressions
                 break
@@ -94,7 +96,10 @@ def simplify_expr(expr: Expr, env: dict[Symbol, Interval]) -> Expr:
     return Rewriter(env).simplify(expr)
 
 
-def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool) -> IndexingMap:
+def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool
+           ) -> tuple[IndexingMap, bool]:
+    """One round; also says whether equalities were eliminated (their replacement
+    constraints are folded in the next round)."""
     bounds = list(m.all_bounds)
     variables = m.all_vars
     env = dict(zip(variables, bounds))
@@ -117,10 +122,10 @@ def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool) -
             else:
                 break
         if iv.is_empty:
-            return m.as_known_empty()
+            return m.as_known_empty(), False
         if expr.is_Integer:
             if int(expr) not in iv:
-                return m.as_known_empty()
+                return m.as_known_empty(), False
             continue
         if expr.is_Symbol:
             i = variables.index(expr)
@@ -132,7 +137,7 @@ def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool) -
             if x in residues:
                 merged = merge_residues(*residues[x], c, r)
                 if merged is None:
-                    return m.as_known_empty()
+                    return m.as_known_empty(), False
                 residues[x] = merged
             else:
                 residues[x] = (c, r)
@@ -142,12 +147,16 @@ def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool) -
         i = variables.index(x)
         bounds[i] = tighten_to_residue(bounds[i], c, r)
         if bounds[i].is_empty:
-            return m.as_known_empty()
+            return m.as_known_empty(), False
         if bounds[i].is_point:
             continue
         constraints[as_mod(x, c)] = Interval(r, r)
     if any(b.is_empty for b in bounds):
-        return m.as_known_empty()
+        return m.as_known_empty(), False
+    # range variables with one value, or fixed by an equality, are replaced
+    fixed = _fixed_range_vars(m, bounds, constraints)
+    if fixed:
+        constraints = _substituted(constraints, fixed)
     # 2. with the tightened intervals: drop constraints that always hold
     env = dict(zip(variables, bounds))
     rw = Rewriter(env, steps, DEFAULT_MAX_STEPS)
@@ -156,7 +165,7 @@ def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool) -
         expr = rw.simplify(expr)
         if expr.is_Integer:
             if int(expr) not in iv:
-                return m.as_known_empty()
+                return m.as_known_empty(), False
             continue
         b = rw.bounds(expr)
         if b in iv:
@@ -167,9 +176,56 @@ def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool) -
     if replace_point_dims:
         point_dims = {dim(i): Integer(b.lo) for i, b in enumerate(bounds[: m.num_dims])
                       if b.is_point}
-    raw = substitute(list(m.results), point_dims) if point_dims else list(m.results)
+    replace = {**point_dims, **fixed}
+    raw = substitute(list(m.results), replace) if replace else list(m.results)
     results = [rw.simplify(r) for r in raw]
     nd, nr = m.num_dims, m.num_ranges
     rts = tuple(v if v.bounds == b else type(v)(b, v.hlo, v.map)
                 for v, b in zip(m.rts, bounds[nd + nr:]))
-    return IndexingMap.create(bounds[:nd], results, bounds[nd:nd + nr], rts, kept, m.names)
+    eliminated = any(not v.is_Integer for v in fixed.values())
+    return IndexingMap.create(bounds[:nd], results, bounds[nd:nd + nr], rts, kept,
+                              m.names), eliminated
+
+
+def _fixed_range_vars(m: IndexingMap, bounds: list[Interval],
+                      constraints: dict[Expr, Interval]) -> dict[Symbol, Expr]:
+    """Range variables whose value is determined: a single-value interval (``s in [k, k]``
+    gives ``s = k``), or a linear equality constraint with coefficient +-1
+    (``d0 - s0 in [0, 0]`` gives ``s0 = d0``). The equality is consumed and replaced by
+    "the value lies in the variable's interval"; ``constraints`` is updated in place."""
+    fixed: dict[Symbol, Expr] = {}
+    offset = m.num_dims
+    # a runtime variable's source map may take this map's range variables: keep those
+    shared = {sym(j) for v in m.rts if v.map is not None for j in range(v.map.num_ranges)}
+    range_vars = set(m.range_vars) - shared
+    for j, v in enumerate(m.range_vars):
+        b = bounds[offset + j]
+        if b.is_point and v in range_vars:
+            fixed[v] = Integer(b.lo)
+    for key, iv in list(constraints.items()):
+        if not iv.is_point:
+            continue
+        expr = substitute([key], fixed)[0] if fixed else key
+        parts = terms(expr)
+        if not all(t == 1 or t.is_Symbol for _, t in parts):
+            continue
+        for c, t in parts:
+            if t in range_vars and t not in fixed and abs(c) == 1:
+                rest = from_terms([(k, u) for k, u in parts if u != t])
+                value = scale(c, add([Integer(iv.lo), scale(-1, rest)]))  # c*t + rest = k
+                index = offset + m.range_vars.index(t)
+                del constraints[key]
+                constraints[value] = constraints.get(value, bounds[index]).intersect(
+                    bounds[index])
+                fixed[t] = value
+                break
+    return fixed
+
+
+def _substituted(constraints: dict[Expr, Interval], fixed: dict[Symbol, Expr]
+                 ) -> dict[Expr, Interval]:
+    out: dict[Expr, Interval] = {}
+    for expr, iv in constraints.items():
+        new = substitute([expr], fixed)[0]
+        out[new] = out[new].intersect(iv) if new in out else iv
+    return out

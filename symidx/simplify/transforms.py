@@ -100,6 +100,9 @@ def _remove(m: IndexingMap, include_dims: bool) -> tuple[IndexingMap, list[int]]
     used: set[Symbol] = set()
     for r in m.results:
         used |= r.free_symbols
+    for v in m.rts:  # a runtime variable's source map may read this map's range variables
+        if v.map is not None:
+            used |= {sym(j) for j in range(min(v.map.num_ranges, m.num_ranges))}
     if not include_dims:
         used |= set(m.dim_vars)
     used = _used_closure(m, used)
