@@ -265,11 +265,16 @@ def test_physical_layout(layouts: tuple[str, str], out_to_in: str, in_to_out: st
     assert [print_map(m, "xla") for m in group.maps] == [in_to_out]
 
 
-def test_physical_layout_rejects_tiles() -> None:
-    instr = root("p0 = f32[8,128]{1,0:T(8,128)} parameter(0)\n"
-                 "ROOT n = f32[8,128]{1,0:T(8,128)} negate(p0)")
-    with pytest.raises(SymidxError, match="tiled layout"):
-        instruction_maps(instr, OUTPUT_TO_INPUT, physical=True)
+def test_physical_layout_with_tiles_excludes_padding() -> None:
+    # the physical index of a tiled array is (tile row, tile column, row in tile, column in
+    # tile); elementwise ops are the identity there, except on the padding slots
+    instr = root("p0 = f32[3,5]{1,0:T(2,2)} parameter(0)\n"
+                 "ROOT n = f32[3,5]{1,0:T(2,2)} negate(p0)")
+    [group] = instruction_maps(instr, OUTPUT_TO_INPUT, physical=True)
+    [m] = group.maps
+    assert m.image((1, 2, 0, 0)) == {(1, 2, 0, 0)}  # logical (2, 4)
+    assert m.image((1, 2, 1, 0)) == set()  # logical row 3: padding
+    assert m.image((1, 2, 0, 1)) == set()  # logical column 5: padding
 
 
 def test_unsupported_op_raises_naming_it() -> None:
@@ -300,11 +305,15 @@ def test_bitcast_convert_width_change_needs_the_minor_dim() -> None:
         output_to_input(bad)
 
 
-def test_tiled_bitcast_is_unsupported() -> None:
+def test_tiled_bitcast_follows_the_buffer() -> None:
     instr = root("p0 = f32[8,128]{1,0:T(8,128)} parameter(0)\n"
                  "ROOT b = f32[1024]{0} bitcast(p0)")
-    with pytest.raises(UnsupportedOpError, match="bitcast"):
-        output_to_input(instr)
+    [[m]] = output_to_input(instr)
+    assert m.evaluate((130,)) == (1, 2)
+    padded = root("p0 = f32[3,5]{1,0:T(2,2)} parameter(0)\n"
+                  "ROOT b = f32[15]{0} bitcast(p0)")
+    with pytest.raises(UnsupportedOpError, match="not the same buffer"):
+        output_to_input(padded)
 
 
 def test_bad_indices_are_errors_not_maps() -> None:

@@ -1,13 +1,18 @@
-"""Memory layouts as integer functions: logical index -> physical offset.
+"""Memory layouts: logical index -> physical offset, as integer functions and as maps.
 
-Two families, each a module of small pure functions over plain ints and tuples:
-
-* :mod:`symidx.layout.xla` -- XLA layouts: ``minor_to_major``, tiling ``T(8,128)(2,1)``
-  (with ``*`` combined dimensions), tail padding and the older ``padded_dimensions`` form.
+* :mod:`symidx.layout.xla` -- XLA layouts as small pure functions over plain ints and
+  tuples: ``minor_to_major``, tiling ``T(8,128)(2,1)`` (with ``*`` combined dimensions),
+  tail padding and the older ``padded_dimensions`` form (what XLA's ``IndexUtil`` does).
 * :mod:`symidx.layout.cute` -- nested ``shape:stride`` layouts (CuTe / CATLASS TLA) and their
-  algebra: ``coalesce``, ``composition``, ``complement``, ``logical_divide``, ...
-
-Turning either into an :class:`~symidx.indexing_map.IndexingMap` is done elsewhere.
+  algebra: ``coalesce``, ``composition``, ``complement``, ``logical_divide``, ..., and the
+  Ascend fractal formats.
+* :mod:`symidx.layout.maps` -- both as :class:`~symidx.indexing_map.IndexingMap` s, and a
+  nested layout read back from a map.
+* :mod:`symidx.layout.shapes` -- the same for an HLO shape with its layout (text or
+  :class:`~symidx.hlo.shape.Shape`): offsets, sizes in elements and bytes, memory spaces,
+  maps, and bitcasts between two layouts of one buffer.
+* :mod:`symidx.layout.grid` and :mod:`symidx.layout.pictures` -- a layout drawn as a grid of
+  offsets (text, as the TLA seed draws one) or as a PNG (matplotlib, optional).
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias, Union
 
 from symidx.errors import MapError, ParseError, TooLargeError
+from symidx.layout.grid import draw_grid
 
 IntTuple: TypeAlias = int | tuple["IntTuple", ...]
 """An int or a (possibly nested) tuple of ints."""
@@ -750,12 +751,4 @@ def to_grid(layout: Layout) -> str:
         raise MapError(f"to_grid draws rank-1 or rank-2 layouts, {layout} has rank {rank(layout)}")
     n_rows, n_cols = size(grid_layout[0]), size(grid_layout[1])
     values = [[grid_layout(m, n) for n in range(n_cols)] for m in range(n_rows)]
-    biggest = max(abs(v) for row in values for v in row) + 1
-    width = max([len(str(biggest))] + [len(str(v)) for row in values for v in row])
-    rule = "    " + ("+" + "-" * (width + 2)) * n_cols + "+"
-    lines = [str(layout), "    " + "".join(f"  {n:>{width}} " for n in range(n_cols)).rstrip()]
-    for m, row in enumerate(values):
-        lines.append(rule)
-        lines.append(f"{m:>2}  " + "".join(f"| {v:>{width}} " for v in row) + "|")
-    lines.append(rule)
-    return "\n".join(lines)
+    return draw_grid(str(layout), values)

@@ -4,10 +4,12 @@
   (``minor_to_major``, tiles with ``*``), simplified;
 * :func:`xla_physical_index_map` — logical index -> index into the physical (tiled, padded,
   major-to-minor) array, and :func:`xla_logical_index_map`, its inverse (physical index ->
-  logical index, empty on padding);
+  logical index, empty on padding); :func:`xla_offset_to_logical_map` inverts the offset map
+  the same way (offset -> logical index);
 * :func:`cute_map` — a nested ``shape:stride`` layout: one dimension per top-level mode (an
   integer index into the mode, decomposed colexicographically inside it, as CuTe does) ->
-  offset.
+  offset; :func:`cute_from_map` reads such a layout back from any map whose offset is a sum
+  of per-dimension layout functions (an XLA tiled layout whose tiles divide the dims is one).
 
 The integer functions in :mod:`symidx.layout.xla` and :mod:`symidx.layout.cute` compute the
 same values point by point; the tests hold the two to each other.
@@ -15,16 +17,37 @@ same values point by point; the tests hold the two to each other.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from sympy import Integer
+from sympy import Add, Integer
 
-from symidx.expr import Expr, FloorDiv, Mod, add, dim, scale
+from symidx.errors import MapError, TooLargeError
+from symidx.expr import Expr, FloorDiv, Mod, add, dim, free_vars, scale
 from symidx.indexing_map import IndexingMap
 from symidx.layout import cute, xla
 from symidx.simplify import simplify
 
-__all__ = ["xla_offset_map", "xla_physical_index_map", "xla_logical_index_map", "cute_map"]
+__all__ = [
+    "CUTE_FROM_MAP_LIMIT",
+    "cute_from_map",
+    "cute_map",
+    "row_major_reshape_map",
+    "xla_logical_index_map",
+    "xla_offset_map",
+    "xla_offset_to_logical_map",
+    "xla_physical_index_map",
+]
+
+CUTE_FROM_MAP_LIMIT = 1 << 20
+"""Largest dimension :func:`cute_from_map` evaluates point by point."""
+
+Constraints = list[tuple[Expr, tuple[int, int]]]
+
+
+def _simplified(m: IndexingMap) -> IndexingMap:
+    """``m`` simplified; a size-1 dimension keeps its variable (as XLA's layout maps do)."""
+    return simplify(m, replace_point_dims=False)
 
 
 def _linearise(shape: Sequence[int], index: Sequence[Expr]) -> Expr:
@@ -36,25 +59,42 @@ def _linearise(shape: Sequence[int], index: Sequence[Expr]) -> Expr:
 
 
 def _delinearise(shape: Sequence[int], offset: Expr) -> list[Expr]:
-    """Row-major index of ``offset`` in ``shape`` (floordiv/mod by each stride)."""
+    """Row-major index of ``offset`` in ``shape`` (floordiv/mod by each stride); the most
+    major entry has no ``mod``, so ``offset`` must lie in ``[0, prod(shape))``."""
     out: list[Expr] = []
     stride = 1
     for n in reversed(shape):
         out.append(Mod(FloorDiv(offset, stride), n) if n > 1 else Integer(0))
         stride *= n
     out.reverse()
-    if shape and shape[0] > 1:  # the most major position needs no mod when offset is in range
+    if shape and shape[0] > 1:
         out[0] = FloorDiv(offset, stride // shape[0])
     return out
 
 
+def _groups(step: xla.TilingStep) -> list[tuple[int, int]]:
+    """For each dim of ``step.combined``: the slice ``[start, stop)`` of ``step.in_shape``
+    it merges."""
+    out = []
+    start = 0
+    for count in step.merged:
+        out.append((start, start + count))
+        start += count
+    return out
+
+
+def _order(dims: Sequence[int], minor_to_major: Sequence[int] | None) -> Sequence[int]:
+    return xla.default_minor_to_major(len(dims)) if minor_to_major is None else minor_to_major
+
+
 def _physical_index(dims: Sequence[int], minor_to_major: Sequence[int],
                     tiles: Sequence[Sequence[int]]) -> tuple[list[Expr], tuple[int, ...]]:
-    shape, m2m, steps = xla._checked_plan(dims, minor_to_major, tiles)
+    """The physical index of the logical index ``(d0, d1, ...)``, and the physical shape."""
+    shape, m2m, steps = xla.tiling_plan(dims, minor_to_major, tiles)
     order = xla.major_to_minor(m2m)
     index: list[Expr] = [dim(i) for i in order]
     for step in steps:
-        combined = _delinearise(step.combined, _linearise(step.in_shape, index))
+        combined = [_linearise(step.in_shape[a:b], index[a:b]) for a, b in _groups(step)]
         lead = len(combined) - len(step.tile)
         outer = [FloorDiv(e, t) for e, t in zip(combined[lead:], step.tile)]
         inner = [Mod(e, t) for e, t in zip(combined[lead:], step.tile)]
@@ -63,42 +103,71 @@ def _physical_index(dims: Sequence[int], minor_to_major: Sequence[int],
     return index, final
 
 
-def xla_physical_index_map(dims: Sequence[int], minor_to_major: Sequence[int] | None = None,
-                           tiles: Sequence[Sequence[int]] = ()) -> IndexingMap:
-    """Logical index -> index into the physical array (major to minor, tiles expanded)."""
-    m2m = xla.default_minor_to_major(len(dims)) if minor_to_major is None else minor_to_major
-    index, _ = _physical_index(dims, m2m, tiles)
-    return simplify(IndexingMap.create(dims, index))
-
-
-def xla_offset_map(dims: Sequence[int], minor_to_major: Sequence[int] | None = None,
-                   tiles: Sequence[Sequence[int]] = ()) -> IndexingMap:
-    """Logical index -> physical offset in elements (padding included in the offsets)."""
-    m2m = xla.default_minor_to_major(len(dims)) if minor_to_major is None else minor_to_major
-    index, final = _physical_index(dims, m2m, tiles)
-    return simplify(IndexingMap.create(dims, [_linearise(final, index)]))
-
-
-def xla_logical_index_map(dims: Sequence[int], minor_to_major: Sequence[int] | None = None,
-                          tiles: Sequence[Sequence[int]] = ()) -> IndexingMap:
-    """Physical index -> logical index; physical slots that are padding have no image."""
-    m2m = xla.default_minor_to_major(len(dims)) if minor_to_major is None else minor_to_major
-    shape, m2m_t, steps = xla._checked_plan(dims, m2m, tiles)
-    order = xla.major_to_minor(m2m_t)
-    final = steps[-1].out_shape if steps else tuple(shape[i] for i in order)
-    index: list[Expr] = [dim(i) for i in range(len(final))]
-    constraints = []
+def _logical_index(dims: Sequence[int], minor_to_major: Sequence[int],
+                   tiles: Sequence[Sequence[int]], physical: list[Expr]
+                   ) -> tuple[list[Expr], Constraints]:
+    """The logical index of the physical index ``physical``, and the constraints that keep
+    it off the padding."""
+    _, m2m, steps = xla.tiling_plan(dims, minor_to_major, tiles)
+    order = xla.major_to_minor(m2m)
+    index = physical
+    constraints: Constraints = []
     for step in reversed(steps):
         k = len(step.tile)
         lead = len(step.combined) - k
         outer, inner = index[lead: lead + k], index[lead + k:]
         combined = index[:lead] + [add([scale(t, q), r])
                                    for q, t, r in zip(outer, step.tile, inner)]
-        constraints += [(c, (0, n - 1)) for c, n in zip(combined, step.combined)
-                        if not c.is_Symbol]
-        index = _delinearise(step.in_shape, _linearise(step.combined, combined))
-    logical = [index[order.index(i)] for i in range(len(dims))]
-    return simplify(IndexingMap.create(final, logical, constraints=constraints))
+        constraints += [(c, (0, n - 1)) for c, n in zip(combined, step.combined)]
+        index = [e for (a, b), c in zip(_groups(step), combined)
+                 for e in _delinearise(step.in_shape[a:b], c)]
+    return [index[order.index(i)] for i in range(len(dims))], constraints
+
+
+def xla_physical_index_map(dims: Sequence[int], minor_to_major: Sequence[int] | None = None,
+                           tiles: Sequence[Sequence[int]] = ()) -> IndexingMap:
+    """Logical index -> index into the physical array (major to minor, tiles expanded)."""
+    index, _ = _physical_index(dims, _order(dims, minor_to_major), tiles)
+    return _simplified(IndexingMap.create(dims, index))
+
+
+def xla_offset_map(dims: Sequence[int], minor_to_major: Sequence[int] | None = None,
+                   tiles: Sequence[Sequence[int]] = ()) -> IndexingMap:
+    """Logical index -> physical offset in elements (padding included in the offsets)."""
+    index, final = _physical_index(dims, _order(dims, minor_to_major), tiles)
+    return _simplified(IndexingMap.create(dims, [_linearise(final, index)]))
+
+
+def xla_logical_index_map(dims: Sequence[int], minor_to_major: Sequence[int] | None = None,
+                          tiles: Sequence[Sequence[int]] = ()) -> IndexingMap:
+    """Physical index -> logical index; physical slots that are padding have no image."""
+    m2m = _order(dims, minor_to_major)
+    final = xla.tiled_shape(dims, m2m, tiles)
+    logical, constraints = _logical_index(dims, m2m, tiles, [dim(i) for i in range(len(final))])
+    return _simplified(IndexingMap.create(final, logical, constraints=constraints))
+
+
+def xla_offset_to_logical_map(dims: Sequence[int], minor_to_major: Sequence[int] | None = None,
+                              tiles: Sequence[Sequence[int]] = ()) -> IndexingMap:
+    """Physical offset ``d0`` in ``[0, tiled size)`` -> logical index; padding has no image."""
+    m2m = _order(dims, minor_to_major)
+    final = xla.tiled_shape(dims, m2m, tiles)
+    logical, constraints = _logical_index(dims, m2m, tiles, _delinearise(final, dim(0)))
+    return _simplified(IndexingMap.create([math.prod(final)], logical, constraints=constraints))
+
+
+def row_major_reshape_map(src: Sequence[int], dst: Sequence[int]) -> IndexingMap:
+    """Index into ``src`` -> the index into ``dst`` at the same row-major position; indices
+    past the end of ``dst`` have no image (the shapes may differ in size)."""
+    if list(src) == list(dst):
+        return IndexingMap.identity(src)
+    offset = _linearise(src, [dim(i) for i in range(len(src))])
+    return _simplified(IndexingMap.create(src, _delinearise(dst, offset),
+                                       constraints=[(offset, (0, math.prod(dst) - 1))]))
+
+
+# ---------------------------------------------------------------------------------------------
+# CuTe layouts
 
 
 def cute_map(layout: cute.Layout) -> IndexingMap:
@@ -115,4 +184,80 @@ def cute_map(layout: cute.Layout) -> IndexingMap:
                 terms.append(scale(s, coord))
             stride_so_far *= n
     sizes = [cute.size(m) for m in modes]
-    return simplify(IndexingMap.create(sizes, [add(terms) if terms else Integer(0)]))
+    return _simplified(IndexingMap.create(sizes, [add(terms) if terms else Integer(0)]))
+
+
+def cute_from_map(m: IndexingMap) -> cute.Layout:
+    """The ``shape:stride`` layout that computes ``m``: one top-level mode per dimension.
+
+    ``m`` must have one result, dimensions ``[0, n-1]``, no symbols or constraints, and a
+    result that is a sum of terms each in at most one dimension, with value 0 at the origin.
+    Each dimension's function is then read off point by point and split into the fewest
+    ``(size, stride)`` sub-modes (coalesced, as :func:`symidx.layout.cute.coalesce` would);
+    a one-dimensional map whose mode is a single ``size:stride`` gives just that.
+    Raises :class:`MapError` when some dimension's function is not a layout.
+
+    >>> from symidx.layout.maps import xla_offset_map
+    >>> str(cute_from_map(xla_offset_map((8, 12), (1, 0), [(4, 4)])))
+    '((4,2),(4,3)):((4,48),(1,16))'
+    """
+    if m.is_known_empty or m.is_undefined:
+        raise MapError("a known-empty or undefined map is not a layout")
+    if m.num_results != 1 or m.symbol_vars or m.constraints:
+        raise MapError("only a map with one result and no symbols or constraints is a layout")
+    if any(b.lo != 0 for b in m.dims) or not m.dims:
+        raise MapError("a layout's dimensions start at 0; this map has " +
+                       (", ".join(str(b) for b in m.dims) or "no dimensions"))
+    (result,) = m.results
+    for term in Add.make_args(result):
+        if len(free_vars(term)) > 1:
+            raise MapError(f"term {term} mixes dimensions: the offset is not a sum of "
+                           f"per-dimension functions")
+    modes = [cute.coalesce(_flat_modes([_at(m, i, x) for x in range(b.hi + 1)], i))
+             for i, b in enumerate(m.dims)]
+    if len(modes) == 1 and cute.is_int(modes[0].shape):
+        return modes[0]
+    return cute.make_layout(*modes)
+
+
+def _at(m: IndexingMap, i: int, x: int) -> int:
+    point = [0] * m.num_dims
+    point[i] = x
+    return m.evaluate(point)[0]
+
+
+def _flat_modes(values: list[int], i: int) -> cute.Layout:
+    """The layout ``(s0,s1,...):(t0,t1,...)`` whose values on ``[0, len(values))`` are
+    ``values``, or :class:`MapError`.
+
+    Greedy, then checked: at each step the next sub-mode's stride is the value at the first
+    point it moves, and its size the longest run of equal steps that divides what is left.
+    For a true layout a run ends exactly at a product of its mode sizes (it runs on only
+    where two modes coalesce), so the greedy split is exact.
+    """
+    n = len(values)
+    if n > CUTE_FROM_MAP_LIMIT:
+        raise TooLargeError(f"dimension {i} has {n} points; the limit is {CUTE_FROM_MAP_LIMIT}")
+    modes: list[tuple[int, int]] = []
+    block = 1
+    while block < n:
+        remaining = n // block
+        stride = values[block]
+        run = 1
+        while run < remaining and values[block * run] == run * stride:
+            run += 1
+        size = max(s for s in range(1, run + 1) if remaining % s == 0)
+        if size == 1:
+            break
+        modes.append((size, stride))
+        block *= size
+    if not modes:
+        layout = cute.Layout(1, 0)
+    elif len(modes) == 1:
+        layout = cute.Layout(*modes[0])
+    else:
+        layout = cute.Layout(tuple(s for s, _ in modes), tuple(t for _, t in modes))
+    if block != n or [layout(x) for x in range(n)] != values:
+        shown = ", ".join(str(v) for v in values[:8]) + (", ..." if n > 8 else "")
+        raise MapError(f"dimension {i} is not a shape:stride layout: its offsets are {shown}")
+    return layout

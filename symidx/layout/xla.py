@@ -51,6 +51,7 @@ XLA_COMBINE_DIMENSION = -(2**63)
 __all__ = [
     "COMBINE",
     "XLA_COMBINE_DIMENSION",
+    "TilingStep",
     "default_minor_to_major",
     "format_tiles",
     "linear_index",
@@ -62,7 +63,9 @@ __all__ = [
     "physical_offset",
     "physical_size_bytes",
     "physical_size_elements",
+    "slot_origin",
     "tiled_shape",
+    "tiling_plan",
 ]
 
 _T = TypeVar("_T")
@@ -214,17 +217,19 @@ def multi_index(dims: Sequence[int], minor_to_major: Sequence[int], linear: int)
 
 
 @dataclass(frozen=True, slots=True)
-class _TilingStep:
+class TilingStep:
     """One tile applied to a (physical, major-to-minor) shape.
 
     ``in_shape`` becomes ``combined`` by a row-major reshape (leading size-1 dims added when
-    the tile is longer than the shape, ``*`` dims merged into their more-minor neighbour);
-    then the last ``len(tile)`` dims of ``combined`` are padded and split into
+    the tile is longer than the shape, ``*`` dims merged into their more-minor neighbour):
+    combined dim ``k`` merges the next ``merged[k]`` dims of ``in_shape`` (0 for an added
+    size-1 dim). Then the last ``len(tile)`` dims of ``combined`` are padded and split into
     ``(ceil(d/t)..., t...)``, giving ``out_shape``.
     """
 
     in_shape: Dims
     combined: Dims
+    merged: tuple[int, ...]
     tile: Tile
     out_shape: Dims
 
@@ -248,27 +253,29 @@ class _TilingStep:
         return _row_major_index(self.in_shape, _row_major_offset(self.combined, c))
 
 
-def _tiling_step(shape: Dims, tile: Tile) -> _TilingStep:
-    padded = (1,) * max(0, len(tile) - len(shape)) + shape
+def _tiling_step(shape: Dims, tile: Tile) -> TilingStep:
+    extra = max(0, len(tile) - len(shape))
+    padded = (1,) * extra + shape
+    behind = (0,) * extra + (1,) * len(shape)  # how many dims of `shape` each padded dim is
     lead = len(padded) - len(tile)
-    dims = list(padded[lead:])
     sizes: list[int] = []
-    carry = 1
-    for d, t in zip(dims, tile, strict=True):
-        if t == COMBINE:
-            carry *= d
-        else:
-            sizes.append(carry * d)
-            carry = 1
+    merged = list(behind[:lead])
+    carry, count = 1, 0
+    for d, n, t in zip(padded[lead:], behind[lead:], tile, strict=True):
+        carry, count = carry * d, count + n
+        if t != COMBINE:
+            sizes.append(carry)
+            merged.append(count)
+            carry, count = 1, 0
     kept = tuple(t for t in tile if t != COMBINE)
     combined = padded[:lead] + tuple(sizes)
     keep = len(combined) - len(kept)
     counts = tuple(_ceil_div(d, t) for d, t in zip(combined[keep:], kept, strict=True))
-    return _TilingStep(shape, combined, kept, combined[:keep] + counts + kept)
+    return TilingStep(shape, combined, tuple(merged), kept, combined[:keep] + counts + kept)
 
 
 @lru_cache(maxsize=1024)
-def _plan(dims: Dims, minor_to_major: tuple[int, ...], tiles: Tiles) -> tuple[_TilingStep, ...]:
+def _plan(dims: Dims, minor_to_major: tuple[int, ...], tiles: Tiles) -> tuple[TilingStep, ...]:
     """The tiling steps for already validated arguments (cached: a pure function)."""
     shape = _permute(dims, major_to_minor(minor_to_major))
     steps = []
@@ -279,9 +286,12 @@ def _plan(dims: Dims, minor_to_major: tuple[int, ...], tiles: Tiles) -> tuple[_T
     return tuple(steps)
 
 
-def _checked_plan(
+def tiling_plan(
     dims: Sequence[int], minor_to_major: Sequence[int], tiles: Sequence[Sequence[int]]
-) -> tuple[Dims, tuple[int, ...], tuple[_TilingStep, ...]]:
+) -> tuple[Dims, tuple[int, ...], tuple[TilingStep, ...]]:
+    """The validated ``dims`` and ``minor_to_major``, and one :class:`TilingStep` per tile
+    (the first applies to the dims in major-to-minor order, each next one to the shape the
+    previous produced)."""
     shape = _check_dims(dims)
     m2m = _check_minor_to_major(minor_to_major, len(shape))
     return shape, m2m, _plan(shape, m2m, _check_tiles(tiles))
@@ -295,7 +305,7 @@ def tiled_shape(
     >>> tiled_shape((3, 5), (1, 0), [(2, 2)])
     (2, 3, 2, 2)
     """
-    shape, m2m, steps = _checked_plan(dims, minor_to_major, tiles)
+    shape, m2m, steps = tiling_plan(dims, minor_to_major, tiles)
     return steps[-1].out_shape if steps else _permute(shape, major_to_minor(m2m))
 
 
@@ -315,7 +325,7 @@ def physical_offset(
     shape = _check_dims(dims)
     idx = _check_index(shape, index)
     laid_out = _effective_dims(shape, padded_dimensions)
-    _, m2m, steps = _checked_plan(laid_out, minor_to_major, tiles)
+    _, m2m, steps = tiling_plan(laid_out, minor_to_major, tiles)
     order = major_to_minor(m2m)
     e = _permute(idx, order)
     for step in steps:
@@ -339,7 +349,7 @@ def logical_index(
     """
     shape = _check_dims(dims)
     laid_out = _effective_dims(shape, padded_dimensions)
-    _, m2m, steps = _checked_plan(laid_out, minor_to_major, tiles)
+    _, m2m, steps = tiling_plan(laid_out, minor_to_major, tiles)
     order = major_to_minor(m2m)
     final = steps[-1].out_shape if steps else _permute(laid_out, order)
     tiled_size = math.prod(final)
@@ -356,6 +366,45 @@ def logical_index(
         e = before
     idx = _unpermute(e, order)
     return idx if all(i < d for i, d in zip(idx, shape, strict=True)) else None
+
+
+def slot_origin(
+    dims: Sequence[int],
+    minor_to_major: Sequence[int],
+    tiles: Sequence[Sequence[int]],
+    offset: int,
+) -> tuple[Index, Index] | None:
+    """Where the buffer slot at ``offset`` sits in the first tiling: ``(tile, coordinate)``.
+
+    ``tile`` is the slot's first-level tile, as its index in the grid of tiles (untiled
+    leading dims first); ``coordinate`` the point, in the dims the first tile splits (major
+    to minor, ``*`` dims merged), that the slot stands for -- outside the array for padding.
+    None for slots that are padding added by a later tile. Untiled layouts are one tile
+    ``()``.
+
+    >>> slot_origin((3, 5), (1, 0), [(2, 2)], 17)   # element (2, 3): tile (1, 1)
+    ((1, 1), (2, 3))
+    >>> slot_origin((3, 5), (1, 0), [(2, 2)], 14)   # padding below row 2
+    ((1, 0), (3, 0))
+    """
+    shape, m2m, steps = tiling_plan(dims, minor_to_major, tiles)
+    final = steps[-1].out_shape if steps else _permute(shape, major_to_minor(m2m))
+    if not 0 <= offset < math.prod(final):
+        raise MapError(f"offset {offset} is outside the {math.prod(final)} tiled slots")
+    e = _row_major_index(final, offset)
+    if not steps:
+        return (), e
+    for step in reversed(steps[1:]):
+        before = step.backward(e)
+        if before is None:
+            return None
+        e = before
+    first = steps[0]
+    k = len(first.tile)
+    lead = len(first.combined) - k
+    outer, inner = e[lead: lead + k], e[lead + k:]
+    merged = tuple(q * t + r for q, t, r in zip(outer, first.tile, inner, strict=True))
+    return e[:lead + k], e[:lead] + merged
 
 
 def physical_size_elements(

@@ -9,11 +9,13 @@ come out directly and the general case is simplified from the linearised form. S
 dimensions read index 0; where both shapes have a size-1 dimension at a group boundary the
 two are paired (``f32[1,250] -> f32[1,250]`` is the identity).
 
-Bitcast reinterprets the buffer: the output's logical index goes to its physical
-(major-to-minor) index, the physical shapes are reshaped into each other, and the input's
-physical index goes back to its logical index — a pure transpose when the physical shapes
-agree, a reshape when both layouts are the default, transpose–reshape–transpose otherwise.
-Tiled layouts and changes of element width are unsupported.
+Bitcast reinterprets the buffer: the output's logical index goes to its physical offset
+(its layout as a map: ``minor_to_major``, tiles, padding), and the offset goes back to the
+input's logical index through the inverse of the input's layout — simplified, this is a pure
+transpose when the physical shapes agree, a reshape when both layouts are the default,
+transpose–reshape–transpose otherwise, and floordiv/mod by the tile sizes for tiled layouts.
+Output elements that land on the input's padding read nothing. Changes of element size and
+buffers of different sizes are unsupported.
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ from collections.abc import Sequence
 
 from sympy import Integer
 
-from symidx.errors import UnsupportedOpError
+from symidx.errors import MapError, UnsupportedOpError
 from symidx.expr import Expr, FloorDiv, Mod, dim, sym
 from symidx.hlo import HloInstruction, Shape
 from symidx.indexing_map import IndexingMap
+from symidx.layout.shapes import reinterpret_map
 from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
 from symidx.ops._common import (
     HloShapeError,
@@ -236,41 +239,21 @@ def _reshape_in(instr: HloInstruction, operand_index: int) -> list[list[Indexing
 # --- bitcast --------------------------------------------------------------------------------
 
 
-def _major_to_minor(shape: Shape) -> tuple[int, ...]:
-    return tuple(reversed(shape.layout_or_default.minor_to_major))
-
-
-def bitcast_map(src: Shape, dst: Shape) -> IndexingMap | None:
+def bitcast_map(src: Shape, dst: Shape) -> IndexingMap:
     """Logical index of ``dst`` -> logical index of ``src`` when ``dst`` is a bitcast of
-    ``src`` (same elements in the same memory order); None when the layouts are tiled or the
-    element widths differ."""
-    if src.layout_or_default.tiles or dst.layout_or_default.tiles \
-            or src.bit_width != dst.bit_width or _product(src.dims) != _product(dst.dims):
-        return None
-    src_order, dst_order = _major_to_minor(src), _major_to_minor(dst)
-    src_physical = [src.dims[k] for k in src_order]
-    dst_physical = [dst.dims[k] for k in dst_order]
-    # dst logical -> dst physical is a permutation of the variables.
-    dst_physical_vars = [dim(k) for k in dst_order]
-    if src_physical == dst_physical:
-        physical = list(dst_physical_vars)
-    else:
-        physical = reshape_results(src_physical, dst_physical, dst_physical_vars)
-    results: list[Expr] = [Integer(0)] * len(src.dims)
-    for position, k in enumerate(src_order):
-        results[k] = physical[position]
-    return IndexingMap.create(dst.dims, results)
+    ``src`` (the same buffer); :class:`MapError` when the element or buffer sizes differ.
+    See :func:`symidx.layout.shapes.reinterpret_map`."""
+    return reinterpret_map(src, dst)
 
 
 def _bitcast(instr: HloInstruction, forward: bool) -> IndexingMap:
     operand, out = instr.operands[0].shape, output_shape(instr)
     if not isinstance(operand, Shape):
         raise UnsupportedOpError(instr.opcode, "bitcast of a tuple")
-    m = bitcast_map(out, operand) if forward else bitcast_map(operand, out)
-    if m is None:
-        raise UnsupportedOpError(instr.opcode, f"bitcast {operand} -> {out} is not a "
-                                               f"transpose/reshape of untiled layouts")
-    return m
+    try:
+        return bitcast_map(out, operand) if forward else bitcast_map(operand, out)
+    except MapError as e:
+        raise UnsupportedOpError(instr.opcode, str(e)) from None
 
 
 @rule(OUTPUT_TO_INPUT, "bitcast")

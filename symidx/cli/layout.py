@@ -1,0 +1,164 @@
+"""``symidx layout``: a memory layout's offsets -- its indexing map and grid, one element's
+offset, or a picture.
+
+The layout is an XLA shape with its layout (``f32[3,5]{1,0:T(2,2)}``; text with ``[``) or a
+nested ``shape:stride`` layout (``((4,2),(4,3)):((4,16),(1,32))``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from symidx.cli.common import add_style
+from symidx.errors import MapError, ParseError, TooLargeError
+from symidx.layout import cute
+
+if TYPE_CHECKING:
+    from symidx.hlo.shape import Shape
+
+_INT = re.compile(r"\s*(-?\d+)\s*")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "layout", help="a layout's offsets: its indexing map and grid, an element's offset, "
+                       "or a PNG picture")
+    p.add_argument("layout", help="an XLA shape with layout, e.g. 'f32[3,5]{1,0:T(2,2)}', or a "
+                                  "nested layout, e.g. '((4,2),(4,3)):((4,16),(1,32))'")
+    p.add_argument("--index", metavar="I,J,...",
+                   help="print only this element's physical offset: one integer per dim (XLA) "
+                        "or per top-level mode (nested; split colexicographically inside it)")
+    p.add_argument("--tile", metavar="A,B,...",
+                   help="only the tile at the origin: CATLASS MakeLayoutTile for a nested "
+                        "layout, the sub-array [0:A, 0:B, ...] for an XLA shape")
+    p.add_argument("--png", metavar="FILE",
+                   help="also draw the layout to FILE: a colour per tile, offsets in the "
+                        "cells, padding hatched (needs matplotlib)")
+    add_style(p)
+    p.set_defaults(run=run)
+
+
+def parse_ints(text: str, option: str) -> tuple[int, ...]:
+    """``"2,3"`` -> ``(2, 3)``; the empty string is ``()`` (a scalar's index)."""
+    if not text.strip():
+        return ()
+    values = []
+    pos = 0
+    while True:
+        match = _INT.match(text, pos)
+        if match is None:
+            raise ParseError(f"{option} expects integers separated by commas", text, pos)
+        values.append(int(match.group(1)))
+        pos = match.end()
+        if pos == len(text):
+            return tuple(values)
+        if text[pos] != ",":
+            raise ParseError(f"{option} expects integers separated by commas", text, pos)
+        pos += 1
+
+
+def parse_spec(text: str) -> Shape | cute.Layout:
+    """An XLA array shape (text with ``[``) or a nested ``shape:stride`` layout."""
+    if "[" in text:
+        from symidx.layout.shapes import array_shape
+
+        return array_shape(text)
+    return cute.parse_layout(text)
+
+
+def run(args: argparse.Namespace) -> int:
+    spec = parse_spec(args.layout)
+    block = None if args.tile is None else parse_ints(args.tile, "--tile")
+    if isinstance(spec, cute.Layout):
+        _run_cute(spec if block is None else cute.make_layout_tile(spec, block), args)
+    else:
+        _run_xla(spec, block, args)
+    return 0
+
+
+def _run_xla(shape: Shape, block: tuple[int, ...] | None, args: argparse.Namespace) -> None:
+    from symidx.layout import pictures, shapes
+    from symidx.syntax import print_map
+
+    if args.index is not None:
+        index = parse_ints(args.index, "--index")
+        if block is not None and len(index) == len(block) and any(
+                i >= b for i, b in zip(index, block)):
+            raise MapError(f"index {list(index)} is outside the tile {list(block)}")
+        print(shapes.physical_offset(shape, index))
+    else:
+        m = shapes.offset_map(shape) if block is None else shapes.block_offset_map(shape, block)
+        print(xla_summary(shape))
+        print()
+        print(print_map(m, args.style))
+        print()
+        print(_grid(lambda: pictures.grid_text(pictures.xla_picture(shape, block))))
+    if args.png:
+        pictures.save_png(pictures.xla_picture(shape, block), args.png)
+
+
+def _run_cute(layout: cute.Layout, args: argparse.Namespace) -> None:
+    from symidx.layout import pictures
+    from symidx.layout.maps import cute_map
+    from symidx.syntax import print_map
+
+    if args.index is not None:
+        print(cute_offset(layout, parse_ints(args.index, "--index")))
+    else:
+        print(cute_summary(layout))
+        print()
+        print(print_map(cute_map(layout), args.style))
+        print()
+        print(_grid(lambda: pictures.grid_text(pictures.cute_picture(layout))))
+    if args.png:
+        pictures.save_png(pictures.cute_picture(layout), args.png)
+
+
+def _grid(draw: Callable[[], str]) -> str:
+    """The grid, or a note saying why it is not drawn (too large, or no elements)."""
+    try:
+        return draw()
+    except (TooLargeError, MapError) as e:
+        return f"(no grid: {e})"
+
+
+def xla_summary(shape: Shape) -> str:
+    """One line: elements, slots, bytes, physical shape, memory space."""
+    from symidx.layout import shapes
+
+    space = shape.layout_or_default.memory_space
+    physical = ",".join(str(n) for n in shapes.physical_shape(shape))
+    return (f"{_count(shape.num_elements, 'element')} in "
+            f"{_count(shapes.size_in_elements(shape), 'slot')} of "
+            f"{_count(shapes.element_size_in_bits(shape), 'bit')} "
+            f"({_count(shapes.size_in_bytes(shape), 'byte')}); physical shape [{physical}]; "
+            f"memory space S({space}): {shapes.memory_space_name(space)}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def cute_summary(layout: cute.Layout) -> str:
+    """One line: rank, depth, size, and cosize when the strides are non-negative."""
+    parts = [f"rank {cute.rank(layout)}", f"depth {cute.depth(layout)}",
+             f"size {cute.size(layout)}"]
+    if all(d >= 0 for d in cute.flatten(layout.stride)):
+        parts.append(f"cosize {cute.cosize(layout)}")
+    return ", ".join(parts)
+
+
+def cute_offset(layout: cute.Layout, index: tuple[int, ...]) -> int:
+    """The offset of ``index``: one integer per top-level mode, each below the mode's size."""
+    modes = list(layout.modes())
+    if len(index) != len(modes):
+        raise MapError(f"{layout} has {len(modes)} top-level mode(s); --index gives "
+                       f"{len(index)} integer(s)")
+    for i, (e, mode) in enumerate(zip(index, modes)):
+        if not 0 <= e < cute.size(mode):
+            raise MapError(f"index {list(index)} is out of bounds: mode {i} is {e}, "
+                           f"size {cute.size(mode)}")
+    return layout(*index)
