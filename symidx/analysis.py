@@ -1,15 +1,12 @@
-"""The maps of one instruction of a module, as ``symidx maps`` prints them.
+"""The maps of instructions of a module, as ``symidx maps`` prints them.
 
 * :func:`instruction_maps` — the per-op rules of :mod:`symidx.ops` for any instruction; for a
-  ``fusion`` (or ``call``), the maps through its called computation; optionally between
-  physical (layout-ordered) indices.
-* :func:`computation_output_to_input` — the composition over a computation (SPEC §5): one
-  reverse-topological sweep that keeps, per instruction output, the *set* of distinct maps
-  reaching it from the root, so the work grows with the number of instructions and distinct
-  maps, never with the number of paths. Every composed map is simplified and has its unused
-  symbols removed. A parameter any of whose paths crosses an op without a rule has unknown
-  indexing (its other maps would be silently incomplete).
-  :func:`computation_input_to_output` is the same sweep forwards, from one parameter.
+  ``fusion`` (or ``call``), the maps through its called computation (:mod:`symidx.fusion`:
+  one sweep, a set of distinct maps per instruction); optionally between physical
+  (layout-ordered) indices.
+* :func:`module_fusion_maps` — the same for every fusion of a module (``symidx maps --all``).
+* :func:`render_maps`, :func:`render_fusions` — text, JSON or MLIR output, optionally with
+  each map's provenance (``--explain``).
 
 A group of maps whose operand or output cannot be reached by a supported op carries the
 opcode in :attr:`MapGroup.unsupported` instead of maps.
@@ -19,13 +16,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from symidx.errors import SymidxError, UnsupportedOpError
-from symidx.expr import dim
-from symidx.hlo import HloComputation, HloInstruction, HloModule, Shape, TupleShape
-from symidx.hlo.graph import topological_order
+from symidx.fusion import (
+    Origin,
+    Path,
+    called_computation,
+    computation_input_to_output,
+    computation_output_to_input,
+    fusion_output_to_input,
+    output_maps,
+    parameter_maps,
+)
+from symidx.hlo import HloInstruction, HloModule, Shape, TupleShape
 from symidx.indexing_map import IndexingMap, compose
+from symidx.layout import shapes as layout_shapes
 from symidx.ops import (
     INPUT_TO_OUTPUT,
     OUTPUT_TO_INPUT,
@@ -35,13 +42,14 @@ from symidx.ops import (
     num_outputs,
     output_to_input,
 )
-from symidx.ops._common import output_dims
 from symidx.syntax import print_map
 
 __all__ = [
     "MapGroup",
+    "FusionMaps",
     "find_instruction",
     "instruction_maps",
+    "module_fusion_maps",
     "fusion_output_to_input",
     "called_computation",
     "computation_output_to_input",
@@ -50,6 +58,8 @@ __all__ = [
     "logical_to_physical",
     "group_texts",
     "render_maps",
+    "render_fusions",
+    "origin_json",
 ]
 
 
@@ -59,13 +69,26 @@ class MapGroup:
 
     ``index`` is the operand or output number, ``name`` the operand's instruction (for an
     output: the instruction itself). ``unsupported`` names the opcode without a rule that
-    made the maps unknown; then ``maps`` is empty.
+    made the maps unknown; then ``maps`` is empty. ``origins[i]`` tells where ``maps[i]``
+    comes from (for a fusion: a path through the fused computation).
     """
 
     index: int
     name: str
     maps: tuple[IndexingMap, ...] = ()
     unsupported: str | None = None
+    origins: tuple[Origin, ...] = ()
+
+
+@dataclass(frozen=True)
+class FusionMaps:
+    """The map groups of one fusion instruction for one of its outputs (output-to-input) or
+    inputs (input-to-output): ``index``. ``computation`` is the computation holding it."""
+
+    instr: HloInstruction
+    computation: str
+    index: int
+    groups: tuple[MapGroup, ...]
 
 
 def find_instruction(module: HloModule, name: str | None = None) -> HloInstruction:
@@ -106,9 +129,34 @@ def instruction_maps(instr: HloInstruction, direction: Direction, *,
     else:
         raise SymidxError(f"unknown direction {direction!r}")
     if physical:
-        groups = [_physical_group(instr, direction, g, operand or 0, output or 0)
-                  for g in groups]
+        groups = [replace(_physical_group(instr, direction, g, operand or 0, output or 0),
+                          origins=g.origins) for g in groups]
     return groups
+
+
+def module_fusion_maps(module: HloModule, direction: Direction, *,
+                       operand: int | None = None, output: int | None = None,
+                       physical: bool = False) -> list[FusionMaps]:
+    """:func:`instruction_maps` of every fusion of ``module``, computation by computation in
+    text order. Output-to-input: one entry per output of each fusion (only ``output`` if
+    given), its groups restricted to ``operand`` if given; input-to-output: one entry per
+    operand (only ``operand`` if given), groups restricted to ``output``."""
+    found = []
+    for comp in module.computations.values():
+        for instr in comp.instructions:
+            if instr.opcode != "fusion":
+                continue
+            if direction == OUTPUT_TO_INPUT:
+                indices = [output] if output is not None else range(num_outputs(instr))
+                found += [FusionMaps(instr, comp.name, k, tuple(instruction_maps(
+                    instr, direction, operand=operand, output=k, physical=physical)))
+                    for k in indices]
+            else:
+                indices = [operand] if operand is not None else range(len(instr.operands))
+                found += [FusionMaps(instr, comp.name, k, tuple(instruction_maps(
+                    instr, direction, operand=k, output=output, physical=physical)))
+                    for k in indices]
+    return found
 
 
 def _check_index(index: int, count: int, owner: str, what: str) -> None:
@@ -121,13 +169,13 @@ def _output_to_input_groups(instr: HloInstruction, output: int) -> list[MapGroup
     names = [op.name for op in instr.operands]
     comp = called_computation(instr)
     if comp is not None:
-        found = computation_output_to_input(comp, output)
-        return [MapGroup(k, names[k], *found[k]) for k in range(len(names))]
+        return [MapGroup(k, names[k], r.maps, r.unsupported, r.origins)
+                for k, r in enumerate(parameter_maps(comp, output))]
     try:
         per_operand = output_to_input(instr, output)
     except UnsupportedOpError as e:
         return [MapGroup(k, name, (), e.opcode) for k, name in enumerate(names)]
-    return [MapGroup(k, name, tuple(maps))
+    return [MapGroup(k, name, tuple(maps), None, _single_step(instr.name, name, len(maps)))
             for k, (name, maps) in enumerate(zip(names, per_operand, strict=True))]
 
 
@@ -135,171 +183,36 @@ def _input_to_output_groups(instr: HloInstruction, operand: int) -> list[MapGrou
     _check_index(operand, len(instr.operands), f"{instr.name} has", "operand")
     comp = called_computation(instr)
     if comp is not None:
-        found = computation_input_to_output(comp, operand)
-        return [MapGroup(k, instr.name, *found[k]) for k in range(num_outputs(instr))]
+        return [MapGroup(k, instr.name, r.maps, r.unsupported, r.origins)
+                for k, r in enumerate(output_maps(comp, operand))]
     try:
         per_output = input_to_output(instr, operand)
     except UnsupportedOpError as e:
         return [MapGroup(k, instr.name, (), e.opcode) for k in range(num_outputs(instr))]
-    return [MapGroup(k, instr.name, tuple(maps)) for k, maps in enumerate(per_output)]
+    source = instr.operands[operand].name
+    return [MapGroup(k, instr.name, tuple(maps), None, _single_step(source, instr.name,
+                                                                    len(maps)))
+            for k, maps in enumerate(per_output)]
 
 
-# --- composition through a called computation ----------------------------------------------
-
-Key = tuple[str, int]  # (instruction name, output index)
-Found = tuple[tuple[IndexingMap, ...], str | None]  # (maps, opcode that made them unknown)
-
-
-def called_computation(instr: HloInstruction) -> HloComputation | None:
-    """The computation a ``fusion`` (``calls=``) or ``call`` (``to_apply=``) runs, whose
-    parameters are the instruction's operands; None for other instructions."""
-    key = {"fusion": "calls", "call": "to_apply"}.get(instr.opcode)
-    if key is None:
-        return None
-    called = instr.called_computations.get(key, ())
-    if len(called) != 1 or len(called[0].parameters) != len(instr.operands):
-        raise SymidxError(f"{instr.opcode} {instr.name} does not call one computation with "
-                          f"one parameter per operand")
-    return called[0]
-
-
-def fusion_output_to_input(instr: HloInstruction, output: int = 0) -> list[Found]:
-    """For each operand of the fusion (or call) ``instr``: the distinct maps from output
-    ``output`` to that operand, or (no maps, opcode) when a path to it crosses an op
-    without a rule."""
-    comp = called_computation(instr)
-    if comp is None:
-        raise SymidxError(f"{instr.name} is not a fusion or call")
-    return computation_output_to_input(comp, output)
-
-
-def computation_output_to_input(comp: HloComputation, output: int = 0) -> list[Found]:
-    """Per parameter of ``comp`` (by number): the distinct maps from output ``output`` of
-    its root, or (no maps, opcode) when a path crosses an op without a rule. One sweep in
-    reverse topological order; each instruction output keeps the set of maps reaching it."""
-    root = comp.root
-    _check_index(output, num_outputs(root), f"the root of {comp.name} has", "output")
-    reaching: dict[Key, dict[IndexingMap, None]] = {
-        (root.name, output): {IndexingMap.identity(output_dims(root, output)): None}}
-    tainted: dict[str, str] = {}
-    for instr in reversed(topological_order(comp)):
-        if instr.opcode == "parameter":
-            continue
-        if instr.name in tainted:
-            for op in instr.operands:
-                tainted.setdefault(op.name, tainted[instr.name])
-            continue
-        for k in range(num_outputs(instr)):
-            maps = reaching.get((instr.name, k))
-            if not maps:
-                continue
-            try:
-                per_operand = output_to_input(instr, k)
-            except UnsupportedOpError as e:
-                for op in instr.operands:
-                    tainted.setdefault(op.name, e.opcode)
-                break
-            for op, op_maps in zip(instr.operands, per_operand, strict=True):
-                if not op_maps:
-                    continue
-                target = reaching.setdefault(_operand_key(instr, op), {})
-                for first in maps:
-                    for second in op_maps:
-                        target.setdefault(_composed(first, second), None)
-    return [((), tainted[p.name]) if p.name in tainted
-            else (_without_empty(reaching.get((p.name, 0), {})), None)
-            for p in comp.parameters]
-
-
-def computation_input_to_output(comp: HloComputation, parameter: int) -> list[Found]:
-    """Per output of the root of ``comp``: the distinct maps from parameter ``parameter``
-    to it, or (no maps, opcode) when a path crosses an op without a rule. One sweep in
-    topological order, the mirror image of :func:`computation_output_to_input`."""
-    source = comp.parameters[parameter]
-    reaching: dict[Key, dict[IndexingMap, None]] = {
-        (source.name, 0): {IndexingMap.identity(output_dims(source)): None}}
-    tainted: dict[Key, str] = {}
-    for instr in topological_order(comp):
-        for j, op in enumerate(instr.operands):
-            key = _operand_key(instr, op)
-            outputs = _outputs_fed(instr, j)
-            if key in tainted:
-                for k in outputs:
-                    tainted.setdefault((instr.name, k), tainted[key])
-                continue
-            maps = reaching.get(key)
-            if not maps or not outputs:
-                continue
-            try:
-                per_output = input_to_output(instr, j)
-            except UnsupportedOpError as e:
-                for k in outputs:
-                    tainted.setdefault((instr.name, k), e.opcode)
-                continue
-            for k, op_maps in enumerate(per_output):
-                if not op_maps:
-                    continue
-                target = reaching.setdefault((instr.name, k), {})
-                for first in maps:
-                    for second in op_maps:
-                        target.setdefault(_composed(first, second), None)
-    root = comp.root
-    return [((), tainted[(root.name, k)]) if (root.name, k) in tainted
-            else (_without_empty(reaching.get((root.name, k), {})), None)
-            for k in range(num_outputs(root))]
-
-
-def _operand_key(user: HloInstruction, operand: HloInstruction) -> Key:
-    """Which output of ``operand`` the user reads: the element a get-tuple-element picks."""
-    if user.opcode == "get-tuple-element" and user.tuple_index is not None:
-        return operand.name, user.tuple_index
-    return operand.name, 0
-
-
-def _outputs_fed(user: HloInstruction, j: int) -> list[int]:
-    """The outputs of ``user`` that operand ``j`` can reach: the matching element of a tuple,
-    every output otherwise."""
-    if user.opcode == "tuple":
-        return [j]
-    return list(range(num_outputs(user)))
-
-
-def _composed(first: IndexingMap, second: IndexingMap) -> IndexingMap:
-    if first.is_known_empty or second.is_known_empty:
-        return IndexingMap(first.dims, second.results, special="known_empty")
-    return finish(compose(first, second), fold_point_dims=True)
-
-
-def _without_empty(maps: dict[IndexingMap, None]) -> tuple[IndexingMap, ...]:
-    """The distinct maps; known-empty ones only when nothing else reaches (then one)."""
-    found = tuple(maps)
-    nonempty = tuple(m for m in found if not m.is_known_empty)
-    if nonempty or not found:
-        return nonempty
-    return (found[0].as_known_empty(),)
+def _single_step(first: str, second: str, count: int) -> tuple[Origin, ...]:
+    """The origin of each map of a plain op: the step from one instruction to the other."""
+    return (Origin(Path(second, Path(first))),) * count
 
 
 # --- physical layouts -------------------------------------------------------------------------
 
 
-def _major_to_minor(shape: Shape) -> tuple[int, ...]:
-    layout = shape.layout_or_default
-    if layout.tiles:
-        raise SymidxError(f"--physical: tiled layout {layout} is not supported")
-    return tuple(reversed(layout.minor_to_major))
-
-
 def physical_to_logical(shape: Shape) -> IndexingMap:
-    """Physical index (dims in major-to-minor order) -> logical index."""
-    order = _major_to_minor(shape)
-    position = {k: p for p, k in enumerate(order)}
-    return IndexingMap.create([shape.dims[k] for k in order],
-                              [dim(position[k]) for k in range(len(shape.dims))])
+    """Physical index -> logical index. The physical index addresses the array the layout
+    stores: dims in major-to-minor order, each tile split into (tile count, tile size) dims
+    (``f32[3,5]{1,0:T(2,2)}`` is ``f32[2,3,2,2]``); padding slots have no image."""
+    return layout_shapes.logical_index_map(shape)
 
 
 def logical_to_physical(shape: Shape) -> IndexingMap:
-    """Logical index -> physical index (dims in major-to-minor order)."""
-    return IndexingMap.create(shape.dims, [dim(k) for k in _major_to_minor(shape)])
+    """Logical index -> physical index (see :func:`physical_to_logical`)."""
+    return layout_shapes.physical_index_map(shape)
 
 
 def _array(shape: Shape | TupleShape, element: int, what: str) -> Shape:
@@ -337,26 +250,118 @@ def _between_physical(m: IndexingMap, source: Shape, target: Shape) -> IndexingM
 # --- output ---------------------------------------------------------------------------------
 
 
-def group_texts(group: MapGroup, style: str = "doc") -> list[str]:
-    """The group's maps as text, or the single entry naming the unsupported op."""
+def group_texts(group: MapGroup, style: str = "doc", explain: bool = False) -> list[str]:
+    """The group's maps as text, or the single entry for unknown indexing (``unknown
+    indexing (unsupported op: NAME)``; in the ``xla`` style ``unknown indexing``, as XLA's
+    tests spell it). ``explain`` adds a line ``path: ...`` under each map."""
     if group.unsupported is not None:
+        if style == "xla":
+            return ["unknown indexing"]
         return [f"unknown indexing (unsupported op: {group.unsupported})"]
-    return [print_map(m, style) for m in group.maps]
+    texts = [print_map(m, style) for m in group.maps]
+    if explain:
+        texts = [f"{text}\npath: {_describe(origin)}"
+                 for text, origin in zip(texts, group.origins, strict=True)]
+    return texts
+
+
+def _describe(origin: Origin) -> str:
+    paths = f" (one of {origin.count} paths)" if origin.count > 1 else ""
+    return f"{origin.path}{paths}"
 
 
 def render_maps(instr: HloInstruction, direction: Direction, groups: Sequence[MapGroup],
-                fmt: str = "text", style: str = "doc") -> str:
+                fmt: str = "text", style: str = "doc", explain: bool = False) -> str:
     """What ``symidx maps`` prints. ``fmt`` is ``text`` (each group headed ``operand K``, or
     ``output K`` for input-to-output, maps separated by a blank line), ``json``
-    (``{"instruction", "direction", "operands": [{"operand", "name", "maps"}]}``) or
-    ``mlir`` (text, maps as ``affine_map<...>``)."""
-    style = "mlir" if fmt == "mlir" else style
-    texts = [group_texts(g, style) for g in groups]
+    (``{"instruction", "direction", "operands": [{"operand", "name", "maps"}]}``, a group
+    with unknown indexing also has ``"unsupported": OPCODE``) or ``mlir`` (text, maps as
+    ``affine_map<...>``). ``explain`` adds each map's provenance: a ``path:`` line under it
+    in text; in JSON, ``"origins"`` beside ``"maps"`` (see :func:`origin_json`)."""
     if fmt == "json":
-        return json.dumps({
-            "instruction": instr.name, "direction": direction.replace("_", "-"),
-            "operands": [{"operand": g.index, "name": g.name, "maps": t}
-                         for g, t in zip(groups, texts, strict=True)]}, indent=2)
+        return json.dumps(_instruction_json(instr, direction, groups, style, explain),
+                          indent=2)
+    return _groups_text(direction, groups, "mlir" if fmt == "mlir" else style, explain)
+
+
+def render_fusions(module: HloModule, direction: Direction, found: Sequence[FusionMaps],
+                   fmt: str = "text", style: str = "doc", explain: bool = False) -> str:
+    """What ``symidx maps --all`` prints.
+
+    Text: one block per entry of ``found``, headed ``fusion NAME`` (``fusion NAME output K``
+    for an output of a multi-output fusion; ``fusion NAME input K`` input-to-output), then
+    the groups as :func:`render_maps` prints them; blocks separated by a blank line.
+
+    JSON: ``{"module": NAME, "direction": ..., "fusions": [...]}``, one object per block:
+    ``"instruction"``, ``"computation"`` (where the fusion is), ``"calls"`` (its fused
+    computation), ``"kind"`` (``kLoop``, ...), ``"output": K`` (output-to-input) or
+    ``"input": K`` (input-to-output), and ``"operands"`` as :func:`render_maps` prints
+    them."""
+    selector = "output" if direction == OUTPUT_TO_INPUT else "input"
+    if fmt == "json":
+        fusions = []
+        for f in found:
+            entry: dict[str, Any] = {"instruction": f.instr.name, "computation": f.computation,
+                                     "calls": _called_name(f.instr), "kind": f.instr.fusion_kind,
+                                     selector: f.index}
+            entry["operands"] = _instruction_json(f.instr, direction, f.groups, style,
+                                                  explain)["operands"]
+            fusions.append(entry)
+        return json.dumps({"module": module.name, "direction": _direction_text(direction),
+                           "fusions": fusions}, indent=2)
+    style = "mlir" if fmt == "mlir" else style
+    blocks = []
+    for f in found:
+        several = (num_outputs(f.instr) if direction == OUTPUT_TO_INPUT
+                   else len(f.instr.operands)) > 1
+        header = f"fusion {f.instr.name}" + (f" {selector} {f.index}" if several else "")
+        body = _groups_text(direction, f.groups, style, explain)
+        blocks.append(f"{header}\n{body}" if body else header)
+    return "\n\n".join(blocks)
+
+
+def _called_name(instr: HloInstruction) -> str | None:
+    comp = called_computation(instr)
+    return None if comp is None else comp.name
+
+
+def _direction_text(direction: Direction) -> str:
+    return direction.replace("_", "-")
+
+
+def _groups_text(direction: Direction, groups: Sequence[MapGroup], style: str,
+                 explain: bool) -> str:
     label = "operand" if direction == OUTPUT_TO_INPUT else "output"
-    return "\n\n".join("\n".join([f"{label} {g.index}", "\n\n".join(t)]) if t
-                        else f"{label} {g.index}" for g, t in zip(groups, texts, strict=True))
+    parts = []
+    for g in groups:
+        texts = group_texts(g, style, explain)
+        parts.append("\n".join([f"{label} {g.index}", "\n\n".join(texts)]) if texts
+                     else f"{label} {g.index}")
+    return "\n\n".join(parts)
+
+
+def _instruction_json(instr: HloInstruction, direction: Direction, groups: Sequence[MapGroup],
+                      style: str, explain: bool) -> dict[str, Any]:
+    operands = []
+    for g in groups:
+        entry: dict[str, Any] = {"operand": g.index, "name": g.name,
+                                 "maps": group_texts(g, style)}
+        if g.unsupported is not None:
+            entry["unsupported"] = g.unsupported
+        if explain:
+            entry["origins"] = [origin_json(o) for o in g.origins]
+        operands.append(entry)
+    return {"instruction": instr.name, "direction": _direction_text(direction),
+            "operands": operands}
+
+
+def origin_json(origin: Origin) -> dict[str, Any]:
+    """``{"path": [...], "paths": N}``: the path's instruction names from the start, where
+    a step taken through a fusion or call is ``{"name": NAME, "via": [inner path]}``; and
+    how many paths give the same map."""
+    return {"path": _path_json(origin.path), "paths": origin.count}
+
+
+def _path_json(path: Path) -> list[Any]:
+    return [step.name if step.via is None else {"name": step.name, "via": _path_json(step.via)}
+            for step in path.steps()]

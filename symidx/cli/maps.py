@@ -1,38 +1,78 @@
-"""``symidx maps``: the indexing maps of an HLO instruction (a fusion: through its body)."""
+"""symidx maps: the indexing maps of an HLO instruction (a fusion: through its fused
+computation), or of every fusion of a module (--all).
+
+Text output: each operand's group is headed "operand K" ("output K" for input-to-output),
+maps separated by a blank line. With --all, each fusion's groups are headed "fusion NAME"
+("fusion NAME output K" for one output of a multi-output fusion, "fusion NAME input K"
+input-to-output), fusions separated by a blank line. --explain prints under each map
+"path: a -> b -> p0", one path of instructions that produces it (a step through a nested
+fusion or call shows the path inside it in brackets), and "(one of N paths)" when several
+do.
+
+JSON output: {"instruction", "direction", "operands": [{"operand", "name", "maps"}]}; a
+group with unknown indexing adds "unsupported": OPCODE; --explain adds "origins":
+[{"path": [...], "paths": N}] beside "maps", a step through a nested fusion being
+{"name": NAME, "via": [...]}. With --all: {"module": NAME, "direction": ..., "fusions":
+[...]}, one object per fusion and output (per input, for input-to-output) with
+"instruction", "computation" (where the fusion is), "calls" (its fused computation),
+"kind", "output": K (or "input": K) and "operands" as above.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from symidx.cli.common import add_style, read_text_file
+from symidx.cli.common import UsageError, add_style, read_text_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("maps", help="the indexing maps of one HLO instruction")
+    p = sub.add_parser("maps", help="the indexing maps of one HLO instruction, or of every "
+                                    "fusion of a module",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="HLO module text file, or - to read it from stdin")
     p.add_argument("--instruction", help="instruction name (default: the entry root)")
+    p.add_argument("--all", action="store_true",
+                   help="the maps of every fusion of the module (not with --instruction)")
     p.add_argument("--direction", choices=("output-to-input", "input-to-output"),
                    default="output-to-input")
     p.add_argument("--operand", type=int, default=None,
-                   help="output-to-input: only operand K; input-to-output: input K (default 0)")
+                   help="output-to-input: only operand K; input-to-output: input K (default 0;"
+                        " with --all: every input)")
     p.add_argument("--output", type=int, default=None,
-                   help="output K of a multi-output instruction (default 0)")
+                   help="output K of a multi-output instruction (default 0; with --all, "
+                        "output-to-input: every output)")
     p.add_argument("--format", choices=("text", "json", "mlir"), default="text",
                    help="text (default), json, or text with affine_map<...> maps")
     add_style(p)
     p.add_argument("--physical", action="store_true",
                    help="maps between physical (layout-ordered) indices")
+    p.add_argument("--explain", action="store_true",
+                   help="show, for each map, a path of instructions that produces it")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from symidx.analysis import find_instruction, instruction_maps, render_maps
+    from symidx.analysis import (
+        find_instruction,
+        instruction_maps,
+        module_fusion_maps,
+        render_fusions,
+        render_maps,
+    )
     from symidx.hlo import parse_hlo
 
+    if args.all and args.instruction is not None:
+        raise UsageError("symidx maps: --all and --instruction exclude each other")
     text, source = read_text_file(args.file)
-    instr = find_instruction(parse_hlo(text, source=source), args.instruction)
+    module = parse_hlo(text, source=source)
     direction = args.direction.replace("-", "_")
+    if args.all:
+        found = module_fusion_maps(module, direction, operand=args.operand, output=args.output,
+                                   physical=args.physical)
+        print(render_fusions(module, direction, found, args.format, args.style, args.explain))
+        return 0
+    instr = find_instruction(module, args.instruction)
     groups = instruction_maps(instr, direction, operand=args.operand, output=args.output,
                               physical=args.physical)
-    print(render_maps(instr, direction, groups, args.format, args.style))
+    print(render_maps(instr, direction, groups, args.format, args.style, args.explain))
     return 0
