@@ -383,3 +383,28 @@ def test_range_variables_fixed_by_equalities_or_single_values_are_replaced():
     assert_same_function(got, m)
     point = parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [2, 2]")
     assert simplify(point).results == (dim(0) + 2,)
+
+
+@st.composite
+def linked_equalities(draw):
+    """Maps whose range variables are tied to each other and to the dims by equalities."""
+    variables = [dim(0), dim(1), sym(0), sym(1), sym(2)]
+    coeff = st.sampled_from([-2, -1, 1, 2])
+    constraints = []
+    for _ in range(draw(st.integers(1, 3))):
+        chosen = draw(st.lists(st.sampled_from(variables), min_size=2, max_size=3, unique=True))
+        expr = sum(draw(coeff) * v for v in chosen)
+        k = draw(st.integers(-3, 6))
+        constraints.append((expr, (k, k)))
+    results = [sum(draw(coeff) * v for v in draw(st.lists(st.sampled_from(variables),
+                                                          min_size=1, max_size=3)))]
+    return IndexingMap.create([(0, 4), (0, 3)], results, [(0, 5), (-2, 3), (0, 4)],
+                              constraints=constraints)
+
+
+@RULE_FAMILY
+@given(linked_equalities())
+def test_eliminating_linked_equalities_preserves_meaning(m):
+    got = simplify(m)
+    assert_same_function(got, m)
+    assert simplify(got) == got

@@ -154,9 +154,11 @@ def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool
     if any(b.is_empty for b in bounds):
         return m.as_known_empty(), False
     # range variables with one value, or fixed by an equality, are replaced
+    before = dict(constraints)
     fixed = _fixed_range_vars(m, bounds, constraints)
     if fixed:
         constraints = _substituted(constraints, fixed)
+    reshaped = constraints != before  # new constraints: fold them in another round
     # 2. with the tightened intervals: drop constraints that always hold
     env = dict(zip(variables, bounds))
     rw = Rewriter(env, steps, DEFAULT_MAX_STEPS)
@@ -182,9 +184,8 @@ def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool
     nd, nr = m.num_dims, m.num_ranges
     rts = tuple(v if v.bounds == b else type(v)(b, v.hlo, v.map)
                 for v, b in zip(m.rts, bounds[nd + nr:]))
-    eliminated = any(not v.is_Integer for v in fixed.values())
     return IndexingMap.create(bounds[:nd], results, bounds[nd:nd + nr], rts, kept,
-                              m.names), eliminated
+                              m.names), reshaped
 
 
 def _fixed_range_vars(m: IndexingMap, bounds: list[Interval],
@@ -217,6 +218,8 @@ def _fixed_range_vars(m: IndexingMap, bounds: list[Interval],
                 del constraints[key]
                 constraints[value] = constraints.get(value, bounds[index]).intersect(
                     bounds[index])
+                # earlier values may mention t: express every value without it
+                fixed = {k: substitute([v], {t: value})[0] for k, v in fixed.items()}
                 fixed[t] = value
                 break
     return fixed
