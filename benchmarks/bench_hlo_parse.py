@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import gc
 import time
-from pathlib import Path
 
+from symidx.bench import bundled_samples
 from symidx.hlo import parse_hlo
 
-SAMPLES = Path(__file__).resolve().parent.parent / "tests" / "data" / "hlo"
 SIZES = (1_000, 2_000, 5_000, 10_000)
 
 
@@ -69,8 +68,8 @@ def best_time(text: str, repeats: int) -> float:
 
 
 def main() -> None:
-    largest = max(SAMPLES.glob("*.hlo"), key=lambda p: p.stat().st_size)
-    rows = [(largest.name, largest.read_text(), 20)]
+    name, text = max(bundled_samples(), key=lambda sample: len(sample[1]))
+    rows = [(f"{name}.hlo", text, 20)]
     rows += [(f"synthetic {n}", synthetic_module(n), 5) for n in SIZES]
     print(f"{'input':<24} {'instructions':>12} {'KiB':>8} {'ms':>9} {'us/instr':>9}")
     print("(instructions: in all computations; synthetic N has N in its entry)")

@@ -2,11 +2,13 @@
 
 1. A chain of 64 reshapes alternating collapse [8,16,4] -> [512] and expand [512] ->
    [8,16,4], composed one at a time and simplified after every step; it must end at the
-   identity. Median of several runs, and the same chain in islpy (if installed: the
-   ``bench`` extra) in the same run, as a ratio.
+   identity. Median of several runs, and the same chain in islpy and MLIR (where installed)
+   in the same run, as ratios.
 2. Each of the seed's four simplifier examples (median per call).
 3. The same 64-map chain composed first and simplified once: the size of the raw
    composition (distinct sub-expressions, and the tree it unfolds to) and of the result.
+
+The maps and timing come from :mod:`symidx.bench` (``symidx bench`` runs the whole suite).
 
     python benchmarks/bench_simplify.py [--runs N]
 """
@@ -14,96 +16,35 @@
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
-from collections.abc import Callable
 
-from sympy import Integer
+from sympy import Expr
 
-from symidx.expr import FloorDiv, Mod, clear_caches, dim
+from symidx.bench import (
+    SEED_EXAMPLES,
+    SHAPE,
+    SymidxBackend,
+    available_backends,
+    chain_maps,
+    compose_chain,
+    measure,
+    simplify_one,
+)
 from symidx.indexing_map import IndexingMap, compose
 from symidx.simplify import simplify
 from symidx.syntax import parse_map
 
-SHAPE = [8, 16, 4]
 CHAIN = 64
 
-SEED_EXAMPLES = [
-    "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]",
-    "(d0, d1, d2) -> ((100d0 + 10d1 + d2) floorDiv 100, ((100d0 + 10d1 + d2) mod 100) "
-    "floordiv 10, d2 mod 10), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]",
-    "(d0, d1, d2) -> ((16d0 + 4d1 + d2) floordiv 8, (16d0 + 4d1 + d2) mod 8), "
-    "domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]",
-    "(d0, d1) -> (-((-11d0 - d1 + 109) floordiv 11) + 9), domain: d0 in [0, 9], d1 in [0, 10]",
-]
+
+def chain() -> list[IndexingMap]:
+    """The identity, then the chain's maps from its last reshape back to its first input."""
+    return [IndexingMap.identity(SHAPE), *reversed(chain_maps(CHAIN))]
 
 
-def reshape_map(out_shape: list[int], in_shape: list[int]) -> IndexingMap:
-    """Output-to-input map of a reshape from in_shape to out_shape."""
-    linear = Integer(0)
-    for i, n in enumerate(out_shape):
-        linear = linear * n + dim(i)
-    results, stride = [], 1
-    for n in reversed(in_shape):
-        results.append(Mod(FloorDiv(linear, stride), n))
-        stride *= n
-    return IndexingMap.create(out_shape, list(reversed(results)))
-
-
-def chain_maps() -> list[IndexingMap]:
-    """Output-to-input maps from the chain's last reshape back to its first input."""
-    flat = [SHAPE[0] * SHAPE[1] * SHAPE[2]]
-    maps = []
-    for k in range(CHAIN):
-        out_shape, in_shape = (flat, SHAPE) if k % 2 == 0 else (SHAPE, flat)
-        maps.append(reshape_map(out_shape, in_shape))
-    return maps
-
-
-def run_chain_stepwise() -> IndexingMap:
-    maps = chain_maps()
-    acc = IndexingMap.identity(SHAPE)
-    for m in reversed(maps):
-        acc = simplify(compose(acc, m))
-    return acc
-
-
-def isl_chain() -> Callable[[], object] | None:
-    try:
-        import islpy as isl
-    except ImportError:
-        return None
-    a, b, c = SHAPE
-    n = a * b * c
-    collapse = isl.Map(f"{{ [j] -> [x, y, z] : 0 <= j < {n} and j = {b * c}x + {c}y + z "
-                       f"and 0 <= y < {b} and 0 <= z < {c} }}")
-    expand = isl.Map(f"{{ [x, y, z] -> [j] : 0 <= x < {a} and 0 <= y < {b} and 0 <= z < {c} "
-                     f"and j = {b * c}x + {c}y + z }}")
-
-    def run() -> object:
-        acc = isl.Map(f"{{ [x, y, z] -> [x, y, z] : 0 <= x < {a} and 0 <= y < {b} "
-                      f"and 0 <= z < {c} }}")
-        for k in reversed(range(CHAIN)):
-            acc = acc.apply_range(collapse if k % 2 == 0 else expand).coalesce()
-        return acc
-
-    return run
-
-
-def median_time(fn: Callable[[], object], runs: int, fresh: bool = True) -> float:
-    times = []
-    for _ in range(runs):
-        if fresh:
-            clear_caches()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def dag_and_tree_size(exprs: list) -> tuple[int, int]:
+def dag_and_tree_size(exprs: list[Expr]) -> tuple[int, int]:
     """(distinct sub-expressions, nodes of the tree they unfold to)."""
-    size: dict = {}
+    size: dict[Expr, int] = {}
     for root in exprs:
         stack = [(root, False)]
         while stack:
@@ -124,32 +65,34 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = ap.parse_args(argv)
     figures: dict[str, float] = {}
 
-    result = run_chain_stepwise()
+    result = compose_chain(SymidxBackend(), chain())
     assert result == IndexingMap.identity(SHAPE), result
-    t = median_time(run_chain_stepwise, args.runs)
+    times = {b.name: measure(b, chain, compose_chain, args.runs) for b in available_backends()}
+    t = times.pop("symidx")
+    assert t is not None
     figures["chain_ms"] = t * 1e3
     print(f"1. {CHAIN}-reshape chain, simplified after every step: median {t * 1e3:.1f} ms "
           f"(ends at the identity)")
-    isl_run = isl_chain()
-    if isl_run is None:
-        print("   islpy not installed (pip install 'symidx[bench]'): no comparison")
-    else:
-        ti = median_time(isl_run, args.runs, fresh=False)
-        figures["isl_chain_ms"] = ti * 1e3
-        print(f"   islpy, same chain (apply_range + coalesce): median {ti * 1e3:.1f} ms; "
-              f"symidx / islpy = {t / ti:.2f}")
+    for name, other in times.items():
+        assert other is not None
+        figures[f"{name}_chain_ms"] = other * 1e3
+        print(f"   {name}, same chain: median {other * 1e3:.1f} ms; "
+              f"symidx / {name} = {t / other:.2f}")
+    if not times:
+        print("   islpy and jaxlib not installed (pip install 'symidx[bench]'): no comparison")
 
     print("2. seed simplifier examples (median per call, fresh sympy cache):")
     for k, text in enumerate(SEED_EXAMPLES, 1):
-        m = parse_map(text)
-        ts = median_time(lambda m=m: simplify(m), max(args.runs * 10, 50))
+        ts = measure(SymidxBackend(), lambda text=text: [parse_map(text)], simplify_one,
+                     max(args.runs * 10, 50))
+        assert ts is not None
         figures[f"seed{k}_us"] = ts * 1e6
-        print(f"   example {k}: {ts * 1e6:.0f} us  -> {simplify(m)!s}".replace("\n", " "))
+        print(f"   example {k}: {ts * 1e6:.0f} us  -> {simplify(parse_map(text))!s}"
+              .replace("\n", " "))
 
-    maps = chain_maps()
-    raw = IndexingMap.identity(SHAPE)
+    raw, *maps = chain()
     start = time.perf_counter()
-    for m in reversed(maps):
+    for m in maps:
         raw = compose(raw, m)
     composed_s = time.perf_counter() - start
     dag, tree = dag_and_tree_size(list(raw.results) + [c for c, _ in raw.constraints])

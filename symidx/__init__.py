@@ -28,6 +28,7 @@ _LAZY = {
     "parse_hlo": "symidx.hlo",
     "output_to_input": "symidx.ops",
     "input_to_output": "symidx.ops",
+    "from_jax": "symidx.jax_support",
 }
 
 
@@ -42,7 +43,7 @@ __all__ = [
     "IndexingMap", "Interval", "RuntimeVar", "compose", "simplify", "remove_unused_symbols",
     "parse_map", "parse_expr", "print_map", "print_expr", "equal", "Verdict",
     "FloorDiv", "Mod", "CeilDiv", "dim", "sym", "rt",
-    "parse_hlo", "output_to_input", "input_to_output",
+    "parse_hlo", "output_to_input", "input_to_output", "from_jax",
     "SymidxError", "ParseError", "MapError", "UnsupportedOpError", "TooLargeError",
     "HloShapeError",
     "__version__",

@@ -13,13 +13,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from symidx.cli import maps, mapverbs
+from symidx.cli import bench, layout, maps, mapverbs
 from symidx.cli.common import Parser, UsageError
 from symidx.errors import ParseError, SymidxError
 
 __all__ = ["main", "main_entry"]
 
-COMMAND_MODULES = (mapverbs, maps)
+COMMAND_MODULES = (mapverbs, maps, bench, layout)
 
 
 def build_parser() -> Parser:

@@ -23,13 +23,23 @@ from __future__ import annotations
 import argparse
 
 from symidx.cli.common import UsageError, add_style, read_text_file
+from symidx.errors import SymidxError
+from symidx.hlo import HloModule
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("maps", help="the indexing maps of one HLO instruction, or of every "
                                     "fusion of a module",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("file", help="HLO module text file, or - to read it from stdin")
+    p.add_argument("file", nargs="?", help="HLO module text file, or - to read it from stdin")
+    p.add_argument("--jax", metavar="MODULE:FUNCTION",
+                   help="instead of FILE: compile a JAX function on the CPU and analyse the "
+                        "optimised module (every fusion, unless --instruction). Its example "
+                        "arguments come from --jax-args, else from FUNCTION_example_args or "
+                        "example_args in the same module (a tuple, or a callable returning "
+                        "one). Needs the jax extra.")
+    p.add_argument("--jax-args", metavar="MODULE:NAME",
+                   help="the example arguments for --jax: a tuple, or a callable returning one")
     p.add_argument("--instruction", help="instruction name (default: the entry root)")
     p.add_argument("--all", action="store_true",
                    help="the maps of every fusion of the module (not with --instruction)")
@@ -63,8 +73,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.all and args.instruction is not None:
         raise UsageError("symidx maps: --all and --instruction exclude each other")
-    text, source = read_text_file(args.file)
-    module = parse_hlo(text, source=source)
+    if (args.file is None) == (args.jax is None):
+        raise UsageError("symidx maps: give either FILE or --jax MODULE:FUNCTION")
+    if args.jax is not None:
+        module = _jax_module(args.jax, args.jax_args)
+        args.all = args.instruction is None
+    else:
+        text, source = read_text_file(args.file)
+        module = parse_hlo(text, source=source)
     direction = args.direction.replace("-", "_")
     if args.all:
         found = module_fusion_maps(module, direction, operand=args.operand, output=args.output,
@@ -76,3 +92,35 @@ def run(args: argparse.Namespace) -> int:
                               physical=args.physical)
     print(render_maps(instr, direction, groups, args.format, args.style, args.explain))
     return 0
+
+
+def _jax_module(spec: str, args_spec: str | None) -> HloModule:
+    """The optimised module JAX compiles for the function ``spec`` on its example arguments."""
+    from symidx.jax_support import compiled_hlo, load_function, load_value
+
+    fn = load_function(spec)
+    if args_spec is not None:
+        example = load_value(args_spec)
+    else:
+        module_name, _, name = spec.rpartition(":")
+        example = _first_present(module_name, [f"{name}_example_args", "example_args"], spec)
+    if callable(example):
+        example = example()
+    if not isinstance(example, (tuple, list)):
+        example = (example,)
+    text = compiled_hlo(fn, *example)
+    from symidx.hlo import parse_hlo
+
+    return parse_hlo(text, source=f"<jax: {spec}>")
+
+
+def _first_present(module_name: str, names: list[str], spec: str) -> object:
+    from symidx.jax_support import load_value
+
+    for name in names:
+        try:
+            return load_value(f"{module_name}:{name}")
+        except SymidxError:
+            continue
+    raise SymidxError(f"no example arguments for {spec}: define {' or '.join(names)} in "
+                      f"{module_name}, or pass --jax-args MODULE:NAME")

@@ -1,0 +1,48 @@
+"""``symidx bench``: run the benchmark suite, print the table, write the plot."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="time composition, simplification and verification, "
+                                     "beside islpy and MLIR where installed")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer sizes and samples (well under a minute)")
+    p.add_argument("--png", metavar="FILE", default="symidx-bench.png",
+                   help="where to write the plot of cost against size "
+                        "(default: %(default)s; needs matplotlib)")
+    p.add_argument("--no-plot", action="store_true", help="do not write the plot")
+    p.add_argument("--case", action="append", dest="cases", metavar="NAME",
+                   help="run only this case: compose, chain, seeds, ladder, fusions, equal "
+                        "or layouts (repeatable; default: all)")
+    p.set_defaults(run=run_bench)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from symidx.bench import NOTES, available_backends, format_table, has_z3, plot, run
+    from symidx.errors import SymidxError
+
+    backends = available_backends()
+    missing = {"islpy", "MLIR"} - {b.name for b in backends}
+    rows = run(quick=args.quick, cases=args.cases, backends=backends)
+    print(format_table(rows))
+    print()
+    for note in NOTES:
+        print(f"* {note}")
+    for name in sorted(missing):
+        package = "jaxlib (MLIR's bindings)" if name == "MLIR" else name
+        print(f"* {package} is not installed (pip install 'symidx[bench]'): "
+              f"the {name} column is empty")
+    if not has_z3():
+        print("* z3 is not installed (pip install 'symidx[proofs]'): no z3 rows")
+    if not args.no_plot:
+        try:
+            written = plot(rows, args.png)
+        except SymidxError as e:  # matplotlib missing
+            print(f"* no plot: {e}")
+        else:
+            print(f"* plot written to {args.png}" if written
+                  else "* no case was measured at several sizes: no plot")
+    return 0
