@@ -12,6 +12,7 @@ from sympy import Integer, preorder_traversal
 
 from conftest import DATA
 from helpers import assert_same_function
+from symidx.bench import reshape_map
 from symidx.expr import FloorDiv, Max, Min, Mod, compile_expr, dim, sym
 from symidx.indexing_map import IndexingMap, compose
 from symidx.interval import Interval
@@ -50,18 +51,6 @@ def test_seed_examples(before, after):
     got = simplify(parse_map(before))
     assert got == parse_map(after), print_map(got)
     assert_same_function(got, parse_map(before))
-
-
-def reshape_map(out_shape: list[int], in_shape: list[int]) -> IndexingMap:
-    """Output-to-input map of a reshape: linearise the output index, delinearise."""
-    linear = Integer(0)
-    for i, n in enumerate(out_shape):
-        linear = linear * n + dim(i)
-    results, stride = [], 1
-    for n in reversed(in_shape):
-        results.append(Mod(FloorDiv(linear, stride), n))
-        stride *= n
-    return IndexingMap.create(out_shape, list(reversed(results)))
 
 
 def test_reshape_chain_cancels():
