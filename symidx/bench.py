@@ -27,6 +27,8 @@ Each figure is the median of several samples, in seconds.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import importlib.util
 import statistics
 import time
@@ -289,12 +291,26 @@ def sample_times(backend: Backend, build: Callable[[], Sequence[IndexingMap]],
     for _ in range(repeats + warmup):
         try:
             maps = backend.prepare(build)
-            start = time.perf_counter()
-            operation(backend, maps)
+            with _no_gc():
+                start = time.perf_counter()
+                operation(backend, maps)
+                samples.append(time.perf_counter() - start)
         except NotExpressible:
             return None
-        samples.append(time.perf_counter() - start)
     return samples[warmup:]
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """The garbage collector paused while timing, as :mod:`timeit` does: a collection that
+    happens to fall inside one sample measures the heap, not the operation."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def measure(backend: Backend, build: Callable[[], Sequence[IndexingMap]],
@@ -346,9 +362,10 @@ def timed(fn: Callable[[], object], repeats: int) -> float:
     samples = []
     for _ in range(repeats + 1):
         clear_caches()
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
+        with _no_gc():
+            start = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - start)
     return statistics.median(samples[1:])
 
 
