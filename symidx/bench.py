@@ -27,8 +27,6 @@ Each figure is the median of several samples, in seconds.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import importlib.util
 import statistics
 import time
@@ -40,6 +38,7 @@ from typing import Any
 
 from sympy import Integer
 
+from symidx._gc import gc_paused
 from symidx.analysis import MapGroup, instruction_maps
 from symidx.errors import SymidxError
 from symidx.expr import CeilDiv, Expr, FloorDiv, Mod, clear_caches, dim
@@ -291,26 +290,13 @@ def sample_times(backend: Backend, build: Callable[[], Sequence[IndexingMap]],
     for _ in range(repeats + warmup):
         try:
             maps = backend.prepare(build)
-            with _no_gc():
+            with gc_paused():
                 start = time.perf_counter()
                 operation(backend, maps)
                 samples.append(time.perf_counter() - start)
         except NotExpressible:
             return None
     return samples[warmup:]
-
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """The garbage collector paused while timing, as :mod:`timeit` does: a collection that
-    happens to fall inside one sample measures the heap, not the operation."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def measure(backend: Backend, build: Callable[[], Sequence[IndexingMap]],
@@ -362,7 +348,7 @@ def timed(fn: Callable[[], object], repeats: int) -> float:
     samples = []
     for _ in range(repeats + 1):
         clear_caches()
-        with _no_gc():
+        with gc_paused():
             start = time.perf_counter()
             fn()
             samples.append(time.perf_counter() - start)

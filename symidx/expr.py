@@ -16,6 +16,7 @@ map, so two maps that differ only in names are equal.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any
@@ -28,7 +29,7 @@ from symidx.interval import Interval
 
 __all__ = [
     "Expr", "FloorDiv", "Mod", "CeilDiv", "Min", "Max", "dim", "sym", "rt", "var_kind",
-    "var_index", "as_expr", "bounds", "compile_expr", "free_vars", "depth",
+    "var_index", "as_expr", "bounds", "compile_expr", "depth",
 ]
 
 
@@ -165,26 +166,22 @@ class Max(_MinMax):
 
 def min_of(*args: Expr | int) -> Expr:
     """``min`` of any number of arguments, as nested binary :class:`Min`."""
-    exprs = [as_expr(a) for a in args]
-    result = exprs[0]
-    for e in exprs[1:]:
-        result = Min(result, e)
-    return result
+    return _nested(Min, args)
 
 
 def max_of(*args: Expr | int) -> Expr:
     """``max`` of any number of arguments, as nested binary :class:`Max`."""
-    exprs = [as_expr(a) for a in args]
-    result = exprs[0]
-    for e in exprs[1:]:
-        result = Max(result, e)
+    return _nested(Max, args)
+
+
+def _nested(op: type[_MinMax], args: Sequence[Expr | int]) -> Expr:
+    result = as_expr(args[0])
+    for a in args[1:]:
+        result = op(result, a)
     return result
 
 
 # --- variables ----------------------------------------------------------------------------
-_KIND_PREFIX = {"d": "d", "s": "s", "rt": "rt"}
-
-
 @cache
 def _variable(kind: str, index: int) -> Symbol:
     symbol = Symbol(f"{kind}{index}", integer=True)
@@ -234,10 +231,6 @@ def var_index(symbol: Symbol) -> int:
         return _VAR_INFO[symbol][1]
     except KeyError:
         raise MapError(f"{symbol} is not a symidx variable") from None
-
-
-def is_var(expr: Any) -> bool:
-    return expr in _VAR_INFO
 
 
 def as_expr(value: Expr | int) -> Expr:
@@ -327,10 +320,6 @@ def substitute(exprs: Sequence[Expr], mapping: Mapping[Symbol, Expr]) -> list[Ex
         return new
 
     return [walk(e) for e in exprs]
-
-
-def free_vars(expr: Expr) -> set[Symbol]:
-    return expr.free_symbols
 
 
 def depth(expr: Expr) -> int:
@@ -433,20 +422,6 @@ def _ceildiv(a: Any, b: Any) -> Any:
     return -((-a) // b)
 
 
-def _sum(values: list[Any]) -> Any:
-    total = values[0]
-    for v in values[1:]:
-        total = total + v
-    return total
-
-
-def _product(values: list[Any]) -> Any:
-    total = values[0]
-    for v in values[1:]:
-        total = total * v
-    return total
-
-
 def compile_expr(expr: Expr, variables: Sequence[Symbol]) -> Callable[[Sequence[Any]], Any]:
     """A function of the variables' values (ints, or numpy integer arrays that broadcast)
     computing ``expr`` with floor division and Python-style mod. No sympy in the loop."""
@@ -463,9 +438,9 @@ def compile_expr(expr: Expr, variables: Sequence[Symbol]) -> Callable[[Sequence[
             return lambda env: env[i]
         parts = [build(a) for a in node.args]
         if isinstance(node, Add):
-            return lambda env: _sum([p(env) for p in parts])
+            return lambda env: _fold(operator.add, [p(env) for p in parts])
         if isinstance(node, Mul):
-            return lambda env: _product([p(env) for p in parts])
+            return lambda env: _fold(operator.mul, [p(env) for p in parts])
         if isinstance(node, (FloorDiv, Mod, CeilDiv, Min, Max)):
             op = _BINARY[type(node)]
             if len(parts) == 2:

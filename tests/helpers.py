@@ -8,6 +8,21 @@ import random
 from symidx.indexing_map import IndexingMap
 from symidx.verify import equal
 
+# The seed's four simplifier examples: (before, after), as the seed writes them.
+SEED_SIMPLIFICATIONS = [
+    ("(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]",
+     "(d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 14]"),
+    ("(d0, d1, d2) -> ((100d0 + 10d1 + d2) floorDiv 100, ((100d0 + 10d1 + d2) mod 100) "
+     "floordiv 10, d2 mod 10), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]",
+     "(d0, d1, d2) -> (d0, d1, d2), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]"),
+    ("(d0, d1, d2) -> ((16d0 + 4d1 + d2) floordiv 8, (16d0 + 4d1 + d2) mod 8), "
+     "domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]",
+     "(d0, d1, d2) -> (2d0 + (4d1 + d2) floordiv 8, (4d1 + d2) mod 8), "
+     "domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]"),
+    ("(d0, d1) -> (-((-11d0 - d1 + 109) floordiv 11) + 9), domain: d0 in [0, 9], d1 in [0, 10]",
+     "(d0, d1) -> (d0), domain: d0 in [0, 9], d1 in [0, 10]"),
+]
+
 
 def sample_points(m: IndexingMap, count: int = 150, seed: int = 0) -> list[tuple[int, ...]]:
     box = [range(b.lo, b.hi + 1) for b in m.dims]

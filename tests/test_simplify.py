@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sympy import Integer, preorder_traversal
 
 from conftest import DATA
-from helpers import assert_same_function
+from helpers import SEED_SIMPLIFICATIONS, assert_same_function
 from symidx.bench import reshape_map
 from symidx.expr import FloorDiv, Max, Min, Mod, compile_expr, dim, sym
 from symidx.indexing_map import IndexingMap, compose
@@ -34,19 +34,7 @@ VARS = [dim(0), dim(1), sym(0)]
 
 
 # --- the seed's examples --------------------------------------------------------------------
-@pytest.mark.parametrize("before, after", [
-    ("(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]",
-     "(d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 14]"),
-    ("(d0, d1, d2) -> ((100d0 + 10d1 + d2) floorDiv 100, ((100d0 + 10d1 + d2) mod 100) "
-     "floordiv 10, d2 mod 10), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]",
-     "(d0, d1, d2) -> (d0, d1, d2), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]"),
-    ("(d0, d1, d2) -> ((16d0 + 4d1 + d2) floordiv 8, (16d0 + 4d1 + d2) mod 8), "
-     "domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]",
-     "(d0, d1, d2) -> (2d0 + (4d1 + d2) floordiv 8, (4d1 + d2) mod 8), "
-     "domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]"),
-    ("(d0, d1) -> (-((-11d0 - d1 + 109) floordiv 11) + 9), domain: d0 in [0, 9], d1 in [0, 10]",
-     "(d0, d1) -> (d0), domain: d0 in [0, 9], d1 in [0, 10]"),
-])
+@pytest.mark.parametrize("before, after", SEED_SIMPLIFICATIONS)
 def test_seed_examples(before, after):
     got = simplify(parse_map(before))
     assert got == parse_map(after), print_map(got)

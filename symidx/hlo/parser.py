@@ -30,14 +30,12 @@ Nothing recurses on the input's nesting (shapes and literals use explicit stacks
 
 from __future__ import annotations
 
-import gc
 import json
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from symidx._gc import gc_paused
 from symidx.errors import ParseError
 from symidx.hlo.shape import (
     ELEMENT_BIT_WIDTHS,
@@ -339,26 +337,8 @@ def parse_hlo(text: str, source: str = "") -> HloModule:
     Raises :class:`~symidx.errors.ParseError` with line and column for malformed text,
     undefined or duplicate names, cycles, and calls to unknown computations.
     """
-    with _gc_paused():
+    with gc_paused():  # many long-lived allocations: collections would only slow it down
         return _Parser(text, source).module()
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while the module is built.
-
-    Parsing allocates many small containers that live on, and each allocation burst triggers
-    collections that traverse everything built so far: on a 40k-instruction module that
-    doubled the time per instruction. Nothing allocated here needs collecting meanwhile.
-    The collector's previous state is restored.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 # --------------------------------------------------------------------------- lexing helpers

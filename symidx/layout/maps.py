@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from sympy import Add, Integer
 
 from symidx.errors import MapError, TooLargeError
-from symidx.expr import Expr, FloorDiv, Mod, add, dim, free_vars, scale
+from symidx.expr import Expr, FloorDiv, Mod, add, dim, scale
 from symidx.indexing_map import IndexingMap
 from symidx.layout import cute, xla
 from symidx.simplify import simplify
@@ -210,7 +210,7 @@ def cute_from_map(m: IndexingMap) -> cute.Layout:
                        (", ".join(str(b) for b in m.dims) or "no dimensions"))
     (result,) = m.results
     for term in Add.make_args(result):
-        if len(free_vars(term)) > 1:
+        if len(term.free_symbols) > 1:
             raise MapError(f"term {term} mixes dimensions: the offset is not a sum of "
                            f"per-dimension functions")
     modes = [cute.coalesce(_flat_modes([_at(m, i, x) for x in range(b.hi + 1)], i))

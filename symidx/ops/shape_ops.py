@@ -20,6 +20,7 @@ buffers of different sizes are unsupported.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from sympy import Integer
@@ -152,13 +153,6 @@ def _reverse_in(instr: HloInstruction, operand_index: int) -> list[list[Indexing
 # --- reshape --------------------------------------------------------------------------------
 
 
-def _product(values: Sequence[int]) -> int:
-    result = 1
-    for v in values:
-        result *= v
-    return result
-
-
 def reshape_groups(src: Sequence[int], dst: Sequence[int]
                    ) -> list[tuple[list[int], list[int]]]:
     """The smallest runs of consecutive dims of ``src`` and ``dst`` with equal element
@@ -200,11 +194,11 @@ def reshape_results(src: Sequence[int], dst: Sequence[int],
                     dst_vars: Sequence[Expr] | None = None) -> list[Expr]:
     """For each dim of ``src``, its index as an expression of the ``dst`` index
     (``dst_vars``, default ``d0, d1, ...``), when ``dst`` is a reshape of ``src``."""
-    if _product(src) != _product(dst):
+    if math.prod(src) != math.prod(dst):
         raise HloShapeError(f"cannot reshape {list(src)} into {list(dst)}: element counts "
                             f"differ")
     variables = list(dst_vars) if dst_vars is not None else [dim(j) for j in range(len(dst))]
-    if _product(src) == 0:  # no elements: the map is known empty anyway
+    if math.prod(src) == 0:  # no elements: the map is known empty anyway
         return [Integer(0)] * len(src)
     results: list[Expr] = [Integer(0)] * len(src)
     for gi, gj in reshape_groups(src, dst):
@@ -213,7 +207,7 @@ def reshape_results(src: Sequence[int], dst: Sequence[int],
         linear: Expr = Integer(0)
         for j in gj:
             linear = linear * dst[j] + variables[j]
-        stride = _product([src[i] for i in gi])
+        stride = math.prod([src[i] for i in gi])
         for position, i in enumerate(gi):
             stride //= src[i]
             part = FloorDiv(linear, stride) if stride > 1 else linear
