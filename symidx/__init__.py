@@ -18,7 +18,7 @@ from symidx.errors import (
 from symidx.expr import CeilDiv, FloorDiv, Mod, dim, rt, sym
 from symidx.indexing_map import IndexingMap, RuntimeVar, compose
 from symidx.interval import Interval
-from symidx.simplify import remove_unused_symbols, simplify
+from symidx.simplify import remove_unused_symbols, result_ranges, simplify
 from symidx.syntax import parse_expr, parse_map, print_expr, print_map
 from symidx.verify import Verdict, equal
 
@@ -42,6 +42,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "IndexingMap", "Interval", "RuntimeVar", "compose", "simplify", "remove_unused_symbols",
+    "result_ranges",
     "parse_map", "parse_expr", "print_map", "print_expr", "equal", "Verdict",
     "FloorDiv", "Mod", "CeilDiv", "dim", "sym", "rt",
     "parse_hlo", "output_to_input", "input_to_output", "from_jax",

@@ -22,14 +22,15 @@ from functools import cache
 from typing import Any
 
 import sympy
-from sympy import Add, Expr, Integer, Mul, Symbol
+from sympy import Add, Expr, Integer, Mul, Pow, Symbol
 
 from symidx.errors import MapError
 from symidx.interval import Interval
 
 __all__ = [
     "Expr", "FloorDiv", "Mod", "CeilDiv", "Min", "Max", "dim", "sym", "rt", "var_kind",
-    "var_index", "as_expr", "bounds", "compile_expr", "depth",
+    "var_index", "as_expr", "bounds", "constrained_bounds", "variable_divisions",
+    "check_divisors", "compile_expr", "depth",
 ]
 
 
@@ -356,6 +357,8 @@ def bounds(expr: Expr, env: Mapping[Symbol, Interval]) -> Interval:
         for a in args:
             product = product * bounds(a, env)
         return product
+    if isinstance(expr, Pow):
+        return _power(bounds(args[0], env), args[1])
     if isinstance(expr, FloorDiv):
         return bounds(args[0], env).floordiv(bounds(args[1], env))
     if isinstance(expr, Mod):
@@ -373,6 +376,19 @@ def bounds(expr: Expr, env: Mapping[Symbol, Interval]) -> Interval:
             result = result.max(bounds(a, env))
         return result
     raise MapError(f"unsupported expression {expr}")
+
+
+def _power(base: Interval, exponent: Expr) -> Interval:
+    """``base ** n`` for a positive integer ``n`` (a product of variables, ``s0 * s0``)."""
+    if not (exponent.is_Integer and int(exponent) > 0):
+        raise MapError(f"unsupported power with exponent {exponent}")
+    n = int(exponent)
+    if base.is_empty:
+        return base
+    ends = (base.lo ** n, base.hi ** n)
+    if n % 2 == 0 and base.lo <= 0 <= base.hi:
+        return Interval(0, max(ends))
+    return Interval(min(ends), max(ends))
 
 
 def _mod_bounds(a: Expr, b: Expr, env: Mapping[Symbol, Interval]) -> Interval:
@@ -401,6 +417,131 @@ def _multiple_of(term: Expr, m: int) -> bool:
     return False
 
 
+def constrained_bounds(expr: Expr, env: Mapping[Symbol, Interval],
+                       known: Mapping[Expr, Interval]) -> Interval:
+    """As :func:`bounds`, on the points where every ``known`` fact ``e in interval`` holds
+    (a map's constraints): each sub-expression that is a known expression is intersected
+    with its interval, and a sum that holds a known sum among its terms is bounded as that
+    sum plus the rest. So ``(d0 * 86 + d1) floordiv 64`` with ``d0 * 86 + d1 in [0, 1023]``
+    lies in ``[0, 15]``, where the variables' box alone gives ``[0, 16]``. Sound: every
+    value the expression takes where the facts hold lies in the interval."""
+    if not known:
+        return bounds(expr, env)
+    sums = [(dict(_linear(e)), iv) for e, iv in known.items() if isinstance(e, Add)]
+    memo: dict[Expr, Interval] = {}
+
+    def walk(e: Expr) -> Interval:
+        got = memo.get(e)
+        if got is not None:
+            return got
+        if e.is_Integer or e.is_Symbol:
+            result = bounds(e, env)
+        else:
+            result = _combine(e, [walk(a) for a in e.args])
+            if isinstance(e, Add) and sums:
+                result = result.intersect(_bounds_by_known_sum(e, sums, walk))
+        fact = known.get(e)
+        if fact is not None:
+            result = result.intersect(fact)
+        memo[e] = result
+        return result
+
+    return walk(expr)
+
+
+def _combine(e: Expr, parts: list[Interval]) -> Interval:
+    """The interval of ``e`` from the intervals of its arguments."""
+    if isinstance(e, Add):
+        total = Interval(0, 0)
+        for p in parts:
+            total = total + p
+        return total
+    if isinstance(e, Mul):
+        product = Interval(1, 1)
+        for p in parts:
+            product = product * p
+        return product
+    if isinstance(e, Pow):
+        return _power(parts[0], e.args[1])
+    if isinstance(e, FloorDiv):
+        return parts[0].floordiv(parts[1])
+    if isinstance(e, CeilDiv):
+        return parts[0].ceildiv(parts[1])
+    if isinstance(e, Mod):
+        return parts[0].mod(parts[1])
+    if isinstance(e, Min):
+        return parts[0].min(parts[1])
+    if isinstance(e, Max):
+        return parts[0].max(parts[1])
+    raise MapError(f"unsupported expression {e}")
+
+
+def _linear(e: Expr) -> list[tuple[Expr, int]]:
+    """A sum as ``[(monomial, coefficient)]``; the constant has monomial ``1``."""
+    out = []
+    for t in e.args if isinstance(e, Add) else (e,):
+        if t.is_Integer:
+            out.append((Integer(1), int(t)))
+            continue
+        coeff, rest = t.as_coeff_Mul()
+        out.append((rest, int(coeff)) if coeff.is_Integer else (t, 1))
+    return out
+
+
+def _bounds_by_known_sum(e: Expr, sums: list[tuple[dict[Expr, int], Interval]],
+                         walk: Callable[[Expr], Interval]) -> Interval:
+    """The tightest of ``k + bounds(rest)`` over known sums ``s in k`` whose terms all
+    occur in ``e`` with the same coefficients (``e = s + rest``)."""
+    terms = dict(_linear(e))
+    best = Interval(-(1 << 62), 1 << 62)
+    for known_terms, iv in sums:
+        if len(known_terms) > len(terms) or any(terms.get(m) != c
+                                                for m, c in known_terms.items()):
+            continue
+        rest = Interval(0, 0)
+        for m, c in terms.items():
+            if m not in known_terms:
+                rest = rest + (Interval.point(c) if m == 1 else walk(m) * c)
+        best = best.intersect(iv + rest)
+    return best
+
+
+def variable_divisions(expr: Expr) -> list[Expr]:
+    """The ``floordiv``, ``ceildiv`` and ``mod`` sub-expressions of ``expr`` whose divisor
+    is not a constant (``s0 floordiv s1``), innermost first."""
+    found: list[Expr] = []
+    seen: set[Expr] = set()
+    stack: list[tuple[Expr, bool]] = [(expr, False)]
+    while stack:
+        e, done = stack.pop()
+        if done:
+            if isinstance(e, _IntegerDivision) and not e.args[1].is_Integer:
+                found.append(e)
+            continue
+        if e in seen or not e.args:
+            continue
+        seen.add(e)
+        stack.append((e, True))
+        stack.extend((a, False) for a in e.args)
+    return found
+
+
+def check_divisors(exprs: Sequence[Expr], env: Mapping[Symbol, Interval],
+                   known: Mapping[Expr, Interval] | None = None) -> None:
+    """Raise :class:`MapError` if a divisor that is not a constant can be zero where the
+    variables lie in ``env`` and the ``known`` facts (constraints) hold: division by zero
+    has no value, so such a map means nothing there."""
+    for e in exprs:
+        for node in variable_divisions(e):
+            divisor = node.args[1]
+            span = constrained_bounds(divisor, env, known or {})
+            if 0 in span:
+                from symidx.syntax import print_expr
+
+                raise MapError(f"the divisor {print_expr(divisor)} of "
+                               f"{print_expr(node)} can be 0 (it ranges over {span})")
+
+
 # --- evaluation ---------------------------------------------------------------------------
 def _minimum(a: Any, b: Any) -> Any:
     if isinstance(a, int) and isinstance(b, int):
@@ -418,13 +559,35 @@ def _maximum(a: Any, b: Any) -> Any:
     return np.maximum(a, b)
 
 
+def _floordiv(a: Any, b: Any) -> Any:
+    if isinstance(b, int):  # ints raise ZeroDivisionError; a constant divisor is never 0
+        return a // b
+    import numpy as np
+
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0 only outside the domain
+        return a // b
+
+
+def _mod(a: Any, b: Any) -> Any:
+    if isinstance(b, int):
+        return a % b
+    import numpy as np
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return a % b
+
+
 def _ceildiv(a: Any, b: Any) -> Any:
-    return -((-a) // b)
+    return -_floordiv(-a, b)
 
 
 def compile_expr(expr: Expr, variables: Sequence[Symbol]) -> Callable[[Sequence[Any]], Any]:
     """A function of the variables' values (ints, or numpy integer arrays that broadcast)
-    computing ``expr`` with floor division and Python-style mod. No sympy in the loop."""
+    computing ``expr`` with floor division and Python-style mod. No sympy in the loop.
+
+    A divisor that is not a constant is nonzero on a map's domain (maps are checked when
+    made), but may be zero elsewhere: with ints that raises ``ZeroDivisionError``; with
+    arrays the value there is meaningless and the caller masks it out."""
     position = {v: i for i, v in enumerate(variables)}
 
     def build(node: Expr) -> Callable[[Sequence[Any]], Any]:
@@ -441,6 +604,9 @@ def compile_expr(expr: Expr, variables: Sequence[Symbol]) -> Callable[[Sequence[
             return lambda env: _fold(operator.add, [p(env) for p in parts])
         if isinstance(node, Mul):
             return lambda env: _fold(operator.mul, [p(env) for p in parts])
+        if isinstance(node, Pow) and node.args[1].is_Integer and int(node.args[1]) > 0:
+            base, n = parts[0], int(node.args[1])
+            return lambda env: base(env) ** n
         if isinstance(node, (FloorDiv, Mod, CeilDiv, Min, Max)):
             op = _BINARY[type(node)]
             if len(parts) == 2:
@@ -460,8 +626,8 @@ def _fold(op: Callable[[Any, Any], Any], values: list[Any]) -> Any:
 
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
-    FloorDiv: lambda a, b: a // b,
-    Mod: lambda a, b: a % b,
+    FloorDiv: _floordiv,
+    Mod: _mod,
     CeilDiv: _ceildiv,
     Min: _minimum,
     Max: _maximum,

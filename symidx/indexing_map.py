@@ -20,7 +20,17 @@ from typing import Any
 from sympy import Integer, Symbol
 
 from symidx.errors import MapError, TooLargeError
-from symidx.expr import Expr, as_expr, compile_expr, dim, rt, substitute, sym
+from symidx.expr import (
+    Expr,
+    as_expr,
+    check_divisors,
+    compile_expr,
+    dim,
+    rt,
+    substitute,
+    sym,
+    variable_divisions,
+)
 from symidx.interval import Interval
 
 __all__ = ["IndexingMap", "RuntimeVar", "compose"]
@@ -66,7 +76,11 @@ class IndexingMap:
     constraints: tuple[Constraint, ...] = ()
     names: tuple[str | None, ...] | None = None
     special: str = NORMAL
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # Memoised pure functions of the fields above (canonical key, hash, compiled results).
+    # Not an init field: every new map -- also one made by ``dataclasses.replace`` -- starts
+    # with a fresh cache, so a derived map never answers with its source's results.
+    _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
+                                   compare=False)
 
     # --- construction ------------------------------------------------------------------
     @classmethod
@@ -130,12 +144,17 @@ class IndexingMap:
         return IndexingMap(self.dims, self.results, special=KNOWN_EMPTY)
 
     def _check_variables(self) -> None:
+        """Every variable used is declared, and every divisor that is not a constant is
+        nonzero wherever the variables lie in their intervals and the constraints hold."""
         allowed = set(self.all_vars)
-        for e in itertools.chain(self.results, (c for c, _ in self.constraints)):
+        exprs = list(itertools.chain(self.results, (c for c, _ in self.constraints)))
+        for e in exprs:
             stray = e.free_symbols - allowed
             if stray:
                 raise MapError(f"expression {e} uses {sorted(map(str, stray))}, which the map "
                                f"does not declare")
+        if any(variable_divisions(e) for e in exprs):
+            check_divisors(exprs, self.variable_bounds(), dict(self.constraints))
 
     def _has_empty_interval(self) -> bool:
         return any(i.is_empty for i in itertools.chain(
@@ -274,7 +293,11 @@ class IndexingMap:
         if len(values) != len(self.all_vars):
             raise MapError(f"the map has {self.num_dims} dims, {self.num_ranges} range and "
                            f"{self.num_rts} runtime variables; got {len(values)} values")
-        return tuple(int(f(values)) for f in self._compiled_results)
+        try:
+            return tuple(int(f(values)) for f in self._compiled_results)
+        except ZeroDivisionError:
+            raise MapError(f"division by zero at {tuple(values)} (outside the map's "
+                           f"domain)") from None
 
     def constraints_hold(self, dims: Sequence[int], symbols: Sequence[int] = (),
                          rts: Sequence[int] = ()) -> bool:
@@ -285,8 +308,11 @@ class IndexingMap:
             raise MapError("wrong number of values for this map's variables")
         if not all(v in b for v, b in zip(values, self.all_bounds)):
             return False
-        return all(int(f(values)) in interval
-                   for f, (_, interval) in zip(self._compiled_constraints, self.constraints))
+        try:
+            return all(int(f(values)) in interval for f, (_, interval)
+                       in zip(self._compiled_constraints, self.constraints))
+        except ZeroDivisionError:  # a divisor is 0 only where a constraint fails
+            return False
 
     def image(self, point: Sequence[int]) -> set[tuple[int, ...]]:
         """Every target of the source index ``point`` (empty outside the domain)."""
@@ -301,9 +327,12 @@ class IndexingMap:
         out = set()
         for values in itertools.product(*symbol_ranges):
             full = list(point) + list(values)
-            if all(int(f(full)) in interval
-                   for f, (_, interval) in zip(self._compiled_constraints, self.constraints)):
-                out.add(tuple(int(f(full)) for f in self._compiled_results))
+            try:
+                if all(int(f(full)) in interval for f, (_, interval)
+                       in zip(self._compiled_constraints, self.constraints)):
+                    out.add(tuple(int(f(full)) for f in self._compiled_results))
+            except ZeroDivisionError:  # a divisor is 0 only where a constraint fails
+                continue
         return out
 
     def evaluate_arrays(self, values: Sequence[Any]) -> tuple[list[Any], Any]:

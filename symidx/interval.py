@@ -127,9 +127,12 @@ class Interval:
             return Interval(0, m - 1) if m > 0 else Interval(m + 1, 0)
         hull = Interval(0, 0)
         if o.hi > 0:
-            hull = hull.union(Interval(0, o.hi - 1))
+            # a positive divisor b gives [0, b - 1], and never more than a when a >= 0
+            top = o.hi - 1 if self.lo < 0 else min(o.hi - 1, self.hi)
+            hull = hull.union(Interval(0, top))
         if o.lo < 0:
-            hull = hull.union(Interval(o.lo + 1, 0))
+            bottom = o.lo + 1 if self.hi > 0 else max(o.lo + 1, self.lo)
+            hull = hull.union(Interval(bottom, 0))
         return hull
 
     __mod__ = mod

@@ -37,6 +37,7 @@ from symidx.expr import (
     Max,
     Min,
     Mod,
+    constrained_bounds,
     dim,
     max_of,
     min_of,
@@ -520,6 +521,9 @@ class _MapParser:
                 hlo, prov_header = hlo_lines[rt_name]
                 prov = self._provenance_map(prov_header, dims, intervals)
             rt_vars.append(RuntimeVar(intervals[rt_name], hlo, prov))
+        env = {table[n]: intervals[n] for n, _ in all_names}
+        self._check_divisors(list(header.results) + [e[0] for e in entries if e[0][0] != "var"],
+                             table, env, dict(constraints))
         # Names spelled like our own variables (d3, s0, rt1) are positional, not custom.
         names = [None if _DEFAULT_NAME.fullmatch(n) else n for n, _ in all_names]
         try:
@@ -528,6 +532,26 @@ class _MapParser:
                 rt_vars, constraints, names)
         except MapError as e:
             raise lx.error(str(e), 0) from None
+
+    def _check_divisors(self, nodes: list[tuple[Any, ...]], table: dict[str, Symbol],
+                        env: dict[Symbol, Interval],
+                        known: dict[Expr, Interval]) -> None:
+        """A divisor that is not a constant (``s0 floordiv s1``, XLA's ``s0 / s1``) must be
+        nonzero wherever the domain holds; otherwise the error points at the divisor."""
+        stack = list(nodes)
+        while stack:
+            kind, _, _, _, children = stack.pop()
+            stack.extend(children)
+            if kind not in ("floordiv", "ceildiv", "mod"):
+                continue
+            divisor = _to_sympy(children[1], table, self.lx)
+            if divisor.is_Integer:
+                continue
+            span = constrained_bounds(divisor, env, known)
+            if 0 in span:
+                raise self.lx.error(f"the divisor of this {kind} can be 0 (it ranges over "
+                                    f"{span}): division by a variable needs an interval "
+                                    f"without 0", children[1][1])
 
     def _provenance_map(self, header: _Header, dims: list[tuple[str, int]],
                         intervals: dict[str, Interval]) -> IndexingMap:
@@ -668,6 +692,9 @@ class _ExprPrinter:
     def __init__(self, names: dict[Symbol, str], style: str):
         self.names = names
         self.words = _DIV_WORDS[style]
+        # XLA prints a negated variable bare on the left of an operator (``-d0 mod 2``);
+        # unary minus binds tightest, so that reads back the same.
+        self.bare_negation = style == "xla"
 
     def top(self, e: Expr) -> str:
         return self.sum(e) if isinstance(e, Add) else self.term(e)
@@ -712,6 +739,9 @@ class _ExprPrinter:
             return self.term(e)
         if same is not None and isinstance(e, same):
             return self.term(e)
+        if self.bare_negation and same is not None and isinstance(e, Mul) \
+                and len(e.args) == 2 and e.args[0] == -1 and e.args[1].is_Symbol:
+            return "-" + self.atom(e.args[1])
         return "(" + self.top(e) + ")"
 
     def product(self, e: Expr) -> str:

@@ -13,7 +13,7 @@ from sympy import Add, Integer
 
 from symidx.expr import Expr, FloorDiv, Mod
 from symidx.interval import Interval
-from symidx.simplify.rules import Context, from_terms, positive_divisor, terms
+from symidx.simplify.rules import ONE, Context, from_terms, positive_divisor, terms
 
 Constraint = tuple[Expr, Interval]
 ConstraintRule = Callable[[Expr, Interval, Context], "Constraint | None"]
@@ -27,22 +27,35 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def fold_out_of_range(e: Expr, iv: Interval, ctx: Context) -> Constraint | None:
+    """``e in [lo, hi]`` never holds when the range of ``e`` misses ``[lo, hi]``: it is then
+    ``e in []`` (an empty interval), and the map is known empty. The range comes from the
+    variables' intervals, so ``d0 mod 8 + 5 in [50, 54]`` (after
+    :func:`fold_constant_term`, ``d0 mod 8 in [45, 49]``, where ``d0 mod 8`` lies in
+    ``[0, 7]``) is unsatisfiable."""
+    if iv.is_empty:
+        return None
+    if ctx.bounds(e).intersect(iv).is_empty:
+        return e, Interval.EMPTY
+    return None
+
+
 def fold_constant_term(e: Expr, iv: Interval, ctx: Context) -> Constraint | None:
     """``x + k in [lo, hi]``  <=>  ``x in [lo - k, hi - k]``."""
     if not isinstance(e, Add):
         return None
     parts = terms(e)
-    k = sum(c for c, m in parts if m == 1)
+    k = sum(c for c, m in parts if m is ONE)
     if not k:
         return None
-    return from_terms([(c, m) for c, m in parts if m != 1]), Interval(iv.lo - k, iv.hi - k)
+    return from_terms([(c, m) for c, m in parts if m is not ONE]), Interval(iv.lo - k, iv.hi - k)
 
 
 def fold_common_factor(e: Expr, iv: Interval, ctx: Context) -> Constraint | None:
     """``g*x in [lo, hi]``  <=>  ``x in [ceil(lo/g), floor(hi/g)]`` (bounds swap for
     ``g < 0``); ``g`` is the gcd of all coefficients, with the sign of the first."""
     parts = terms(e)
-    if any(m == 1 for _, m in parts):
+    if any(m is ONE for _, m in parts):
         return None
     g = 0
     for c, _ in parts:
@@ -75,10 +88,10 @@ def fold_small_remainder(e: Expr, iv: Interval, ctx: Context) -> Constraint | No
     if not isinstance(e, Add):
         return None
     parts = terms(e)
-    for g in sorted({abs(c) for c, m in parts if m != 1} - {0, 1}, reverse=True):
+    for g in sorted({abs(c) for c, m in parts if m is not ONE} - {0, 1}, reverse=True):
         if iv.lo % g or (iv.hi + 1) % g:
             continue
-        big = [(c, m) for c, m in parts if c % g == 0 and m != 1]
+        big = [(c, m) for c, m in parts if c % g == 0 and m is not ONE]
         small = [(c, m) for c, m in parts if (c, m) not in big]
         if not big or not small:
             continue
@@ -90,7 +103,7 @@ def fold_small_remainder(e: Expr, iv: Interval, ctx: Context) -> Constraint | No
 
 
 CONSTRAINT_RULES: tuple[ConstraintRule, ...] = (
-    fold_constant_term, fold_common_factor, fold_floordiv, fold_small_remainder,
+    fold_out_of_range, fold_constant_term, fold_common_factor, fold_floordiv, fold_small_remainder,
 )
 
 

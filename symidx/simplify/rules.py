@@ -2,11 +2,15 @@
 
 Each rule is a small function ``rule(node, ctx) -> Expr | None``: the rewritten node, or
 ``None`` when it does not apply. ``ctx`` gives the interval of any expression
-(``ctx.bounds``) and can simplify a sub-expression (``ctx.simplify``). Every rule states
-its rewrite and why it holds; hypothesis tests check each against brute-force evaluation.
+(``ctx.bounds``) and can simplify a sub-expression (``ctx.simplify``, or ``ctx.probe`` to
+look ahead without recording steps). Every rule states its rewrite and why it holds;
+hypothesis tests check each against brute-force evaluation.
 
-Notation: ``F(x, c)`` is ``x floordiv c``, ``M(x, c)`` is ``x mod c``; ``c > 0`` is an
-integer constant; ``x``, ``y`` are integer-valued expressions.
+Notation: ``F(x, c)`` is ``x floordiv c``, ``C(x, c)`` is ``x ceildiv c``, ``M(x, c)`` is
+``x mod c``; ``c > 0`` is an integer constant unless a rule says otherwise; ``x``, ``y`` are
+integer-valued expressions. A divisor that is not a constant (``s0 floordiv s1``) is nonzero
+on the map's domain (maps are checked when made); rules that need its sign read it from its
+interval.
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ from functools import lru_cache
 from math import gcd
 from typing import Protocol
 
-from sympy import Add, Integer, Mul
+from sympy import Add, Integer, Mul, Pow
 
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod, add, scale
 from symidx.interval import Interval
+
+ONE = Integer(1)
 
 
 class Context(Protocol):
@@ -31,6 +37,7 @@ class Context(Protocol):
 
 
 Rule = Callable[[Expr, Context], "Expr | None"]
+Terms = list[tuple[int, Expr]]
 
 
 # --- linear-form helpers -------------------------------------------------------------------
@@ -38,7 +45,7 @@ def clear_rule_caches() -> None:
     _terms.cache_clear()
 
 
-def terms(e: Expr) -> list[tuple[int, Expr]]:
+def terms(e: Expr) -> Terms:
     """``e`` as ``[(coefficient, monomial)]``; the constant has monomial ``1``."""
     return list(_terms(e))
 
@@ -49,18 +56,18 @@ def _terms(e: Expr) -> tuple[tuple[int, Expr], ...]:
     out = []
     for t in parts:
         if t.is_Integer:
-            out.append((int(t), Integer(1)))
+            out.append((int(t), ONE))
+        elif isinstance(t, Mul) and t.args[0].is_Integer:
+            coeff = t.args[0]
+            rest = t.args[1] if len(t.args) == 2 else Mul._from_args(t.args[1:])
+            out.append((int(coeff), rest))
         else:
-            coeff, rest = t.as_coeff_Mul()
-            if coeff.is_Integer:
-                out.append((int(coeff), rest))
-            else:  # pragma: no cover - our expressions have integer coefficients
-                out.append((1, t))
+            out.append((1, t))
     return tuple(out)
 
 
-def from_terms(parts: list[tuple[int, Expr]]) -> Expr:
-    return add([Integer(c) if m == 1 else scale(c, m) for c, m in parts if c])
+def from_terms(parts: Terms) -> Expr:
+    return add([Integer(c) if m is ONE else scale(c, m) for c, m in parts if c])
 
 
 def positive_divisor(node: Expr) -> int | None:
@@ -69,6 +76,80 @@ def positive_divisor(node: Expr) -> int | None:
     if d.is_Integer and int(d) > 0:
         return int(d)
     return None
+
+
+def _is_positive(e: Expr, ctx: Context) -> bool:
+    """Is ``e`` at least 1 everywhere (a positive constant, or by its interval)?"""
+    if e.is_Integer:
+        return int(e) > 0
+    b = ctx.bounds(e)
+    return not b.is_empty and b.lo >= 1
+
+
+def _split_divisor(c: Expr) -> tuple[int, dict[Expr, int]]:
+    """A divisor as its integer coefficient and the multiset of its other factors:
+    ``4 * s0`` is ``(4, {s0: 1})``, ``8`` is ``(8, {})``."""
+    if c.is_Integer:
+        return int(c), {}
+    coeff = 1
+    factors: dict[Expr, int] = {}
+    for f in c.args if isinstance(c, Mul) else (c,):
+        if f.is_Integer:
+            coeff *= int(f)
+        elif isinstance(f, Pow) and f.args[1].is_Integer and int(f.args[1]) > 0:
+            factors[f.args[0]] = factors.get(f.args[0], 0) + int(f.args[1])
+        else:
+            factors[f] = factors.get(f, 0) + 1
+    return coeff, factors
+
+
+def _product(factors: dict[Expr, int]) -> Expr:
+    """The monomial of a factor multiset (``1`` when empty)."""
+    parts = [b if n == 1 else Pow(b, n) for b, n in factors.items() if n]
+    if not parts:
+        return ONE
+    return parts[0] if len(parts) == 1 else Mul(*parts)
+
+
+def _multiple(coeff: int, mono: Expr, divisor: tuple[int, dict[Expr, int]]
+              ) -> tuple[int, Expr] | None:
+    """``coeff * mono / divisor`` as a term, when the term is a multiple of the divisor."""
+    k, factors = divisor
+    if coeff % k:
+        return None
+    if not factors:
+        return coeff // k, mono
+    if mono is ONE:
+        return None
+    _, have = _split_divisor(mono)
+    rest = dict(have)
+    for f, n in factors.items():
+        if rest.get(f, 0) < n:
+            return None
+        rest[f] -= n
+    return coeff // k, _product(rest)
+
+
+def _split_op(mono: Expr) -> tuple[Expr, Expr | None]:
+    """A monomial as ``(extra, op)`` with ``mono = extra * op`` and ``op`` its single
+    division (``FloorDiv``/``Mod``/``CeilDiv``), or ``(mono, None)``."""
+    if isinstance(mono, (FloorDiv, Mod, CeilDiv)):
+        return ONE, mono
+    if not isinstance(mono, Mul):
+        return mono, None
+    ops = [f for f in mono.args if isinstance(f, (FloorDiv, Mod, CeilDiv))]
+    if len(ops) != 1:
+        return mono, None
+    rest = [f for f in mono.args if f is not ops[0]]
+    return (rest[0] if len(rest) == 1 else Mul._from_args(rest)), ops[0]
+
+
+def _times(*factors: Expr) -> Expr:
+    """The product of monomials, ``1`` factors dropped."""
+    kept = [f for f in factors if f is not ONE]
+    if not kept:
+        return ONE
+    return kept[0] if len(kept) == 1 else Mul(*kept)
 
 
 # --- any operation ---------------------------------------------------------------------------
@@ -80,20 +161,48 @@ def constant_by_range(node: Expr, ctx: Context) -> Expr | None:
 
 
 # --- FloorDiv -------------------------------------------------------------------------------
-def floordiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
-    """``F(c*q + y, c) = q + F(y, c)``: terms whose coefficient is a multiple of ``c``
-    (and a constant that is a multiple of ``c``) leave the division exactly."""
-    c = positive_divisor(node)
-    if c is None:
+def _extract(node: Expr, symbolic: bool) -> tuple[Expr, Expr] | None:
+    """``(q, y)`` with ``node.args[0] = c*q + y``, the terms that are multiples of the
+    divisor ``c`` moved into ``q``; for a constant divisor unless ``symbolic``."""
+    c = node.args[1]
+    if c.is_Integer == symbolic:
         return None
-    out: list[tuple[int, Expr]] = []
-    kept: list[tuple[int, Expr]] = []
+    divisor = _split_divisor(c)
+    out: Terms = []
+    kept: Terms = []
     for coeff, mono in terms(node.args[0]):
-        (out if coeff % c == 0 else kept).append((coeff, mono))
+        q = _multiple(coeff, mono, divisor)
+        if q is None:
+            kept.append((coeff, mono))
+        else:
+            out.append(q)
     if not out:
         return None
-    quotient = from_terms([(coeff // c, mono) for coeff, mono in out])
-    return add([quotient, FloorDiv(from_terms(kept), c)])
+    return from_terms(out), from_terms(kept)
+
+
+def floordiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
+    """``F(c*q + y, c) = q + F(y, c)`` for any nonzero constant ``c`` (negative too):
+    ``floor((c*q + y)/c) = floor(q + y/c) = q + floor(y/c)`` as ``q`` is an integer.
+    Terms whose coefficient is a multiple of ``c`` (and such a constant) leave the
+    division: ``(d0 * 6) floordiv -3 = d0 * -2``."""
+    split = _extract(node, symbolic=False)
+    if split is None:
+        return None
+    q, y = split
+    return add([q, FloorDiv(y, node.args[1])])
+
+
+def floordiv_cancel_divisor(node: Expr, ctx: Context) -> Expr | None:
+    """``F(c*q + y, c) = q + F(y, c)`` for a divisor ``c`` that is not a constant (nonzero
+    on the domain): the same derivation as :func:`floordiv_extract_multiples`, with the
+    multiples found by their factors, so ``(s0 * d0) floordiv s0 = d0`` and
+    ``(d1 * s0 * 8 + d0) floordiv (s0 * 4) = d1 * 2 + d0 floordiv (s0 * 4)``."""
+    split = _extract(node, symbolic=True)
+    if split is None:
+        return None
+    q, y = split
+    return add([q, FloorDiv(y, node.args[1])])
 
 
 def floordiv_drop_remainder(node: Expr, ctx: Context) -> Expr | None:
@@ -112,44 +221,52 @@ def floordiv_drop_remainder(node: Expr, ctx: Context) -> Expr | None:
     return FloorDiv(reduced, c // g)
 
 
-def _split_remainder(parts: list[tuple[int, Expr]], c: int, ctx: Context
-                     ) -> tuple[int, list[tuple[int, Expr]], list[tuple[int, Expr]]] | None:
+def _split_remainder(parts: Terms, c: int, ctx: Context, ceil: bool = False
+                     ) -> tuple[int, Terms, Terms] | None:
     """Find ``g > 1`` dividing ``c`` and split the sum into ``big`` (coefficients divisible
     by ``g``; the constant's multiple of ``g`` goes here) and ``small`` (the rest, which
-    must sum into ``[0, g)``). Prefers the largest ``g``."""
-    candidates = sorted({gcd(coeff, c) for coeff, m in parts if coeff and m != 1} - {1},
+    must sum into ``[0, g)``, or into ``(-g, 0]`` when ``ceil``). Prefers the largest
+    ``g``."""
+    candidates = sorted({gcd(coeff, c) for coeff, m in parts if coeff and m is not ONE} - {1},
                         reverse=True)
+    const = sum(coeff for coeff, m in parts if m is ONE)
     for g in candidates:
-        big = [(coeff, m) for coeff, m in parts if m != 1 and coeff % g == 0]
-        small = [(coeff, m) for coeff, m in parts if m != 1 and coeff % g != 0]
-        const = sum(coeff for coeff, m in parts if m == 1)
-        if const // g:
-            big.append((const // g * g, Integer(1)))
-        if const % g:
-            small.append((const % g, Integer(1)))
+        big = [(coeff, m) for coeff, m in parts if m is not ONE and coeff % g == 0]
+        small = [(coeff, m) for coeff, m in parts if m is not ONE and coeff % g != 0]
+        whole = -(-const // g) * g if ceil else const // g * g
+        if whole:
+            big.append((whole, ONE))
+        if const - whole:
+            small.append((const - whole, ONE))
         if small:
             b = ctx.bounds(from_terms(small))
-            if b.is_empty or b.lo < 0 or b.hi >= g:
+            if b.is_empty or (b.hi > 0 or b.lo <= -g if ceil else b.lo < 0 or b.hi >= g):
                 continue
         return g, big, small
     return None
 
 
 def floordiv_nested(node: Expr, ctx: Context) -> Expr | None:
-    """``F(y + F(x, a), b) = F(a*y + x, a*b)`` for ``a, b > 0`` and integer ``y``:
+    """``F(y + F(x, a), b) = F(a*y + x, a*b)`` for ``a, b > 0`` (constants, or expressions
+    at least 1 on the domain) and integer ``y``:
     ``floor((y + floor(x/a)) / b) = floor(floor((a*y + x)/a) / b) = floor((a*y + x)/(a*b))``.
     Nested divisions become one, so equal quotients get equal spellings."""
-    b = positive_divisor(node)
-    if b is None:
+    b = node.args[1]
+    if not _is_positive(b, ctx):
         return None
     parts = terms(node.args[0])
-    inner = [(k, m) for k, m in parts if isinstance(m, FloorDiv) and positive_divisor(m)]
+    inner = [(k, m) for k, m in parts
+             if isinstance(m, FloorDiv) and _is_positive(m.args[1], ctx)]
     if len(inner) != 1 or inner[0][0] != 1:
         return None
     _, div = inner[0]
-    a = int(div.args[1])
-    rest = [(k * a, m) for k, m in parts if m is not div]
-    return FloorDiv(add([from_terms(rest), div.args[0]]), a * b)
+    a = div.args[1]
+    if a.is_Integer:
+        rest = [(k * int(a), m) for k, m in parts if m is not div]
+    else:
+        rest = [(k, _times(a, m)) for k, m in parts if m is not div]
+    return FloorDiv(add([from_terms(rest), div.args[0]]), _times(a, b) if not (
+        a.is_Integer and b.is_Integer) else Integer(int(a) * int(b)))
 
 
 def floordiv_of_mod(node: Expr, ctx: Context) -> Expr | None:
@@ -165,14 +282,70 @@ def floordiv_of_mod(node: Expr, ctx: Context) -> Expr | None:
     return Mod(FloorDiv(inner.args[0], a), ab // a)
 
 
-# --- Mod -------------------------------------------------------------------------------------
-def mod_single_period(node: Expr, ctx: Context) -> Expr | None:
-    """``M(x, c) = x - k*c`` when every value of ``x`` lies in ``[k*c, k*c + c - 1]`` (in
-    particular ``M(x, c) = x`` for ``0 <= x < c``)."""
+def floordiv_negative_divisor(node: Expr, ctx: Context) -> Expr | None:
+    """``F(x, -c) = F(-x, c)`` (``floor(x / -c) = floor(-x / c)``), taken when ``F(-x, c)``
+    then simplifies further (``d0 floordiv -1 = -d0``); otherwise the division stays as
+    written, as in XLA, where ``(s0 floordiv 2) floordiv -7`` is left alone."""
+    c = node.args[1]
+    if not (c.is_Integer and int(c) < 0):
+        return None
+    flipped = FloorDiv(scale(-1, node.args[0]), Integer(-int(c)), evaluate=False)
+    folded = ctx.probe(flipped)
+    return folded if folded != flipped else None
+
+
+# --- CeilDiv ------------------------------------------------------------------------------------
+def ceildiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
+    """``C(c*q + y, c) = q + C(y, c)`` for any nonzero constant ``c`` (and, for a divisor
+    that is not a constant, its multiples by factors): ``ceil(q + y/c) = q + ceil(y/c)``
+    as ``q`` is an integer. ``(d0 * 8) ceildiv 4 = d0 * 2``, ``(d0 * 8 + 3) ceildiv 4 =
+    d0 * 2 + 1``, ``(d0 * 64) ceildiv 64 = d0``."""
+    split = _extract(node, symbolic=False) or _extract(node, symbolic=True)
+    if split is None:
+        return None
+    q, y = split
+    return add([q, CeilDiv(y, node.args[1])])
+
+
+def ceildiv_drop_remainder(node: Expr, ctx: Context) -> Expr | None:
+    """``C(g*x - r, c) = C(x, c/g)`` when ``g`` divides ``c`` and ``0 <= r < g``: with
+    ``c = g*k``, ``C(g*x - r, g*k) = -F(-g*x + r, g*k) = -F(-x, k) = C(x, k)`` by
+    :func:`floordiv_drop_remainder`. So ``(d0 * 6) ceildiv 4 = (d0 * 3) ceildiv 2``."""
     c = positive_divisor(node)
     if c is None:
         return None
-    x = node.args[0]
+    split = _split_remainder(terms(node.args[0]), c, ctx, ceil=True)
+    if split is None:
+        return None
+    g, big, _ = split
+    return CeilDiv(from_terms([(coeff // g, mono) for coeff, mono in big]), c // g)
+
+
+def ceildiv_negative_divisor(node: Expr, ctx: Context) -> Expr | None:
+    """``C(x, -c) = -F(x, c)``: ``ceil(x / -c) = -floor(x / c)``. A ceiling division by a
+    negative constant is a negated floor division (as XLA canonicalises it), so
+    ``d0 ceildiv -1 = -d0`` and ``d0 ceildiv -2 = -(d0 floordiv 2)``."""
+    c = node.args[1]
+    if not (c.is_Integer and int(c) < 0):
+        return None
+    return scale(-1, FloorDiv(node.args[0], -int(c)))
+
+
+# --- Mod -------------------------------------------------------------------------------------
+def mod_single_period(node: Expr, ctx: Context) -> Expr | None:
+    """``M(x, c) = x - k*c`` when every value of ``x`` lies in ``[k*c, k*c + c - 1]`` (in
+    particular ``M(x, c) = x`` for ``0 <= x < c``). For a divisor that is not a constant,
+    ``M(x, c) = x - k*c`` when ``F(x, c)`` has the single value ``k`` (``d0 mod s0 = d0``
+    for ``d0`` in ``[0, 9]`` and ``s0`` in ``[10, 12]``)."""
+    x, d = node.args
+    if not d.is_Integer:
+        q = ctx.bounds(FloorDiv(x, d))
+        if not q.is_point:
+            return None
+        return add([x, scale(-q.lo, d)])
+    c = int(d)
+    if c <= 0:
+        return None
     b = ctx.bounds(x)
     if b.is_empty or b.lo // c != b.hi // c:
         return None
@@ -180,22 +353,24 @@ def mod_single_period(node: Expr, ctx: Context) -> Expr | None:
 
 
 def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
-    """``M(c*q + y, c) = M(y, c)``: terms that are multiples of ``c`` (a constant too) do not
-    change the remainder. Other constants stay as written (``(d0 + 3) mod 2``), as XLA's."""
-    c = positive_divisor(node)
-    if c is None:
+    """``M(c*q + y, c) = M(y, c)`` for any nonzero constant ``c``: terms that are multiples
+    of ``c`` (a constant too) do not change the remainder, as ``M(x, c) = x - c*F(x, c)``
+    and ``F(c*q + y, c) = q + F(y, c)``. Other constants stay as written
+    (``(d0 + 3) mod 2``), as XLA's."""
+    split = _extract(node, symbolic=False)
+    if split is None:
         return None
-    parts = terms(node.args[0])
-    kept = []
-    changed = False
-    for coeff, mono in parts:
-        if coeff % c == 0:
-            changed = True
-            continue
-        kept.append((coeff, mono))
-    if not changed:
+    return Mod(split[1], node.args[1])
+
+
+def mod_drop_divisor_multiples(node: Expr, ctx: Context) -> Expr | None:
+    """``M(c*q + y, c) = M(y, c)`` for a divisor ``c`` that is not a constant: as
+    :func:`mod_drop_multiples`, the multiples found by their factors
+    (``(d0 + d1 * s0) mod s0 = d0 mod s0``)."""
+    split = _extract(node, symbolic=True)
+    if split is None:
         return None
-    return Mod(from_terms(kept), c)
+    return Mod(split[1], node.args[1])
 
 
 def mod_factor_gcd(node: Expr, ctx: Context) -> Expr | None:
@@ -211,62 +386,119 @@ def mod_factor_gcd(node: Expr, ctx: Context) -> Expr | None:
     if split is None:
         return None
     g, big, small = split
-    if small and all(m == 1 for _, m in small):
+    if small and all(m is ONE for _, m in small):
         return None
     reduced = from_terms([(coeff // g, mono) for coeff, mono in big])
     return add([scale(g, Mod(reduced, c // g)), from_terms(small)])
 
 
 def mod_nested(node: Expr, ctx: Context) -> Expr | None:
-    """``M(M(x, a), b) = M(x, b)`` when ``b`` divides ``a`` (both positive)."""
+    """``M(y + k*M(x, a), b) = M(y + k*x, b)`` when ``b`` divides ``k*a`` (``a, b > 0``):
+    ``k*M(x, a) = k*x - k*a*F(x, a)`` and the multiple of ``b`` does not change the
+    remainder. In particular ``M(M(x, a), b) = M(x, b)`` when ``b`` divides ``a``, and
+    ``M(M(x, 784) + 1, 28) = M(x + 1, 28)``."""
     b = positive_divisor(node)
-    inner = node.args[0]
-    if b is None or not isinstance(inner, Mod):
+    if b is None:
         return None
-    a = positive_divisor(inner)
-    if a is None or a % b != 0:
+    parts = terms(node.args[0])
+    for i, (k, mono) in enumerate(parts):
+        if isinstance(mono, Mod):
+            a = positive_divisor(mono)
+            if a is not None and (k * a) % b == 0:
+                rest = parts[:i] + parts[i + 1:]
+                return Mod(add([from_terms(rest), scale(k, mono.args[0])]), b)
+    return None
+
+
+def mod_negative_divisor(node: Expr, ctx: Context) -> Expr | None:
+    """``M(x, -c) = -M(-x, c)`` (``x - (-c)*F(x, -c) = -(-x - c*F(-x, c))``), taken when
+    ``M(-x, c)`` then simplifies further (``(d0 * 6) mod -3 = 0``); otherwise the mod
+    stays as written."""
+    c = node.args[1]
+    if not (c.is_Integer and int(c) < 0):
         return None
-    return Mod(inner.args[0], b)
+    flipped = Mod(scale(-1, node.args[0]), Integer(-int(c)), evaluate=False)
+    folded = ctx.probe(flipped)
+    return scale(-1, folded) if folded != flipped else None
 
 
 # --- sums --------------------------------------------------------------------------------------
 def sum_recombine_div_mod(node: Expr, ctx: Context) -> Expr | None:
-    """``k*c*F(x, c) + k*M(x, c) = k*x`` (Euclid: ``x = c*F(x, c) + M(x, c)``). The
-    quotient is found in its simplified spelling."""
+    """``k*c*F(x, c) + k*M(x, c) = k*x`` (Euclid: ``x = c*F(x, c) + M(x, c)``, for any
+    nonzero ``c``, a constant or not). The quotient is found in its simplified spelling,
+    and the pair may share a factor (``s0 * (d0 floordiv 4) * 4 + s0 * (d0 mod 4)``)."""
     parts = terms(node)
     index = {m: k for k, m in parts}
     for k, mono in parts:
-        c = positive_divisor(mono) if isinstance(mono, Mod) else None
-        if c is None:
+        extra, op = _split_op(mono)
+        if not isinstance(op, Mod):
             continue
-        quotient = ctx.probe(FloorDiv(mono.args[0], c))
-        if index.get(quotient) == k * c:
-            rest = [(kk, m) for kk, m in parts if m is not mono and m != quotient]
-            return add([from_terms(rest), scale(k, mono.args[0])])
+        c_int, c_factors = _split_divisor(op.args[1])
+        quotient = ctx.probe(FloorDiv(op.args[0], op.args[1]))
+        partner = _times(extra, _product(c_factors), quotient)
+        if partner is not mono and index.get(partner) == k * c_int:
+            rest = [(kk, m) for kk, m in parts if m is not mono and m != partner]
+            return add([from_terms(rest), scale(k, _times(extra, op.args[0]))])
     return None
 
 
 def sum_to_mod(node: Expr, ctx: Context) -> Expr | None:
-    """``m*x - m*c*F(x, c) = m*M(x, c)``: when a sum holds ``-m*c*F(x, c)`` and every
-    non-constant term of ``m*x``, they become ``m*M(x, c)`` (the constant is adjusted)."""
+    """``m*x - m*c*F(x, c) = m*M(x, c)`` (``M(x, c) = x - c*F(x, c)`` by definition, for
+    any nonzero ``c``, a constant or not): when a sum holds ``-m*c*F(x, c)`` and every
+    non-constant term of ``x``, ``m*x`` is taken from those terms (their coefficients and
+    the constant are adjusted) and joins the quotient as ``m*M(x, c)``.
+    ``d0 - (d0 floordiv s0) * s0 = d0 mod s0``;
+    ``d0 - (s0 floordiv 3) * 12 + s0 * 7 = (s0 mod 3) * 4 + s0 * 3 + d0``."""
     parts = terms(node)
     index = {m: k for k, m in parts}
     for k, mono in parts:
-        c = positive_divisor(mono) if isinstance(mono, FloorDiv) else None
-        if c is None or k % c != 0:
+        extra, op = _split_op(mono)
+        if not isinstance(op, FloorDiv):
             continue
-        m = -k // c
-        wanted = [(coeff * m, t) for coeff, t in terms(mono.args[0])]
-        if not all(t == 1 or index.get(t) == coeff for coeff, t in wanted):
+        c_int, c_factors = _split_divisor(op.args[1])
+        if k % c_int != 0 or extra != _product(c_factors):
             continue
-        if all(t == 1 for _, t in wanted):
+        m = -k // c_int
+        wanted = [(coeff * m, t) for coeff, t in terms(op.args[0])]
+        if not all(t is ONE or t in index for _, t in wanted):
+            continue
+        if all(t is ONE for _, t in wanted):
             continue
         remaining = dict(index)
         del remaining[mono]
         for coeff, t in wanted:
             remaining[t] = remaining.get(t, 0) - coeff
         rest = [(coeff, t) for t, coeff in remaining.items() if coeff]
-        return add([from_terms(rest), scale(m, Mod(mono.args[0], c))])
+        return add([from_terms(rest), scale(m, Mod(op.args[0], op.args[1]))])
+    return None
+
+
+def sum_join_mod_digits(node: Expr, ctx: Context) -> Expr | None:
+    """``k*M(y, c) + k*c*M(F(y, c), m) = k*M(y, c*m)`` for ``c, m > 0`` (constants, or
+    expressions at least 1 on the domain): with ``q = F(y, c)``,
+    ``y = c*m*F(q, m) + c*M(q, m) + M(y, c)`` and the last two terms lie in ``[0, c*m)``,
+    so they are ``M(y, c*m)``. Two digits of a mixed-radix number join into one:
+    ``d0 mod 32 + ((d0 floordiv 32) mod 4) * 32 = d0 mod 128``. The partner's
+    ``F(y, c)`` is found in its simplified spelling."""
+    parts = terms(node)
+    split = [(k, mono, *_split_op(mono)) for k, mono in parts]
+    mods = [(k, mono, extra, op) for k, mono, extra, op in split
+            if isinstance(op, Mod) and _is_positive(op.args[1], ctx)]
+    if len(mods) < 2:
+        return None
+    for k, mono, extra, op in mods:
+        c = op.args[1]
+        c_int, c_factors = _split_divisor(c)
+        quotient = ctx.probe(FloorDiv(op.args[0], c))
+        wanted_extra = _times(extra, _product(c_factors))
+        for k2, mono2, extra2, op2 in mods:
+            if mono2 is mono or op2.args[0] != quotient or k2 != k * c_int \
+                    or extra2 != wanted_extra:
+                continue
+            m = op2.args[1]
+            cm = Integer(int(c) * int(m)) if c.is_Integer and m.is_Integer else _times(c, m)
+            rest = [(kk, t) for kk, t in parts if t is not mono and t is not mono2]
+            return add([from_terms(rest), scale(k, _times(extra, Mod(op.args[0], cm)))])
     return None
 
 
@@ -288,12 +520,15 @@ def minmax_by_range(node: Expr, ctx: Context) -> Expr | None:
 
 # --- the rule table ------------------------------------------------------------------------------
 RULES: dict[type, tuple[Rule, ...]] = {
-    FloorDiv: (constant_by_range, floordiv_extract_multiples, floordiv_drop_remainder,
-               floordiv_nested, floordiv_of_mod),
-    Mod: (mod_single_period, mod_drop_multiples, mod_factor_gcd, mod_nested),
-    Add: (sum_recombine_div_mod, sum_to_mod),
+    FloorDiv: (constant_by_range, floordiv_extract_multiples, floordiv_cancel_divisor,
+               floordiv_drop_remainder, floordiv_nested, floordiv_of_mod,
+               floordiv_negative_divisor),
+    Mod: (mod_single_period, mod_drop_multiples, mod_drop_divisor_multiples, mod_factor_gcd,
+          mod_nested, mod_negative_divisor),
+    CeilDiv: (constant_by_range, ceildiv_negative_divisor, ceildiv_extract_multiples,
+              ceildiv_drop_remainder),
+    Add: (sum_recombine_div_mod, sum_to_mod, sum_join_mod_digits),
     Min: (minmax_by_range,),
     Max: (minmax_by_range,),
-    CeilDiv: (constant_by_range,),
     Mul: (),
 }
