@@ -103,3 +103,68 @@ def test_substitute_matches_xreplace(exprs, a, b):
 
     mapping = {d0: a, d1: b}
     assert substitute(exprs, mapping) == [e.xreplace(mapping) for e in exprs]
+
+
+# --- divisors that are variables, powers, and bounds under constraints ----------------------
+nonzero_intervals = st.one_of(intervals(1, 7, 5), intervals(-7, -1, 5), intervals(-4, 4, 6))
+
+
+@given(intervals(-9, 9, 8), nonzero_intervals)
+def test_interval_division_by_an_interval_is_sound(a, b):
+    """floordiv, ceildiv and mod by an interval divisor contain every value (0 excluded:
+    division by zero has no value)."""
+    for name, op in [("floordiv", lambda x, y: x // y), ("ceildiv", lambda x, y: -(-x // y)),
+                     ("mod", lambda x, y: x % y)]:
+        got = getattr(a, name)(b)
+        for x in range(a.lo, a.hi + 1):
+            for y in range(b.lo, b.hi + 1):
+                if y:
+                    assert op(x, y) in got, (name, a, b, x, y, got)
+
+
+def test_mod_by_an_interval_is_not_more_than_the_dividend():
+    assert Interval(0, 5).mod(Interval(3, 100)) == Interval(0, 5)
+    assert Interval(-5, 0).mod(Interval(-100, -3)) == Interval(-5, 0)
+    assert Interval(0, 50).mod(Interval(3, 8)) == Interval(0, 7)
+
+
+def test_bounds_of_powers_of_variables():
+    env = {d0: Interval(-3, 2), d1: Interval(2, 4)}
+    assert bounds(d0 * d0, env) == Interval(0, 9)  # even power through 0
+    assert bounds(d1 ** 3, env) == Interval(8, 64)
+    assert bounds(d0 ** 3, env) == Interval(-27, 8)
+    assert compile_expr(d0 * d0 * d1, [d0, d1])([-3, 4]) == 36
+
+
+def test_variable_divisions_are_found_innermost_first():
+    from symidx.expr import variable_divisions
+
+    e = FloorDiv(Mod(d0, s0) + FloorDiv(d1, 4), s0 + 1) + CeilDiv(d0, 3)
+    assert variable_divisions(e) == [Mod(d0, s0), FloorDiv(Mod(d0, s0) + FloorDiv(d1, 4),
+                                                            s0 + 1)]
+
+
+@given(expressions(VARS), expressions(VARS, max_depth=2), intervals(-10, 20, 12),
+       intervals(-4, 8, 6), intervals(-4, 8, 6), intervals(-3, 4, 4))
+def test_constrained_bounds_hold_wherever_the_constraint_holds(e, c, civ, i0, i1, i2):
+    from symidx.expr import constrained_bounds
+
+    env = dict(zip(VARS, (i0, i1, i2)))
+    got = constrained_bounds(e + c, env, {c: civ})
+    assert got in bounds(e + c, env)  # never looser than the box alone
+    fe, fc = compile_expr(e + c, VARS), compile_expr(c, VARS)
+    for point in itertools.product(*(range(i.lo, i.hi + 1) for i in (i0, i1, i2))):
+        if fc(list(point)) in civ:
+            assert fe(list(point)) in got, (e, c, civ, point, got)
+
+
+def test_constrained_bounds_use_a_constrained_sum_inside_a_larger_one():
+    from symidx.expr import constrained_bounds
+
+    env = {d0: Interval(0, 11), d1: Interval(0, 85)}
+    x = d0 * 86 + d1
+    assert bounds(FloorDiv(x, 64), env) == Interval(0, 16)
+    assert constrained_bounds(FloorDiv(x, 64), env, {x: Interval(0, 1023)}) == Interval(0, 15)
+    assert constrained_bounds(FloorDiv(x + 5, 64), env, {x: Interval(0, 1023)}) \
+        == Interval(0, 16)  # 1028 // 64 = 16
+    assert constrained_bounds(x - d1 + 1, env, {x: Interval(0, 1023)}) == Interval(1, 947)

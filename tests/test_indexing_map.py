@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -169,3 +170,49 @@ def test_vectorised_evaluation_matches_scalar():
 def test_floordiv_and_mod_results_print():
     m = IndexingMap.create([32], [FloorDiv(d0, 8), Mod(d0, 8)])
     assert print_map(m, "xla") == "(d0) -> (d0 / 8, d0 mod 8), domain: d0 in [0, 31]"
+
+
+# --- a map is a value ------------------------------------------------------------------------
+def test_a_map_made_by_dataclasses_replace_answers_with_its_own_results():
+    import dataclasses
+
+    m = parse_map("(d0, d1) -> (d0 + d1), domain: d0 in [0, 9], d1 in [0, 9]")
+    assert m.evaluate([2, 3]) == (5,) and hash(m)  # fill the cache: compiled results, hash
+    n = dataclasses.replace(m, results=(d0 * 10 + d1,))
+    assert n.evaluate([2, 3]) == (23,)
+    assert n.image((2, 3)) == {(23,)}
+    assert n != m and n.key != m.key
+    assert n == IndexingMap.create(m.dims, [d0 * 10 + d1])
+    assert hash(n) == hash(IndexingMap.create(m.dims, [d0 * 10 + d1]))
+    assert m.evaluate([2, 3]) == (5,)  # the source keeps its own answers
+    with pytest.raises(ValueError, match="init=False"):
+        dataclasses.replace(m, _cache={})  # the cache is not a field one can pass
+
+
+# --- division by variables -------------------------------------------------------------------
+def test_a_divisor_that_can_be_zero_is_an_error_not_a_crash():
+    with pytest.raises(MapError, match=r"divisor s1 of s0 / s1 can be 0 \(it ranges over "
+                                       r"\[0, 3\]\)"):
+        IndexingMap.create([], [FloorDiv(s0, s1)], [(0, 9), (0, 3)])
+    with pytest.raises(MapError, match="can be 0"):
+        IndexingMap.create([4], [d0], [(0, 9), (-2, 2)], constraints=[(Mod(s0, s1), (0, 0))])
+    ok = IndexingMap.create([], [FloorDiv(s0, s1), Mod(s0, s1)], [(0, 9), (1, 3)])
+    assert ok.evaluate([], [7, 2]) == (3, 1)
+    # a constraint can keep the divisor away from 0
+    kept = IndexingMap.create([], [FloorDiv(s0, s1 - 2)], [(0, 9), (0, 4)],
+                              constraints=[(s1 - 2, (1, 2))])
+    assert kept.image(()) == {(v // k,) for v in range(10) for k in (1, 2)}
+    assert not kept.constraints_hold([], [5, 2])  # divisor 0: outside the domain
+    with pytest.raises(MapError, match="division by zero"):
+        kept.evaluate([], [5, 2])  # evaluate ignores the domain, but 5 / 0 has no value
+    results, mask = kept.evaluate_arrays([np.arange(10)[:, None], np.arange(5)[None, :]])
+    assert mask.sum() == 20 and set(results[0][mask].tolist()) == {v // k for v in range(10)
+                                                                    for k in (1, 2)}
+
+
+@given(st.integers(-9, 9), st.integers(1, 4), st.integers(0, 3))
+def test_division_by_a_variable_evaluates_with_floor_semantics(a, lo, span):
+    m = IndexingMap.create([(-9, 9)], [FloorDiv(d0, s0), Mod(d0, s0), FloorDiv(d0, -s0)],
+                           [(lo, lo + span)])
+    for b in range(lo, lo + span + 1):
+        assert m.evaluate([a], [b]) == (a // b, a % b, a // -b)

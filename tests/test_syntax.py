@@ -226,3 +226,34 @@ def test_round_trip_in_every_style(m):
         text = print_map(m, style)
         assert parse_map(text) == m, text
         assert print_map(parse_map(text), style) == text
+
+
+# --- division by variables (XLA's newer text: `s0 / s1`) ---------------------------------------
+def test_division_by_variables_reads_prints_and_evaluates():
+    text = "()[s0, s1] -> (s0 / s1, s0 mod s1, s0 ceildiv (s1 * 2)), domain: s0 in [0, 9], " \
+           "s1 in [1, 3]"
+    m = parse_map(text)
+    assert print_map(m, "xla") == text
+    assert parse_map(print_map(m, "doc")) == m
+    assert parse_map(print_map(m, "mlir")) == m
+    assert m.evaluate([], [7, 2]) == (3, 1, 2)
+
+
+@pytest.mark.parametrize("text, divisor, span", [
+    ("()[s0, s1] -> (s0 / s1), domain: s0 in [0, 9], s1 in [0, 3]", "s1)", "[0, 3]"),
+    ("(d0)[s0] -> (d0 mod (s0 - 2)), domain: d0 in [0, 9], s0 in [0, 4]", "s0 - 2)",
+     "[-2, 2]"),
+    ("(d0)[s0] -> (d0), domain: d0 in [0, 9], s0 in [-1, 1], d0 floordiv s0 in [0, 3]",
+     "s0 in [0, 3]", "[-1, 1]"),
+])
+def test_a_divisor_that_can_be_zero_is_a_located_parse_error(text, divisor, span):
+    with pytest.raises(ParseError) as info:
+        parse_map(text)
+    assert (info.value.line, info.value.column) == (1, text.index(divisor) + 1)
+    assert f"can be 0 (it ranges over {span})" in str(info.value)
+
+
+def test_a_constraint_can_keep_a_divisor_away_from_zero():
+    m = parse_map("(d0)[s0] -> (d0 floordiv (s0 - 2)), domain: d0 in [0, 9], s0 in [0, 4], "
+                  "s0 - 2 in [1, 2]")
+    assert m.image((7,)) == {(7,), (3,)}

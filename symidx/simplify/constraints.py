@@ -28,11 +28,10 @@ def _ceil(a: int, b: int) -> int:
 
 
 def fold_out_of_range(e: Expr, iv: Interval, ctx: Context) -> Constraint | None:
-    """``e in [lo, hi]`` never holds when the range of ``e`` misses ``[lo, hi]``: it is then
-    ``e in []`` (an empty interval), and the map is known empty. The range comes from the
-    variables' intervals, so ``d0 mod 8 + 5 in [50, 54]`` (after
-    :func:`fold_constant_term`, ``d0 mod 8 in [45, 49]``, where ``d0 mod 8`` lies in
-    ``[0, 7]``) is unsatisfiable."""
+    """``e in [lo, hi]``  <=>  ``e in []`` (never) when ``range(e)`` and ``[lo, hi]`` are
+    disjoint: every value ``e`` takes lies in its range, none in ``[lo, hi]``. The range
+    comes from the variables' intervals, so ``d0 mod 8 + 5 in [50, 54]`` (its range is
+    ``[5, 12]``) is unsatisfiable and the map is known empty."""
     if iv.is_empty:
         return None
     if ctx.bounds(e).intersect(iv).is_empty:
