@@ -29,7 +29,7 @@ from symidx.interval import Interval
 
 __all__ = [
     "Expr", "FloorDiv", "Mod", "CeilDiv", "Min", "Max", "dim", "sym", "rt", "var_kind",
-    "var_index", "as_expr", "bounds", "constrained_bounds", "variable_divisions",
+    "var_index", "as_expr", "bounds", "constrained_bounds", "variable_divisions", "scan",
     "check_divisors", "compile_expr", "depth",
 ]
 
@@ -255,7 +255,7 @@ def scale(c: int, x: Expr) -> Expr:
     if x.is_Integer:
         return Integer(c * int(x))
     if isinstance(x, (_IntegerOp, Symbol)):
-        return Mul._from_args((Integer(c), x))
+        return Mul._from_args((Integer(c), x), True)  # our expressions commute
     if isinstance(x, Mul) and len(x.args) == 2 and x.args[0].is_Integer \
             and isinstance(x.args[1], (_IntegerOp, Symbol)):
         return scale(c * int(x.args[0]), x.args[1])
@@ -278,6 +278,7 @@ def add(terms: Sequence[Expr]) -> Expr:
     assumption queries when the terms are plain (integers, variables, our operations and
     integer multiples of them). Falls back to sympy for anything else."""
     coeffs: dict[Expr, int] = {}
+    original: dict[Expr, Expr | None] = {}  # the term as given, while it is met once
     const = 0
     for a in terms:
         for t in (a.args if isinstance(a, Add) else (a,)):
@@ -292,8 +293,13 @@ def add(terms: Sequence[Expr]) -> Expr:
                 c, m = 1, t
             if not isinstance(m, (_IntegerOp, Symbol)):
                 return Add(*terms)
-            coeffs[m] = coeffs.get(m, 0) + c
-    out = [scale(c, m) for m, c in coeffs.items() if c]
+            if m in coeffs:
+                coeffs[m] += c
+                original[m] = None
+            else:
+                coeffs[m] = c
+                original[m] = t
+    out = [original[m] or scale(c, m) for m, c in coeffs.items() if c]
     if not out:
         return Integer(const)
     if len(out) == 1 and not const:
@@ -301,7 +307,7 @@ def add(terms: Sequence[Expr]) -> Expr:
     out.sort(key=_SORT_KEY)
     if const:
         out.insert(0, Integer(const))
-    return Add._from_args(out)
+    return Add._from_args(out, True)
 
 
 def substitute(exprs: Sequence[Expr], mapping: Mapping[Symbol, Expr]) -> list[Expr]:
@@ -335,10 +341,12 @@ def depth(expr: Expr) -> int:
 
 
 # --- ranges -------------------------------------------------------------------------------
-def bounds(expr: Expr, env: Mapping[Symbol, Interval]) -> Interval:
+def bounds(expr: Expr, env: Mapping[Symbol, Interval],
+           memo: dict[Expr, Interval] | None = None) -> Interval:
     """An interval containing every value of ``expr`` when each variable ranges over its
     interval in ``env``. Exact for a single occurrence of each variable in an affine sum;
-    sound (never too small) always."""
+    sound (never too small) always. ``memo`` (for one ``env``) keeps the interval of every
+    sub-expression met, for the next call."""
     if expr.is_Integer:
         return Interval.point(int(expr))
     if expr.is_Symbol:
@@ -346,36 +354,77 @@ def bounds(expr: Expr, env: Mapping[Symbol, Interval]) -> Interval:
             return env[expr]
         except KeyError:
             raise MapError(f"variable {expr} has no interval") from None
+    if memo is None:
+        memo = {}
+    got = memo.get(expr)
+    if got is None:
+        got = memo[expr] = _node_bounds(expr, env, memo)
+    return got
+
+
+def _node_bounds(expr: Expr, env: Mapping[Symbol, Interval],
+                 memo: dict[Expr, Interval]) -> Interval:
+    """The interval of a compound expression from its arguments' (memoised)."""
     args = expr.args
-    if isinstance(expr, Add):
-        total = Interval(0, 0)
+    kind = type(expr)
+    if kind is Add:  # the hot cases first: sums and integer multiples
+        lo = hi = 0
         for a in args:
-            total = total + bounds(a, env)
-        return total
-    if isinstance(expr, Mul):
+            if a.is_Integer:
+                v = int(a)
+                lo += v
+                hi += v
+                continue
+            if isinstance(a, Mul) and len(a.args) == 2 and a.args[0].is_Integer:
+                k, b = int(a.args[0]), _sub_bounds(a.args[1], env, memo)
+                if k >= 0:
+                    lo, hi = lo + k * b.lo, hi + k * b.hi
+                else:
+                    lo, hi = lo + k * b.hi, hi + k * b.lo
+            else:
+                b = _sub_bounds(a, env, memo)
+                lo, hi = lo + b.lo, hi + b.hi
+            if b.lo > b.hi:
+                return Interval.EMPTY
+        return Interval(lo, hi)
+    if kind is Mul:
+        if len(args) == 2 and args[0].is_Integer:
+            b = _sub_bounds(args[1], env, memo)
+            k = int(args[0])
+            if b.lo > b.hi:
+                return b
+            return Interval(k * b.lo, k * b.hi) if k >= 0 else Interval(k * b.hi, k * b.lo)
         product = Interval(1, 1)
         for a in args:
-            product = product * bounds(a, env)
+            product = product * _sub_bounds(a, env, memo)
         return product
+    if kind is FloorDiv:
+        return _sub_bounds(args[0], env, memo).floordiv(_sub_bounds(args[1], env, memo))
+    if kind is Mod:
+        return _mod_bounds(args[0], args[1], env, memo)
+    if kind is CeilDiv:
+        return _sub_bounds(args[0], env, memo).ceildiv(_sub_bounds(args[1], env, memo))
+    if kind is Min or kind is Max:
+        a, b = (_sub_bounds(x, env, memo) for x in args)
+        return a.min(b) if kind is Min else a.max(b)
     if isinstance(expr, Pow):
-        return _power(bounds(args[0], env), args[1])
-    if isinstance(expr, FloorDiv):
-        return bounds(args[0], env).floordiv(bounds(args[1], env))
-    if isinstance(expr, Mod):
-        return _mod_bounds(args[0], args[1], env)
-    if isinstance(expr, CeilDiv):
-        return bounds(args[0], env).ceildiv(bounds(args[1], env))
-    if isinstance(expr, Min):
-        result = bounds(args[0], env)
-        for a in args[1:]:
-            result = result.min(bounds(a, env))
-        return result
-    if isinstance(expr, Max):
-        result = bounds(args[0], env)
-        for a in args[1:]:
-            result = result.max(bounds(a, env))
-        return result
+        return _power(_sub_bounds(args[0], env, memo), args[1])
     raise MapError(f"unsupported expression {expr}")
+
+
+def _sub_bounds(e: Expr, env: Mapping[Symbol, Interval],
+                memo: dict[Expr, Interval]) -> Interval:
+    if e.is_Symbol:
+        got = env.get(e)
+        if got is None:
+            raise MapError(f"variable {e} has no interval")
+        return got
+    if e.is_Integer:
+        return Interval.point(int(e))
+    got = memo.get(e)
+    if got is None:
+        got = memo[e] = _node_bounds(e, env, memo)
+    return got
 
 
 def _power(base: Interval, exponent: Expr) -> Interval:
@@ -391,15 +440,16 @@ def _power(base: Interval, exponent: Expr) -> Interval:
     return Interval(min(ends), max(ends))
 
 
-def _mod_bounds(a: Expr, b: Expr, env: Mapping[Symbol, Interval]) -> Interval:
-    rb = bounds(b, env)
+def _mod_bounds(a: Expr, b: Expr, env: Mapping[Symbol, Interval],
+                memo: dict[Expr, Interval] | None = None) -> Interval:
+    rb = bounds(b, env, memo)
     if not (rb.is_point and rb.lo > 0 and isinstance(a, Add)):
-        return bounds(a, env).mod(rb)
+        return bounds(a, env, memo).mod(rb)
     # (c * x + y) mod m with m | c: only y matters. Bound each term once.
     m = rb.lo
     total, rest = Interval(0, 0), Interval(0, 0)
     for t in a.args:
-        tb = bounds(t, env)
+        tb = bounds(t, env, memo)
         total = total + tb
         if not _multiple_of(t, m):
             rest = rest + tb
@@ -510,7 +560,7 @@ def variable_divisions(expr: Expr) -> list[Expr]:
     """The ``floordiv``, ``ceildiv`` and ``mod`` sub-expressions of ``expr`` whose divisor
     is not a constant (``s0 floordiv s1``), innermost first."""
     found: list[Expr] = []
-    seen: set[Expr] = set()
+    seen: set[int] = set()  # by identity: a shared sub-expression is walked once
     stack: list[tuple[Expr, bool]] = [(expr, False)]
     while stack:
         e, done = stack.pop()
@@ -518,12 +568,33 @@ def variable_divisions(expr: Expr) -> list[Expr]:
             if isinstance(e, _IntegerDivision) and not e.args[1].is_Integer:
                 found.append(e)
             continue
-        if e in seen or not e.args:
+        if id(e) in seen or not e.args:
             continue
-        seen.add(e)
+        seen.add(id(e))
         stack.append((e, True))
         stack.extend((a, False) for a in e.args)
     return found
+
+
+def scan(exprs: Sequence[Expr]) -> tuple[set[Symbol], bool]:
+    """The variables the expressions use, and whether one divides by a non-constant (one
+    cheap walk: what a new map checks)."""
+    symbols: set[Symbol] = set()
+    divides = False
+    seen: set[int] = set()
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if e.is_Symbol:
+            symbols.add(e)
+            continue
+        if not e.args or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, _IntegerDivision) and not e.args[1].is_Integer:
+            divides = True
+        stack.extend(e.args)
+    return symbols, divides
 
 
 def check_divisors(exprs: Sequence[Expr], env: Mapping[Symbol, Interval],

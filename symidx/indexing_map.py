@@ -27,9 +27,9 @@ from symidx.expr import (
     compile_expr,
     dim,
     rt,
+    scan,
     substitute,
     sym,
-    variable_divisions,
 )
 from symidx.interval import Interval
 
@@ -146,14 +146,14 @@ class IndexingMap:
     def _check_variables(self) -> None:
         """Every variable used is declared, and every divisor that is not a constant is
         nonzero wherever the variables lie in their intervals and the constraints hold."""
-        allowed = set(self.all_vars)
         exprs = list(itertools.chain(self.results, (c for c, _ in self.constraints)))
-        for e in exprs:
-            stray = e.free_symbols - allowed
-            if stray:
-                raise MapError(f"expression {e} uses {sorted(map(str, stray))}, which the map "
-                               f"does not declare")
-        if any(variable_divisions(e) for e in exprs):
+        used, divides = scan(exprs)
+        stray = used - set(self.all_vars)
+        if stray:
+            culprit = next(e for e in exprs if e.free_symbols & stray)
+            raise MapError(f"expression {culprit} uses {sorted(map(str, stray))}, which the "
+                           f"map does not declare")
+        if divides:
             check_divisors(exprs, self.variable_bounds(), dict(self.constraints))
 
     def _has_empty_interval(self) -> bool:
@@ -240,11 +240,18 @@ class IndexingMap:
 
     @property
     def all_vars(self) -> tuple[Symbol, ...]:
-        return self.dim_vars + self.range_vars + self.rt_vars
+        got = self._cache.get("vars")
+        if got is None:
+            got = self._cache["vars"] = self.dim_vars + self.range_vars + self.rt_vars
+        return got
 
     @property
     def all_bounds(self) -> tuple[Interval, ...]:
-        return self.dims + self.ranges + tuple(r.bounds for r in self.rts)
+        got = self._cache.get("bounds")
+        if got is None:
+            got = self._cache["bounds"] = (self.dims + self.ranges
+                                           + tuple(r.bounds for r in self.rts))
+        return got
 
     def variable_bounds(self) -> dict[Symbol, Interval]:
         return dict(zip(self.all_vars, self.all_bounds))

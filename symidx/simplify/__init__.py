@@ -21,6 +21,7 @@ Map transforms: :func:`remove_unused_symbols`, :func:`remove_unused_vars`,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from dataclasses import replace as replace_field
 from typing import Literal, overload
 
 from sympy import Integer, Symbol
@@ -182,8 +183,9 @@ def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool
         constraints = _substituted(constraints, fixed)
     reshaped = constraints != before  # new constraints: fold them in another round
     # 2. with the tightened intervals: drop constraints that always hold
-    env = dict(zip(variables, bounds))
-    rw = Rewriter(env, steps, DEFAULT_MAX_STEPS)
+    if bounds != list(m.all_bounds):
+        env = dict(zip(variables, bounds))
+        rw = Rewriter(env, steps, DEFAULT_MAX_STEPS)
     kept: dict[Expr, Interval] = {}
     for expr, iv in constraints.items():
         expr = rw.simplify(expr)
@@ -203,11 +205,24 @@ def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool
     replace = {**point_dims, **fixed}
     raw = substitute(list(m.results), replace) if replace else list(m.results)
     results = [rw.simplify(r) for r in raw]
+    if _unchanged(m, bounds, results, kept):
+        return m, reshaped
     nd, nr = m.num_dims, m.num_ranges
-    rts = tuple(v if v.bounds == b else type(v)(b, v.hlo, v.map)
+    rts = tuple(v if v.bounds == b else replace_field(v, bounds=b)
                 for v, b in zip(m.rts, bounds[nd + nr:]))
+    # no new variables: the checks of a freshly made map are not needed
     return IndexingMap.create(bounds[:nd], results, bounds[nd:nd + nr], rts, kept,
-                              m.names), reshaped
+                              m.names, check=False), reshaped
+
+
+def _unchanged(m: IndexingMap, bounds: list[Interval], results: list[Expr],
+               constraints: dict[Expr, Interval]) -> bool:
+    """Did the round leave the map as it was (the same objects: the rewriter returns an
+    expression it cannot simplify as it is)?"""
+    return (all(a is b for a, b in zip(results, m.results))
+            and len(constraints) == len(m.constraints)
+            and all(constraints.get(e) == iv for e, iv in m.constraints)
+            and all(a == b for a, b in zip(bounds, m.all_bounds)))
 
 
 def _fixed_range_vars(m: IndexingMap, bounds: list[Interval],

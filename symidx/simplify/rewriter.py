@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sympy import Symbol
+from sympy import Add, Symbol
 
 from symidx.expr import Expr, bounds, rebuild
 from symidx.interval import Interval
-from symidx.simplify.rules import RULES
+from symidx.simplify.rules import RULES, has_division_term, is_plain
 
 DEFAULT_MAX_STEPS = 2_000
 
@@ -51,10 +51,7 @@ class Rewriter:
         self._prober: Rewriter | None = None
 
     def bounds(self, e: Expr) -> Interval:
-        got = self._bounds.get(e)
-        if got is None:
-            got = self._bounds[e] = bounds(e, self.env)
-        return got
+        return bounds(e, self.env, self._bounds)
 
     def probe(self, e: Expr) -> Expr:
         """Simplify on the side, recording nothing (for rules that look for a partner
@@ -71,6 +68,8 @@ class Rewriter:
         done = self._memo.get(e)
         if done is not None:
             return done
+        if is_plain(e):  # a sum of multiples of variables: no rule applies anywhere in it
+            return e
         args = e.args
         new_args = tuple(self.simplify(a) for a in args)
         node = rebuild(e, new_args) if new_args != args else e
@@ -81,6 +80,8 @@ class Rewriter:
 
     def _rewrite(self, node: Expr) -> Expr:
         while not node.is_Atom and self.steps_left > 0:
+            if type(node) is Add and not has_division_term(node):
+                return node  # the sum rules pair up divisions
             for rule in RULES.get(type(node), ()):
                 new = rule(node, self)
                 if new is None or new == node:

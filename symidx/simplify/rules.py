@@ -152,6 +152,31 @@ def _times(*factors: Expr) -> Expr:
     return kept[0] if len(kept) == 1 else Mul(*kept)
 
 
+def is_plain(e: Expr) -> bool:
+    """Is ``e`` a sum or product of integers and variables (``d0 * 4 + d1 - 3``), where no
+    rule applies?"""
+    if not isinstance(e, (Add, Mul)):
+        return False
+    for a in e.args:
+        if a.is_Atom:
+            continue
+        if isinstance(a, Mul) and all(f.is_Atom for f in a.args):
+            continue
+        return False
+    return True
+
+
+def has_division_term(e: Expr) -> bool:
+    """Does the sum hold a term that is a division, or a multiple of one (what the sum
+    rules look for)?"""
+    for a in e.args:
+        if isinstance(a, (FloorDiv, Mod, CeilDiv)):
+            return True
+        if isinstance(a, Mul) and any(isinstance(f, (FloorDiv, Mod, CeilDiv)) for f in a.args):
+            return True
+    return False
+
+
 # --- any operation ---------------------------------------------------------------------------
 def constant_by_range(node: Expr, ctx: Context) -> Expr | None:
     """``F(x, c) = k`` when every value of ``x`` lies in ``[k*c, k*c + c - 1]``; in general,
