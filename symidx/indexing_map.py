@@ -106,14 +106,16 @@ class IndexingMap:
         pairs = constraints.items() if isinstance(constraints, Mapping) else constraints
         merged: dict[Expr, Interval] = {}
         empty = False
-        variables = _variables(len(dim_t), len(range_t), len(rt_t))
         var_bounds: dict[int, Interval] = {}
+        variables: dict[Symbol, int] | None = None  # made when a constraint needs it
         for expr, interval in pairs:
             expr = as_expr(expr)
             interval = _interval(interval)
+            if expr.is_Symbol and variables is None:
+                variables = _variables(len(dim_t), len(range_t), len(rt_t))
             if expr.is_Integer:
                 empty |= int(expr) not in interval
-            elif expr in variables:  # a bare variable: part of its interval
+            elif variables is not None and expr in variables:  # a bare variable: its interval
                 i = variables[expr]
                 var_bounds[i] = var_bounds[i].intersect(interval) if i in var_bounds \
                     else interval

@@ -83,8 +83,8 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
     if not (m.is_known_empty or m.is_undefined):
         for _ in range(MAX_ROUNDS):
             new, eliminated = _round(result, steps, replace_point_dims)
-            settled = new.is_known_empty or new == result or (
-                new.all_bounds == result.all_bounds and not eliminated)
+            settled = new is result or new.is_known_empty or (
+                new.all_bounds == result.all_bounds and not eliminated) or new == result
             result = new
             if settled:  # same intervals: another round would find the same expressions
                 break

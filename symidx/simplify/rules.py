@@ -186,9 +186,10 @@ def constant_by_range(node: Expr, ctx: Context) -> Expr | None:
 
 
 # --- FloorDiv -------------------------------------------------------------------------------
-def _extract(node: Expr, symbolic: bool) -> tuple[Expr, Expr] | None:
-    """``(q, y)`` with ``node.args[0] = c*q + y``, the terms that are multiples of the
-    divisor ``c`` moved into ``q``; for a constant divisor unless ``symbolic``."""
+def _extract_terms(node: Expr, symbolic: bool) -> tuple[Terms, Terms] | None:
+    """``(q, y)`` as term lists with ``node.args[0] = c*q + y``, the terms that are
+    multiples of the divisor ``c`` moved into ``q``; for a constant divisor unless
+    ``symbolic``. None when no term is a multiple."""
     c = node.args[1]
     if c.is_Integer == symbolic:
         return None
@@ -203,21 +204,49 @@ def _extract(node: Expr, symbolic: bool) -> tuple[Expr, Expr] | None:
             out.append(q)
     if not out:
         return None
-    return from_terms(out), from_terms(kept)
+    return out, kept
+
+
+def _extract(node: Expr, symbolic: bool) -> tuple[Expr, Expr] | None:
+    """As :func:`_extract_terms`, the two parts as expressions."""
+    split = _extract_terms(node, symbolic)
+    return None if split is None else (from_terms(split[0]), from_terms(split[1]))
+
+
+def _terms_bounds(parts: Terms, ctx: Context) -> Interval:
+    """The interval of a sum given as terms, without building it."""
+    lo = hi = 0
+    for coeff, mono in parts:
+        if mono is ONE:
+            lo += coeff
+            hi += coeff
+            continue
+        b = ctx.bounds(mono)
+        if b.is_empty:
+            return b
+        if coeff >= 0:
+            lo, hi = lo + coeff * b.lo, hi + coeff * b.hi
+        else:
+            lo, hi = lo + coeff * b.hi, hi + coeff * b.lo
+    return Interval(lo, hi)
 
 
 def floordiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
     """``F(c*q + y, c) = q + F(y, c)`` for any nonzero constant ``c`` (negative too):
     ``floor((c*q + y)/c) = floor(q + y/c) = q + floor(y/c)`` as ``q`` is an integer.
     Terms whose coefficient is a multiple of ``c`` (and such a constant) leave the
-    division: ``(d0 * 6) floordiv -3 = d0 * -2``."""
-    split = _extract(node, symbolic=False)
+    division: ``(d0 * 6) floordiv -3 = d0 * -2``. When ``F(y, c)`` has the single value
+    ``k`` on the intervals, the result is ``q + k`` at once
+    (``(d0 * 100 + d1 * 10 + d2) floordiv 100 = d0`` for ``d1, d2`` in ``[0, 9]``)."""
+    split = _extract_terms(node, symbolic=False)
     if split is None:
         return None
-    q, y = split
-    return add([q, FloorDiv(y, node.args[1])])
-
-
+    out, kept = split
+    c = int(node.args[1])
+    b = _terms_bounds(kept, ctx)
+    if not b.is_empty and b.lo // c == b.hi // c:
+        return from_terms([*out, (b.lo // c, ONE)])
+    return from_terms([*out, (1, FloorDiv(from_terms(kept), c))])
 def floordiv_cancel_divisor(node: Expr, ctx: Context) -> Expr | None:
     """``F(c*q + y, c) = q + F(y, c)`` for a divisor ``c`` that is not a constant (nonzero
     on the domain): the same derivation as :func:`floordiv_extract_multiples`, with the
@@ -325,11 +354,17 @@ def ceildiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
     that is not a constant, its multiples by factors): ``ceil(q + y/c) = q + ceil(y/c)``
     as ``q`` is an integer. ``(d0 * 8) ceildiv 4 = d0 * 2``, ``(d0 * 8 + 3) ceildiv 4 =
     d0 * 2 + 1``, ``(d0 * 64) ceildiv 64 = d0``."""
-    split = _extract(node, symbolic=False) or _extract(node, symbolic=True)
+    split = _extract_terms(node, symbolic=False) or _extract_terms(node, symbolic=True)
     if split is None:
         return None
-    q, y = split
-    return add([q, CeilDiv(y, node.args[1])])
+    out, kept = split
+    c = node.args[1]
+    if c.is_Integer:
+        b = _terms_bounds(kept, ctx)
+        k = int(c)
+        if not b.is_empty and -(-b.lo // k) == -(-b.hi // k):  # C(y, c) is one value
+            return from_terms([*out, (-(-b.lo // k), ONE)])
+    return from_terms([*out, (1, CeilDiv(from_terms(kept), c))])
 
 
 def ceildiv_drop_remainder(node: Expr, ctx: Context) -> Expr | None:
@@ -381,11 +416,17 @@ def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
     """``M(c*q + y, c) = M(y, c)`` for any nonzero constant ``c``: terms that are multiples
     of ``c`` (a constant too) do not change the remainder, as ``M(x, c) = x - c*F(x, c)``
     and ``F(c*q + y, c) = q + F(y, c)``. Other constants stay as written
-    (``(d0 + 3) mod 2``), as XLA's."""
-    split = _extract(node, symbolic=False)
+    (``(d0 + 3) mod 2``), as XLA's. When ``F(y, c)`` has the single value ``k``, the
+    result is ``y - k*c`` at once (:func:`mod_single_period` on the rest)."""
+    split = _extract_terms(node, symbolic=False)
     if split is None:
         return None
-    return Mod(split[1], node.args[1])
+    _, kept = split
+    c = int(node.args[1])
+    b = _terms_bounds(kept, ctx)
+    if not b.is_empty and b.lo // c == b.hi // c:
+        return from_terms([*kept, (-(b.lo // c) * c, ONE)])
+    return Mod(from_terms(kept), c)
 
 
 def mod_drop_divisor_multiples(node: Expr, ctx: Context) -> Expr | None:
