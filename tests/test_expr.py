@@ -168,3 +168,4 @@ def test_constrained_bounds_use_a_constrained_sum_inside_a_larger_one():
     assert constrained_bounds(FloorDiv(x + 5, 64), env, {x: Interval(0, 1023)}) \
         == Interval(0, 16)  # 1028 // 64 = 16
     assert constrained_bounds(x - d1 + 1, env, {x: Interval(0, 1023)}) == Interval(1, 947)
+

@@ -16,7 +16,6 @@ interval.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 from math import gcd
 from typing import Protocol
 
@@ -41,17 +40,31 @@ Terms = list[tuple[int, Expr]]
 
 
 # --- linear-form helpers -------------------------------------------------------------------
+_TERMS: dict[int, tuple[Expr, tuple[tuple[int, Expr], ...]]] = {}
+_TERMS_LIMIT = 1 << 14
+
+
 def clear_rule_caches() -> None:
-    _terms.cache_clear()
+    _TERMS.clear()
 
 
 def terms(e: Expr) -> Terms:
-    """``e`` as ``[(coefficient, monomial)]``; the constant has monomial ``1``."""
-    return list(_terms(e))
+    """``e`` as ``[(coefficient, monomial)]``; the constant has monomial ``1``.
+
+    Remembered by identity (the entry keeps ``e`` alive, so its id is not reused): finding
+    an *equal* expression in a cache would compare trees, which costs more than splitting
+    the sum again."""
+    got = _TERMS.get(id(e))
+    if got is not None and got[0] is e:
+        return list(got[1])
+    found = _split_terms(e)
+    if len(_TERMS) >= _TERMS_LIMIT:
+        _TERMS.clear()
+    _TERMS[id(e)] = (e, found)
+    return list(found)
 
 
-@lru_cache(maxsize=8192)
-def _terms(e: Expr) -> tuple[tuple[int, Expr], ...]:
+def _split_terms(e: Expr) -> tuple[tuple[int, Expr], ...]:
     parts = e.args if isinstance(e, Add) else (e,)
     out = []
     for t in parts:

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from sympy import Symbol
 
-from symidx.expr import Expr, bounds, dim, rt, sym
+from symidx.expr import Expr, bounds, dim, free_vars, rt, sym
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify.constraints import residue
@@ -15,41 +15,42 @@ from symidx.simplify.constraints import residue
 FEASIBILITY_LIMIT = 1_000_000
 
 
-def _used_closure(m: IndexingMap, used: set[Symbol]) -> set[Symbol]:
-    """Variables used by the results, plus every variable sharing a constraint with one."""
+def _used_closure(used: set[Symbol], frees: list[set[Symbol]]) -> set[Symbol]:
+    """Variables used by the results, plus every variable sharing a constraint with one
+    (``frees``: the variables of each constraint)."""
     used = set(used)
     changed = True
     while changed:
         changed = False
-        for expr, _ in m.constraints:
-            free = expr.free_symbols
+        for free in frees:
             if free & used and not free <= used:
                 used |= free
                 changed = True
     return used
 
 
-def _feasible(m: IndexingMap, removed: set[Symbol]) -> bool | None:
+def _feasible(m: IndexingMap, removed: set[Symbol], frees: list[set[Symbol]]) -> bool | None:
     """Can the constraints that mention only ``removed`` variables all hold? None when the
     box is too large to check by enumeration."""
     import numpy as np
 
-    group = [(e, iv) for e, iv in m.constraints if e.free_symbols and e.free_symbols <= removed]
+    group = [(e, iv, free) for (e, iv), free in zip(m.constraints, frees)
+             if free and free <= removed]
     if not group:
         return True
     env = m.variable_bounds()
-    spans = [(bounds(e, env), iv) for e, iv in group]
+    spans = [(bounds(e, env), iv) for e, iv, _ in group]
     if any(span.intersect(iv).is_empty for span, iv in spans):
         return False  # one constraint can never hold
-    group = [(e, iv) for (e, iv), (span, _) in zip(group, spans) if span not in iv]
+    group = [item for item, (span, iv) in zip(group, spans) if span not in iv]
     if not group:
         return True  # every constraint holds everywhere
-    order = sorted({v for e, _ in group for v in e.free_symbols}, key=str)
+    order = sorted({v for _, _, free in group for v in free}, key=str)
     from symidx.expr import compile_expr
 
     def holds(grids: list[np.ndarray]) -> bool:
         mask = np.ones(grids[0].shape, dtype=bool)
-        for e, iv in group:
+        for e, iv, _ in group:
             value = compile_expr(e, order)(grids)
             mask &= (value >= iv.lo) & (value <= iv.hi)
         return bool(mask.any())
@@ -71,17 +72,14 @@ def _feasible(m: IndexingMap, removed: set[Symbol]) -> bool | None:
 
 
 def _drop(m: IndexingMap, keep_dims: list[int], keep_ranges: list[int], keep_rts: list[int],
-          removed: set[Symbol]) -> IndexingMap:
+          removed: set[Symbol], frees: list[set[Symbol]]) -> IndexingMap:
     rename: dict[Symbol, Expr] = {}
-    for new, old in enumerate(keep_dims):
-        rename[dim(old)] = dim(new)
-    for new, old in enumerate(keep_ranges):
-        rename[sym(old)] = sym(new)
-    for new, old in enumerate(keep_rts):
-        rename[rt(old)] = rt(new)
-    results = [r.xreplace(rename) for r in m.results]
-    constraints = [(e.xreplace(rename), iv) for e, iv in m.constraints
-                   if not (e.free_symbols & removed)]
+    for kind, keep in ((dim, keep_dims), (sym, keep_ranges), (rt, keep_rts)):
+        for new, old in enumerate(keep):
+            if new != old:  # variables before the first removed one keep their name
+                rename[kind(old)] = kind(new)
+    results, renamed = m.substitute(rename) if rename else (m.results, m.constraints)
+    constraints = [c for c, free in zip(renamed, frees) if not (free & removed)]
     names = None
     if m.names:
         nd, nr = m.num_dims, m.num_ranges
@@ -93,8 +91,10 @@ def _drop(m: IndexingMap, keep_dims: list[int], keep_ranges: list[int], keep_rts
         if v.map is not None and len(keep_dims) != m.num_dims:
             v = replace(v, map=None)  # its map took the removed dims
         rts.append(v)
+    # variables renamed in order, constraints on removed ones dropped: nothing to check
     return IndexingMap.create([m.dims[i] for i in keep_dims], results,
-                              [m.ranges[i] for i in keep_ranges], rts, constraints, names)
+                              [m.ranges[i] for i in keep_ranges], rts, constraints, names,
+                              check=False)
 
 
 def remove_unused_symbols(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
@@ -111,26 +111,29 @@ def remove_unused_vars(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
 
 
 def _remove(m: IndexingMap, include_dims: bool) -> tuple[IndexingMap, list[int]]:
-    if m.is_known_empty or m.is_undefined:
+    if m.is_known_empty or m.is_undefined or not (include_dims or m.num_ranges or m.num_rts):
         return m, []
     used: set[Symbol] = set()
     for r in m.results:
-        used |= r.free_symbols
+        used |= free_vars(r)
     for v in m.rts:  # a runtime variable's source map may read this map's range variables
         if v.map is not None:
             used |= {sym(j) for j in range(min(v.map.num_ranges, m.num_ranges))}
     if not include_dims:
         used |= set(m.dim_vars)
-    used = _used_closure(m, used)
+    if used >= set(m.all_vars):
+        return m, []
+    frees = [free_vars(e) for e, _ in m.constraints]
+    used = _used_closure(used, frees)
     removed = {v for v in m.all_vars if v not in used}
     if not removed:
         return m, []
-    feasible = _feasible(m, removed)
+    feasible = _feasible(m, removed, frees)
     if feasible is False:
         return m.as_known_empty(), []
     if feasible is None:  # cannot tell: keep the variables their constraints mention
-        for e, _ in m.constraints:
-            removed -= e.free_symbols
+        for free in frees:
+            removed -= free
     if not removed:
         return m, []
     keep_dims = [i for i, v in enumerate(m.dim_vars) if v not in removed]
@@ -139,7 +142,7 @@ def _remove(m: IndexingMap, include_dims: bool) -> tuple[IndexingMap, list[int]]
     gone = [i for i, v in enumerate(m.all_vars) if v in removed]
     if not include_dims:
         gone = [i - m.num_dims for i in gone]
-    return _drop(m, keep_dims, keep_ranges, keep_rts, removed), gone
+    return _drop(m, keep_dims, keep_ranges, keep_rts, removed, frees), gone
 
 
 def convert_range_vars_to_dims(m: IndexingMap, indices: Sequence[int] | None = None
