@@ -3,7 +3,7 @@
 1. A chain of 64 reshapes alternating collapse [8,16,4] -> [512] and expand [512] ->
    [8,16,4], composed one at a time and simplified after every step; it must end at the
    identity. Median of several runs, and the same chain in islpy and MLIR (where installed)
-   in the same run, as ratios.
+   interleaved in the same run, as ratios.
 2. Each of the seed's four simplifier examples (median per call).
 3. The same 64-map chain composed first and simplified once: the size of the raw
    composition (distinct sub-expressions, and the tree it unfolds to) and of the result.
@@ -27,7 +27,7 @@ from symidx.bench import (
     available_backends,
     chain_maps,
     compose_chain,
-    measure,
+    measure_row,
     simplify_one,
 )
 from symidx.indexing_map import IndexingMap, compose
@@ -67,14 +67,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
     result = compose_chain(SymidxBackend(), chain())
     assert result == IndexingMap.identity(SHAPE), result
-    times = {b.name: measure(b, chain, compose_chain, args.runs) for b in available_backends()}
+    row = measure_row("chain", CHAIN, "reshapes", available_backends(), chain, compose_chain,
+                      args.runs)
+    assert not row.errors, row.errors
+    times = {name: timing.median for name, timing in row.times.items()}
     t = times.pop("symidx")
-    assert t is not None
     figures["chain_ms"] = t * 1e3
     print(f"1. {CHAIN}-reshape chain, simplified after every step: median {t * 1e3:.1f} ms "
           f"(ends at the identity)")
     for name, other in times.items():
-        assert other is not None
         figures[f"{name}_chain_ms"] = other * 1e3
         print(f"   {name}, same chain: median {other * 1e3:.1f} ms; "
               f"symidx / {name} = {t / other:.2f}")
@@ -83,9 +84,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
     print("2. seed simplifier examples (median per call, fresh sympy cache):")
     for k, text in enumerate(SEED_EXAMPLES, 1):
-        ts = measure(SymidxBackend(), lambda text=text: [parse_map(text)], simplify_one,
-                     max(args.runs * 10, 50))
-        assert ts is not None
+        seed = measure_row("seed", 0, "", [SymidxBackend()],
+                           lambda text=text: [parse_map(text)], simplify_one,
+                           max(args.runs * 10, 50))
+        assert not seed.errors, seed.errors
+        ts = seed.times["symidx"].median
         figures[f"seed{k}_us"] = ts * 1e6
         print(f"   example {k}: {ts * 1e6:.0f} us  -> {simplify(parse_map(text))!s}"
               .replace("\n", " "))

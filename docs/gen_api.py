@@ -21,6 +21,7 @@ API = Path(__file__).resolve().parent / "api.md"
 MODULES = (
     "symidx",
     "symidx.verify",
+    "symidx.pointsets",
     "symidx.strategies",
     "symidx.hlo",
     "symidx.analysis",

@@ -4,7 +4,14 @@ Indexing maps are sympy expressions over dimension (``d``), range (``s``) and ru
 (``rt``) variables with interval domains and constraints. Start with
 :func:`parse_map` / :class:`IndexingMap`, :func:`compose`, :func:`simplify` and
 :func:`equal`; the command line is ``symidx`` (see ``symidx --help``).
+
+Every name below loads its module on first use (sympy, networkx and numpy are not imported
+by ``import symidx`` alone), so the command line starts at once.
 """
+
+import sys
+import types
+from typing import TYPE_CHECKING
 
 from symidx.errors import (
     HloShapeError,
@@ -13,22 +20,33 @@ from symidx.errors import (
     ParseError,
     SymidxError,
     TooLargeError,
+    Undecided,
     UnsupportedOpError,
 )
-from symidx.expr import CeilDiv, FloorDiv, Mod, dim, rt, sym
-from symidx.indexing_map import IndexingMap, RuntimeVar, compose
-from symidx.interval import Interval
-from symidx.simplify import remove_unused_symbols, result_ranges, simplify
-from symidx.syntax import parse_expr, parse_map, print_expr, print_map
-from symidx.verify import Verdict, equal
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from symidx.expr import CeilDiv, FloorDiv, Mod, dim, rt, sym
+    from symidx.hlo import parse_hlo
+    from symidx.indexing_map import IndexingMap, RuntimeVar, compose
+    from symidx.interval import Interval
+    from symidx.jax_support import from_jax
+    from symidx.ops import input_to_output, output_to_input
+    from symidx.simplify import remove_unused_symbols, result_ranges, simplify
+    from symidx.syntax import parse_expr, parse_map, print_expr, print_map
+    from symidx.verify import Verdict, decide, equal
 
 __version__ = "0.1.0"
 
-# The HLO side (networkx) loads on first use, so the map core imports alone.
+#: Public name -> the module that defines it, imported on first use.
 _LAZY = {
+    **dict.fromkeys(("CeilDiv", "FloorDiv", "Mod", "dim", "rt", "sym"), "symidx.expr"),
+    **dict.fromkeys(("IndexingMap", "RuntimeVar", "compose"), "symidx.indexing_map"),
+    "Interval": "symidx.interval",
+    **dict.fromkeys(("remove_unused_symbols", "result_ranges", "simplify"), "symidx.simplify"),
+    **dict.fromkeys(("parse_expr", "parse_map", "print_expr", "print_map"), "symidx.syntax"),
+    **dict.fromkeys(("Verdict", "decide", "equal"), "symidx.verify"),
     "parse_hlo": "symidx.hlo",
-    "output_to_input": "symidx.ops",
-    "input_to_output": "symidx.ops",
+    **dict.fromkeys(("output_to_input", "input_to_output"), "symidx.ops"),
     "from_jax": "symidx.jax_support",
 }
 
@@ -37,16 +55,37 @@ def __getattr__(name: str) -> object:
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'symidx' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(types.ModuleType):
+    """The package's module type: importing the submodule ``symidx.simplify`` must not
+    replace the public function ``symidx.simplify`` (Python sets a package attribute per
+    submodule it loads; the submodule stays in ``sys.modules``)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "IndexingMap", "Interval", "RuntimeVar", "compose", "simplify", "remove_unused_symbols",
     "result_ranges",
-    "parse_map", "parse_expr", "print_map", "print_expr", "equal", "Verdict",
+    "parse_map", "parse_expr", "print_map", "print_expr", "equal", "decide", "Verdict",
     "FloorDiv", "Mod", "CeilDiv", "dim", "sym", "rt",
     "parse_hlo", "output_to_input", "input_to_output", "from_jax",
-    "SymidxError", "ParseError", "MapError", "UnsupportedOpError", "TooLargeError",
+    "SymidxError", "ParseError", "MapError", "UnsupportedOpError", "TooLargeError", "Undecided",
     "HloShapeError", "HloValidationError",
     "__version__",
 ]

@@ -1,12 +1,12 @@
-"""The maps of instructions of a module, as ``symidx maps`` prints them.
+"""The maps of instructions, fusions and whole computations of a module, as groups per
+operand (or output): what ``symidx maps`` prints (:mod:`symidx.cli.render` renders them).
 
 * :func:`instruction_maps` — the per-op rules of :mod:`symidx.ops` for any instruction; for a
   ``fusion`` (or ``call``), the maps through its called computation (:mod:`symidx.fusion`:
   one sweep, a set of distinct maps per instruction); optionally between physical
   (layout-ordered) indices.
 * :func:`module_fusion_maps` — the same for every fusion of a module (``symidx maps --all``).
-* :func:`render_maps`, :func:`render_fusions` — text, JSON or MLIR output, optionally with
-  each map's provenance (``--explain``).
+* :func:`computation_maps` — a whole computation as one fusion (``--computation NAME``).
 
 A group of maps whose operand or output cannot be reached by a supported op carries the
 opcode in :attr:`MapGroup.unsupported` instead of maps.
@@ -14,10 +14,8 @@ opcode in :attr:`MapGroup.unsupported` instead of maps.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from symidx.errors import SymidxError
 from symidx.fusion import (
@@ -33,9 +31,8 @@ from symidx.fusion import (
 )
 from symidx.fusion.steps import Step, backward_steps, forward_steps
 from symidx.hlo import HloComputation, HloInstruction, HloModule, Shape, TupleShape
-from symidx.hlo.leaves import leaf_count
+from symidx.hlo.leaves import leaf_count, leaves
 from symidx.indexing_map import IndexingMap, compose
-from symidx.layout import shapes as layout_shapes
 from symidx.ops import (
     INPUT_TO_OUTPUT,
     OUTPUT_TO_INPUT,
@@ -43,7 +40,6 @@ from symidx.ops import (
     finish,
     num_outputs,
 )
-from symidx.syntax import print_map
 
 __all__ = [
     "MapGroup",
@@ -60,11 +56,6 @@ __all__ = [
     "computation_input_to_output",
     "physical_to_logical",
     "logical_to_physical",
-    "group_texts",
-    "render_maps",
-    "render_fusions",
-    "render_computations",
-    "origin_json",
 ]
 
 
@@ -87,6 +78,8 @@ class MapGroup:
     origins: tuple[Origin, ...] = ()
     leaf: int | None = None
     opaque: str | None = None
+    #: The operand's (or output's) shape as HLO text, e.g. ``f32[96]{0}``.
+    shape: str = ""
 
 
 @dataclass(frozen=True)
@@ -167,37 +160,45 @@ def instruction_maps(instr: HloInstruction, direction: Direction, *,
             groups = [g for g in groups if g.index == output]
     else:
         raise SymidxError(f"unknown direction {direction!r}")
+    if direction == OUTPUT_TO_INPUT:
+        groups = [replace(g, shape=str(leaves(instr.operands[g.index].shape)[g.leaf or 0]))
+                  for g in groups]
+    else:
+        groups = [replace(g, shape=str(leaves(instr.shape)[g.index])) for g in groups]
     if physical:
-        groups = [replace(_physical_group(instr, direction, g, operand or 0, output or 0),
-                          origins=g.origins) for g in groups]
+        groups = [_physical_group(instr, direction, g, operand or 0, output or 0)
+                  for g in groups]
     return groups
 
 
 def module_fusion_maps(module: HloModule, direction: Direction, *,
                        operand: int | None = None, output: int | None = None,
-                       physical: bool = False, analysis: Analysis | None = None
+                       physical: bool = False, analysis: Analysis | None = None,
+                       progress: Callable[[int, int, str], None] | None = None
                        ) -> list[FusionMaps]:
     """:func:`instruction_maps` of every fusion of ``module``, computation by computation in
     text order. Output-to-input: one entry per output of each fusion (only ``output`` if
     given), its groups restricted to ``operand`` if given; input-to-output: one entry per
     operand (only ``operand`` if given), groups restricted to ``output``. A fused
-    computation is analysed once however many fusions call it."""
+    computation is analysed once however many fusions call it. ``progress(done, total,
+    "fusion")`` is called after each fusion."""
     analysis = analysis or Analysis()
+    fusions = [(comp, instr) for comp in module.computations.values()
+               for instr in comp.instructions if instr.opcode == "fusion"]
     found = []
-    for comp in module.computations.values():
-        for instr in comp.instructions:
-            if instr.opcode != "fusion":
-                continue
-            if direction == OUTPUT_TO_INPUT:
-                indices = [output] if output is not None else range(num_outputs(instr))
-                found += [FusionMaps(instr, comp.name, k, tuple(instruction_maps(
-                    instr, direction, operand=operand, output=k, physical=physical,
-                    analysis=analysis))) for k in indices]
-            else:
-                indices = [operand] if operand is not None else range(len(instr.operands))
-                found += [FusionMaps(instr, comp.name, k, tuple(instruction_maps(
-                    instr, direction, operand=k, output=output, physical=physical,
-                    analysis=analysis))) for k in indices]
+    for done, (comp, instr) in enumerate(fusions, 1):
+        if direction == OUTPUT_TO_INPUT:
+            indices = [output] if output is not None else range(num_outputs(instr))
+            found += [FusionMaps(instr, comp.name, k, tuple(instruction_maps(
+                instr, direction, operand=operand, output=k, physical=physical,
+                analysis=analysis))) for k in indices]
+        else:
+            indices = [operand] if operand is not None else range(len(instr.operands))
+            found += [FusionMaps(instr, comp.name, k, tuple(instruction_maps(
+                instr, direction, operand=k, output=output, physical=physical,
+                analysis=analysis))) for k in indices]
+        if progress is not None:
+            progress(done, len(fusions), "fusion")
     return found
 
 
@@ -235,7 +236,8 @@ def computation_maps(comp: HloComputation, direction: Direction, *,
         chosen = [(n, lf) for n, lf in parameter_leaves(comp) if operand is None or n == operand]
         for n, lf in chosen:
             reached = analysis.outputs_of(comp, n, lf)
-            groups = tuple(_group(k, root.name, reached.get(k, Reached()))
+            groups = tuple(replace(_group(k, root.name, reached.get(k, Reached())),
+                                   shape=str(leaves(root.shape)[k]))
                            for k in range(leaf_count(root.shape))
                            if output is None or k == output)
             tuple_param = isinstance(comp.parameters[n].shape, TupleShape)
@@ -249,7 +251,8 @@ def computation_maps(comp: HloComputation, direction: Direction, *,
 
 def _parameter_group(comp: HloComputation, n: int, lf: int, r: Reached) -> MapGroup:
     param = comp.parameters[n]
-    return _group(n, param.name, r, lf if isinstance(param.shape, TupleShape) else None)
+    group = _group(n, param.name, r, lf if isinstance(param.shape, TupleShape) else None)
+    return replace(group, shape=str(leaves(param.shape)[lf]))
 
 
 def _group(index: int, name: str, r: Reached, leaf: int | None = None) -> MapGroup:
@@ -324,12 +327,16 @@ def physical_to_logical(shape: Shape) -> IndexingMap:
     """Physical index -> logical index. The physical index addresses the array the layout
     stores: dims in major-to-minor order, each tile split into (tile count, tile size) dims
     (``f32[3,5]{1,0:T(2,2)}`` is ``f32[2,3,2,2]``); padding slots have no image."""
-    return layout_shapes.logical_index_map(shape)
+    from symidx.layout.shapes import logical_index_map
+
+    return logical_index_map(shape)
 
 
 def logical_to_physical(shape: Shape) -> IndexingMap:
     """Logical index -> physical index (see :func:`physical_to_logical`)."""
-    return layout_shapes.physical_index_map(shape)
+    from symidx.layout.shapes import physical_index_map
+
+    return physical_index_map(shape)
 
 
 def _array(shape: Shape | TupleShape, element: int, what: str) -> Shape:
@@ -355,178 +362,10 @@ def _physical_group(instr: HloInstruction, direction: Direction, group: MapGroup
         source = _array(op.shape, element, op.name)
         target = _array(instr.shape, group.index, instr.name)
     maps = tuple(_between_physical(m, source, target) for m in group.maps)
-    return MapGroup(group.index, group.name, maps)
+    return replace(group, maps=maps)
 
 
 def _between_physical(m: IndexingMap, source: Shape, target: Shape) -> IndexingMap:
     if m.is_known_empty or m.is_undefined:
         return m
     return finish(compose(compose(physical_to_logical(source), m), logical_to_physical(target)))
-
-
-# --- output ---------------------------------------------------------------------------------
-
-
-def group_texts(group: MapGroup, style: str = "doc", explain: bool = False) -> list[str]:
-    """The group's maps as text, or the single entry for unknown indexing (``unknown
-    indexing (unsupported op: NAME)``; in the ``xla`` style ``unknown indexing``, as XLA's
-    tests spell it). ``explain`` adds a line ``path: ...`` under each map."""
-    if group.unsupported is not None:
-        if style == "xla":
-            return ["unknown indexing"]
-        return [f"unknown indexing (unsupported op: {group.unsupported})"]
-    texts = [print_map(m, style) for m in group.maps]
-    if explain:
-        texts = [f"{text}\npath: {_describe(origin)}"
-                 for text, origin in zip(texts, group.origins, strict=True)]
-    return texts
-
-
-def _describe(origin: Origin) -> str:
-    paths = f" (one of {origin.count} paths)" if origin.count > 1 else ""
-    return f"{origin.path}{paths}"
-
-
-def render_maps(instr: HloInstruction, direction: Direction, groups: Sequence[MapGroup],
-                fmt: str = "text", style: str = "doc", explain: bool = False) -> str:
-    """What ``symidx maps`` prints. ``fmt`` is ``text`` (each group headed ``operand K``, or
-    ``output K`` for input-to-output, maps separated by a blank line), ``json``
-    (``{"instruction", "direction", "operands": [{"operand", "name", "maps"}]}``, a group
-    with unknown indexing also has ``"unsupported": OPCODE``) or ``mlir`` (text, maps as
-    ``affine_map<...>``). ``explain`` adds each map's provenance: a ``path:`` line under it
-    in text; in JSON, ``"origins"`` beside ``"maps"`` (see :func:`origin_json`)."""
-    if fmt == "json":
-        return json.dumps(_instruction_json(instr, direction, groups, style, explain),
-                          indent=2)
-    return _groups_text(direction, groups, "mlir" if fmt == "mlir" else style, explain)
-
-
-def render_fusions(module: HloModule, direction: Direction, found: Sequence[FusionMaps],
-                   fmt: str = "text", style: str = "doc", explain: bool = False) -> str:
-    """What ``symidx maps --all`` prints.
-
-    Text: one block per entry of ``found``, headed ``fusion NAME`` (``fusion NAME output K``
-    for an output of a multi-output fusion; ``fusion NAME input K`` input-to-output), then
-    the groups as :func:`render_maps` prints them; blocks separated by a blank line.
-
-    JSON: ``{"module": NAME, "direction": ..., "fusions": [...]}``, one object per block:
-    ``"instruction"``, ``"computation"`` (where the fusion is), ``"calls"`` (its fused
-    computation), ``"kind"`` (``kLoop``, ...), ``"output": K`` (output-to-input) or
-    ``"input": K`` (input-to-output), and ``"operands"`` as :func:`render_maps` prints
-    them."""
-    selector = "output" if direction == OUTPUT_TO_INPUT else "input"
-    records = []
-    for f in found:
-        several = (num_outputs(f.instr) if direction == OUTPUT_TO_INPUT
-                   else len(f.instr.operands)) > 1
-        header = f"fusion {f.instr.name}" + (f" {selector} {f.index}" if several else "")
-        fields = {"instruction": f.instr.name, "computation": f.computation,
-                  "calls": _called_name(f.instr), "kind": f.instr.fusion_kind,
-                  selector: f.index}
-        records.append((header, fields, f.groups))
-    return _render_records(module, direction, "fusions", records, fmt, style, explain)
-
-
-def _render_records(module: HloModule, direction: Direction, key: str,
-                    records: Sequence[tuple[str, dict[str, Any], Sequence[MapGroup]]],
-                    fmt: str, style: str, explain: bool) -> str:
-    """Blocks of groups, each a (text header, JSON fields, groups) record: text blocks
-    separated by a blank line, or ``{"module", "direction", key: [fields + "operands"]}``."""
-    if fmt == "json":
-        entries = [{**fields, "operands": _groups_json(groups, style, explain)}
-                   for _, fields, groups in records]
-        return json.dumps({"module": module.name, "direction": _direction_text(direction),
-                           key: entries}, indent=2)
-    style = "mlir" if fmt == "mlir" else style
-    blocks = []
-    for header, _, groups in records:
-        body = _groups_text(direction, groups, style, explain)
-        blocks.append(f"{header}\n{body}" if body else header)
-    return "\n\n".join(blocks)
-
-
-def _called_name(instr: HloInstruction) -> str | None:
-    comp = called_computation(instr)
-    return None if comp is None else comp.name
-
-
-def _direction_text(direction: Direction) -> str:
-    return direction.replace("_", "-")
-
-
-def _groups_text(direction: Direction, groups: Sequence[MapGroup], style: str,
-                 explain: bool) -> str:
-    """Each group headed ``operand K`` (``output K`` input-to-output; ``, leaf L`` for a leaf
-    of a tuple), then ``over-approximation (REASON)`` for an opaque group, then its maps."""
-    label = "operand" if direction == OUTPUT_TO_INPUT else "output"
-    parts = []
-    for g in groups:
-        header = [f"{label} {g.index}" + ("" if g.leaf is None else f", leaf {g.leaf}")]
-        if g.opaque is not None:
-            header.append(f"over-approximation ({g.opaque})")
-        texts = group_texts(g, style, explain)
-        parts.append("\n".join(header + (["\n\n".join(texts)] if texts else [])))
-    return "\n\n".join(parts)
-
-
-def _groups_json(groups: Sequence[MapGroup], style: str, explain: bool) -> list[dict[str, Any]]:
-    """Per group ``{"operand", "name", "maps"}``, with ``"leaf"`` for a leaf of a tuple,
-    ``"unsupported": OPCODE`` for unknown indexing, ``"opaque": REASON`` for an
-    over-approximation, ``"origins"`` with ``explain``."""
-    operands = []
-    for g in groups:
-        entry: dict[str, Any] = {"operand": g.index, "name": g.name,
-                                 "maps": group_texts(g, style)}
-        if g.leaf is not None:
-            entry["leaf"] = g.leaf
-        if g.unsupported is not None:
-            entry["unsupported"] = g.unsupported
-        if g.opaque is not None:
-            entry["opaque"] = g.opaque
-        if explain:
-            entry["origins"] = [origin_json(o) for o in g.origins]
-        operands.append(entry)
-    return operands
-
-
-def _instruction_json(instr: HloInstruction, direction: Direction, groups: Sequence[MapGroup],
-                      style: str, explain: bool) -> dict[str, Any]:
-    return {"instruction": instr.name, "direction": _direction_text(direction),
-            "operands": _groups_json(groups, style, explain)}
-
-
-def render_computations(module: HloModule, direction: Direction,
-                        found: Sequence[ComputationMaps], fmt: str = "text",
-                        style: str = "doc", explain: bool = False) -> str:
-    """What ``symidx maps --computation NAME`` prints.
-
-    Text: one block per entry of ``found``, headed ``computation NAME output K``
-    (``computation NAME input K``, with ``, leaf L`` for a leaf of a tuple parameter,
-    input-to-output), then the groups as :func:`render_maps` prints them (a group per
-    parameter, or per output); blocks separated by a blank line.
-
-    JSON: ``{"module": NAME, "direction": ..., "computations": [...]}``, one object per
-    block: ``"computation"``, ``"output": K`` (or ``"input": K`` and, for a tuple
-    parameter, ``"leaf": L``) and ``"operands"`` as :func:`render_maps` prints them."""
-    selector = "output" if direction == OUTPUT_TO_INPUT else "input"
-    records = []
-    for c in found:
-        header = f"computation {c.computation.name} {selector} {c.index}" + (
-            "" if c.leaf is None else f", leaf {c.leaf}")
-        fields: dict[str, Any] = {"computation": c.computation.name, selector: c.index}
-        if c.leaf is not None:
-            fields["leaf"] = c.leaf
-        records.append((header, fields, c.groups))
-    return _render_records(module, direction, "computations", records, fmt, style, explain)
-
-
-def origin_json(origin: Origin) -> dict[str, Any]:
-    """``{"path": [...], "paths": N}``: the path's instruction names from the start, where
-    a step taken through a fusion or call is ``{"name": NAME, "via": [inner path]}``; and
-    how many paths give the same map."""
-    return {"path": _path_json(origin.path), "paths": origin.count}
-
-
-def _path_json(path: Path) -> list[Any]:
-    return [step.name if step.via is None else {"name": step.name, "via": _path_json(step.via)}
-            for step in path.steps()]

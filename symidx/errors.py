@@ -63,3 +63,13 @@ class MapError(SymidxError, ValueError):
 
 class TooLargeError(SymidxError):
     """A request whose work would exceed a stated bound (e.g. exhaustive enumeration)."""
+
+
+class Undecided(SymidxError):
+    """A question (are two maps equal? is this set empty?) that could not be decided: the
+    maps leave Presburger arithmetic and are too large to enumerate, the time ran out, or
+    no tool that could decide it is installed. ``reason`` says which."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(f"undecided: {reason}")

@@ -7,8 +7,8 @@ here is written from the ops' definitions (XLA's operation semantics, StableHLO'
 convolution), one plain loop per output element, independently of :mod:`symidx.ops`.
 
 Dependencies of padding: padded positions read the pad value (pad) or nothing (reduce-window
-and convolution inputs); a convolution kernel element counts as read by every window
-position, padded or not (it is multiplied by the padding's zero).
+and convolution: neither the input nor the kernel element a padded or dilation-hole window
+position would multiply).
 """
 
 from __future__ import annotations
@@ -398,7 +398,7 @@ def _convolution(instr, values, output):
         in_b = (f // (n_out_f // bg)) * batch_per_group + b if bg > 1 else b
         first_feature = (f // (n_out_f // fg)) * cg if fg > 1 else 0
         left, right = set(), set()
-        for w in box([d.size for d in window]):
+        for w, si in _window_reads(x, window, spatial_in):
             kw = tuple(d.size - 1 - p if d.window_reversal else p
                        for p, d in zip(w, window, strict=True))
             for i in range(cg):
@@ -408,8 +408,6 @@ def _convolution(instr, values, output):
                 for t, j in enumerate(dn.kernel_spatial_dimensions):
                     k[j] = kw[t]
                 right.add(tuple(k))
-        for _, si in _window_reads(x, window, spatial_in):
-            for i in range(cg):
                 li = [0] * len(lhs)
                 li[dn.input_batch_dimension] = in_b
                 li[dn.input_feature_dimension] = first_feature + i

@@ -7,11 +7,10 @@ instructions it reads; an op's own reads come from :mod:`reference_hlo` (one loo
 element, written from the ops' definitions, independent of :mod:`symidx.ops`). Integer
 values (offsets, gather indices, and everything they are computed from) are computed too,
 so data-dependent ops read what they really read. Floating-point values never decide an
-index, so they are not computed.
-
-Two documented conventions of indexing maps (SPEC §2, ``symidx.ops.slicing``) replace the
-op definitions here, so that exact maps compare equal: a pad's value is read by every
-output element, and a dynamic-update-slice's operand at every index.
+index, so they are not computed. Every op reads what its definition says it reads, no
+more: a pad's value only where the output holds padding, a dynamic-update-slice's operand
+only outside the updated window, a convolution's kernel only where its window lands on a
+real input element.
 """
 
 from __future__ import annotations
@@ -324,9 +323,7 @@ def _dependencies(instr: HloInstruction, int_values: dict[int, np.ndarray], out:
         return {o: [{o} if out_dims(op) else {()} for op in instr.operands] for o in box(dims)}
     if instr.opcode in COLLECTIVE:
         return _local_collective(instr, int_values, out)
-    deps = dependencies(instr, int_values, out)
-    convention = CONVENTIONS.get(instr.opcode)
-    return deps if convention is None else convention(instr, deps)
+    return dependencies(instr, int_values, out)
 
 
 def _local_collective(instr: HloInstruction, int_values: dict[int, np.ndarray], out: int
@@ -362,23 +359,6 @@ def group_size(instr: HloInstruction) -> int:
         a, b = out_dims(instr)[axis], out_dims(instr.operands[0])[axis]
         return max(a, b) // max(1, min(a, b))
     return 1
-
-
-def _pad_value_everywhere(instr: HloInstruction, deps: dict[Index, list[set[Index]]]
-                          ) -> dict[Index, list[set[Index]]]:
-    return {o: [groups[0], {()}] for o, groups in deps.items()}
-
-
-def _operand_everywhere(instr: HloInstruction, deps: dict[Index, list[set[Index]]]
-                        ) -> dict[Index, list[set[Index]]]:
-    return {o: [{o}, *groups[1:]] for o, groups in deps.items()}
-
-
-CONVENTIONS: dict[str, Callable[[HloInstruction, dict[Index, list[set[Index]]]],
-                                dict[Index, list[set[Index]]]]] = {
-    "pad": _pad_value_everywhere,
-    "dynamic-update-slice": _operand_everywhere,
-}
 
 
 def _union(instr: HloInstruction, groups: list[set[Index]], reads: dict[Key, Reads]

@@ -1,38 +1,48 @@
-"""The benchmark suite computes what it claims to (no timing is asserted): the maps it
-times are right, the islpy and MLIR translations mean the same, and ``symidx bench`` runs."""
+"""The benchmark suite computes what it claims to (no timing is asserted): the maps it times
+are right, the islpy and MLIR engines do the same work as symidx, the harness interleaves
+engines, keeps the garbage collector on, reports failures in their row, and
+``symidx bench`` runs."""
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
+import gc
 import io
 import itertools
+import re
 
 import pytest
-from hypothesis import given, settings
 
 from symidx import IndexingMap, compose, equal
 from symidx.analysis import instruction_maps
 from symidx.bench import (
+    Backend,
+    IslBackend,
     MlirBackend,
+    NotExpressible,
     Row,
     SymidxBackend,
+    Timing,
     bitcast_maps,
     chain_maps,
     compose_chain,
     compose_step_maps,
     cute_maps,
     format_table,
-    identity_pair,
     ladder_hlo,
+    measure_row,
     plot,
-    to_isl,
+    round_trip_pair,
+    run,
 )
 from symidx.cli import main
+from symidx.errors import SymidxError
 from symidx.hlo import parse_hlo
 from symidx.layout import cute
-from symidx.strategies import indexing_maps
-from symidx.verify import relation
+from symidx.syntax import parse_map
+from symidx.verify import has_isl, isl_text
+
+needs_isl = pytest.mark.skipif(not has_isl(), reason="islpy not installed")
 
 
 def test_the_reshape_chain_ends_at_the_identity():
@@ -51,8 +61,17 @@ def test_a_ladder_of_forty_diamonds_has_one_map():
     assert group.maps == (IndexingMap.identity([16, 32]),)
 
 
-def test_the_equality_pairs_are_equal_and_the_layout_pairs_compose():
-    assert equal(*identity_pair(10, 100))
+def test_the_round_trip_pairs_are_equal_and_the_wrong_ones_are_not():
+    for k in (10, 20):
+        round_trip, identity = round_trip_pair(k)
+        wrong, _ = round_trip_pair(k, wrong=True)
+        points = list(itertools.product(range(k), repeat=3))
+        assert all(round_trip.image(p) == {p} for p in points)
+        assert any(wrong.image(p) != {p} for p in points)
+        assert identity == IndexingMap.identity([k, k, k])
+
+
+def test_the_layout_pairs_compose():
     bitcast = compose(*bitcast_maps(64, 256))
     assert bitcast.num_dims == 4 and bitcast.num_results == 4
     tile, flat = cute_maps(8)
@@ -62,19 +81,36 @@ def test_the_equality_pairs_are_equal_and_the_layout_pairs_compose():
         assert composed.evaluate(point) == (expected(*point),)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("islpy") is None, reason="islpy not installed")
-@settings(max_examples=40, deadline=None)
-@given(indexing_maps(max_rts=0, min_max=False))
-def test_to_isl_gives_the_same_relation(m):
+@needs_isl
+@pytest.mark.parametrize("build", [compose_step_maps, lambda: cute_maps(8),
+                                   lambda: bitcast_maps(16, 256)])
+def test_isl_composes_and_simplifies_to_the_same_relation(build):
     import islpy as isl
 
-    rows = relation(m)
-    points = " ; ".join(f"[{', '.join(map(str, r[:m.num_dims]))}] -> "
-                        f"[{', '.join(map(str, r[m.num_dims:]))}]" for r in rows.tolist())
-    space = f"[{', '.join(f'd{i}' for i in range(m.num_dims))}] -> " \
-            f"[{', '.join(f'o{i}' for i in range(m.num_results))}]"
-    explicit = isl.Map(f"{{ {points} }}") if points else isl.Map(f"{{ {space} : false }}")
-    assert isl.Map(to_isl(m)).is_equal(explicit), to_isl(m)
+    backend = IslBackend(isl)
+    first, second = backend.prepare(build)
+    composed = backend.compose(first, second)
+    expected = isl.Map(isl_text(compose(*build())))
+    assert isl.Map.from_pw_multi_aff(composed).is_equal(expected)
+    simplified = backend.simplify(composed)
+    assert isl.Map.from_pw_multi_aff(simplified).is_equal(expected)
+    (fresh,) = backend.prepare(lambda: [build()[0]])
+    assert isl.Map.from_pw_multi_aff(backend.simplify(fresh)).is_equal(fresh.relation)
+
+
+@needs_isl
+def test_isl_composes_set_valued_maps_as_relations():
+    import islpy as isl
+
+    maps = [parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 7], s0 in [0, 1]"),
+            parse_map("(d0) -> (d0 floordiv 2), domain: d0 in [0, 8]")]
+    backend = IslBackend(isl)
+    first, second = backend.prepare(lambda: maps)
+    composed = backend.compose(first, second)
+    assert composed.is_equal(isl.Map(isl_text(compose(*maps))))
+    equal_pair = backend.prepare(lambda: round_trip_pair(10))
+    assert backend.equal(*equal_pair)
+    assert not backend.equal(*backend.prepare(lambda: round_trip_pair(10, wrong=True)))
 
 
 def test_mlir_composes_the_reshape_round_trip():
@@ -86,18 +122,84 @@ def test_mlir_composes_the_reshape_round_trip():
     assert str(composed).startswith("(d0, d1, d2) -> (")
 
 
-def test_the_table_leaves_missing_backends_empty():
-    table = format_table([Row("compose step", 3, "results", 2e-5, 1e-5, None),
-                          Row("equal z3", 10**12, "points", 0.5)])
+class Recorder(Backend):
+    """A fake engine: records when it runs and whether the collector was on."""
+
+    def __init__(self, name: str, log: list, fail: Exception | None = None):
+        self.name = name
+        self.log = log
+        self.fail = fail
+
+    def prepare(self, build):
+        return list(build())
+
+    def simplify(self, m):
+        self.log.append((self.name, gc.isenabled()))
+        if self.fail is not None:
+            raise self.fail
+        return m
+
+
+def simplify_first(b, maps):
+    return b.simplify(maps[0])
+
+
+def test_engines_are_interleaved_with_the_collector_on():
+    log: list = []
+    engines = [Recorder("symidx", log), Recorder("islpy", log), Recorder("MLIR", log)]
+    row = measure_row("fake", 1, "things", engines, lambda: [IndexingMap.identity([2])],
+                      simplify_first, repeats=4, warmup=1)
+    assert [name for name, _ in log] == ["symidx", "islpy", "MLIR", "islpy", "MLIR", "symidx",
+                                         "MLIR", "symidx", "islpy", "symidx", "islpy", "MLIR",
+                                         "islpy", "MLIR", "symidx"]
+    assert all(enabled for _, enabled in log)
+    assert set(row.times) == {"symidx", "islpy", "MLIR"}
+    assert all(t.samples == 4 for t in row.times.values())
+
+
+def test_a_failing_engine_leaves_its_error_in_the_row_and_the_others_are_timed():
+    log: list = []
+    engines = [Recorder("symidx", log), Recorder("islpy", log, ValueError("isl broke")),
+               Recorder("MLIR", log, NotExpressible("no"))]
+    row = measure_row("fake", 1, "things", engines, lambda: [IndexingMap.identity([2])],
+                      simplify_first, repeats=3)
+    assert row.errors == {"islpy": "ValueError: isl broke"}
+    assert set(row.times) == {"symidx"}
+    line = format_table([row]).splitlines()[2]
+    cells, note = line.split("  ! ")
+    assert cells.split()[-4:] == ["error", "-", "-", "-"]
+    assert note == "islpy: ValueError: isl broke"
+
+
+def test_a_case_that_fails_as_a_whole_is_one_row_with_its_error(monkeypatch):
+    from symidx.bench import cases
+
+    def broken(backends, quick):
+        raise SymidxError("the inputs could not be built")
+
+    monkeypatch.setitem(cases.CASES, "compose", broken)
+    rows = run(quick=True, cases=["compose", "seeds"], backends=[SymidxBackend()])
+    assert rows[0].errors == {"symidx": "SymidxError: the inputs could not be built"}
+    assert [r.case for r in rows[1:]] == [f"seed simplify {k}" for k in range(1, 5)]
+    assert all(r.symidx is not None for r in rows[1:])
+
+
+def test_the_table_shows_medians_spreads_ratios_and_missing_engines():
+    table = format_table([
+        Row("compose step", 3, "results", {"symidx": Timing(2e-5, 2e-6, 9),
+                                           "islpy": Timing(1e-5, 0.0, 9)}),
+        Row("equal round trip", 10**12, "points", {"symidx": Timing(0.5, 0.0, 1)})])
     lines = table.splitlines()
     assert lines[0].split() == ["case", "size", "symidx", "islpy", "MLIR", "/islpy", "/MLIR"]
-    assert lines[2].split()[-6:] == ["us", "10", "us", "-", "2.00", "-"]
-    assert "1e12 points" in lines[3] and lines[3].split()[-4:] == ["-"] * 4
+    assert lines[2].split()[-9:] == ["20", "us", "±10%", "10", "us", "±0%", "-", "2.00", "-"]
+    assert "1e12 points" in lines[3] and lines[3].split()[-6:] == ["500.00", "ms", "-", "-", "-",
+                                                                   "-"]
 
 
 def test_plot_writes_a_png(tmp_path):
     pytest.importorskip("matplotlib")
-    rows = [Row("chain", n, "reshapes", n * 1e-4, n * 1e-5) for n in (8, 64)]
+    rows = [Row("chain", n, "reshapes", {"symidx": Timing(n * 1e-4, 0, 3),
+                                         "islpy": Timing(n * 1e-5, 0, 3)}) for n in (8, 64)]
     assert plot(rows, str(tmp_path / "bench.png"))
     assert (tmp_path / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not plot(rows[:1], str(tmp_path / "none.png"))
@@ -108,6 +210,17 @@ def test_symidx_bench_quick_on_one_case():
     with contextlib.redirect_stdout(out):
         assert main(["bench", "--quick", "--case", "compose", "--no-plot"]) == 0
     assert "compose step" in out.getvalue()
+
+
+def test_symidx_bench_equal_case_prints_every_row():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["bench", "--quick", "--case", "equal", "--no-plot"]) == 0
+    text = out.getvalue()
+    for size in ("1000 points", "1e6 points", "1e9 points", "1e12 points"):
+        assert re.search(rf"^equal round trip +{size} ", text, re.M), size
+        assert re.search(rf"^unequal round trip +{size} ", text, re.M), size
+    assert "error" not in text.split("\n\n")[0]
 
 
 def test_symidx_bench_rejects_an_unknown_case(capsys):

@@ -102,7 +102,7 @@ def test_python_dash_m_entry_point():
 def test_verify_trace_checks_every_step():
     text = ("(d0, d1) -> (((d1 * 2 + d0 floordiv 64) mod 3) * 256 + (d0 mod 64) * 4 + "
             "((d1 * 128 + d0) floordiv 192) * 768), domain: d0 in [0, 127], d1 in [0, 3071]")
-    code, out, _ = run(["verify", "--trace", text])
+    code, out, _ = run(["verify", "--trace", text, "--method", "enumerate"])
     lines = out.splitlines()
     assert code == 0 and len(lines) == 3
     assert all(line.endswith("equal (exhaustive)") for line in lines)

@@ -173,8 +173,9 @@ def test_cli_computation_text_and_json() -> None:
     path = str(DATA / "flow" / "while_loop.hlo")
     code, out, err = run_cli("maps", path, "--computation", "ENTRY", "--style", "xla")
     assert code == 0
-    assert out.splitlines()[:3] == ["computation main output 0", "operand 0",
+    assert out.splitlines()[:3] == ["computation main output 0", "operand 0 (%start: s32[])",
                                     "over-approximation (while loop (loop-carried))"]
+    assert "operand 3 (%y: f32[3])\n(not read by output 0)" in out
     assert "3 outputs of the root; this is the first (--output K" in err
     code, out, err = run_cli("maps", path, "--computation", "main", "--output", "all",
                              "--format", "json", "--style", "xla")
@@ -183,8 +184,9 @@ def test_cli_computation_text_and_json() -> None:
     assert [c["output"] for c in data["computations"]] == [0, 1, 2]
     xout = data["computations"][1]["operands"]
     assert [g["operand"] for g in xout] == [0, 1, 2, 3]
-    assert xout[2] == {"operand": 2, "name": "x",
-                       "maps": ["(d0) -> (d0 + 2), domain: d0 in [0, 3]"]}
+    assert {k: xout[2][k] for k in ("operand", "name", "shape", "unsupported", "opaque")} \
+        == {"operand": 2, "name": "x", "shape": "f32[8]", "unsupported": None, "opaque": None}
+    assert [m["text"] for m in xout[2]["maps"]] == ["(d0) -> (d0 + 2), domain: d0 in [0, 3]"]
     assert data["computations"][0]["operands"][1]["opaque"] == "while loop (loop-carried)"
     code, out, _ = run_cli("maps", path, "--computation", "ENTRY", "--operand", "2",
                            "--direction", "input-to-output", "--format", "json")

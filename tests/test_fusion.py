@@ -257,6 +257,24 @@ def test_narrowing_convert_keeps_the_variable() -> None:
     assert "rt0: narrow" in text
 
 
+def test_arithmetic_on_a_wrapping_iota_keeps_the_variable() -> None:
+    """An s8 iota of 300 wraps: ``iota + 0`` is not ``d0``, so the variable stays; an s32
+    one shifted by 5 is ``d0 + 5``, clamped into the feasible starts."""
+    body = """
+  p0 = f32[400] parameter(0)
+  iota = {t}[300] iota(), iota_dimension=0
+  wide = s32[300] convert(iota)
+  c = s32[] constant(5)
+  five = s32[300] broadcast(c), dimensions={{}}
+  shifted = s32[300] add(wide, five)
+  ROOT g = f32[300] gather(p0, shifted), offset_dims={{}}, collapsed_slice_dims={{0}},
+    start_index_map={{0}}, index_vector_dim=1, slice_sizes={{1}}"""
+    text = one_map(body.format(t="s8"), ["f32[400]"], "f32[300]")
+    assert "rt0: shifted" in text
+    text = one_map(body.format(t="s32"), ["f32[400]"], "f32[300]")
+    assert text == "(d0) -> (d0 + 5), domain: d0 in [0, 299]"
+
+
 def test_offset_through_broadcast_points_at_the_parameter() -> None:
     text = one_map("""
   p0 = f32[100] parameter(0)
@@ -321,19 +339,18 @@ def test_table_of_indices_narrows_the_variable() -> None:
 
 
 def test_update_index_stays_inside_the_update() -> None:
-    text = one_map("""
+    fusion = fusion_of("""
   p0 = f32[2] parameter(0)
   p1 = f32[1] parameter(1)
   p2 = s32[] parameter(2)
   ROOT dus = f32[2] dynamic-update-slice(p0, p1, p2)""", ["f32[2]", "f32[1]", "s32[]"],
-                   "f32[2]")
-    assert text == "(d0) -> (d0), domain: d0 in [0, 1]"
-    (m,) = maps_of(fusion_of("""
-  p0 = f32[2] parameter(0)
-  p1 = f32[1] parameter(1)
-  p2 = s32[] parameter(2)
-  ROOT dus = f32[2] dynamic-update-slice(p0, p1, p2)""", ["f32[2]", "f32[1]", "s32[]"],
-                             "f32[2]"))[1].maps
+                       "f32[2]")
+    operand, update = maps_of(fusion)[:2]
+    # the operand outside the updated element: before it (rt0 = 1) or after it (rt0 = 0)
+    assert sorted(print_map(m, "xla").split("\n")[0] for m in operand.maps) == [
+        "(d0){rt0} -> (d0), domain: d0 in [0, 1], rt0 in [0, 1], d0 - rt0 in [-1, -1]",
+        "(d0){rt0} -> (d0), domain: d0 in [0, 1], rt0 in [0, 1], d0 - rt0 in [1, 1]"]
+    (m,) = update.maps
     assert print_map(m, "xla").startswith(
         "(d0){rt0} -> (d0 - rt0), domain: d0 in [0, 1], rt0 in [0, 1], d0 - rt0 in [0, 0]")
 

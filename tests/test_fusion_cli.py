@@ -27,7 +27,7 @@ def test_explain_text_puts_a_path_under_each_map() -> None:
     code, out, _ = run("maps", SEED, "--explain", "--style", "xla")
     assert code == 0
     assert out.splitlines() == [
-        "operand 0",
+        "operand 0 (%p0: f32[1000,1000])",
         "(d0, d1) -> (d0, d1), domain: d0 in [0, 999], d1 in [0, 999]",
         "path: a0 -> p0",
         "",
@@ -69,7 +69,9 @@ def test_all_json_schema() -> None:
             "kind": "kLoop", "output": 0}
     assert [(f["instruction"], f["output"]) for f in doc["fusions"]] == [
         ("inner", 0), ("fixed", 0), ("fusion", 0), ("fusion", 1)]
-    assert doc["fusions"][3]["operands"][0]["maps"] == ["(d0) -> (d0 + 5), domain: d0 in [0, 9]"]
+    assert doc["schema"] == "symidx.maps/1"
+    assert [m["text"] for m in doc["fusions"][3]["operands"][0]["maps"]] == [
+        "(d0) -> (d0 + 5), domain: d0 in [0, 9]"]
 
 
 def test_all_input_to_output() -> None:
@@ -80,7 +82,9 @@ def test_all_input_to_output() -> None:
     assert [(f["instruction"], f["input"]) for f in fusions] == [
         ("inner", 0), ("inner", 1), ("fixed", 0), ("fixed", 1), ("fusion", 0), ("fusion", 1)]
     through_fixed = fusions[4]["operands"][1]  # p0 to output 1: the slice at the constant 5
-    assert through_fixed["maps"] == ["(d0) -> (d0 - 5), domain: d0 in [5, 14]"]
+    assert through_fixed["output"] == 1
+    assert [m["text"] for m in through_fixed["maps"]] == [
+        "(d0) -> (d0 - 5), domain: d0 in [5, 14]"]
 
 
 def test_all_on_every_sample_has_no_unknown_indexing() -> None:
@@ -88,7 +92,7 @@ def test_all_on_every_sample_has_no_unknown_indexing() -> None:
         code, out, _ = run("maps", str(path), "--all", "--format", "json")
         assert code == 0, path
         for fusion in json.loads(out)["fusions"]:
-            assert all("unsupported" not in g for g in fusion["operands"]), path
+            assert all(g["unsupported"] is None for g in fusion["operands"]), path
 
 
 def test_unknown_indexing_in_json_names_the_op() -> None:
@@ -96,8 +100,8 @@ def test_unknown_indexing_in_json_names_the_op() -> None:
     code, out, _ = run("maps", str(hlo), "--format", "json", "--style", "xla")
     assert code == 0
     operands = json.loads(out)["operands"]
-    assert operands[1] == {"operand": 1, "name": "p1", "maps": ["unknown indexing"],
-                           "unsupported": "frobnicate"}
+    assert operands[1] == {"operand": 1, "name": "p1", "shape": "f32[4,4]", "leaf": None,
+                           "maps": [], "unsupported": "frobnicate", "opaque": None}
     code, out, _ = run("maps", str(hlo))
     assert "unknown indexing (unsupported op: frobnicate)" in out
 

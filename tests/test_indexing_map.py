@@ -134,23 +134,23 @@ def test_composition_is_function_composition(pair):
 def test_equal_exhaustive_and_counterexample():
     a = parse_map("(d0, d1) -> (d0 * 16 + d1), domain: d0 in [0, 3], d1 in [0, 15]")
     b = parse_map("(d0, d1) -> (d1 + 16 * d0), domain: d0 in [0, 3], d1 in [0, 15]")
-    assert verify.equal(a, b).describe() == "equal (identical)"
+    assert verify.decide(a, b).describe() == "equal (identical)"
     c = parse_map("(d0, d1) -> ((d0 * 16 + d1) mod 64), domain: d0 in [0, 3], d1 in [0, 15]")
-    assert verify.equal(a, c).describe() == "equal (exhaustive)"
+    assert verify.decide(a, c).describe() == "equal (exhaustive)"
     wrong = parse_map("(d0, d1) -> ((d0 * 16 + d1) mod 32), domain: d0 in [0, 3], "
                       "d1 in [0, 15]")
-    verdict = verify.equal(a, wrong)
+    verdict = verify.decide(a, wrong)
     assert not verdict and verdict.describe() == "different at (2, 0): (32) vs (0)"
     smaller = parse_map("(d0, d1) -> (d0 * 16 + d1), domain: d0 in [0, 2], d1 in [0, 15]")
-    assert verify.equal(a, smaller).describe() == "different at (3, 0): (48) vs outside the domain"
+    assert verify.decide(a, smaller).describe() == "different at (3, 0): (48) vs outside the domain"
 
 
 def test_equal_with_symbols_compares_images():
     a = parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 1]")
     b = parse_map("(d0)[s0] -> (d0 + 1 - s0), domain: d0 in [0, 3], s0 in [0, 1]")
-    assert verify.equal(a, b).equal
+    assert verify.decide(a, b).equal
     c = parse_map("(d0)[s0] -> (d0 + 2 * s0), domain: d0 in [0, 3], s0 in [0, 1]")
-    assert verify.equal(a, c).describe() == "different at (0): {(0), (1)} vs {(0), (2)}"
+    assert verify.decide(a, c).describe() == "different at (0): {(0), (1)} vs {(0), (2)}"
 
 
 def test_vectorised_evaluation_matches_scalar():

@@ -66,14 +66,14 @@ def test_text_format(capsys, gather_file: str) -> None:
     code, out, _ = run(capsys, "maps", gather_file, "--style", "xla")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == "operand 0"
+    assert lines[0] == "operand 0 (%operand: f32[33,76,70])"
     assert lines[1].startswith("(d0, d1, d2, d3){rt0, rt1} -> (d1 + rt0, d2 + rt1, d3)")
     assert lines[2:5] == ["runtime variables:",
                           "rt0: parameter(1); (d0, d1, d2, d3) -> (d0, 0), domain: "
                           "d0 in [0, 1805], d1 in [0, 6], d2 in [0, 7], d3 in [0, 3]",
                           "rt1: parameter(1); (d0, d1, d2, d3) -> (d0, 1), domain: "
                           "d0 in [0, 1805], d1 in [0, 6], d2 in [0, 7], d3 in [0, 3]"]
-    assert lines[5:7] == ["", "operand 1"]
+    assert lines[5:7] == ["", "operand 1 (%indices: s32[1806,2])"]
     assert lines[7].startswith("(d0, d1, d2, d3)[s0] -> (d0, s0), domain:")
 
 
@@ -82,14 +82,23 @@ def test_json_format_and_operand_filter(capsys, gather_file: str) -> None:
                        "--style", "xla")
     assert code == 0
     got = json.loads(out)
+    assert got["schema"] == "symidx.maps/1"
     assert got["instruction"] == "r" and got["direction"] == "output-to-input"
-    assert got["operands"] == [{"operand": 1, "name": "indices", "maps": [
-        "(d0, d1, d2, d3)[s0] -> (d0, s0), domain: d0 in [0, 1805], d1 in [0, 6], "
-        "d2 in [0, 7], d3 in [0, 3], s0 in [0, 1]"]}]
+    (group,) = got["operands"]
+    assert {k: group[k] for k in ("operand", "name", "shape", "leaf", "unsupported",
+                                  "opaque")} == {
+        "operand": 1, "name": "indices", "shape": "s32[1806,2]", "leaf": None,
+        "unsupported": None, "opaque": None}
+    (m,) = group["maps"]
+    assert m["text"] == ("(d0, d1, d2, d3)[s0] -> (d0, s0), domain: d0 in [0, 1805], "
+                         "d1 in [0, 6], d2 in [0, 7], d3 in [0, 3], s0 in [0, 1]")
+    assert m["dims"][0] == {"name": "d0", "lo": 0, "hi": 1805}
+    assert m["symbols"] == [{"name": "s0", "lo": 0, "hi": 1}]
+    assert m["results"] == ["d0", "s0"] and m["constraints"] == [] and m["special"] is None
 
 
 def test_mlir_format(capsys, gather_file: str) -> None:
-    code, out, _ = run(capsys, "maps", gather_file, "--format", "mlir", "--operand", "1")
+    code, out, _ = run(capsys, "maps", gather_file, "--style", "mlir", "--operand", "1")
     assert code == 0
     assert out.splitlines()[1] == "affine_map<(d0, d1, d2, d3)[s0] -> (d0, s0)>"
 
@@ -99,19 +108,22 @@ def test_input_to_output_lists_outputs(capsys, gather_file: str) -> None:
                        "--operand", "1", "--format", "json", "--style", "xla")
     assert code == 0
     got = json.loads(out)
-    assert got["direction"] == "input-to-output"
-    assert got["operands"] == [{"operand": 0, "name": "r", "maps": [
+    assert got["direction"] == "input-to-output" and got["input"] == 1
+    (group,) = got["operands"]
+    assert group["output"] == 0 and group["name"] == "r"
+    assert [m["text"] for m in group["maps"]] == [
         "(d0, d1)[s0, s1, s2] -> (d0, s0, s1, s2), domain: d0 in [0, 1805], d1 in [0, 1], "
-        "s0 in [0, 6], s1 in [0, 7], s2 in [0, 3]"]}]
+        "s0 in [0, 6], s1 in [0, 7], s2 in [0, 3]"]
     code, out, _ = run(capsys, "maps", gather_file, "--direction", "input-to-output",
                        "--operand", "1")
-    assert out.splitlines()[0] == "output 0"
+    assert out.splitlines()[0] == "output 0 (%r: f32[1806,7,8,4])"
 
 
 def test_stdin(capsys, monkeypatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(GATHER))
     code, out, _ = run(capsys, "maps", "-", "--operand", "1")
-    assert code == 0 and out.startswith("operand 1\n(d0, d1, d2, d3)[s0] -> (d0, s0),")
+    assert code == 0
+    assert out.startswith("operand 1 (%indices: s32[1806,2])\n(d0, d1, d2, d3)[s0] -> (d0, s0),")
 
 
 def test_fusion_output_and_unknown_indexing(capsys, mixed_file: str) -> None:
@@ -119,13 +131,17 @@ def test_fusion_output_and_unknown_indexing(capsys, mixed_file: str) -> None:
                        "--style", "xla")
     assert code == 0
     got = json.loads(out)
-    assert got["operands"][0]["maps"] == [
+    assert [m["text"] for m in got["operands"][0]["maps"]] == [
         "(d0, d1) -> (d1, d0), domain: d0 in [0, 5], d1 in [0, 3]"]
     assert got["operands"][1]["maps"] == []
     code, out, _ = run(capsys, "maps", mixed_file, "--output", "1", "--format", "json")
     got = json.loads(out)
-    assert got["operands"][1]["maps"] == ["unknown indexing (unsupported op: frobnicate)"]
-    assert got["operands"][0]["maps"] == []
+    assert got["operands"][1]["maps"] == []  # no fake map: the op is named
+    assert got["operands"][1]["unsupported"] == "frobnicate"
+    assert got["operands"][0]["maps"] == [] and got["operands"][0]["unsupported"] is None
+    code, out, _ = run(capsys, "maps", mixed_file, "--output", "1")
+    assert "unknown indexing (unsupported op: frobnicate)" in out
+    assert "(not read by output 1)" in out
 
 
 def test_fusion_input_to_output(capsys, mixed_file: str) -> None:
@@ -133,15 +149,16 @@ def test_fusion_input_to_output(capsys, mixed_file: str) -> None:
                        "--operand", "1", "--format", "json")
     assert code == 0
     got = json.loads(out)
-    assert [g["maps"] for g in got["operands"]] == [
-        [], ["unknown indexing (unsupported op: frobnicate)"]]
+    assert [(g["maps"], g["unsupported"]) for g in got["operands"]] == [
+        ([], None), ([], "frobnicate")]
 
 
 def test_named_instruction(capsys, mixed_file: str) -> None:
     code, out, _ = run(capsys, "maps", mixed_file, "--instruction", "red", "--style", "xla")
     assert code == 0
-    assert out.splitlines() == ["operand 0", "(d0)[s0] -> (d0, s0), domain: d0 in [0, 3], "
-                                "s0 in [0, 5]", "", "operand 1",
+    assert out.splitlines() == ["operand 0 (%p0: f32[4,6])",
+                                "(d0)[s0] -> (d0, s0), domain: d0 in [0, 3], s0 in [0, 5]",
+                                "", "operand 1 (%c: f32[])",
                                 "(d0) -> (), domain: d0 in [0, 3]"]
 
 

@@ -15,11 +15,12 @@ dim (size 256) and the output's last dim (size 64) is rhs dim 2: ``(d0, s0, d2)`
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import pytest
 
-from helpers import assert_same_function
+from helpers import assert_same_function, image
 from symidx.hlo import parse_hlo
 from symidx.indexing_map import IndexingMap
 from symidx.ops import finish, input_to_output, output_to_input
@@ -62,6 +63,21 @@ of2 = s32[] parameter(3)
 ROOT dus = s32[20,30] dynamic-update-slice(
   s32[20,30] src, s32[5,10] upd, s32[] of1, s32[] of2)
 """
+#: Where the seed reads the operand at every index (``(d0, d1) -> (d0, d1)``), the exact
+#: maps read it outside the updated window only: before or after it along each dimension,
+#: for the runtime offset of that dimension.
+DUS_OPERAND = [f"""(d0, d1){{rt0}} -> (d0, d1)
+domain:
+d0 in [0, 19]
+d1 in [0, 29]
+rt0 in [0, {last}]
+{var} - rt0 in {side}
+runtime variables:
+rt0: {offset}; (d0, d1) -> (), domain: d0 in [0, 19], d1 in [0, 29]"""
+               for var, last, offset, sides in (
+                   ("d0", 15, "of1 = s32[] parameter(2)", ("[-15, -1]", "[5, 19]")),
+                   ("d1", 20, "of2 = s32[] parameter(3)", ("[-20, -1]", "[10, 29]")))
+               for side in sides]
 DUS_OFFSET = """(d0, d1) -> ()
 domain:
 d0 in [0, 19]
@@ -161,6 +177,17 @@ p1 = f32[] parameter(1)
 ROOT pad = f32[12, 16] pad(p0, p1), padding=1_4_1x4_8_0
 """
 
+#: Where the seed reads the pad value at every index (``(d0, d1) -> ()``), the exact maps
+#: read it where the output holds padding: rows 0 (low), 8-11 (high) and the even rows
+#: 2-6 between the operand's rows (interior), columns 0-3 (low) and 8-15 (high).
+PAD_VALUE = [f"""(d0, d1) -> ()
+domain:
+d0 in {rows}
+d1 in {columns}{extra}""" for rows, columns, extra in (
+    ("[0, 0]", "[0, 15]", ""), ("[8, 11]", "[0, 15]", ""),
+    ("[2, 6]", "[0, 15]", "\n(d0 - 1) mod 2 in [1, 1]"),
+    ("[0, 11]", "[0, 3]", ""), ("[0, 11]", "[8, 15]", ""))]
+
 REDUCE_WINDOW = """
 c_inf = f32[] constant(-inf)
 p0 = f32[1024, 514] parameter(0)
@@ -198,10 +225,7 @@ hlo: of2 = s32[] parameter(2)
 s2 in [0, 226]
 hlo: of3 = s32[] parameter(3)
 (d0, d1, d2) -> ()"""], [DS_OFFSET], [DS_OFFSET], [DS_OFFSET]]),
-    ("dynamic_update_slice", DUS, "out", 0, [["""(d0, d1) -> (d0, d1)
-domain:
-d0 in [0, 19]
-d1 in [0, 29]"""], ["""(d0, d1)[s0, s1] -> (d0 - s0, d1 - s1)
+    ("dynamic_update_slice", DUS, "out", 0, [DUS_OPERAND, ["""(d0, d1)[s0, s1] -> (d0 - s0, d1 - s1)
 domain:
 d0 in [0, 19]
 d1 in [0, 29]
@@ -356,10 +380,7 @@ s0 in [0, 127]"""]]),
 domain:
 d0 in [1, 7]
 d1 in [4, 7]
-(d0 - 1) mod 2 in [0, 0]"""], ["""(d0, d1) -> ()
-domain:
-d0 in [0, 11]
-d1 in [0, 15]"""]]),
+(d0 - 1) mod 2 in [0, 0]"""], PAD_VALUE]),
     ("reduce_window", REDUCE_WINDOW, "out", 0, [["""(d0, d1)[s0] -> (d0, d1 + s0)
 domain:
 d0 in [0, 1023]
@@ -422,6 +443,23 @@ def test_seed_example(name: str, body: str, direction: str, index: int,
         assert len(group) == len(texts)
         for got, text in zip(group, texts, strict=True):
             _same(got, parse_map(text), fold)
+
+
+@pytest.mark.parametrize(("body", "operand", "seed", "unread"), [
+    (DUS, 0, "(d0, d1) -> (d0, d1), domain: d0 in [0, 19], d1 in [0, 29]", None),
+    (PAD, 1, "(d0, d1) -> (), domain: d0 in [0, 11], d1 in [0, 15]", (1, 5))],
+    ids=["dus", "pad"])
+def test_exact_maps_lie_within_the_seeds_looser_ones(body: str, operand: int, seed: str,
+                                                     unread: tuple[int, ...] | None) -> None:
+    """Where the seed over-approximates (every index reads), the exact union reads a part
+    of what it reads at every output index (runtime variables over their intervals), and
+    nothing at an element copied from the operand (``unread``)."""
+    loose = parse_map(seed)
+    group = output_to_input(root_of(body))[operand]
+    for point in itertools.product(*(range(b.lo, b.hi + 1) for b in loose.dims)):
+        found = set().union(*(image(m, point) for m in group))
+        assert found <= image(loose, point), point
+        assert not (found and point == unread), point
 
 
 def test_seed_runtime_variable_provenance() -> None:

@@ -4,8 +4,7 @@ For each op a strategy draws a small instruction (random shapes, attributes, lay
 and index values). Two checks, by enumeration (see ``ops_check.py``):
 
 * output-to-input: each output element reads exactly the map's image, runtime variables
-  taking the values the op really uses (clamped offsets, gather indices) — a superset only
-  for the pad value and dynamic-update-slice's operand, which the rules over-approximate;
+  taking the values the op really uses (clamped offsets, gather indices);
 * input-to-output is the inverse relation of output-to-input, operand by operand and output
   by output.
 
@@ -15,7 +14,7 @@ The reference semantics are in ``reference_hlo.py``.
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ops_check import (
@@ -29,7 +28,8 @@ from ops_check import (
     values_for,
     window_fields,
 )
-from reference_hlo import ELEMENTWISE, TERNARY, UNARY
+from reference_hlo import ELEMENTWISE, TERNARY, UNARY, dependencies
+from symidx.ops import output_to_input
 
 # --- elementwise ----------------------------------------------------------------------------
 
@@ -171,8 +171,11 @@ def test_slice(data) -> None:
 @EXAMPLES
 @given(st.data())
 def test_pad(data) -> None:
+    """Exact for the pad value too: it is read where the output holds padding, and
+    nowhere (one known-empty map) by a pure crop or an operand of one element with only
+    interior padding."""
     dims = data.draw(shapes(min_rank=1, max_rank=2))
-    parts, out = [], []
+    padding, out = [], []
     for n in dims:
         low, high, interior = (data.draw(st.integers(-2, 2)), data.draw(st.integers(-2, 2)),
                                data.draw(st.integers(0, 2)))
@@ -180,10 +183,20 @@ def test_pad(data) -> None:
         if size < 1:
             high += 1 - size
             size = 1
-        parts.append(f"{low}_{high}_{interior}")
+        padding.append((low, high, interior))
         out.append(size)
-    root = f"{text('f32', out)} pad(p0, p1), padding={'x'.join(parts)}"
-    check(build([text("f32", dims), "f32[]"], root), over=[1])
+    root = (f"{text('f32', out)} pad(p0, p1), "
+            f"padding={'x'.join(f'{lo}_{hi}_{i}' for lo, hi, i in padding)}")
+    instr = build([text("f32", dims), "f32[]"], root)
+    check(instr)
+    # no output position holds padding (a crop, interior padding of one element): one
+    # known-empty map
+    unread = not any(reads[1] for reads in dependencies(instr).values())
+    value = output_to_input(instr)[1]
+    assert [m.is_known_empty for m in value] == [True] if unread \
+        else not any(m.is_known_empty for m in value)
+    if all(lo <= 0 and hi <= 0 and i == 0 for lo, hi, i in padding):
+        assert unread
 
 
 @EXAMPLES
@@ -235,8 +248,12 @@ def test_dynamic_update_slice(data) -> None:
     sizes = [data.draw(st.integers(1, n)) for n in dims]
     params, extra, values, args = _offsets(data, len(dims), dims, 2, sizes)
     root = f"{text('f32', dims)} dynamic-update-slice(p0, p1, {', '.join(args)})"
-    check(build([text("f32", dims), text("f32", sizes)] + params, root, extra), values,
-          over=[0])
+    instr = build([text("f32", dims), text("f32", sizes)] + params, root, extra)
+    check(instr, values)
+    # the operand is read outside the updated window only: nowhere when it is all of it
+    operand = output_to_input(instr)[0]
+    assert [m.is_known_empty for m in operand] == [True] if list(sizes) == list(dims) \
+        else not any(m.is_known_empty for m in operand)
 
 
 @st.composite
@@ -393,6 +410,16 @@ def conv_case(draw):
 @settings(max_examples=200)
 @given(conv_case())
 def test_convolution(instr) -> None:
+    check(instr)
+
+
+@settings(max_examples=100)
+@given(conv_case())
+def test_convolution_reads_no_kernel_element_against_padding_or_holes(instr) -> None:
+    """With edge padding or lhs dilation, a window position on padding or on a dilation hole
+    multiplies nothing: the kernel element there is not read (exact, both directions)."""
+    assume(any(w.padding_low > 0 or w.padding_high > 0 or w.base_dilation > 1
+               for w in instr.window))
     check(instr)
 
 

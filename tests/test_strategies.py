@@ -64,7 +64,7 @@ def test_hlo_modules_draw_every_opcode():
 @given(hlo_modules(max_ops=1))
 def test_single_ops_match_the_reference(text: str):
     root = parse_hlo(text).entry.root
-    check(root, over=[1] if root.opcode == "pad" else [])  # the pad value: over-approximated
+    check(root)
 
 
 def reads_through(comp: HloComputation) -> dict[Index, list[set[Index]]]:

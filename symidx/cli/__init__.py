@@ -13,17 +13,19 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from symidx.cli import bench, layout, maps, mapverbs
+from symidx import __version__
+from symidx.cli import batch, bench, layout, maps, mapverbs
 from symidx.cli.common import Parser, UsageError
 from symidx.errors import ParseError, SymidxError
 
 __all__ = ["main", "main_entry"]
 
-COMMAND_MODULES = (mapverbs, maps, bench, layout)
+COMMAND_MODULES = (mapverbs, maps, bench, layout, batch)
 
 
 def build_parser() -> Parser:
     ap = Parser(prog="symidx", description="Symbolic indexing maps for XLA HLO and layouts.")
+    ap.add_argument("--version", action="version", version=f"symidx {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=Parser)
     for module in COMMAND_MODULES:
         module.register(sub)
@@ -39,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:  # --help and --version
         return e.code if isinstance(e.code, int) else 0
     except UsageError as e:
-        print(parser.format_usage().rstrip(), file=sys.stderr)
+        print((e.usage or _usage_of(parser, argv)).rstrip(), file=sys.stderr)
         print(e, file=sys.stderr)
         return 2
     except ParseError as e:
@@ -52,6 +54,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RecursionError:
         print("symidx: error: input nested too deeply", file=sys.stderr)
         return 2
+
+
+def _usage_of(parser: Parser, argv: Sequence[str] | None) -> str:
+    """The usage of the subcommand named in ``argv`` (the whole program's if none)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        choices = getattr(action, "choices", None) or {}
+        for word in words:
+            if word in choices:
+                return str(choices[word].format_usage())
+    return parser.format_usage()
 
 
 def main_entry() -> None:

@@ -7,7 +7,11 @@ import argparse
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="time composition, simplification and verification, "
-                                     "beside islpy and MLIR where installed")
+                                     "beside islpy and MLIR where installed",
+                       description="Prints a table: per case and size, each engine's median "
+                                   "± half the interquartile range over interleaved "
+                                   "repetitions, the ratios, and the error of any engine "
+                                   "that failed (the table always completes).")
     p.add_argument("--quick", action="store_true",
                    help="fewer sizes and samples (well under a minute)")
     p.add_argument("--png", metavar="FILE", default="symidx-bench.png",
@@ -22,21 +26,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_bench(args: argparse.Namespace) -> int:
     from symidx.bench import NOTES, available_backends, format_table, has_z3, plot, run
+    from symidx.cli.common import need
     from symidx.errors import SymidxError
+
+    if not args.no_plot and args.png != "symidx-bench.png":
+        need("matplotlib", "plot", "--png")  # asked for by name: say so before the work
 
     backends = available_backends()
     missing = {"islpy", "MLIR"} - {b.name for b in backends}
-    rows = run(quick=args.quick, cases=args.cases, backends=backends)
+    from symidx.cli.progress import Progress
+
+    rows = run(quick=args.quick, cases=args.cases, backends=backends,
+               progress=Progress("symidx bench", unit="case"))
     print(format_table(rows))
     print()
     for note in NOTES:
         print(f"* {note}")
     for name in sorted(missing):
         package = "jaxlib (MLIR's bindings)" if name == "MLIR" else name
-        print(f"* {package} is not installed (pip install 'symidx[bench]'): "
+        extra = "isl" if name == "islpy" else "bench"
+        print(f"* {package} is not installed (pip install 'symidx[{extra}]'): "
               f"the {name} column is empty")
     if not has_z3():
-        print("* z3 is not installed (pip install 'symidx[proofs]'): no z3 rows")
+        print("* z3 is not installed (pip install 'symidx[proofs]'): no (z3) rows")
     if not args.no_plot:
         try:
             written = plot(rows, args.png)

@@ -4,22 +4,32 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from symidx.errors import SymidxError
-from symidx.indexing_map import IndexingMap
-from symidx.syntax import STYLES, parse_map
+
+if TYPE_CHECKING:
+    from symidx.indexing_map import IndexingMap
+
+#: The printing styles of maps (see :data:`symidx.syntax.STYLES`, which loads sympy).
+STYLES = ("doc", "xla", "mlir")
 
 
 class UsageError(Exception):
-    """Bad command-line usage (exit code 2)."""
+    """Bad command-line usage (exit code 2). ``usage`` is the usage line of the
+    (sub)command that was misused, when known."""
+
+    def __init__(self, message: str, usage: str | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 class Parser(argparse.ArgumentParser):
     """argparse, reporting usage errors by exception so ``main`` returns instead of
-    exiting the interpreter."""
+    exiting the interpreter; the error carries the misused subcommand's own usage."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
+        raise UsageError(f"{self.prog}: {message}", self.format_usage())
 
 
 def add_style(p: argparse.ArgumentParser) -> None:
@@ -30,6 +40,8 @@ def add_style(p: argparse.ArgumentParser) -> None:
 
 def read_map(arg: str, label: str) -> IndexingMap:
     """A map from a command-line argument, or from stdin for ``-``."""
+    from symidx.syntax import parse_map
+
     text = sys.stdin.read() if arg == "-" else arg
     return parse_map(text, source=label)
 
@@ -43,3 +55,13 @@ def read_text_file(path: str) -> tuple[str, str]:
             return f.read(), path
     except (OSError, UnicodeDecodeError) as e:
         raise SymidxError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+
+
+def need(module: str, extra: str, what: str) -> None:
+    """Stop at once (before any work) when an optional package is missing, naming the
+    extra that brings it: ``need("matplotlib", "plot", "--png")``."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise SymidxError(f"{what} needs {module}, which is not installed: "
+                          f"pip install 'symidx[{extra}]'")

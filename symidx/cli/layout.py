@@ -1,8 +1,10 @@
 """``symidx layout``: a memory layout's offsets -- its indexing map and grid, one element's
-offset, or a picture.
+offset, or a picture -- and the questions kernel authors ask of it: contiguity and vector
+width (``--contiguity``), shared-memory bank conflicts of a warp's access (``--banks``).
 
-The layout is an XLA shape with its layout (``f32[3,5]{1,0:T(2,2)}``; text with ``[``) or a
-nested ``shape:stride`` layout (``((4,2),(4,3)):((4,16),(1,32))``).
+The layout is an XLA shape with its layout (``f32[3,5]{1,0:T(2,2)}``; text with ``[``), a
+nested ``shape:stride`` layout (``((4,2),(4,3)):((4,16),(1,32))``) or a composed one
+(``Sw<3,4,3> o (8,64):(64,1)``: a swizzle of a layout's offsets).
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from symidx.cli.common import add_style
+from symidx.cli.common import UsageError, add_style, need
 from symidx.errors import MapError, ParseError, TooLargeError
-from symidx.layout import cute
 
 if TYPE_CHECKING:
     from symidx.hlo.shape import Shape
+    from symidx.layout import cute
 
 _INT = re.compile(r"\s*(-?\d+)\s*")
 
@@ -36,7 +38,25 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "layout, the sub-array [0:A, 0:B, ...] for an XLA shape")
     p.add_argument("--png", metavar="FILE",
                    help="also draw the layout to FILE: a colour per tile, offsets in the "
-                        "cells, padding hatched (needs matplotlib)")
+                        "cells, padding hatched; with --banks, the banks the warp touches "
+                        "(needs matplotlib)")
+    question = p.add_mutually_exclusive_group()
+    question.add_argument("--contiguity", action="store_true",
+                          help="per dimension: contiguous runs and the widest legal vector "
+                               "access, in elements and bytes")
+    question.add_argument("--banks", action="store_true",
+                          help="shared-memory bank conflicts (32 banks of 4-byte words) of "
+                               "one warp's access, see --warp")
+    p.add_argument("--warp", metavar="PATTERN",
+                   help="with --banks: a shape:stride layout from lane (0..31) to the linear "
+                        "index of the element it reads (colexicographic for a nested layout,"
+                        " row-major for an XLA array); default 32:1")
+    p.add_argument("--vector", type=int, default=1, metavar="N",
+                   help="with --banks: elements each lane reads, along the memory-minor "
+                        "dimension (default 1)")
+    p.add_argument("--element-bits", type=int, default=None, metavar="BITS",
+                   help="element size of a nested layout for --contiguity and --banks "
+                        "(default 32; an XLA shape has its own)")
     add_style(p)
     p.set_defaults(run=run)
 
@@ -60,19 +80,37 @@ def parse_ints(text: str, option: str) -> tuple[int, ...]:
         pos += 1
 
 
-def parse_spec(text: str) -> Shape | cute.Layout:
-    """An XLA array shape (text with ``[``) or a nested ``shape:stride`` layout."""
+def parse_spec(text: str) -> Shape | cute.Layout | cute.ComposedLayout:
+    """An XLA array shape (text with ``[``), or a nested (possibly composed) layout."""
+    from symidx.layout import cute  # sympy loads when a layout is asked for
+
     if "[" in text:
         from symidx.layout.shapes import array_shape
 
         return array_shape(text)
-    return cute.parse_layout(text)
+    return cute.parse_any_layout(text)
 
 
 def run(args: argparse.Namespace) -> int:
+    from symidx.layout import cute  # sympy loads when a layout is asked for
+
+    if args.png:
+        need("matplotlib", "plot", "--png")
+
     spec = parse_spec(args.layout)
+    if args.banks or args.contiguity:
+        return _question(spec, args)
+    for flag, given in (("--warp", args.warp is not None), ("--vector", args.vector != 1),
+                        ("--element-bits", args.element_bits is not None)):
+        if given:
+            raise UsageError(f"symidx layout: {flag} is for --banks or --contiguity")
     block = None if args.tile is None else parse_ints(args.tile, "--tile")
-    if isinstance(spec, cute.Layout):
+    if isinstance(spec, cute.ComposedLayout):
+        if block is not None:
+            raise UsageError("symidx layout: --tile is for an XLA shape or a shape:stride "
+                             "layout")
+        _run_cute(spec, args)
+    elif isinstance(spec, cute.Layout):
         _run_cute(spec if block is None else cute.make_layout_tile(spec, block), args)
     else:
         _run_xla(spec, block, args)
@@ -100,7 +138,47 @@ def _run_xla(shape: Shape, block: tuple[int, ...] | None, args: argparse.Namespa
         pictures.save_png(pictures.xla_picture(shape, block), args.png)
 
 
-def _run_cute(layout: cute.Layout, args: argparse.Namespace) -> None:
+def _question(spec: Shape | cute.Layout | cute.ComposedLayout, args: argparse.Namespace
+              ) -> int:
+    """--contiguity or --banks."""
+    from symidx.layout import (
+        banks,
+        contiguity,
+        cute,  # sympy loads when a layout is asked for
+        views,
+    )
+
+    if args.index is not None or args.tile is not None:
+        raise UsageError("symidx layout: --index and --tile do not go with --contiguity or "
+                         "--banks")
+    is_nested = isinstance(spec, (cute.Layout, cute.ComposedLayout))
+    if args.element_bits is not None and not is_nested:
+        raise UsageError("symidx layout: an XLA shape has its own element size; "
+                         "--element-bits is for a nested layout")
+    bits = 32 if args.element_bits is None else args.element_bits
+    if bits < 1:
+        raise UsageError("symidx layout: --element-bits must be positive")
+    v = views.view(spec, bits)
+    if args.contiguity:
+        if args.warp is not None or args.vector != 1:
+            raise UsageError("symidx layout: --warp and --vector are for --banks")
+        if args.png:
+            raise UsageError("symidx layout: --png draws a layout or, with --banks, its "
+                             "banks")
+        print(contiguity.contiguity_text(v, contiguity.contiguity(v)))
+        return 0
+    warp = None if args.warp is None else cute.parse_layout(args.warp)
+    report = banks.bank_conflicts(v, warp, args.vector)
+    print(banks.banks_text(v, warp, args.vector, report))
+    if args.png:
+        from symidx.layout import pictures
+
+        pictures.save_banks_png(f"{v.title}, warp {warp or '32:1'}", report, args.png)
+    return 0
+
+
+def _run_cute(layout: cute.Layout | cute.ComposedLayout, args: argparse.Namespace) -> None:
+
     from symidx.layout import pictures
     from symidx.layout.maps import cute_map
     from symidx.syntax import print_map
@@ -142,8 +220,17 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def cute_summary(layout: cute.Layout) -> str:
-    """One line: rank, depth, size, and cosize when the strides are non-negative."""
+def cute_summary(layout: cute.Layout | cute.ComposedLayout) -> str:
+    """One line: rank, depth, size, and cosize when the strides are non-negative; for a
+    composed layout, what is composed."""
+    from symidx.layout import cute  # sympy loads when a layout is asked for
+
+    if isinstance(layout, cute.ComposedLayout):
+        inner = layout.inner
+        how = (f"swizzled by {layout.outer}" if isinstance(layout.outer, cute.Swizzle)
+               else f"composed with {layout.outer}")
+        offset = f" after offset {layout.offset}" if layout.offset else ""
+        return f"{cute_summary(inner)}; {how}{offset}"
     parts = [f"rank {cute.rank(layout)}", f"depth {cute.depth(layout)}",
              f"size {cute.size(layout)}"]
     if all(d >= 0 for d in cute.flatten(layout.stride)):
@@ -151,9 +238,12 @@ def cute_summary(layout: cute.Layout) -> str:
     return ", ".join(parts)
 
 
-def cute_offset(layout: cute.Layout, index: tuple[int, ...]) -> int:
+def cute_offset(layout: cute.Layout | cute.ComposedLayout, index: tuple[int, ...]) -> int:
     """The offset of ``index``: one integer per top-level mode, each below the mode's size."""
-    modes = list(layout.modes())
+    from symidx.layout import cute  # sympy loads when a layout is asked for
+
+    inner = layout.inner if isinstance(layout, cute.ComposedLayout) else layout
+    modes = list(inner.modes())
     if len(index) != len(modes):
         raise MapError(f"{layout} has {len(modes)} top-level mode(s); --index gives "
                        f"{len(index)} integer(s)")

@@ -41,17 +41,23 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from symidx.cli.common import UsageError, add_style, read_text_file
 from symidx.errors import SymidxError
-from symidx.hlo import HloComputation, HloModule
+
+if TYPE_CHECKING:
+    from symidx.hlo import HloComputation, HloModule
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("maps", help="the indexing maps of one HLO instruction, or of every "
                                     "fusion of a module",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("file", nargs="?", help="HLO module text file, or - to read it from stdin")
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="HLO module text files, or - to read one from stdin; with several, "
+                        "each file's output is headed 'file PATH' (JSON: a list of "
+                        "documents, each with \"file\")")
     p.add_argument("--jax", metavar="MODULE:FUNCTION",
                    help="instead of FILE: compile a JAX function on the CPU and analyse the "
                         "optimised module (every fusion, unless --instruction). Its example "
@@ -76,8 +82,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="output K of a multi-output instruction (default 0; with --all, "
                         "output-to-input: every output; with --computation, 'all' takes "
                         "every output of the root)")
-    p.add_argument("--format", choices=("text", "json", "mlir"), default="text",
-                   help="text (default), json, or text with affine_map<...> maps")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default; maps printed in --style) or json (the versioned "
+                        "schema of docs/json.md, maps as objects whatever --style)")
     add_style(p)
     p.add_argument("--physical", action="store_true",
                    help="maps between physical (layout-ordered) indices")
@@ -88,24 +95,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "error")
     p.add_argument("--explain", action="store_true",
                    help="show, for each map, a path of instructions that produces it")
+    p.add_argument("--coalescing", action="store_true",
+                   help="for a fusion (--instruction, default the entry root): whether each "
+                        "operand's reads are coalesced, in XLA's IsReadCoalescedPerOperand "
+                        "sense (loop-emitter thread mapping; see symidx.layout.coalescing)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from symidx.analysis import (
-        computation_maps,
-        find_computation,
-        find_instruction,
-        instruction_maps,
-        module_fusion_maps,
-        render_computations,
-        render_fusions,
-        render_maps,
-    )
-    from symidx.fusion import Analysis
-    from symidx.hlo import parse_hlo
-    from symidx.hlo.leaves import leaf_count
-
     chosen = [flag for flag, value in (("--all", args.all), ("--instruction", args.instruction),
                                        ("--computation", args.computation)) if value]
     if len(chosen) > 1:
@@ -114,17 +111,76 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("symidx maps: --physical is for --instruction and --all")
     if args.computation is None and "all" in (args.operand, args.output):
         raise UsageError("symidx maps: 'all' as --operand or --output is for --computation")
-    if (args.file is None) == (args.jax is None):
-        raise UsageError("symidx maps: give either FILE or --jax MODULE:FUNCTION")
+    if bool(args.files) == (args.jax is not None):
+        raise UsageError("symidx maps: give either FILE ... or --jax MODULE:FUNCTION")
     if args.jax is not None:
         module = _jax_module(args.jax, args.jax_args)
         args.all = args.instruction is None
+        _emit_one(module_output(module, args), args.format)
+        return 0
+    if len(args.files) == 1:
+        _emit_one(module_output(load_module(args.files[0]), args), args.format)
+        return 0
+    outputs = [(path, module_output(load_module(path), args)) for path in args.files]
+    if args.format == "json":
+        from symidx.cli.render import dumps
+
+        print(dumps([{"file": path, **document} for path, document in outputs]))
     else:
-        text, source = read_text_file(args.file)
-        # As XLA's parser: the verifier's checks apply to what the analysis goes through.
-        module = parse_hlo(text, source=source, validate=False)
+        print("\n\n".join(f"file {path}\n{text}" if text else f"file {path}"
+                           for path, text in outputs))
+    return 0
+
+
+def load_module(path: str) -> HloModule:
+    """The module of a file (``-``: stdin), as XLA's parser accepts it: the verifier's
+    checks apply to what the analysis goes through. Remembered while the file is
+    unchanged (batch mode asks for the same file many times)."""
+    import os
+
+    from symidx.hlo import parse_hlo
+
+    if path == "-":
+        text, source = read_text_file(path)
+        return parse_hlo(text, source=source, validate=False)
+    try:
+        stat = os.stat(path)
+        key = (path, stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _MODULES:
+        return _MODULES[key]
+    text, source = read_text_file(path)
+    module = parse_hlo(text, source=source, validate=False)
+    if key is not None:
+        if len(_MODULES) >= 8:
+            _MODULES.pop(next(iter(_MODULES)))
+        _MODULES[key] = module
+    return module
+
+
+_MODULES: dict[tuple[str, int, int], HloModule] = {}
+
+
+def module_output(module: HloModule, args: argparse.Namespace) -> Any:
+    """What ``symidx maps`` prints for one module: text, or a JSON document (a dict)."""
+    from symidx.analysis import (
+        computation_maps,
+        find_computation,
+        find_instruction,
+        instruction_maps,
+        module_fusion_maps,
+    )
+    from symidx.cli import render
+    from symidx.cli.progress import Progress
+    from symidx.fusion import Analysis
+    from symidx.hlo.leaves import leaf_count
+
+    if args.coalescing:
+        return _coalescing(module, args)
     analysis = Analysis(verify=args.verify)
     direction = args.direction.replace("-", "_")
+    as_json = args.format == "json"
     if args.computation is not None:
         comp = find_computation(module, args.computation)
         backward = direction == "output_to_input"
@@ -132,29 +188,45 @@ def run(args: argparse.Namespace) -> int:
         records = computation_maps(comp, direction,
                                    operand=_chosen(args.operand, first=not backward and has_any),
                                    output=_chosen(args.output, first=backward and has_any),
-                                   analysis=analysis, progress=_Progress(comp.name))
+                                   analysis=analysis, progress=Progress(f"computation {comp.name}"))
         _note_the_rest(comp, direction, args)
         if not has_any:
             what = "root has no outputs" if backward else "computation has no parameters"
             print(f"symidx: note: the {what}: {comp.name} reads nothing", file=sys.stderr)
-        text = render_computations(module, direction, records, args.format, args.style,
-                                   args.explain)
+        output = render.computations_document(module, direction, records, args.explain) \
+            if as_json else render.render_computations(module, direction, records, "text",
+                                                       args.style, args.explain)
     elif args.all:
         found = module_fusion_maps(module, direction, operand=args.operand, output=args.output,
-                                   physical=args.physical, analysis=analysis)
+                                   physical=args.physical, analysis=analysis,
+                                   progress=Progress(f"module {module.name}"))
         if not found:
             print(f"symidx: note: module {module.name or '(unnamed)'} has no fusions; "
                   f"--computation ENTRY analyses its entry computation whole", file=sys.stderr)
-        text = render_fusions(module, direction, found, args.format, args.style, args.explain)
+        output = render.fusions_document(module, direction, found, args.explain) \
+            if as_json else render.render_fusions(module, direction, found, "text", args.style,
+                                                  args.explain)
     else:
         instr = find_instruction(module, args.instruction)
         groups = instruction_maps(instr, direction, operand=args.operand, output=args.output,
                                   physical=args.physical, analysis=analysis)
-        text = render_maps(instr, direction, groups, args.format, args.style, args.explain)
-    _emit(text, args.format)
+        index = (args.output if direction == "output_to_input" else args.operand) or 0
+        output = render.instruction_document(module, instr, direction, groups, index,
+                                             args.explain) \
+            if as_json else render.render_maps(module, instr, direction, groups, index, "text",
+                                               args.style, args.explain)
     if args.verify:
         _warn_about_the_rest(module)
-    return 0
+    return output
+
+
+def _emit_one(output: Any, fmt: str) -> None:
+    if fmt == "json":
+        from symidx.cli.render import dumps
+
+        print(dumps(output))
+    elif output:
+        print(output)
 
 
 _WARNINGS_SHOWN = 5
@@ -206,12 +278,6 @@ def _first_present(module_name: str, names: list[str], spec: str) -> object:
                       f"{module_name}, or pass --jax-args MODULE:NAME")
 
 
-def _emit(text: str, fmt: str) -> None:
-    """Print ``text``; empty text output prints nothing (JSON always prints)."""
-    if text or fmt == "json":
-        print(text)
-
-
 def _index_or_all(text: str) -> int | str:
     if text == "all":
         return text
@@ -245,25 +311,15 @@ def _note_the_rest(comp: HloComputation, direction: str, args: argparse.Namespac
               f"for another, {flag} all for every one)", file=sys.stderr)
 
 
-class _Progress:
-    """``computation NAME: output K of N`` on stderr, once a second after the first two
-    seconds of a long analysis."""
+def _coalescing(module: HloModule, args: argparse.Namespace) -> Any:
+    """--coalescing: one verdict per operand of the fusion (text, or a JSON document)."""
+    from symidx.analysis import find_instruction
+    from symidx.layout.coalescing import coalescing_json, coalescing_text, fusion_coalescing
 
-    def __init__(self, name: str) -> None:
-        import time
-
-        self.name = name
-        self.clock = time.monotonic
-        self.start = self.last = self.clock()
-        self.shown = False
-
-    def __call__(self, done: int, total: int, what: str) -> None:
-        now = self.clock()
-        if now - self.start < 2 or now - self.last < 1:
-            if done == total and self.shown:
-                print(file=sys.stderr)
-            return
-        self.last, self.shown = now, True
-        end = "\n" if done == total else ""
-        print(f"\rcomputation {self.name}: {what} {done} of {total} "
-              f"({now - self.start:.0f} s)", end=end, file=sys.stderr, flush=True)
+    if args.all or args.computation is not None:
+        raise UsageError("symidx maps: --coalescing is for one fusion (--instruction)")
+    instr = find_instruction(module, args.instruction)
+    found = fusion_coalescing(instr)
+    if args.format == "json":
+        return coalescing_json(instr, found)
+    return coalescing_text(instr, found)

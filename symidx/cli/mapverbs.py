@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
-
-from sympy import Symbol
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any
 
 from symidx.cli.common import UsageError, add_style, read_map
-from symidx.expr import Expr
-from symidx.indexing_map import IndexingMap, compose
-from symidx.interval import Interval
-from symidx.syntax import print_expr, print_map
+
+if TYPE_CHECKING:  # the map core (sympy) loads when a command runs, not for --help
+    from sympy import Symbol
+
+    from symidx.expr import Expr
+    from symidx.indexing_map import IndexingMap
+    from symidx.interval import Interval
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,24 +38,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_style(p)
     p.set_defaults(run=run_compose)
 
-    p = sub.add_parser("verify", help="are two maps the same function on the same domain?",
-                       description="Prints 'equal (<method>)' (exit 0) or 'different at <point>: "
-                                   "<A's image> vs <B's image>' (exit 1). With --trace and one "
-                                   "map: simplify it and check every rewrite step.")
+    p = sub.add_parser(
+        "verify", help="are two maps the same function on the same domain?",
+        description="Prints 'equal (<method>)' (exit 0), 'different at <point>: <A's image> vs "
+                    "<B's image>' (exit 1), or 'undecided: <reason>' (exit 3); bad input exits "
+                    "2. Presburger maps (+, * by constants, floordiv/mod/ceildiv by constants, "
+                    "min, max) are decided whatever their size; others are enumerated while "
+                    "small enough. With --trace and one map: simplify it and decide every "
+                    "rewrite step and the whole chain.")
     p.add_argument("a")
     p.add_argument("b", nargs="?")
     p.add_argument("--trace", action="store_true",
-                   help="check every step of the simplifier's trace of map A")
+                   help="check every step of the simplifier's trace of map A, and A against "
+                        "its simplified form")
+    p.add_argument("--timeout", type=float, metavar="S", default=None,
+                   help="seconds allowed for each decision (default: 60)")
+    p.add_argument("--method", choices=("auto", "enumerate", "smt", "isl"), default="auto",
+                   help="auto (default): enumerate a small domain, else prove with isl where "
+                        "islpy is installed, else z3; enumerate: numpy over the domain box; "
+                        "smt: z3; isl: islpy")
     p.set_defaults(run=run_verify)
 
 
 def run_format(args: argparse.Namespace) -> int:
+    from symidx.syntax import print_map
+
     print(print_map(read_map(args.map, "map"), args.style))
     return 0
 
 
 def run_simplify(args: argparse.Namespace) -> int:
     from symidx.simplify import simplify
+    from symidx.syntax import print_expr, print_map
 
     m = read_map(args.map, "map")
     if args.explain:
@@ -71,7 +90,9 @@ def run_simplify(args: argparse.Namespace) -> int:
 
 
 def run_compose(args: argparse.Namespace) -> int:
+    from symidx.indexing_map import compose
     from symidx.simplify import simplify
+    from symidx.syntax import print_map
 
     first, second = read_map(args.first, "first"), read_map(args.second, "second")
     composed = compose(first, second)
@@ -80,39 +101,90 @@ def run_compose(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    from symidx.verify import equal
+    from symidx.errors import Undecided
+    from symidx.verify import decide
 
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError("--timeout must be a positive number of seconds")
     if args.trace:
         if args.b is not None:
             raise UsageError("verify --trace takes one map")
-        return _verify_trace(read_map(args.a, "a"))
+        return _verify_trace(read_map(args.a, "a"), args.timeout, args.method)
     if args.b is None:
         raise UsageError("verify takes two maps (or one with --trace)")
-    verdict = equal(read_map(args.a, "a"), read_map(args.b, "b"))
+    a, b = read_map(args.a, "a"), read_map(args.b, "b")
+    with ProgressLine("symidx verify") as progress:
+        try:
+            verdict = decide(a, b, args.timeout, args.method, progress=progress.tell)
+        except Undecided as e:
+            print(f"undecided: {e.reason}")
+            return 3
     print(verdict.describe())
     return 0 if verdict.equal else 1
 
 
 def _step_side(e: Expr, interval: Interval | None, names: dict[Symbol, str]) -> str:
+    from symidx.syntax import print_expr
+
     text = print_expr(e, names, "xla")
     return text if interval is None else f"{text} in {interval}"
 
 
-def _verify_trace(m: IndexingMap) -> int:
-    """Simplify ``m``, check each recorded step and the end result; exit 1 on any failure."""
-    from symidx.simplify import simplify
-    from symidx.verify import check_step, equal
+def _verify_trace(m: IndexingMap, timeout: float | None, method: str) -> int:
+    """Simplify ``m``; decide each recorded step and the whole chain. Exit 1 if any is
+    different, else 3 if any is undecided, else 0."""
+    from symidx.verify import StepCheck, check_trace
 
-    result = simplify(m, trace=True)
     names = dict(zip(m.all_vars, m.display_names()))
-    failures = 0
-    for k, step in enumerate(result.trace, 1):
-        verdict = check_step(step)
-        failures += not verdict.equal
+    count = [0]
+
+    def report(k: int, check: StepCheck) -> None:
+        if k == 0:
+            print(f"{count[0]} step(s); simplified map: {check.describe()}")
+            return
+        count[0] = k
+        step: Any = check.step
         print(f"step {k} {step.rule}: {_step_side(step.before, step.before_interval, names)}"
               f"  =>  {_step_side(step.after, step.after_interval, names)}: "
-              f"{verdict.describe()}")
-    overall = equal(m, result.map)
-    failures += not overall.equal
-    print(f"{len(result.trace)} step(s); simplified map: {overall.describe()}")
-    return 0 if failures == 0 else 1
+              f"{check.describe()}", flush=True)
+
+    with ProgressLine("symidx verify --trace") as progress:
+        result = check_trace(m, timeout, method, on_step=report, progress=progress.tell)
+    if result.refuted:
+        return 1
+    return 0 if result.holds else 3
+
+
+class ProgressLine:
+    """A context manager that, once the work inside has run for ``after`` seconds, prints
+    what it is doing (the last thing it was told) on stderr, and again every ``every``
+    seconds: a long proof is never silent."""
+
+    def __init__(self, label: str, after: float = 1.0, every: float = 10.0):
+        self.label = label
+        self.after = after
+        self.every = every
+        self.doing = "working"
+        self._start = 0.0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def tell(self, doing: str) -> None:
+        self.doing = doing
+
+    def __enter__(self) -> ProgressLine:
+        self._start = time.monotonic()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        wait = self.after
+        while not self._done.wait(wait):
+            elapsed = time.monotonic() - self._start
+            print(f"{self.label}: {self.doing} ({elapsed:.0f} s so far)", file=sys.stderr,
+                  flush=True)
+            wait = self.every

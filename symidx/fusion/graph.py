@@ -6,7 +6,8 @@ edge runs from each user to each operand it reads, keyed by the operand position
 an instruction are its descendants. An edge's ``steps`` attribute holds the maps of that
 step (:class:`symidx.fusion.steps.Step`), computed the first time a sweep crosses it and
 kept: ``steps[("backward", output leaf)]`` and ``steps[("forward", operand leaf)]``, each a
-list of steps.
+list of steps. The networkx object is built when first asked for (sweeps walk the same
+nodes and edges in topological order without loading networkx).
 
 Sweeps (:mod:`symidx.fusion.sweep`) walk the graph in topological order; graph queries
 (:meth:`IndexingGraph.between`) narrow a sweep to the instructions on some path.
@@ -15,13 +16,15 @@ Sweeps (:mod:`symidx.fusion.sweep`) walk the graph in topological order; graph q
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from symidx.errors import SymidxError
 from symidx.fusion.steps import Callee, Step, backward_steps, forward_steps
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.graph import topological_order
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["IndexingGraph"]
 
@@ -33,17 +36,31 @@ class IndexingGraph:
     def __init__(self, comp: HloComputation, callee: Callee) -> None:
         self.comp = comp
         self.callee = callee
-        graph = nx.MultiDiGraph(name=comp.name)
-        for instr in comp.instructions:
-            graph.add_node(instr.name, instr=instr)
-        for instr in comp.instructions:
-            for position, op in enumerate(instr.operands):
-                graph.add_edge(instr.name, op.name, key=position, steps={})
-        self.graph = graph
         #: Instructions with every operand before its users (ties in text order).
         self.order: list[HloInstruction] = topological_order(comp)
         self._backward: dict[tuple[str, int], list[Step]] = {}
         self._forward: dict[tuple[str, int, int], list[Step]] = {}
+        # Per edge (user, operand position): the steps crossed so far, by label. The
+        # networkx graph's edges hold these very dicts.
+        self._edges: dict[tuple[str, int], dict[tuple[str, int], list[Step]]] = {}
+        self._graph: nx.MultiDiGraph | None = None
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """The networkx graph (built on first use; a sweep does not need networkx loaded,
+        only the edges' steps, which the graph's ``steps`` attributes are)."""
+        if self._graph is None:
+            import networkx as nx
+
+            graph = nx.MultiDiGraph(name=self.comp.name)
+            for instr in self.comp.instructions:
+                graph.add_node(instr.name, instr=instr)
+            for instr in self.comp.instructions:
+                for position, op in enumerate(instr.operands):
+                    graph.add_edge(instr.name, op.name, key=position,
+                                   steps=self._edges.setdefault((instr.name, position), {}))
+            self._graph = graph
+        return self._graph
 
     def backward(self, instr: HloInstruction, output: int) -> list[Step]:
         """The steps from output leaf ``output`` of ``instr`` to its operands' leaves."""
@@ -67,25 +84,27 @@ class IndexingGraph:
     def _record(self, instr: HloInstruction, steps: list[Step],
                 label: Callable[[Step], tuple[str, int]]) -> None:
         for step in steps:
-            op = instr.operands[step.position]
-            data = self.graph.edges[instr.name, op.name, step.position]
-            data["steps"].setdefault(label(step), []).append(step)
+            edge = self._edges.setdefault((instr.name, step.position), {})
+            edge.setdefault(label(step), []).append(step)
 
     def node(self, name: str) -> HloInstruction:
         """The instruction called ``name`` (a leading ``%`` is ignored)."""
-        key = name[1:] if name.startswith("%") else name
-        if key not in self.graph:
-            raise SymidxError(f"no instruction named {key!r} in computation "
-                              f"{self.comp.name!r}")
-        instr: HloInstruction = self.graph.nodes[key]["instr"]
-        return instr
+        try:
+            return self.comp.instruction(name)
+        except KeyError:
+            raise SymidxError(f"no instruction named {name.lstrip('%')!r} in computation "
+                              f"{self.comp.name!r}") from None
 
     def producers(self, name: str) -> set[str]:
         """Every instruction ``name`` reads, directly or not."""
+        import networkx as nx
+
         return set(nx.descendants(self.graph, self.node(name).name))
 
     def users(self, name: str) -> set[str]:
         """Every instruction that reads ``name``, directly or not."""
+        import networkx as nx
+
         return set(nx.ancestors(self.graph, self.node(name).name))
 
     def between(self, source: str, target: str) -> set[str]:

@@ -26,16 +26,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-import numpy as np
 from sympy import Integer
 
 from symidx.errors import SymidxError
 from symidx.expr import Expr, bounds, max_of, min_of, rt
 from symidx.hlo import HloInstruction, Shape, ShapeLike
-from symidx.indexing_map import IndexingMap, compose
+from symidx.indexing_map import IndexingMap, RuntimeVar, compose
 from symidx.interval import Interval
 from symidx.ops import finish, output_to_input
 from symidx.ops._common import constant_value, hlo_reference
+from symidx.simplify import simplify
 
 __all__ = ["runtime_sources", "resolve_runtime_vars", "forget_elements"]
 
@@ -83,8 +83,9 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[str, HloInstruction],
         if folded is not None:
             m = folded  # replaced (the next variable now has index i) or narrowed
             continue
-        if hlo_reference(holder.instr) != var.hlo or holder.element != var.map:
-            m = _repoint(m, i, holder.instr, holder.element)
+        element = finish(holder.element, fold_point_dims=True)
+        if hlo_reference(holder.instr) != var.hlo or element != var.map:
+            m = _repoint(m, i, holder.instr, element)
         i += 1
     return m
 
@@ -92,7 +93,8 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[str, HloInstruction],
 @dataclass(frozen=True, slots=True)
 class _Holder:
     """The instruction holding a runtime value and the map from the map's dims to the
-    element holding it."""
+    element holding it. The element map is simplified without removing unused variables:
+    its range variables keep their numbers (those of the provenance map it comes from)."""
 
     instr: HloInstruction
     element: IndexingMap
@@ -120,22 +122,51 @@ def _preserves_values(instr: HloInstruction) -> bool:
 
 def _trace_value(instr: HloInstruction, element: IndexingMap) -> _Holder:
     """Follow a value back through value-preserving ops to the instruction holding it."""
-    element = finish(element, fold_point_dims=True)  # a dim of size 1 is its one value
-    while _preserves_values(instr):
-        try:
-            (maps,) = output_to_input(instr, 0)
-        except SymidxError:
-            break
+    element = simplify(element, replace_point_dims=True)  # a dim of size 1 is its one value
+    while True:
+        found = _step_back(instr, element)
+        if found is None:
+            return _Holder(instr, element)
+        instr, element = found
+
+
+def _step_back(instr: HloInstruction, element: IndexingMap
+               ) -> tuple[HloInstruction, IndexingMap] | None:
+    """The operand of ``instr`` holding the value ``instr`` holds at ``element``, and the
+    element of it, when ``instr`` only moves integers: a value-preserving op, or a
+    concatenate where every element ``element`` reaches lies in the same operand (the
+    compositions with the others are known empty: ``concatenate(iota, indices)`` read at
+    a fixed position of the index vector). None otherwise."""
+    if instr.opcode == "concatenate":
+        if _integer_range(instr.shape) is None:
+            return None
+    elif not _preserves_values(instr):
+        return None
+    try:
+        groups = output_to_input(instr, 0)
+    except SymidxError:
+        return None
+    live = []
+    for k, maps in enumerate(groups):
         if len(maps) != 1 or maps[0].num_ranges or maps[0].num_rts:
-            break
-        element = finish(compose(element, maps[0]), fold_point_dims=True)
-        instr = instr.operands[0]
-    return _Holder(instr, element)
+            return None
+        composed = simplify(compose(element, maps[0]), replace_point_dims=True)
+        if not composed.is_known_empty:
+            live.append((instr.operands[k], composed))
+    return live[0] if len(live) == 1 else None
 
 
-def _value_expression(holder: _Holder) -> Expr | None:
+#: Integer ops whose value at an element is an affine function of their operands' values at
+#: the same element (``multiply`` when one side is a constant).
+_ARITHMETIC = frozenset({"add", "subtract", "multiply", "negate"})
+_DEPTH_LIMIT = 8  # nested arithmetic followed for one value
+
+
+def _value_expression(holder: _Holder, depth: int = 0) -> Expr | None:
     """The value as an expression over the map's dims: a constant's element when the
-    element is fixed (or the constant a scalar), an iota's index along its dimension."""
+    element is fixed (or the constant a scalar), an iota's index along its dimension, or
+    ``add``/``subtract``/``negate``/``multiply`` by a constant of such values (every
+    intermediate value fitting its integer type: no wrap-around)."""
     instr, element = holder.instr, holder.element
     if instr.opcode == "constant" and all(r.is_Integer for r in element.results):
         value = constant_value(instr, [int(r) for r in element.results])
@@ -147,7 +178,39 @@ def _value_expression(holder: _Holder) -> Expr | None:
         value = element.results[axis]
         return value if value.free_symbols <= set(element.dim_vars + element.range_vars) \
             else None
+    if instr.opcode in _ARITHMETIC and depth < _DEPTH_LIMIT:
+        return _arithmetic_value(holder, depth)
     return None
+
+
+def _arithmetic_value(holder: _Holder, depth: int) -> Expr | None:
+    instr, element = holder.instr, holder.element
+    representable = _integer_range(instr.shape)
+    if representable is None or any(_integer_range(op.shape) is None or
+                                    not isinstance(op.shape, Shape) or
+                                    op.shape.dims != instr.shape.dims  # type: ignore[union-attr]
+                                    for op in instr.operands):
+        return None
+    env = element.variable_bounds()
+    parts = []
+    for op in instr.operands:
+        held = _trace_value(op, element)
+        part = _value_expression(held, depth + 1)
+        fits = _integer_range(held.instr.shape)  # an s8 iota longer than 128 wraps
+        if part is None or fits is None or bounds(part, env) not in fits:
+            return None
+        parts.append(part)
+    if instr.opcode == "negate":
+        value = -parts[0]
+    elif instr.opcode == "add":
+        value = parts[0] + parts[1]
+    elif instr.opcode == "subtract":
+        value = parts[0] - parts[1]
+    elif parts[0].is_Integer or parts[1].is_Integer:  # multiply: stay affine
+        value = parts[0] * parts[1]
+    else:
+        return None
+    return value if bounds(value, env) in representable else None
 
 
 def _table_span(holder: _Holder) -> Interval | None:
@@ -157,6 +220,8 @@ def _table_span(holder: _Holder) -> Interval | None:
     if instr.opcode != "constant" or instr.literal is None \
             or element.domain_size() > _TABLE_LIMIT:
         return None
+    import numpy as np
+
     table = np.asarray(instr.literal)
     if table.dtype.kind not in "iu" or not table.ndim \
             or not isinstance(instr.shape, Shape) or table.shape != instr.shape.dims:
@@ -190,7 +255,7 @@ def _fold(m: IndexingMap, i: int, holder: _Holder, clamp: bool) -> IndexingMap |
         return None
     var = m.rts[i]
     value = _value_expression(holder)
-    if value is not None and not _shares_range_vars(value, element, m, clamp):
+    if value is not None and not _shares_range_vars(value, var, m, clamp):
         value = None
     if value is None:
         span = _table_span(holder)
@@ -223,14 +288,15 @@ def _fold(m: IndexingMap, i: int, holder: _Holder, clamp: bool) -> IndexingMap |
     return finish(m.replace(rts=rts), fold_point_dims=True)
 
 
-def _shares_range_vars(value: Expr, element: IndexingMap, m: IndexingMap, fresh: bool
-                       ) -> bool:
-    """Can ``value``, over the element map's variables, stand in ``m``? Its dims are
-    ``m``'s; its range variables are ``m``'s first ones only in a map fresh from its rule
-    (the rules' convention, which composition does not keep)."""
-    if not value.free_symbols & set(element.range_vars):
+def _shares_range_vars(value: Expr, var: RuntimeVar, m: IndexingMap, fresh: bool) -> bool:
+    """Can ``value``, over the variables of ``var``'s provenance map (which the element
+    maps followed from it keep, numbers included), stand in ``m``? Its dims are ``m``'s;
+    its range variables are ``m``'s first ones only in a map fresh from its rule (the
+    rules' convention, which composition does not keep)."""
+    assert var.map is not None
+    if not value.free_symbols & set(var.map.range_vars):
         return True
-    return fresh and element.ranges == m.ranges[:element.num_ranges]
+    return fresh and var.map.ranges == m.ranges[:var.map.num_ranges]
 
 
 def _substitute(m: IndexingMap, i: int, value: Expr, within: Interval | None = None

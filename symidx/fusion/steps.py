@@ -38,12 +38,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from symidx.errors import HloShapeError, SymidxError, UnsupportedOpError
+from symidx.errors import HloShapeError, ParseError, SymidxError, UnsupportedOpError
 from symidx.expr import bounds
 from symidx.fusion.reached import Path, Reached
 from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources
 from symidx.hlo import HloComputation, HloInstruction, ShapeLike, TupleShape
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
+from symidx.hlo.validate import located
 from symidx.indexing_map import IndexingMap, compose
 from symidx.interval import Interval
 from symidx.ops import (
@@ -117,7 +118,32 @@ def backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
     """The steps from output leaf ``output`` of ``instr`` to the operand leaves it reads.
     ``resolve=False`` leaves an array op's maps as its rule gives them (runtime variables
     naming the operands, results unrestricted), as a single instruction's maps are
-    printed."""
+    printed. An instruction whose shapes do not fit raises an error at its line."""
+    try:
+        return _backward_steps(instr, output, callee, resolve=resolve)
+    except HloShapeError as e:
+        raise _at(instr, e) from None
+
+
+def forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Callee, *,
+                  resolve: bool = True) -> list[Step]:
+    """The steps from leaf ``leaf`` of operand ``position`` of ``instr`` to its outputs
+    (``resolve``: see :func:`backward_steps`)."""
+    try:
+        return _forward_steps(instr, position, leaf, callee, resolve=resolve)
+    except HloShapeError as e:
+        raise _at(instr, e) from None
+
+
+def _at(instr: HloInstruction, error: HloShapeError) -> SymidxError:
+    """``error`` located at ``instr`` (unless it already is)."""
+    if isinstance(error, ParseError) or instr._document is None:
+        return error
+    return located(instr, str(error))
+
+
+def _backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
+                    resolve: bool = True) -> list[Step]:
     misfit = callee.misfit(instr)
     if misfit is not None:
         return _everything(instr, OUTPUT_TO_INPUT, output, -1, f"shapes do not fit: {misfit}")
@@ -131,10 +157,8 @@ def backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
     return _rule_steps(instr, OUTPUT_TO_INPUT, output, -1, resolve)
 
 
-def forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Callee, *,
-                  resolve: bool = True) -> list[Step]:
-    """The steps from leaf ``leaf`` of operand ``position`` of ``instr`` to its outputs
-    (``resolve``: see :func:`backward_steps`)."""
+def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Callee, *,
+                   resolve: bool = True) -> list[Step]:
     misfit = callee.misfit(instr)
     if misfit is not None:
         return _everything(instr, INPUT_TO_OUTPUT, position, leaf, f"shapes do not fit: {misfit}")

@@ -13,13 +13,8 @@
 'bf16[8,128]{1,0:T(8,128)(2,1)}'
 """
 
-from symidx.hlo.graph import (
-    computation_graph,
-    fused_computation,
-    fusion_instructions,
-    topological_order,
-    users,
-)
+from typing import TYPE_CHECKING
+
 from symidx.hlo.infer import infer_shape
 from symidx.hlo.parser import (
     ConvolutionDimensionNumbers,
@@ -79,3 +74,26 @@ __all__ = [
     "validate_instruction",
     "validate_module",
 ]
+
+if TYPE_CHECKING:
+    from symidx.hlo.graph import (
+        computation_graph,
+        fused_computation,
+        fusion_instructions,
+        topological_order,
+        users,
+    )
+
+#: The graph helpers load networkx, on first use only (parsing does not need it).
+_GRAPH = frozenset({"computation_graph", "fused_computation", "fusion_instructions",
+                    "topological_order", "users"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _GRAPH:
+        from symidx.hlo import graph
+
+        value = getattr(graph, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'symidx.hlo' has no attribute {name!r}")

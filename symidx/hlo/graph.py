@@ -13,9 +13,13 @@ Only data dependencies are edges; ``control-predecessors`` are not.
 
 from __future__ import annotations
 
-import networkx as nx
+import heapq
+from typing import TYPE_CHECKING
 
 from symidx.hlo.parser import HloComputation, HloInstruction, HloModule
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = [
     "computation_graph",
@@ -28,6 +32,7 @@ __all__ = [
 
 def computation_graph(comp: HloComputation) -> nx.DiGraph:
     """The data-flow graph of ``comp`` (see the module docstring for its attributes)."""
+    import networkx as nx
     graph = nx.DiGraph(name=comp.name)
     for instr in comp.instructions:
         graph.add_node(instr.name, instr=instr)
@@ -43,11 +48,30 @@ def computation_graph(comp: HloComputation) -> nx.DiGraph:
 
 def topological_order(comp: HloComputation) -> list[HloInstruction]:
     """Instructions with every operand before its users; ties keep text order, so the result
-    is deterministic (and is the text order when the text defines operands first)."""
-    position = {instr.name: i for i, instr in enumerate(comp.instructions)}
-    graph = computation_graph(comp)
-    order = nx.lexicographical_topological_sort(graph, key=position.__getitem__)
-    return [graph.nodes[name]["instr"] for name in order]
+    is deterministic (and is the text order when the text defines operands first): among
+    the instructions whose operands are all placed, the earliest in the text comes next
+    (networkx's ``lexicographical_topological_sort`` keyed by text position, written out
+    so that analysing a module does not wait for networkx to load)."""
+    instructions = comp.instructions
+    position = {id(instr): i for i, instr in enumerate(instructions)}
+    waiting = [len({id(op) for op in instr.operands}) for instr in instructions]
+    users: list[list[int]] = [[] for _ in instructions]
+    for i, instr in enumerate(instructions):
+        for key in {id(op) for op in instr.operands}:
+            users[position[key]].append(i)
+    ready = [i for i, count in enumerate(waiting) if count == 0]
+    heapq.heapify(ready)
+    order: list[HloInstruction] = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(instructions[i])
+        for user in users[i]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                heapq.heappush(ready, user)
+    if len(order) != len(instructions):
+        raise ValueError(f"computation {comp.name!r} has a cycle")
+    return order
 
 
 def users(comp: HloComputation, name: str) -> list[HloInstruction]:

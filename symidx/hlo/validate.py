@@ -60,7 +60,8 @@ from symidx.hlo.shape import UNBOUNDED_SIZE, Shape, ShapeLike, TupleShape
 if TYPE_CHECKING:
     from symidx.hlo.parser import HloInstruction, HloModule
 
-__all__ = ["check_operand_counts", "validate_instruction", "validate_module", "violations"]
+__all__ = ["check_operand_counts", "located", "validate_instruction", "validate_module",
+           "violations"]
 
 
 def validate_module(module: HloModule) -> None:
@@ -105,6 +106,12 @@ def validate_instruction(instr: HloInstruction) -> None:
         _check(instr)
     except InferenceError as err:
         raise _located(instr, str(err), err.attribute) from None
+
+
+def located(instr: HloInstruction, message: str, attribute: str | None = None
+            ) -> HloValidationError:
+    """An error about ``instr`` at its line and column (or at ``attribute``'s)."""
+    return _located(instr, message, attribute)
 
 
 def _located(instr: HloInstruction, message: str, attribute: str | None) -> HloValidationError:

@@ -170,8 +170,21 @@ def row_major_reshape_map(src: Sequence[int], dst: Sequence[int]) -> IndexingMap
 # CuTe layouts
 
 
-def cute_map(layout: cute.Layout) -> IndexingMap:
-    """One dimension per top-level mode, ``[0, size(mode) - 1]``, -> the offset."""
+def cute_map(layout: cute.Layout | cute.ComposedLayout) -> IndexingMap:
+    """One dimension per top-level mode, ``[0, size(mode) - 1]``, -> the offset.
+
+    A composed layout ``outer o offset o inner`` gives ``outer(offset + inner(d))``: an outer
+    swizzle exactly, bit by bit (:func:`symidx.layout.swizzle.swizzle_expr`: each swizzled
+    bit is a sum of two bits mod 2, no piecewise cases); an outer ``shape:stride`` layout by
+    its colexicographic digits, its last mode taking any overflow.
+    """
+    if isinstance(layout, cute.ComposedLayout):
+        return _composed_map(layout)
+    return _simplified(IndexingMap.create(*_offset_of_modes(layout)))
+
+
+def _offset_of_modes(layout: cute.Layout) -> tuple[list[int], list[Expr]]:
+    """The sizes of the top-level modes and the offset expression over one dim each."""
     modes = list(layout.modes()) if cute.is_tuple(layout.shape) else [layout]
     terms: list[Expr] = []
     for i, mode in enumerate(modes):
@@ -184,7 +197,34 @@ def cute_map(layout: cute.Layout) -> IndexingMap:
                 terms.append(scale(s, coord))
             stride_so_far *= n
     sizes = [cute.size(m) for m in modes]
-    return _simplified(IndexingMap.create(sizes, [add(terms) if terms else Integer(0)]))
+    return sizes, [add(terms) if terms else Integer(0)]
+
+
+def _composed_map(layout: cute.ComposedLayout) -> IndexingMap:
+    sizes, (inner,) = _offset_of_modes(layout.inner)
+    offset = add([inner, Integer(layout.offset)])
+    if isinstance(layout.outer, cute.Swizzle):
+        if any(d < 0 for d in cute.flatten(layout.inner.stride)) or layout.offset < 0:
+            raise MapError(f"{layout}: a swizzle needs non-negative offsets")
+        result = cute.swizzle_expr(layout.outer, offset)
+    else:
+        result = _layout_of_expr(layout.outer, offset)
+    return _simplified(IndexingMap.create(sizes, [result]))
+
+
+def _layout_of_expr(layout: cute.Layout, e: Expr) -> Expr:
+    """``layout`` applied to the non-negative index ``e``: colex digits, the last mode
+    taking the overflow."""
+    modes = cute.flat_modes(layout)
+    terms: list[Expr] = []
+    block = 1
+    for k, (n, d) in enumerate(modes):
+        digit = FloorDiv(e, block) if block > 1 else e
+        if k < len(modes) - 1:
+            digit = Mod(digit, n)
+        terms.append(scale(d, digit))
+        block *= n
+    return add(terms)
 
 
 def cute_from_map(m: IndexingMap) -> cute.Layout:

@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from symidx.errors import MapError, SymidxError, TooLargeError
 from symidx.layout import cute, xla
 from symidx.layout.grid import draw_grid
@@ -36,7 +38,8 @@ from symidx.layout.shapes import (
     size_in_elements,
 )
 
-__all__ = ["PICTURE_LIMIT", "Cell", "Picture", "cute_picture", "grid_text", "save_png",
+__all__ = ["PICTURE_LIMIT", "Cell", "Picture", "cute_picture", "grid_text", "save_banks_png",
+           "save_png",
            "xla_picture"]
 
 PICTURE_LIMIT = 4096
@@ -182,18 +185,20 @@ def _grid_layout(layout: cute.Layout) -> cute.Layout:
     return cute.make_layout(layout[0], cute.make_layout(*(layout[i] for i in range(1, r))))
 
 
-def cute_picture(layout: cute.Layout) -> Picture:
-    """The picture of a nested layout. An element's tile is, per mode, its coordinate
-    divided by the mode's first sub-mode (the fractal of a ``zN`` layout); the memory panel
-    spans the smallest to the largest offset, and slots no coordinate reaches are gaps."""
-    view = _grid_layout(layout)
+def cute_picture(layout: cute.Layout | cute.ComposedLayout) -> Picture:
+    """The picture of a nested (or composed) layout. An element's tile is, per mode, its
+    coordinate divided by the mode's first sub-mode (the fractal of a ``zN`` layout); the
+    memory panel spans the smallest to the largest offset, and slots no coordinate reaches
+    are gaps."""
+    inner = layout.inner if isinstance(layout, cute.ComposedLayout) else layout
+    view = _grid_layout(inner)
     n_rows, n_cols = cute.size(view[0]), cute.size(view[1])
     _check_size(str(layout), n_rows * n_cols)
     first = [cute.flatten(view[k].shape)[0] for k in range(2)]
-    grid = [Cell(m, n, view(m, n), (m // first[0], n // first[1]))
+    offsets = cute.composed_values(layout, np.arange(n_rows * n_cols, dtype=np.int64))
+    grid = [Cell(m, n, int(offsets[m + n_rows * n]), (m // first[0], n // first[1]))
             for m in range(n_rows) for n in range(n_cols)]
-    offsets = [c.offset for c in grid]
-    _check_size(f"the buffer of {layout}", max(offsets) - min(offsets) + 1)
+    _check_size(f"the buffer of {layout}", int(offsets.max() - offsets.min()) + 1)
     memory = _reached(grid, first[0] * first[1] if first[0] * first[1] > 1 else n_cols)
     return Picture(str(layout), tuple(grid), tuple(memory))
 
@@ -263,3 +268,56 @@ def save_png(picture: Picture, path: str) -> None:
     finally:
         plt.close(fig)
 
+
+
+def save_banks_png(title: str, report: Any, path: str) -> None:
+    """Draw a warp's shared-memory request (a :class:`~symidx.layout.banks.BankReport`):
+    one column per bank, one row per 128-byte row of words the warp touches; each word
+    touched shows the lanes that read it, coloured by how many distinct words its bank
+    serves in that phase (white: one, darker: a conflict)."""
+    from symidx.layout.banks import BANKS
+
+    plt = _pyplot()
+    from matplotlib.patches import Rectangle
+
+    words = sorted({w for (_, w) in report.lanes})
+    rows = sorted({w // BANKS for w in words})
+    row_of = {r: i for i, r in enumerate(rows)}
+    worst = max(1, max(len(s) for per in report.words.values() for s in per))
+    fig, ax = plt.subplots(figsize=(0.42 * BANKS + 1, 0.42 * len(rows) + 1.4),
+                           layout="constrained")
+    cmap = plt.get_cmap("Reds")
+    for (phase, word), lanes in report.lanes.items():
+        bank = word % BANKS
+        load = len(report.words[bank][phase])
+        shade = 0.0 if load == 1 else 0.25 + 0.6 * (load - 1) / max(worst - 1, 1)
+        y = row_of[word // BANKS]
+        ax.add_patch(Rectangle((bank, y), 1, 1, facecolor=cmap(shade), edgecolor="0.3",
+                               linewidth=0.5))
+        ax.text(bank + 0.5, y + 0.5, _lanes_label(lanes), ha="center", va="center",
+                fontsize=6 if len(lanes) > 1 else 7)
+    ax.set_xlim(0, BANKS)
+    ax.set_ylim(len(rows), 0)
+    ax.set_xticks([b + 0.5 for b in range(BANKS)], [str(b) for b in range(BANKS)], fontsize=6)
+    ax.set_yticks([i + 0.5 for i in range(len(rows))], [str(r * BANKS) for r in rows],
+                  fontsize=6)
+    ax.set_xlabel("bank")
+    ax.set_ylabel("first word of the row")
+    ax.set_aspect("equal")
+    ax.set_title(f"{title}\n{report.wavefronts} wavefronts, {report.ideal} without conflicts "
+                 f"(cells: lanes reading the word)", fontsize=9)
+    try:
+        fig.savefig(path, dpi=100, bbox_inches="tight")
+    except OSError as e:
+        raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
+    finally:
+        plt.close(fig)
+
+
+def _lanes_label(lanes: Sequence[int]) -> str:
+    """``3`` or ``0-7`` (a run) or ``0,8,..`` (first two of several)."""
+    if len(lanes) == 1:
+        return str(lanes[0])
+    if list(lanes) == list(range(lanes[0], lanes[0] + len(lanes))):
+        return f"{lanes[0]}-{lanes[-1]}"
+    return f"{lanes[0]},{lanes[1]}.."

@@ -13,10 +13,11 @@ batch ``g * (N / B) + b`` with ``g = o floordiv (O / B)`` — exact, where XLA u
 variable over all groups.
 
 Output-to-input range variables: one per spatial window dim of size > 1, then the kernel
-input feature (if its size is > 1). The kernel element ``(i, o, w)`` is counted as read by
-every output of feature ``o`` (as XLA: it multiplies padding too); the input element is read
-only where the window covers a real element. Window reversal flips the kernel index
-(``size - 1 - w``).
+input feature (if its size is > 1). Window position ``w`` reads the input element under it
+and the kernel element ``(i, o, w)`` -- or ``size - 1 - w`` with window reversal -- only where
+it lands on a real input element: padding and the holes of base (lhs) dilation are not
+read, so neither is the kernel element that would multiply them. Both maps carry the same
+window constraints (exact, where XLA's kernel map claims every window position).
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def convolution_operand_maps(g: ConvGeometry) -> tuple[IndexingMap, IndexingMap]
         rhs[dn.kernel_spatial_dimensions[k]] = (Integer(w.size - 1) - positions[k]
                                                 if w.window_reversal else positions[k])
     return (IndexingMap.create(g.out, lhs, ranges, constraints=constraints),
-            IndexingMap.create(g.out, rhs, ranges))
+            IndexingMap.create(g.out, rhs, ranges, constraints=constraints))
 
 
 def convolution_lhs_output_map(g: ConvGeometry) -> IndexingMap:
@@ -128,17 +129,23 @@ def convolution_lhs_output_map(g: ConvGeometry) -> IndexingMap:
 
 
 def convolution_rhs_output_map(g: ConvGeometry) -> IndexingMap:
-    """Kernel index -> output index: every batch and spatial position of its output
-    feature."""
+    """Kernel index -> output index: every batch position of its output feature, at the
+    spatial positions whose window puts this kernel element on a real input element."""
     dn = g.dn
     ranges: list[tuple[int, int]] = []
     out: list[Expr] = [Integer(0)] * len(g.out)
     out[dn.output_batch_dimension] = var_or_zero(g.out[dn.output_batch_dimension], ranges)
     out[dn.output_feature_dimension] = dim(dn.kernel_output_feature_dimension)
+    constraints = []
     for k in g.spatial:
+        w = g.window[k]
         o = dn.output_spatial_dimensions[k]
         out[o] = var_or_zero(g.out[o], ranges)
-    return IndexingMap.create(g.rhs, out, ranges)
+        kernel = dim(dn.kernel_spatial_dimensions[k])
+        position = Integer(w.size - 1) - kernel if w.window_reversal else kernel
+        i = dn.input_spatial_dimensions[k]
+        constraints += operand_term(out[o], position, w, g.lhs[i])[1]
+    return IndexingMap.create(g.rhs, out, ranges, constraints=constraints)
 
 
 def conv_geometry(instr: HloInstruction) -> ConvGeometry:

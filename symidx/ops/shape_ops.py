@@ -36,7 +36,6 @@ from symidx.errors import MapError, UnsupportedOpError
 from symidx.expr import Expr, FloorDiv, Mod, dim, sym
 from symidx.hlo import HloInstruction, Shape
 from symidx.indexing_map import IndexingMap
-from symidx.layout.shapes import reinterpret_map
 from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule
 from symidx.ops._common import (
     HloShapeError,
@@ -248,6 +247,8 @@ def bitcast_map(src: Shape, dst: Shape) -> IndexingMap:
     """Logical index of ``dst`` -> logical index of ``src`` when ``dst`` is a bitcast of
     ``src`` (the same buffer); :class:`MapError` when the element or buffer sizes differ.
     See :func:`symidx.layout.shapes.reinterpret_map`."""
+    from symidx.layout.shapes import reinterpret_map  # layouts load for bitcasts only
+
     return reinterpret_map(src, dst)
 
 

@@ -12,10 +12,13 @@ name) with a map from this map's dimensions to the element holding it (``(d0, d1
 for a scalar offset, ``(d0, d1, d2, d3) -> (d0, 1)`` for a gather index). An offset that is
 an integer constant is folded into the map, clamped as HLO clamps it.
 
-Over-approximations (as XLA, and as the spec allows): the pad value is "read" by every
-output element; dynamic-update-slice's operand is "read" at every index (the updated window
-is not excluded: a map cannot express "outside an interval"); an update index ``d - rt``
-may fall outside the update for some values of ``rt`` (then nothing is read).
+Where XLA's maps are loose, these are exact, as unions of maps: the pad value is read by
+the output elements that hold padding (low and high edges, interior gaps: one map per
+region, none for a pure crop); dynamic-update-slice's operand is read outside the updated
+window only (one map per side of the window along each dimension it does not span, with the
+start a runtime variable when it is not known; none when the update covers the operand).
+As XLA, an update index ``d - rt`` may fall outside the update for some values of ``rt``
+(then nothing is read).
 
 Gather is handled in full generality: any ``offset_dims``, ``collapsed_slice_dims``,
 ``start_index_map`` order, ``index_vector_dim`` (including the implicit trailing one) and
@@ -127,6 +130,78 @@ def pad_output_map(out: Sequence[int], operand: Sequence[int],
     return IndexingMap.create(domain, results)
 
 
+#: Output positions along one dimension: an interval, and optionally a constraint saying
+#: which of its positions (``(d - low) mod step in [1, step - 1]``: not on the grid of copies).
+Positions = tuple[Interval, "tuple[int, int] | None"]
+
+
+def padding_positions(m: int, n: int, low: int, interior: int) -> list[Positions]:
+    """The positions along one output dimension of size ``m`` that hold the pad value
+    (``n >= 1`` operand elements, ``low`` edge padding, ``interior`` padding between
+    elements): the low edge, the high edge and the interior gaps, each where it is not
+    empty. ``(low, step)`` in a region's second field means the positions ``d`` of its
+    interval with ``(d - low) mod step != 0``. Negative edge padding cuts operand elements
+    off: what is left of the grid of copies decides."""
+    step = interior + 1
+    last = low + (n - 1) * step  # the output position of the last operand element
+    found: list[Positions] = []
+    if low > 0:
+        found.append((Interval(0, min(low, m) - 1), None))
+    if last + 1 <= m - 1:
+        found.append((Interval(max(last + 1, 0), m - 1), None))
+    gaps = Interval(max(low + 1, 0), min(last - 1, m - 1))
+    one_period = range(gaps.lo, min(gaps.hi, gaps.lo + step) + 1)
+    if interior > 0 and any((d - low) % step for d in one_period):  # a gap is left
+        found.append((gaps, (low, step)))
+    return found
+
+
+def _gap_constraint(var: Expr, grid: tuple[int, int] | None) -> list[tuple[Expr, Interval]]:
+    if grid is None:
+        return []
+    low, step = grid
+    return [(Mod(var - low, step), Interval(1, step - 1))]
+
+
+def _pad_regions(out: Sequence[int], operand: Sequence[int],
+                 padding: Sequence[tuple[int, int, int]]) -> list[tuple[int, Positions]]:
+    """(output dimension, positions along it) for every region of padding: an output
+    element holds the pad value iff it lies in the positions of some region along their
+    dimension. With an empty operand every output element does (one region); a scalar or
+    empty output has none."""
+    if 0 in out:
+        return []
+    if 0 in operand:
+        return [(0, (Interval(0, out[0] - 1), None))]
+    return [(i, where) for i, (m, n, (low, _, interior)) in
+            enumerate(zip(out, operand, padding, strict=True))
+            for where in padding_positions(m, n, low, interior)]
+
+
+def pad_value_maps(out: Sequence[int], operand: Sequence[int],
+                   padding: Sequence[tuple[int, int, int]]) -> list[IndexingMap]:
+    """Output index -> the pad value ``()``: one map per region of padding (see
+    :func:`padding_positions`; the maps overlap where regions of two dimensions meet). A
+    pure crop reads the pad value nowhere: one known-empty map."""
+    maps = []
+    for i, (where, grid) in _pad_regions(out, operand, padding):
+        domain = [where if j == i else Interval(0, m - 1) for j, m in enumerate(out)]
+        maps.append(IndexingMap.create(domain, [], constraints=_gap_constraint(dim(i), grid)))
+    return maps or [to_scalar(out).as_known_empty()]
+
+
+def pad_value_output_maps(out: Sequence[int], operand: Sequence[int],
+                          padding: Sequence[tuple[int, int, int]]) -> list[IndexingMap]:
+    """The pad value -> the output elements holding it: ``()[s0, ...] -> (s0, ...)`` per
+    region of padding, the mirror image of :func:`pad_value_maps`."""
+    maps = []
+    for i, (where, grid) in _pad_regions(out, operand, padding):
+        ranges = [where if j == i else Interval(0, m - 1) for j, m in enumerate(out)]
+        maps.append(IndexingMap.create([], [sym(j) for j in range(len(out))], ranges,
+                                       constraints=_gap_constraint(sym(i), grid)))
+    return maps or [from_scalar(out).as_known_empty()]
+
+
 def _padding(instr: HloInstruction) -> list[tuple[int, int, int]]:
     padding = attribute(instr.padding, instr, "padding")
     operand, out = operand_dims(instr, 0), output_dims(instr)
@@ -140,16 +215,16 @@ def _padding(instr: HloInstruction) -> list[tuple[int, int, int]]:
 
 @rule(OUTPUT_TO_INPUT, "pad")
 def _pad_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
-    out = output_dims(instr)
-    return [[pad_operand_map(out, operand_dims(instr, 0), _padding(instr))], [to_scalar(out)]]
+    out, operand, padding = output_dims(instr), operand_dims(instr, 0), _padding(instr)
+    return [[pad_operand_map(out, operand, padding)], pad_value_maps(out, operand, padding)]
 
 
 @rule(INPUT_TO_OUTPUT, "pad")
 def _pad_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
-    out = output_dims(instr)
+    out, operand, padding = output_dims(instr), operand_dims(instr, 0), _padding(instr)
     if operand_index == 1:
-        return [[from_scalar(out)]]
-    return [[pad_output_map(out, operand_dims(instr, 0), _padding(instr))]]
+        return [pad_value_output_maps(out, operand, padding)]
+    return [[pad_output_map(out, operand, padding)]]
 
 
 # --- concatenate --------------------------------------------------------------------------
@@ -317,12 +392,43 @@ def dus_update_output_map(out: Sequence[int], update: Sequence[int],
     return IndexingMap.create(update, results, rts=rts)
 
 
+def dus_operand_maps(out: Sequence[int], update: Sequence[int], sources: list[OffsetSource]
+                     ) -> list[IndexingMap]:
+    """Output index -> operand index (and back: the same maps): the identity on the elements
+    the update does not overwrite. Those lie before or after the updated window along some
+    dimension ``i``: one map per side, ``d_i`` in ``[0, start - 1]`` or
+    ``[start + size, n - 1]`` for a known start, ``d_i - rt in [size - n, -1]`` or
+    ``[size, n - 1]`` for a runtime one (exact for every value of ``rt``). A dimension the
+    update spans has no such side; an update covering the whole operand leaves nothing
+    read (one known-empty map), an empty update leaves everything."""
+    if 0 in update:
+        return [identity(out)]
+    maps = []
+    for i, (n, u, src) in enumerate(zip(out, update, sources, strict=True)):
+        if u == n:
+            continue
+        rts: list[RuntimeVar] = []
+        start = offset_term(src, Interval(0, n - u), out, rts)
+        if start.is_Integer:
+            c = int(start)
+            sides = [Interval(0, c - 1), Interval(c + u, n - 1)]
+            maps += [IndexingMap.create([side if j == i else Interval(0, m - 1)
+                                         for j, m in enumerate(out)],
+                                        [dim(j) for j in range(len(out))])
+                     for side in sides if not side.is_empty]
+        else:
+            maps += [IndexingMap.create(out, [dim(j) for j in range(len(out))], rts=rts,
+                                        constraints=[(dim(i) - start, side)])
+                     for side in (Interval(u - n, -1), Interval(u, n - 1))]
+    return maps or [identity(out).as_known_empty()]
+
+
 @rule(OUTPUT_TO_INPUT, "dynamic-update-slice")
 def _dus_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
     out, update = output_dims(instr), operand_dims(instr, 1)
     check_fits(instr, update, out)
     sources = offset_sources(instr, 2, len(out))
-    return ([[identity(out)], [dus_update_map(out, update, sources)]]
+    return ([dus_operand_maps(out, update, sources), [dus_update_map(out, update, sources)]]
             + _offsets_read(out, sources, instr, 2))
 
 
@@ -330,11 +436,12 @@ def _dus_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]
 def _dus_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
     out, update = output_dims(instr), operand_dims(instr, 1)
     check_fits(instr, update, out)
-    if operand_index == 0:
-        return [[identity(out)]]
     if operand_index > 1:
         return _offsets_written(out, instr, operand_index)
-    return [[dus_update_output_map(out, update, offset_sources(instr, 2, len(out)))]]
+    sources = offset_sources(instr, 2, len(out))
+    if operand_index == 0:
+        return [dus_operand_maps(out, update, sources)]
+    return [[dus_update_output_map(out, update, sources)]]
 
 
 # --- gather ---------------------------------------------------------------------------------

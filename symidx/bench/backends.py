@@ -1,0 +1,226 @@
+"""The engines a benchmark runs its operations on: symidx, islpy, MLIR's affine maps.
+
+Each engine gets the same work. ``prepare`` (untimed) turns freshly built maps into the
+engine's inputs, at the point where symidx holds freshly built :class:`IndexingMap` values;
+whatever an engine does to normalise a map as it reads it is part of the timed operation
+when symidx's equivalent is (simplification, equality), and of the untimed preparation
+when it is not (the inputs of a composition).
+
+* **symidx**: :func:`compose`, :func:`simplify`, :func:`symidx.verify.equal`.
+* **islpy**: simplify = read the map (isl normalises it), ``gist`` it by its own domain
+  (keeping the domain, as symidx does), then ``coalesce``; compose = ``pullback`` of
+  explicit piecewise affine forms (or ``apply_range`` of relations when a map is
+  set-valued, turned back into explicit form where it is single-valued); equal = read both
+  maps and ``is_equal``.
+* **MLIR** (jaxlib's bindings): affine maps have no domain; compose, and
+  ``simplify_affine_expr``; no equality on a domain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from symidx.errors import SymidxError, Undecided
+from symidx.expr import CeilDiv, Expr, FloorDiv, Mod, clear_caches
+from symidx.indexing_map import IndexingMap, compose
+from symidx.simplify import simplify
+from symidx.verify import equal, isl_text
+
+__all__ = ["NotExpressible", "Backend", "SymidxBackend", "IslBackend", "MlirBackend",
+           "available_backends"]
+
+
+class NotExpressible(SymidxError):
+    """A backend cannot express these maps or this operation."""
+
+
+class Backend:
+    """One way of running the operations the cases time."""
+
+    name = ""
+
+    def prepare(self, build: Callable[[], Sequence[IndexingMap]]) -> list[Any]:
+        """The backend's inputs for the maps ``build()`` returns (called untimed)."""
+        raise NotImplementedError
+
+    def compose(self, first: Any, second: Any) -> Any:
+        """``second ∘ first``: first applied first."""
+        raise NotExpressible(f"{self.name} cannot compose")
+
+    def simplify(self, m: Any) -> Any:
+        raise NotExpressible(f"{self.name} cannot simplify")
+
+    def equal(self, a: Any, b: Any) -> bool:
+        raise NotExpressible(f"{self.name} cannot decide equality on a domain")
+
+
+class SymidxBackend(Backend):
+    """symidx itself; ``method`` is how :func:`symidx.verify.equal` decides."""
+
+    name = "symidx"
+
+    def __init__(self, method: str = "auto"):
+        self.method = method
+
+    def prepare(self, build: Callable[[], Sequence[IndexingMap]]) -> list[Any]:
+        clear_caches()
+        return list(build())
+
+    def compose(self, first: Any, second: Any) -> Any:
+        return compose(first, second)
+
+    def simplify(self, m: Any) -> Any:
+        return simplify(m)
+
+    def equal(self, a: Any, b: Any) -> bool:
+        return equal(a, b, method=self.method)
+
+
+@dataclass(frozen=True)
+class IslInput:
+    """A map as isl gets it: its text, and (read untimed, for compositions) its relation
+    and, if single-valued, its explicit piecewise affine form."""
+
+    text: str
+    relation: Any
+    explicit: Any | None
+
+
+class IslBackend(Backend):
+    """islpy: maps as integer relations (range and runtime variables existential)."""
+
+    name = "islpy"
+
+    def __init__(self, isl: Any):
+        self.isl = isl
+
+    def prepare(self, build: Callable[[], Sequence[IndexingMap]]) -> list[Any]:
+        inputs = []
+        for m in build():
+            try:
+                text = isl_text(m)
+            except Undecided as e:
+                raise NotExpressible(str(e)) from None
+            relation = self.isl.Map(text)
+            inputs.append(IslInput(text, relation, self._explicit(relation)))
+        return inputs
+
+    def _explicit(self, relation: Any) -> Any | None:
+        """The explicit (piecewise multi-affine) form, or None for a set-valued map."""
+        if not relation.is_single_valued():
+            return None
+        return self.isl.PwMultiAff.from_map(relation)
+
+    def compose(self, first: Any, second: Any) -> Any:
+        f, s = self._as_explicit(first), self._as_explicit(second)
+        if f is not None and s is not None:
+            return s.pullback_pw_multi_aff(f)
+        joined = self._as_relation(first).apply_range(self._as_relation(second))
+        explicit = self._explicit(joined)
+        return joined if explicit is None else explicit
+
+    def simplify(self, m: Any) -> Any:
+        if isinstance(m, IslInput):  # read it: isl normalises the map here
+            relation = self.isl.Map(m.text)
+            explicit = self._explicit(relation)
+            m = relation if explicit is None else explicit
+        domain = m.domain()  # gist drops what the domain implies; the domain is kept
+        if isinstance(m, self.isl.PwMultiAff):
+            return m.gist(domain).intersect_domain(domain).coalesce()
+        return m.gist_domain(domain).intersect_domain(domain).coalesce()
+
+    def equal(self, a: Any, b: Any) -> bool:
+        return bool(self.isl.Map(a.text).is_equal(self.isl.Map(b.text)))
+
+    def _as_explicit(self, m: Any) -> Any | None:
+        if isinstance(m, IslInput):
+            return m.explicit
+        return m if isinstance(m, self.isl.PwMultiAff) else None
+
+    def _as_relation(self, m: Any) -> Any:
+        if isinstance(m, IslInput):
+            return m.relation
+        return self.isl.Map.from_pw_multi_aff(m) if isinstance(m, self.isl.PwMultiAff) else m
+
+
+class MlirBackend(Backend):
+    """MLIR affine maps (jaxlib's bindings): results only, no domain, no range awareness."""
+
+    name = "MLIR"
+
+    def __init__(self, ir: Any):
+        self.ir = ir
+        self.context: Any = None
+
+    def prepare(self, build: Callable[[], Sequence[IndexingMap]]) -> list[Any]:
+        self.context = self.ir.Context()
+        with self.context:
+            return [self._affine_map(m) for m in build()]
+
+    def _affine_map(self, m: IndexingMap) -> Any:
+        if m.is_known_empty or m.is_undefined:
+            raise NotExpressible("MLIR has no empty or undefined affine map")
+        ir = self.ir
+        num_symbols = m.num_ranges + m.num_rts
+        leaves = {v: ir.AffineExpr.get_dim(i) if i < m.num_dims
+                  else ir.AffineExpr.get_symbol(i - m.num_dims)
+                  for i, v in enumerate(m.all_vars)}
+        results = [self._affine_expr(e, leaves) for e in m.results]
+        return ir.AffineMap.get(m.num_dims, num_symbols, results)
+
+    def _affine_expr(self, e: Expr, leaves: dict[Any, Any]) -> Any:
+        A = self.ir.AffineExpr
+        if e.is_Integer:
+            return A.get_constant(int(e))
+        if e.is_Symbol:
+            return leaves[e]
+        args = [self._affine_expr(a, leaves) for a in e.args]
+        if e.is_Add:
+            return _fold(A.get_add, args)
+        if e.is_Mul:
+            return _fold(A.get_mul, args)
+        builder = {FloorDiv: A.get_floor_div, CeilDiv: A.get_ceil_div, Mod: A.get_mod}.get(
+            type(e))
+        if builder is None or not e.args[1].is_Integer or int(e.args[1]) <= 0:
+            raise NotExpressible(f"no affine form for {e}")
+        return builder(*args)
+
+    def compose(self, first: Any, second: Any) -> Any:
+        with self.context:
+            shifted = [r.shift_symbols(second.n_symbols, first.n_symbols).compose(first)
+                       for r in second.results]
+            return self.ir.AffineMap.get(first.n_dims, first.n_symbols + second.n_symbols,
+                                         shifted)
+
+    def simplify(self, m: Any) -> Any:
+        with self.context:
+            simplify_expr = self.ir.AffineExpr.simplify_affine_expr
+            return self.ir.AffineMap.get(m.n_dims, m.n_symbols, [
+                simplify_expr(r, m.n_dims, m.n_symbols) for r in m.results])
+
+
+def _fold(op: Callable[[Any, Any], Any], args: list[Any]) -> Any:
+    acc = args[0]
+    for a in args[1:]:
+        acc = op(acc, a)
+    return acc
+
+
+def available_backends(method: str = "auto") -> list[Backend]:
+    """symidx, then islpy and MLIR where installed."""
+    backends: list[Backend] = [SymidxBackend(method)]
+    try:
+        import islpy
+    except ImportError:
+        pass
+    else:
+        backends.append(IslBackend(islpy))
+    try:
+        from jaxlib.mlir import ir
+    except ImportError:
+        pass
+    else:
+        backends.append(MlirBackend(ir))
+    return backends

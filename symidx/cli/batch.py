@@ -1,0 +1,64 @@
+"""symidx batch: many commands in one process, so that scripts pay the start-up once.
+
+Each line of stdin is a JSON object ``{"args": ["maps", "f.hlo", "--all", "--format",
+"json"], "id": ANY}`` (``id`` optional, echoed); each answer is one line of JSON on stdout,
+in the same order: ``{"id", "exit", "stdout", "stderr"}``, plus ``"result"`` (the parsed
+document) when the command printed JSON. Blank lines are skipped; a line that is not such an
+object is answered with ``"exit": 2`` and the reason in ``"stderr"``. A module read from a
+file is parsed once while the file is unchanged.
+
+    $ echo '{"id": 1, "args": ["simplify", "(d0) -> (d0 mod 8), domain: d0 in [0, 7]"]}' \\
+        | symidx batch
+    {"id": 1, "exit": 0, "stdout": "(d0) -> (d0),\\ndomain:\\nd0 in [0, 7]\\n", "stderr": ""}
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("batch", help="answer JSON-lines commands from stdin, one per line",
+                       description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        print(json.dumps(answer(line)), flush=True)
+    return 0
+
+
+def answer(line: str) -> dict[str, Any]:
+    """The answer to one line of input (see the module docstring)."""
+    from symidx.cli import main
+
+    try:
+        query = json.loads(line)
+    except ValueError as e:
+        return {"id": None, "exit": 2, "stdout": "", "stderr": f"not JSON: {e}"}
+    argv = query.get("args") if isinstance(query, dict) else None
+    ident = query.get("id") if isinstance(query, dict) else None
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or not argv:
+        return {"id": ident, "exit": 2, "stdout": "",
+                "stderr": 'expected {"args": ["verb", ...], "id": ...}'}
+    if argv[0] == "batch":
+        return {"id": ident, "exit": 2, "stdout": "", "stderr": "batch does not nest"}
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    reply: dict[str, Any] = {"id": ident, "exit": code, "stdout": out.getvalue(),
+                             "stderr": err.getvalue()}
+    text = out.getvalue().lstrip()
+    if text[:1] in ("{", "["):
+        with contextlib.suppress(ValueError):
+            reply["result"] = json.loads(text)
+    return reply

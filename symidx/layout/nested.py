@@ -1,0 +1,402 @@
+"""Nested ``shape:stride`` layouts (CuTe; CATLASS TLA; SPEC §3; seed 003): the
+:class:`Layout` value, its text, and the 2-D helpers of CATLASS.
+
+A *layout* ``shape:stride`` maps a coordinate to an offset: ``((4,2),(4,3)):((4,16),(1,32))``
+sends row 1, column 5 to ``37``. Shapes and strides are *IntTuples*
+(:mod:`symidx.layout.int_tuple`); a layout's shape and stride have the same nesting (are
+*congruent*).
+
+Coordinates can be given at any level: a tuple matching the shape's nesting, or an int that is
+split colexicographically (first mode fastest) across the modes it indexes. An int that
+overflows a mode spills into its last sub-mode, as CuTe does, so every layout extends
+naturally to all non-negative integers.
+
+The 2-D helpers (``make_layout_tile``, ``row_major``, ``column_major``, the Ascend
+``zN``/``nZ``/``zZ``/``nN`` fractal formats) follow CATLASS ``include/tla/layout.hpp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from symidx.errors import MapError, ParseError, TooLargeError
+from symidx.layout.grid import draw_grid
+from symidx.layout.int_tuple import (
+    Coord,
+    IntTuple,
+    check_int_tuple,
+    congruent,
+    crd2idx,
+    depth,
+    flatten,
+    format_int_tuple,
+    has_none,
+    is_int,
+    prefix_product,
+    product,
+    rank,
+    slice_,
+    suffix_product,
+)
+
+FractalFormat = Literal["zN", "nZ", "zZ", "nN"]
+FRACTAL_FORMATS: tuple[FractalFormat, ...] = ("zN", "nZ", "zZ", "nN")
+
+BYTES_PER_C0 = 32
+"""Bytes in one Ascend C0 block (a fractal row of a ``z`` format)."""
+
+C0_PER_FRACTAL = 16
+"""C0 blocks in one Ascend fractal."""
+
+VALUES_LIMIT = 1 << 24
+"""Most points :func:`layout_values` evaluates at once."""
+
+__all__ = [
+    "BYTES_PER_C0",
+    "C0_PER_FRACTAL",
+    "FRACTAL_FORMATS",
+    "VALUES_LIMIT",
+    "Layout",
+    "column_major",
+    "compact_col_major",
+    "compact_row_major",
+    "cosize",
+    "crd2offset",
+    "evaluate_layout",
+    "flat_modes",
+    "fractal_layout",
+    "from_modes",
+    "layout_values",
+    "make_layout",
+    "make_layout_tile",
+    "parse_layout",
+    "row_major",
+    "size",
+    "to_grid",
+]
+
+
+def crd2offset(crd: IntTuple, shape: IntTuple, stride: IntTuple) -> int:
+    """CATLASS TLA's name for :func:`crd2idx` with an explicit stride.
+
+    >>> crd2offset((1, 5), ((4, 2), (4, 3)), ((4, 16), (1, 32)))   # seed 003
+    37
+    """
+    return crd2idx(crd, shape, stride)
+
+
+# ---------------------------------------------------------------------------------------------
+# Layout
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A ``shape:stride`` layout: a frozen, hashable value; call it to map coordinates.
+
+    >>> a = Layout(((4, 2), (4, 3)), ((4, 16), (1, 32)))
+    >>> a(1, 5), str(a)
+    (37, '((4,2),(4,3)):((4,16),(1,32))')
+    """
+
+    shape: IntTuple
+    stride: IntTuple
+
+    def __post_init__(self) -> None:
+        check_int_tuple(self.shape, "shape")
+        check_int_tuple(self.stride, "stride")
+        if not congruent(self.shape, self.stride):
+            raise MapError(f"shape {format_int_tuple(self.shape)} and stride "
+                           f"{format_int_tuple(self.stride)} are not congruent")
+        if any(s < 1 for s in flatten(self.shape)):
+            raise MapError(f"shape {format_int_tuple(self.shape)} must be positive")
+
+    def __call__(self, *crd: Coord) -> int:
+        """Offset of a coordinate: ``layout(i)``, ``layout(row, col)``, ``layout((r, c))``.
+
+        A coordinate with ``None`` (CuTe's ``_``) is a slice: use
+        :func:`symidx.layout.algebra.slice_and_offset` for that.
+        """
+        if not crd:
+            raise MapError("a layout needs a coordinate")
+        whole = crd[0] if len(crd) == 1 else tuple(crd)
+        if has_none(whole):
+            raise MapError(f"coordinate {format_int_tuple(whole)} has a '_': slicing is "
+                           f"slice_and_offset(crd, layout)")
+        return crd2idx(whole, self.shape, self.stride)
+
+    def __getitem__(self, i: int) -> Layout:
+        """The ``i``-th mode as a layout (an int-shaped layout is its own only mode)."""
+        if isinstance(self.shape, tuple) and isinstance(self.stride, tuple):
+            return Layout(self.shape[i], self.stride[i])
+        if i in (0, -1):
+            return self
+        raise MapError(f"layout {self} has one mode, asked for mode {i}")
+
+    def __len__(self) -> int:
+        """The rank (pycute's ``len``)."""
+        return rank(self.shape)
+
+    def modes(self) -> Iterator[Layout]:
+        """The top-level modes, each as a layout."""
+        return (self[i] for i in range(rank(self.shape)))
+
+    def sliced(self, crd: Coord) -> Layout:
+        """The modes where ``crd`` has ``None``, as a layout (CuTe's ``slice``)."""
+        shape, stride = slice_(crd, self.shape), slice_(crd, self.stride)
+        return Layout(shape, stride) if shape else Layout(1, 0)
+
+    def __str__(self) -> str:
+        return f"{format_int_tuple(self.shape)}:{format_int_tuple(self.stride)}"
+
+
+def size(x: IntTuple | Layout) -> int:
+    """Size of the domain: the product of the shape."""
+    return product(x.shape if isinstance(x, Layout) else x)
+
+
+def cosize(layout: Layout) -> int:
+    """Size of the codomain: one past the largest offset (strides are non-negative)."""
+    if any(d < 0 for d in flatten(layout.stride)):
+        raise MapError(f"cosize needs non-negative strides: {layout}")
+    return layout(size(layout) - 1) + 1
+
+
+def make_layout(*layouts: Layout) -> Layout:
+    """The layout whose modes are ``layouts``, in order."""
+    if not layouts:
+        raise MapError("make_layout needs at least one layout")
+    return Layout(tuple(a.shape for a in layouts), tuple(a.stride for a in layouts))
+
+
+def compact_col_major(shape: IntTuple) -> Layout:
+    """``shape`` with compact column-major (CuTe's default, ``LayoutLeft``) strides."""
+    return Layout(shape, prefix_product(shape))
+
+
+def compact_row_major(shape: IntTuple) -> Layout:
+    """``shape`` with compact row-major (``LayoutRight``) strides."""
+    return Layout(shape, suffix_product(shape))
+
+
+def flat_modes(layout: Layout) -> list[tuple[int, int]]:
+    """The (shape, stride) pairs of the flattened layout, in order."""
+    return list(zip(flatten(layout.shape), flatten(layout.stride)))
+
+
+def from_modes(modes: list[tuple[int, int]]) -> Layout:
+    """A depth-1 layout from (shape, stride) pairs: ``1:0`` if none, int-shaped if one."""
+    if not modes:
+        return Layout(1, 0)
+    if len(modes) == 1:
+        return Layout(*modes[0])
+    return Layout(tuple(s for s, _ in modes), tuple(d for _, d in modes))
+
+
+def layout_values(layout: Layout, count: int | None = None) -> np.ndarray:
+    """``[layout(i) for i in range(count)]`` (default ``size(layout)``) as an int64 array."""
+    n = size(layout) if count is None else count
+    if n > VALUES_LIMIT:
+        raise TooLargeError(f"{layout}: {n} points; the limit is {VALUES_LIMIT}")
+    return evaluate_layout(layout, np.arange(n, dtype=np.int64))
+
+
+def evaluate_layout(layout: Layout, index: np.ndarray) -> np.ndarray:
+    """``layout(i)`` for every non-negative int ``i`` of ``index``, vectorised; indices past
+    the size spill into the last mode, as ``layout(i)`` does."""
+    index = np.asarray(index, dtype=np.int64)
+    out = np.zeros(index.shape, dtype=np.int64)
+    modes = flat_modes(layout)
+    for k, (s, d) in enumerate(modes):
+        digit = index if k == len(modes) - 1 else index % s
+        out += digit * d
+        index = index // s
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Text
+
+
+def parse_layout(text: str) -> Layout:
+    """Parse CuTe's text ``shape:stride``, e.g. ``((4,2),(4,3)):((4,16),(1,32))``.
+
+    Static ints may carry TLA's underscore (``(_2,4):(_12,_1)``); strides may be negative.
+    """
+    parser = _Parser(text)
+    shape = parser.int_tuple()
+    parser.expect(":", "expected ':' between shape and stride")
+    stride_at = parser.skip_space()
+    stride = parser.int_tuple()
+    parser.expect_end()
+    for value, at in parser.leaves[: len(flatten(shape))]:
+        if value < 1:
+            raise ParseError("shape entries must be positive", text, at)
+    if not congruent(shape, stride):
+        raise ParseError(f"stride is not congruent to shape {format_int_tuple(shape)}",
+                         text, stride_at)
+    return Layout(shape, stride)
+
+
+class _Parser:
+    """Recursive-descent reader of IntTuples; records each int with its offset."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.leaves: list[tuple[int, int]] = []
+
+    def skip_space(self) -> int:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+        return self.pos
+
+    def peek(self) -> str:
+        self.skip_space()
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def expect(self, char: str, message: str) -> None:
+        if self.peek() != char:
+            raise ParseError(message, self.text, self.pos)
+        self.pos += 1
+
+    def expect_end(self) -> None:
+        if self.peek():
+            raise ParseError("unexpected text after the layout", self.text, self.pos)
+
+    def int_tuple(self) -> IntTuple:
+        if self.peek() == "(":
+            self.pos += 1
+            if self.peek() == ")":
+                raise ParseError("empty tuple", self.text, self.pos)
+            items = [self.int_tuple()]
+            while self.peek() == ",":
+                self.pos += 1
+                items.append(self.int_tuple())
+            self.expect(")", "expected ',' or ')'")
+            return tuple(items)
+        return self.integer()
+
+    def integer(self) -> int:
+        start = self.skip_space()
+        pos = start
+        if self.text.startswith("_", pos):
+            pos += 1
+        digits_at = pos + 1 if self.text.startswith("-", pos) else pos
+        end = digits_at
+        while end < len(self.text) and self.text[end] in "0123456789":
+            end += 1
+        if end == digits_at:
+            raise ParseError("expected an integer or '('", self.text, start)
+        value = int(self.text[pos:end])
+        self.leaves.append((value, start))
+        self.pos = end
+        return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Matrix layouts (CATLASS TLA)
+
+
+def row_major(rows: int, cols: int) -> Layout:
+    """``(rows,cols):(cols,1)``."""
+    return Layout((rows, cols), (cols, 1))
+
+
+def column_major(rows: int, cols: int) -> Layout:
+    """``(rows,cols):(1,rows)``."""
+    return Layout((rows, cols), (1, rows))
+
+
+def fractal_layout(
+    fmt: FractalFormat,
+    rows: int,
+    cols: int,
+    *,
+    element_bits: int = 16,
+    elems_per_c0: int | None = None,
+    c0_per_fractal: int = C0_PER_FRACTAL,
+) -> Layout:
+    """An Ascend fractal layout of a ``rows x cols`` matrix, padded to whole fractals.
+
+    A C0 block is 32 bytes: ``elems_per_c0 = 256 // element_bits`` elements (override it, and
+    ``c0_per_fractal``, for small examples). The first letter is the order inside a fractal,
+    the second the order of the fractals (``z``/``Z`` row-major, ``n``/``N`` column-major):
+
+    * ``zN``, ``zZ``: fractals of ``c0_per_fractal x elems_per_c0`` (16 rows of one C0 each);
+    * ``nZ``, ``nN``: fractals of ``elems_per_c0 x c0_per_fractal`` (16 columns of one C0).
+
+    >>> str(fractal_layout("zN", 8, 12, elems_per_c0=4, c0_per_fractal=4))   # seed 003
+    '((4,2),(4,3)):((4,16),(1,32))'
+    """
+    if fmt not in FRACTAL_FORMATS:
+        raise MapError(f"unknown fractal format {fmt!r}; expected one of {FRACTAL_FORMATS}")
+    if rows < 1 or cols < 1:
+        raise MapError(f"a fractal layout needs a positive shape, got {rows} x {cols}")
+    if elems_per_c0 is None:
+        if element_bits < 1 or (8 * BYTES_PER_C0) % element_bits != 0:
+            raise MapError(f"{element_bits}-bit elements do not pack a 32-byte C0 block")
+        elems_per_c0 = 8 * BYTES_PER_C0 // element_bits
+    if elems_per_c0 < 1 or c0_per_fractal < 1:
+        raise MapError(f"fractal sizes must be positive, got {elems_per_c0}, {c0_per_fractal}")
+    row_major_inside = fmt[0] == "z"
+    frac_rows, frac_cols = ((c0_per_fractal, elems_per_c0) if row_major_inside
+                            else (elems_per_c0, c0_per_fractal))
+    n_rows, n_cols = -(-rows // frac_rows), -(-cols // frac_cols)
+    fractal = frac_rows * frac_cols
+    inner = (frac_cols, 1) if row_major_inside else (1, frac_rows)
+    outer = (fractal, n_rows * fractal) if fmt[1] == "N" else (n_cols * fractal, fractal)
+    return Layout(((frac_rows, n_rows), (frac_cols, n_cols)),
+                  ((inner[0], outer[0]), (inner[1], outer[1])))
+
+
+def make_layout_tile(layout: Layout, tile_shape: tuple[int, ...]) -> Layout:
+    """CATLASS ``MakeLayoutTile``: the layout of a ``tile_shape`` tile of ``layout``.
+
+    A flat layout keeps its strides with the new shape; a fractal (depth-2, rank-2) layout
+    keeps its inner fractal shape and strides and counts the fractals the tile needs.
+
+    >>> a = parse_layout("((4,2),(4,3)):((4,16),(1,32))")
+    >>> str(make_layout_tile(a, (4, 4)))   # seed 003
+    '((4,1),(4,1)):((4,16),(1,32))'
+    """
+    if not isinstance(tile_shape, tuple) or len(tile_shape) not in (1, 2):
+        raise MapError(f"a tile shape is a tuple of one or two ints, got {tile_shape!r}")
+    if any(not is_int(t) or t < 1 for t in tile_shape):
+        raise MapError(f"tile sizes must be positive ints, got {tile_shape!r}")
+    if depth(layout.shape) <= 1:
+        if rank(layout.shape) != len(tile_shape):
+            raise MapError(f"tile {tile_shape} does not match the rank of {layout}")
+        stride = layout.stride if isinstance(layout.stride, tuple) else (layout.stride,)
+        return Layout(tile_shape, stride)
+    if len(tile_shape) != 2 or rank(layout.shape) != 2:
+        raise MapError(f"a nested tile layout needs a rank-2 layout and tile, got {layout}")
+    inner = []
+    for mode in layout.modes():
+        first = mode.shape[0] if isinstance(mode.shape, tuple) else None
+        if not isinstance(first, int) or rank(mode.shape) != 2 or depth(mode.shape) != 1:
+            raise MapError(f"{layout} is not a fractal layout ((r0,r1),(c0,c1)):(...)")
+        inner.append(first)
+    shape = tuple((fr, -(-t // fr)) for fr, t in zip(inner, tile_shape))
+    return Layout(shape, layout.stride)
+
+
+def to_grid(layout: Layout) -> str:
+    """The rank-2 layout drawn as CuTe's ``print_layout`` (and the TLA seed) draws it: the
+    layout, then a grid of offsets, rows indexed by mode 0 and columns by mode 1.
+
+    A rank-1 layout is drawn as a single row.
+    """
+    if rank(layout.shape) == 1:
+        grid_layout = make_layout(Layout(1, 0), layout)
+    elif rank(layout.shape) == 2:
+        grid_layout = layout
+    else:
+        raise MapError(f"to_grid draws rank-1 or rank-2 layouts, {layout} has rank "
+                       f"{rank(layout.shape)}")
+    n_rows, n_cols = size(grid_layout[0]), size(grid_layout[1])
+    values = [[grid_layout(m, n) for n in range(n_cols)] for m in range(n_rows)]
+    return draw_grid(str(layout), values)

@@ -1,0 +1,219 @@
+"""CuTe's swizzles and composed layouts (CuTe ``swizzle.hpp``, ``swizzle_layout.hpp``).
+
+``Swizzle(B, M, S)`` -- printed ``Sw<B,M,S>`` -- XORs ``B`` bits of an offset into ``B``
+other bits: the bits ``[M + max(0,S), +B)`` (YYY) into the bits ``[M - min(0,S), +B)``
+(ZZZ); the ``M`` lowest bits never change. It is a bijection on every aligned block of
+``2^(B+M+|S|)`` offsets, its own inverse, and the standard way to spread a tile's rows over
+shared-memory banks.
+
+A :class:`ComposedLayout` ``outer o offset o inner`` maps a coordinate ``c`` to
+``outer(offset + inner(c))``; CuTe prints ``Sw<3,4,3> o _0 o (8,64):(64,1)``. Text of the
+forms ``Sw<B,M,S> o (shape):(stride)`` and ``Sw<B,M,S> o OFFSET o (shape):(stride)`` parses
+with :func:`parse_any_layout` (an outer ``shape:stride`` layout is accepted too).
+
+XOR is not affine, but each swizzled bit is the sum of two bits mod 2, so a swizzle is
+exactly a quasi-affine map over the offset's bits: :func:`swizzle_expr` builds
+``e + sum_k 2^z_k * (((e floordiv 2^z_k) + (e floordiv 2^y_k)) mod 2 - (e floordiv 2^z_k)
+mod 2)`` for a non-negative ``e`` -- exact on every point, no piecewise cases.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from symidx.errors import MapError, ParseError
+from symidx.expr import Expr, FloorDiv, Mod, add, scale
+from symidx.layout.int_tuple import Coord, is_int, rank
+from symidx.layout.nested import Layout, _Parser, evaluate_layout, parse_layout, size
+
+__all__ = [
+    "ComposedLayout",
+    "Swizzle",
+    "composed_values",
+    "parse_any_layout",
+    "swizzle_expr",
+]
+
+_SWIZZLE = re.compile(r"\s*Sw\s*<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>\s*")
+
+
+@dataclass(frozen=True, slots=True)
+class Swizzle:
+    """``Sw<bits,base,shift>``: ``offset ^ ((offset & yyy_mask) >> shift)`` (a negative
+    shift shifts left)."""
+
+    bits: int
+    base: int
+    shift: int
+
+    def __post_init__(self) -> None:
+        if not all(is_int(v) for v in (self.bits, self.base, self.shift)):
+            raise MapError(f"a swizzle's bits, base and shift are ints, got {self!r}")
+        if self.bits < 0 or self.base < 0:
+            raise MapError(f"{self}: bits and base must be non-negative")
+        if abs(self.shift) < self.bits:
+            raise MapError(f"{self}: |shift| must be at least bits (the masks would overlap)")
+
+    @property
+    def yyy_mask(self) -> int:
+        """The bits read."""
+        return ((1 << self.bits) - 1) << (self.base + max(0, self.shift))
+
+    @property
+    def zzz_mask(self) -> int:
+        """The bits changed."""
+        return ((1 << self.bits) - 1) << (self.base - min(0, self.shift))
+
+    def bit_pairs(self) -> list[tuple[int, int]]:
+        """``(z, y)`` per swizzled bit: bit ``z`` of the result is bit ``z`` XOR bit ``y``."""
+        z0 = self.base - min(0, self.shift)
+        y0 = self.base + max(0, self.shift)
+        return [(z0 + k, y0 + k) for k in range(self.bits)]
+
+    def __call__(self, offset: int) -> int:
+        moved = offset & self.yyy_mask
+        return offset ^ (moved >> self.shift if self.shift >= 0 else moved << -self.shift)
+
+    def apply(self, offsets: np.ndarray) -> np.ndarray:
+        """The swizzle of every (non-negative) offset of an int64 array."""
+        moved = offsets & self.yyy_mask
+        shifted = moved >> self.shift if self.shift >= 0 else moved << -self.shift
+        return offsets ^ shifted
+
+    def size(self) -> int:
+        """The period of the pattern: ``2^(bits + base + |shift|)``."""
+        return 1 << (self.bits + self.base + abs(self.shift))
+
+    def __str__(self) -> str:
+        return f"Sw<{self.bits},{self.base},{self.shift}>"
+
+
+def swizzle_expr(sw: Swizzle, e: Expr) -> Expr:
+    """The swizzle of the non-negative offset ``e``, exactly, bit by bit (see the module
+    docstring)."""
+    terms: list[Expr] = [e]
+    for z, y in sw.bit_pairs():
+        bz = FloorDiv(e, 1 << z) if z else e
+        by = FloorDiv(e, 1 << y)
+        terms.append(scale(1 << z, Mod(add([bz, by]), 2)))
+        terms.append(scale(-(1 << z), Mod(bz, 2)))
+    return add(terms)
+
+
+@dataclass(frozen=True, slots=True)
+class ComposedLayout:
+    """``outer o offset o inner``: ``c -> outer(offset + inner(c))`` (CuTe's
+    ``ComposedLayout``). ``outer`` is a :class:`Swizzle` or a :class:`Layout`."""
+
+    outer: Swizzle | Layout
+    offset: int
+    inner: Layout
+
+    def __post_init__(self) -> None:
+        if not is_int(self.offset):
+            raise MapError(f"a composed layout's offset is an int, got {self.offset!r}")
+
+    @property
+    def shape(self) -> object:
+        return self.inner.shape
+
+    def __call__(self, *crd: Coord) -> int:
+        return self.outer(self.offset + self.inner(*crd))
+
+    def __getitem__(self, i: int) -> ComposedLayout:
+        return ComposedLayout(self.outer, self.offset, self.inner[i])
+
+    def __len__(self) -> int:
+        return rank(self.inner.shape)
+
+    def modes(self) -> Iterator[ComposedLayout]:
+        return (self[i] for i in range(len(self)))
+
+    def __str__(self) -> str:
+        middle = f" o {self.offset}" if self.offset else ""
+        return f"{self.outer}{middle} o {self.inner}"
+
+
+def composed_values(layout: Layout | ComposedLayout, index: np.ndarray | None = None
+                    ) -> np.ndarray:
+    """The offsets of ``layout`` at the 1-D indices ``index`` (default: all of them)."""
+    inner = layout.inner if isinstance(layout, ComposedLayout) else layout
+    index = np.arange(size(inner), dtype=np.int64) if index is None else index
+    values = evaluate_layout(inner, index)
+    if not isinstance(layout, ComposedLayout):
+        return values
+    values = values + layout.offset
+    if isinstance(layout.outer, Swizzle):
+        if (values < 0).any():
+            raise MapError(f"{layout}: a swizzle of a negative offset")
+        return layout.outer.apply(values)
+    return evaluate_layout(layout.outer, values)
+
+
+def parse_any_layout(text: str) -> Layout | ComposedLayout:
+    """A ``shape:stride`` layout, or a composed one: ``Sw<B,M,S> o (shape):(stride)``,
+    ``Sw<B,M,S> o OFFSET o (shape):(stride)`` (``_0`` as CuTe prints it is accepted), or
+    ``LAYOUT o LAYOUT``."""
+    parts = _split_o(text)
+    if len(parts) == 1:
+        return _layout_part(text, *parts[0])
+    if len(parts) not in (2, 3):
+        raise ParseError("a composed layout is OUTER o [OFFSET o] INNER", text, parts[3][1])
+    outer_text, outer_at = parts[0]
+    match = _SWIZZLE.fullmatch(outer_text)
+    if match is not None:
+        try:
+            outer: Swizzle | Layout = Swizzle(*(int(g) for g in match.groups()))
+        except MapError as e:
+            indent = len(outer_text) - len(outer_text.lstrip())
+            raise ParseError(str(e), text, outer_at + indent) from None
+    else:
+        outer = _layout_part(text, outer_text, outer_at)
+    offset = 0
+    if len(parts) == 3:
+        offset = _offset_part(text, *parts[1])
+    inner = _layout_part(text, *parts[-1])
+    return ComposedLayout(outer, offset, inner)
+
+
+def _split_o(text: str) -> list[tuple[str, int]]:
+    """The pieces between the composition operators `` o `` (outside brackets), each with
+    its start offset."""
+    pieces: list[tuple[str, int]] = []
+    level = 0
+    start = 0
+    i = 0
+    while i < len(text):
+        c = text[i]
+        level += c in "(<"
+        level -= c in ")>"
+        if (level == 0 and c == "o" and (i == 0 or text[i - 1].isspace())
+                and (i + 1 == len(text) or text[i + 1].isspace())):
+            pieces.append((text[start:i], start))
+            start = i + 1
+        i += 1
+    pieces.append((text[start:], start))
+    return pieces
+
+
+def _layout_part(text: str, piece: str, at: int) -> Layout:
+    try:
+        return parse_layout(piece)
+    except ParseError as e:
+        raise ParseError(e.message, text, at + e.offset) from None
+
+
+def _offset_part(text: str, piece: str, at: int) -> int:
+    parser = _Parser(piece)
+    try:
+        value = parser.integer()
+        parser.expect_end()
+    except ParseError as e:
+        raise ParseError(f"expected an integer offset: {e.message}", text,
+                         at + e.offset) from None
+    return value
+

@@ -1,0 +1,89 @@
+"""What the deciding procedures share: the Presburger test, the time budget, progress."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+from symidx.errors import Undecided
+from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod
+from symidx.indexing_map import IndexingMap
+
+Progress = Callable[[str], None]
+"""Told, in a few words, what a procedure is about to do (e.g. for a progress line)."""
+
+
+def non_presburger_reason(*maps: IndexingMap) -> str | None:
+    """Why these maps leave Presburger arithmetic (a product of variables, a power, a
+    division or modulus by a non-constant), or None if every result and constraint is
+    built from ``+``, ``*`` by constants, ``floordiv``/``mod``/``ceildiv`` by constants,
+    ``min`` and ``max`` -- the maps an exact procedure decides."""
+    for m in maps:
+        if m.is_known_empty or m.is_undefined:
+            continue
+        for e in (*m.results, *(c for c, _ in m.constraints)):
+            bad = _first_non_presburger(e)
+            if bad is not None:
+                from symidx.syntax import print_expr
+
+                text = print_expr(bad, dict(zip(m.all_vars, m.display_names())), "xla")
+                return f"{text} is not Presburger arithmetic ({_why(bad)})"
+    return None
+
+
+def _first_non_presburger(e: Expr) -> Expr | None:
+    for node in _nodes(e):
+        if node.is_Mul and sum(not a.is_Integer for a in node.args) > 1:
+            return node
+        if node.is_Pow:
+            return node
+        if isinstance(node, (FloorDiv, Mod, CeilDiv)) and not node.args[1].is_Integer:
+            return node
+        if not (node.is_Integer or node.is_Symbol or node.is_Add or node.is_Mul
+                or isinstance(node, (FloorDiv, Mod, CeilDiv, Min, Max))):
+            return node
+    return None
+
+
+def _why(node: Expr) -> str:
+    if node.is_Mul or node.is_Pow:
+        return "a product of variables"
+    if isinstance(node, (FloorDiv, Mod, CeilDiv)):
+        return "a division by a non-constant"
+    return "an unsupported operation"
+
+
+def _nodes(e: Expr) -> Iterator[Expr]:
+    """Every distinct sub-expression once (maps share most of their structure)."""
+    stack, seen = [e], {e}
+    while stack:
+        node = stack.pop()
+        yield node
+        for a in node.args:
+            if a not in seen:
+                seen.add(a)
+                stack.append(a)
+
+
+class Deadline:
+    """A time budget in seconds, started on construction."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        return self.end - time.monotonic()
+
+    def check(self, doing: str) -> None:
+        """Raise :class:`Undecided` if the budget is spent."""
+        if self.remaining() <= 0:
+            raise Undecided(f"out of time ({self.seconds:g} s) while {doing}")
+
+
+def box_size(bounds: tuple) -> int:
+    """How many integer points a box of intervals holds."""
+    size = 1
+    for b in bounds:
+        size *= b.size
+    return size

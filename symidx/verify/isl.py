@@ -1,0 +1,135 @@
+"""Maps as isl integer relations (islpy), and equality decided by isl.
+
+isl implements Presburger arithmetic exactly: a map becomes the relation
+``{ [d...] -> [o...] : exists s..., rt... : o = results and the domain }`` (range and
+runtime variables existentially quantified), and two relations are equal or isl gives a
+point of their difference.
+
+islpy is optional: ``pip install 'symidx[isl]'``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from symidx.errors import MapError, SymidxError, Undecided
+from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod
+from symidx.indexing_map import IndexingMap
+from symidx.verify.common import non_presburger_reason
+from symidx.verify.enumeration import image_at
+from symidx.verify.verdict import Verdict
+
+__all__ = ["has_isl", "isl_module", "isl_text", "isl_expr", "decide_by_isl"]
+
+
+def has_isl() -> bool:
+    """Is islpy (the ``isl`` extra) importable?"""
+    try:
+        import islpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def isl_module() -> Any:
+    """The islpy module, or :class:`Undecided` naming the extra to install."""
+    try:
+        import islpy
+    except ImportError:
+        raise Undecided("islpy is not installed (pip install 'symidx[isl]')") from None
+    return islpy
+
+
+def isl_text(m: IndexingMap) -> str:
+    """The map as isl text: dimension variables ``d0...``, outputs ``o0...``, range
+    variables ``s0...`` and runtime variables ``r0...`` existentially quantified."""
+    if m.is_undefined:
+        raise MapError("an UNDEFINED map has no relation")
+    reason = non_presburger_reason(m)
+    if reason is not None:
+        raise Undecided(f"isl works in Presburger arithmetic: {reason}")
+    return _text(m)
+
+
+def _text(m: IndexingMap) -> str:
+    """:func:`isl_text` of a defined map already known to be Presburger."""
+    dims = [f"d{i}" for i in range(m.num_dims)]
+    ranges = [f"s{j}" for j in range(m.num_ranges)]
+    rts = [f"r{k}" for k in range(m.num_rts)]
+    hidden = ranges + rts
+    outs = [f"o{i}" for i in range(m.num_results)]
+    space = f"[{', '.join(dims)}] -> [{', '.join(outs)}]"
+    if m.is_known_empty:
+        return f"{{ {space} : false }}"
+    names = dict(zip(m.all_vars, dims + ranges + rts))
+    memo: dict[Expr, str] = {}
+    parts = [f"{o} = {isl_expr(e, names, memo)}" for o, e in zip(outs, m.results)]
+    parts += [f"{b.lo} <= {names[v]} <= {b.hi}" for v, b in zip(m.all_vars, m.all_bounds)]
+    parts += [f"{iv.lo} <= {isl_expr(c, names, memo)} <= {iv.hi}" for c, iv in m.constraints]
+    body = " and ".join(parts) or "true"
+    if hidden:
+        body = f"exists ({', '.join(hidden)} : {body})"
+    return f"{{ {space} : {body} }}"
+
+
+def isl_expr(e: Expr, names: dict[Any, str], memo: dict[Expr, str] | None = None) -> str:
+    """A quasi-affine expression in isl's syntax. isl's ``floor``, ``ceil`` and ``mod`` take
+    positive divisors (``mod`` then has floor semantics, as ours); a negative divisor is
+    the positive one applied to ``-x``: ``floor(x / -c) = floor(-x / c)``, and
+    ``x mod -c = -((-x) mod c)``. ``memo`` keeps the text of shared sub-expressions."""
+    if memo is None:
+        memo = {}
+    got = memo.get(e)
+    if got is None:
+        got = memo[e] = _isl_expr(e, names, memo)
+    return got
+
+
+def _isl_expr(e: Expr, names: dict[Any, str], memo: dict[Expr, str]) -> str:
+    if e.is_Integer:
+        return str(int(e))
+    if e.is_Symbol:
+        return names[e]
+    if isinstance(e, (FloorDiv, Mod, CeilDiv)):
+        x, c = isl_expr(e.args[0], names, memo), int(e.args[1])
+        if c < 0:  # the same operation on -x by -c (negated for mod)
+            x, c = f"(-{x})", -c
+            if isinstance(e, Mod):
+                return f"(-({x} mod {c}))"
+        if isinstance(e, Mod):
+            return f"({x} mod {c})"
+        return f"{'floor' if isinstance(e, FloorDiv) else 'ceil'}({x} / {c})"
+    args = [isl_expr(a, names, memo) for a in e.args]
+    if e.is_Add:
+        return "(" + " + ".join(args) + ")"
+    if e.is_Mul:
+        return "(" + " * ".join(args) + ")"
+    if isinstance(e, (Min, Max)):
+        return f"{'min' if isinstance(e, Min) else 'max'}({args[0]}, {args[1]})"
+    raise Undecided(f"isl has no form for {e}")
+
+
+def read_map(isl: Any, text: str) -> Any:
+    """isl's map for the text (isl normalises it while reading)."""
+    try:
+        return isl.Map(text)
+    except isl.Error as e:  # a translation isl rejects: a bug of ours, said plainly
+        raise SymidxError(f"isl rejected the translation {text!r}: {e}") from None
+
+
+def decide_by_isl(a: IndexingMap, b: IndexingMap, checked: bool = False) -> Verdict:
+    """Equality of two defined maps of the same arity (either may be known empty): equal,
+    or a (source, target) pair in one and not the other (isl's sample of the difference;
+    its lexicographic minimum can cost seconds). ``checked``: the maps are known to be
+    Presburger (:func:`~symidx.verify.common.non_presburger_reason` said None)."""
+    isl = isl_module()
+    text = _text if checked else isl_text
+    ia, ib = read_map(isl, text(a)), read_map(isl, text(b))
+    if ia.is_equal(ib):
+        return Verdict(True, "isl")
+    extra = ia.subtract(ib) if not ia.is_subset(ib) else ib.subtract(ia)
+    first = extra.wrap().sample_point()
+    values = [first.get_coordinate_val(isl.dim_type.set, i).to_python()
+              for i in range(first.get_space().dim(isl.dim_type.set))]
+    point = tuple(values[:b.num_dims if a.is_known_empty else a.num_dims])
+    return Verdict(False, "isl", point, image_at(a, point), image_at(b, point))

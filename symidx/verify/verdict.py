@@ -1,0 +1,52 @@
+"""The answer of an equality check, and how it prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+Point = tuple[int, ...]
+Image = frozenset[Point]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What :func:`symidx.verify.decide` found: ``equal``, the ``method`` that decided
+    (``identical``, ``exhaustive``, ``z3 proof``/``z3``, ``isl``, ``shape``, ...), and for
+    different maps a source ``point`` and each map's image there (``None``: too large to
+    list), or a ``reason`` when no single point shows the difference."""
+
+    equal: bool
+    method: str
+    point: Point | None = None
+    left: Image | None = None
+    right: Image | None = None
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.equal
+
+    def describe(self) -> str:
+        """``equal (<method>)``, or ``different at <point>: <A's image> vs <B's image>``."""
+        if self.equal:
+            return f"equal ({self.method})"
+        if self.point is None:
+            return f"different: {self.reason}"
+        return (f"different at {tuple_text(self.point)}: {image_text(self.left)} vs "
+                f"{image_text(self.right)}")
+
+
+def tuple_text(t: Point) -> str:
+    return "(" + ", ".join(str(v) for v in t) + ")"
+
+
+def image_text(image: Image | None) -> str:
+    """An image as the message shows it: one tuple, a set of up to four, or a phrase."""
+    if image is None:
+        return "(an image too large to list)"
+    if not image:
+        return "outside the domain"
+    items = sorted(image)
+    if len(items) == 1:
+        return tuple_text(items[0])
+    shown = ", ".join(tuple_text(t) for t in items[:4])
+    return "{" + shown + (", ..." if len(items) > 4 else "") + "}"

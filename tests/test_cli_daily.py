@@ -1,0 +1,127 @@
+"""The command line for daily use: --version, subcommand usage, batch mode, a reader that
+stops early, progress only on a terminal, and start-up without the heavy libraries."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from symidx.cli import main
+from symidx.cli.batch import answer
+from symidx.cli.progress import Progress
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = str(Path(__file__).parent / "data" / "tiny_slice.hlo")
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_version() -> None:
+    import symidx
+
+    code, out, _ = run("--version")
+    assert code == 0 and out.strip() == f"symidx {symidx.__version__}"
+
+
+def test_a_subcommand_usage_error_shows_that_subcommand_usage() -> None:
+    code, out, err = run("maps", TINY, "--output", "x")
+    assert code == 2 and out == ""
+    assert err.startswith("usage: symidx maps ")
+    assert "argument --output: expected a number or 'all', found 'x'" in err
+    code, _, err = run("simplify")
+    assert code == 2 and err.startswith("usage: symidx simplify ")
+
+
+def test_batch_answers_each_line() -> None:
+    simplified = answer(json.dumps({"id": 7, "args": [
+        "simplify", "(d0) -> (d0 mod 8), domain: d0 in [0, 7]", "--style", "xla"]}))
+    assert simplified == {"id": 7, "exit": 0, "stderr": "",
+                          "stdout": "(d0) -> (d0), domain: d0 in [0, 7]\n"}
+    maps = answer(json.dumps({"args": ["maps", TINY, "--format", "json"]}))
+    assert maps["exit"] == 0 and maps["result"]["schema"] == "symidx.maps/1"
+    assert maps["result"]["operands"][0]["maps"][0]["results"] == ["d0 * 2 + 1"]
+    assert answer("not json")["exit"] == 2
+    assert answer(json.dumps({"args": "maps"}))["exit"] == 2
+    assert answer(json.dumps({"args": ["batch"]}))["stderr"] == "batch does not nest"
+    missing = answer(json.dumps({"id": "m", "args": ["maps", "/nowhere.hlo"]}))
+    assert missing["exit"] == 2 and "cannot read /nowhere.hlo" in missing["stderr"]
+
+
+def test_batch_reads_stdin_lines(monkeypatch) -> None:
+    lines = [json.dumps({"id": k, "args": ["format", f"(d0) -> (d0 + {k}), domain: d0 in [0, 3]"]})
+             for k in range(3)]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines + [""]) + "\n"))
+    code, out, _ = run("batch")
+    replies = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [r["id"] for r in replies] == [0, 1, 2]
+    assert all(r["exit"] == 0 for r in replies)
+
+
+def test_a_reader_that_stops_early_leaves_no_traceback() -> None:
+    sample = str(ROOT / "tests" / "data" / "hlo" / "attention.compiled.hlo")
+    command = [sys.executable, "-m", "symidx", "maps", sample, "--all", "--explain"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # as `| head -1` does
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert first.startswith(b"fusion ")
+    assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_only_on_a_terminal() -> None:
+    quiet = io.StringIO()
+    shown = Progress("work", delay=0, stream=quiet)
+    for k in range(1, 4):
+        shown(k, 3)
+    assert quiet.getvalue() == ""
+    terminal = _Terminal()
+    bar = Progress("work", delay=0, stream=terminal)
+    for k in range(1, 4):
+        bar(k, 3, "output")
+    assert "work" in terminal.getvalue()
+    late = _Terminal()
+    waits = Progress("work", delay=60, stream=late)
+    waits(1, 3)
+    assert late.getvalue() == ""
+
+
+def test_help_and_argument_errors_load_no_heavy_library() -> None:
+    probe = ("import sys, contextlib, io\n"
+             "from symidx.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()), "
+             "contextlib.redirect_stderr(io.StringIO()):\n"
+             "    main(['--help']); main(['maps', '--output', 'x']); main(['frob'])\n"
+             "print(sorted(m for m in ('sympy', 'numpy', 'networkx', 'z3', 'matplotlib')"
+             " if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_a_missing_extra_is_named_before_the_work(monkeypatch, tmp_path) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    code, out, err = run("layout", "(4,8):(8,1)", "--png", str(tmp_path / "x.png"))
+    assert code == 2 and out == ""
+    assert "--png needs matplotlib, which is not installed: pip install 'symidx[plot]'" in err
+    code, out, err = run("bench", "--case", "compose", "--png", str(tmp_path / "b.png"))
+    assert code == 2 and out == "" and "pip install 'symidx[plot]'" in err
