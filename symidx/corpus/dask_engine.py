@@ -20,6 +20,7 @@ import contextlib
 import logging
 import time
 import uuid
+import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -45,7 +46,9 @@ def local_cluster(jobs: int | None) -> Any:
     distributed = require("distributed", "dask")
     from symidx.corpus.local import default_jobs
 
-    with dask.config.set(LOCAL_SETTINGS):
+    with dask.config.set(LOCAL_SETTINGS), warnings.catch_warnings():
+        # No dashboard; its HTTP server says so when the default port is taken.
+        warnings.filterwarnings("ignore", message="Port .* is already in use")
         return distributed.LocalCluster(n_workers=jobs or default_jobs(), threads_per_worker=1,
                                         processes=True, dashboard_address=None,
                                         silence_logs=logging.CRITICAL)
