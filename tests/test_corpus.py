@@ -32,7 +32,7 @@ from symidx.corpus.results import ResultsFile
 from symidx.corpus.summary import Summary, error_kind
 from symidx.errors import SymidxError
 
-LIT = DATA / "lit_split.hlo"
+LIT = DATA / "lit_split.txt"
 
 
 def lit_records() -> dict[int, dict]:
@@ -181,7 +181,7 @@ def test_a_missing_computation_is_an_error_of_that_module() -> None:
 
 def test_a_run_writes_one_record_per_module_and_resume_skips_them(tmp_path: Path) -> None:
     inputs = examples_copy(tmp_path / "in")
-    shutil.copy(LIT, inputs / "lit_split.hlo")
+    shutil.copy(LIT, inputs / "lit_split.txt")
     out = tmp_path / "r.jsonl"
     code, stdout, err = corpus(str(inputs), "--out", str(out), "--jobs", "2")
     assert code == 0 and stdout == ""
@@ -319,7 +319,7 @@ def test_the_summary_counts_statuses_errors_and_ops() -> None:
 def test_the_report_has_the_plot_and_the_tables(tmp_path: Path, suffix: str) -> None:
     pytest.importorskip("matplotlib")
     inputs = examples_copy(tmp_path / "in", ("mlp", "maxpool"))
-    shutil.copy(LIT, inputs / "lit_split.hlo")
+    shutil.copy(LIT, inputs / "lit_split.txt")
     report = tmp_path / f"report{suffix}"
     code, _, err = corpus(str(inputs), "--out", str(tmp_path / "r.jsonl"), "--report",
                           str(report))

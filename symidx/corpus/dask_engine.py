@@ -27,6 +27,7 @@ from typing import Any
 from symidx.corpus.engines import require
 from symidx.corpus.record import Options, analyse, failure_record
 from symidx.corpus.sources import Task
+from symidx.errors import SymidxError
 
 __all__ = ["run_dask", "local_cluster"]
 
@@ -59,7 +60,12 @@ def run_dask(tasks: Iterable[Task], options: Options, jobs: int | None,
     """The records of ``tasks`` as they complete (see the module docstring)."""
     distributed = require("distributed", "dask")
     cluster = None if address is not None else local_cluster(jobs)
-    client = distributed.Client(address if cluster is None else cluster)
+    try:
+        client = distributed.Client(address if cluster is None else cluster, timeout=30)
+    except (OSError, TimeoutError) as e:
+        if cluster is not None:
+            cluster.close()
+        raise SymidxError(f"cannot reach the Dask scheduler at {address}: {e}") from None
     in_flight: dict[Any, tuple[Task, float]] = {}
     try:
         client.run(_warm)
@@ -116,7 +122,10 @@ def _outcome(future: Any, task: Task, options: Options) -> dict[str, Any]:
     if future.status == "finished":
         record: dict[str, Any] = future.result()
         return record
-    error = future.exception()
+    try:
+        error = future.exception()
+    except Exception as e:  # noqa: BLE001 - cancelled by someone else: recorded as such
+        error = e
     if type(error).__name__ == "KilledWorker":
         return failure_record(task, options, "error", "the worker process died")
     first = (str(error).strip().splitlines() or [""])[0]

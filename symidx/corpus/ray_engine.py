@@ -21,6 +21,7 @@ from typing import Any
 from symidx.corpus.engines import require
 from symidx.corpus.record import Options, analyse, failure_record
 from symidx.corpus.sources import Task
+from symidx.errors import SymidxError
 
 __all__ = ["run_ray", "start_local"]
 
@@ -38,7 +39,10 @@ def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: 
     ray = require("ray", "ray")
     started = not ray.is_initialized()
     if started and address is not None:
-        ray.init(address=address, log_to_driver=False, logging_level=logging.CRITICAL)
+        try:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.CRITICAL)
+        except (ConnectionError, ValueError, RuntimeError) as e:
+            raise SymidxError(f"cannot join the Ray cluster at {address}: {e}") from None
     elif started:
         start_local(jobs)
     in_flight: dict[Any, tuple[Task, float]] = {}

@@ -50,6 +50,8 @@ def run_corpus(paths: Sequence[str], out: str, options: Options, *, engine_name:
             ready(stats)
         if not todo:
             return stats
+        if jobs is not None:
+            jobs = min(jobs, len(todo))
         repeats = {(r.file, r.index): r.duplicates for r in todo if r.duplicates}
         for done, record in enumerate(run(TaskReader().tasks(todo), options, jobs, timeout,
                                           address), 1):
