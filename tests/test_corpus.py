@@ -373,3 +373,16 @@ def test_timing_fields_are_the_only_ones_that_vary() -> None:
     first, second = lit_records(), lit_records()
     assert by_place(list(first.values())) == by_place(list(second.values()))
     assert all(first[0][k] is not None for k in TIMING)
+
+
+def test_a_ray_address_where_nothing_listens_fails_at_once() -> None:
+    import socket
+
+    from symidx.corpus.ray_engine import _check_reachable
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(SymidxError, match=f"cannot join the Ray cluster at 127.0.0.1:{port}"):
+        _check_reachable(f"127.0.0.1:{port}")
+    _check_reachable("auto")  # left to Ray

@@ -22,11 +22,15 @@ from typing import Any
 
 from symidx.corpus.record import Options, analyse, failure_record
 from symidx.corpus.sources import Task
+from symidx.errors import SymidxError
 
 __all__ = ["run_local", "default_jobs"]
 
 #: How long a worker that was asked to stop may take before it is killed.
 _GRACE = 5.0
+#: How long a new worker may take to say it is ready.
+_START = 120.0
+_READY = "ready"
 
 
 def default_jobs() -> int:
@@ -88,11 +92,23 @@ class _Worker:
         self._start()
 
     def _start(self) -> None:
+        """A new process, once it says it is ready (so that its start-up never counts in
+        a module's time); an error if it dies first."""
         self.conn, child = self.context.Pipe()
         self.process = self.context.Process(target=_serve, args=(child, self.options),
                                             name="symidx-corpus-worker", daemon=True)
         self.process.start()
         child.close()
+        try:
+            ready = self.conn.poll(_START) and self.conn.recv() == _READY
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
+            self._kill()
+            raise SymidxError(f"a worker process could not start "
+                              f"({_how_it_ended(self.process.exitcode)}); a script that runs "
+                              f"symidx.corpus must guard its main code with "
+                              f"if __name__ == '__main__', as multiprocessing requires")
 
     def give(self, task: Task) -> None:
         self.task, self.started = task, time.monotonic()
@@ -162,6 +178,7 @@ def _serve(conn: Connection, options: Options) -> None:
     """A worker's loop: a record for each task received, until told to stop (None) or the
     pipe closes. Interrupts are the driver's to handle: it stops the workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    conn.send(_READY)
     while True:
         try:
             task = conn.recv()

@@ -14,6 +14,7 @@ a task whose worker dies is not retried (``max_retries=0``) and is recorded as `
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -39,6 +40,7 @@ def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: 
     ray = require("ray", "ray")
     started = not ray.is_initialized()
     if started and address is not None:
+        _check_reachable(address)
         try:
             ray.init(address=address, log_to_driver=False, logging_level=logging.CRITICAL)
         except (ConnectionError, ValueError, RuntimeError) as e:
@@ -76,6 +78,19 @@ def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: 
             ray.cancel(ref, force=True)
         if started:
             ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """Fail at once, naming ``address``, when nothing listens there (Ray itself would retry
+    for minutes). ``auto`` and other forms without a port are left to Ray."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as e:
+        raise SymidxError(f"cannot join the Ray cluster at {address}: "
+                          f"{e.strerror or e}") from None
 
 
 def _outcome(ray: Any, ref: Any, task: Task, options: Options) -> dict[str, Any]:
