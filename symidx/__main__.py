@@ -2,4 +2,5 @@
 
 from symidx.cli import main_entry
 
-main_entry()
+if __name__ == "__main__":  # not when a worker process imports the main module
+    main_entry()

@@ -27,6 +27,7 @@ class Progress:
         self.last = 0.0
         self.bar: Any = None
         self.shown = False
+        self.width = 0
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
 
     def __call__(self, done: int, total: int, what: str | None = None) -> None:
@@ -43,8 +44,10 @@ class Progress:
             self.bar.refresh()
         elif now - self.last >= 0.2 or done == total:
             self.last = now
-            print(f"\r{self.description}: {what or self.unit} {done} of {total} "
-                  f"({now - self.start:.0f} s)", end="", file=self.stream, flush=True)
+            line = (f"{self.description}: {what or self.unit} {done} of {total} "
+                    f"({_pace(done, total, now - self.start)})")
+            print(f"\r{line.ljust(self.width)}", end="", file=self.stream, flush=True)
+            self.width = len(line)
         self.shown = True
         if done == total:
             self.close()
@@ -64,3 +67,22 @@ class Progress:
         elif self.shown and self.enabled:
             print(file=self.stream, flush=True)
         self.enabled = False
+
+
+def _pace(done: int, total: int, elapsed: float) -> str:
+    """``12 s, 3.4/s, 25 s left``: time so far, rate and an estimate of the time left
+    (once there is a rate to go by)."""
+    text = f"{elapsed:.0f} s"
+    if done and elapsed > 0:
+        rate = done / elapsed
+        shown = f"{rate:.0f}" if rate >= 100 else f"{rate:.3g}"
+        text += f", {shown}/s, {_duration((total - done) / rate)} left"
+    return text
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,159 @@
+"""symidx corpus: analyse many modules, one JSON record each, resumable, on a pool of warm
+processes or a Ray or Dask cluster.
+
+PATH is a file, a folder (searched recursively for *.hlo, *.txt and *.hlo.gz) or a glob.
+A file holding several modules split by '// -----' lines (XLA's lit tests) gives one
+module per section, numbered from 0 (FILE#K). Each module is analysed as `symidx maps
+FILE --all` does (every fusion), or with --computation NAME as `symidx maps FILE
+--computation NAME` does, and one line of JSON is appended to RESULTS for it (schema
+symidx.corpus/1, docs/corpus.md): its SHA-256, file, status (ok, parse-error, error,
+timeout), message with location, parse and analysis seconds, counts, unsupported and
+opaque ops, and with --maps the symidx.maps/1 document itself.
+
+Records are written and flushed as they arrive: a run that is stopped loses only the
+modules in flight, and --resume carries on, skipping every module whose SHA-256 is
+already in RESULTS. At the end a summary goes to stderr; --report writes it as Markdown
+or HTML with a plot of analysis time against module size (needs matplotlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import time
+from typing import TYPE_CHECKING
+
+from symidx.cli.common import UsageError
+from symidx.errors import SymidxError
+
+if TYPE_CHECKING:
+    from symidx.corpus import RunStats
+
+#: The engines, and the module and extra each needs.
+ENGINES = {"local": None, "ray": ("ray", "ray"), "dask": ("distributed", "dask")}
+#: The test-only hook (``PATH.py:FUNCTION``), from the environment: see
+#: :class:`symidx.corpus.record.Options`.
+HOOK_VARIABLE = "SYMIDX_CORPUS_TEST_HOOK"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("corpus", help="analyse many modules into a JSON-lines results file "
+                                      "(resumable; local processes, Ray or Dask)",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, folders or globs")
+    p.add_argument("--out", required=True, metavar="RESULTS.jsonl",
+                   help="the results file: one JSON record per module")
+    p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+                   help="modules analysed at once (default: local, the processors here; "
+                        "ray and dask, the cluster's)")
+    p.add_argument("--engine", choices=tuple(ENGINES), default="local",
+                   help="local: a pool of processes here (default); ray, dask: a cluster "
+                        "(extras symidx[ray], symidx[dask])")
+    p.add_argument("--address", metavar="ADDR",
+                   help="ray: the cluster to join (auto, HOST:PORT, ray://HOST:PORT); dask: "
+                        "the scheduler (tcp://HOST:8786); default: a local cluster for the "
+                        "run")
+    p.add_argument("--timeout", type=_seconds, default=300.0, metavar="S",
+                   help="seconds a module may take before its worker is stopped and it is "
+                        "recorded as timeout (default 300; 0: no limit)")
+    p.add_argument("--resume", action="store_true",
+                   help="carry on a run: skip the modules already in RESULTS (without it, "
+                        "RESULTS must not hold records yet)")
+    p.add_argument("--direction", choices=("output-to-input", "input-to-output"),
+                   default="output-to-input")
+    p.add_argument("--computation", metavar="NAME",
+                   help="analyse computation NAME (ENTRY: the entry computation) whole, "
+                        "instead of every fusion")
+    p.add_argument("--maps", action="store_true",
+                   help="put the maps themselves in each record (the symidx.maps/1 document)")
+    p.add_argument("--report", metavar="FILE.html|FILE.md",
+                   help="write the summary with a plot of analysis time against module size "
+                        "(needs matplotlib: pip install 'symidx[plot]')")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    _check(args)
+    from symidx.cli.progress import Progress
+    from symidx.corpus import Options, Summary, run_corpus, write_report
+
+    options = Options(direction=args.direction, computation=args.computation, maps=args.maps,
+                      hook=os.environ.get(HOOK_VARIABLE) or None)
+    progress = Progress("corpus", unit="module")
+
+    def ready(stats: RunStats) -> None:
+        _announce(stats)
+        progress.start = time.monotonic()  # the rate is that of the analysis alone
+
+    try:
+        stats = run_corpus(args.paths, args.out, options, engine_name=args.engine,
+                           jobs=args.jobs, address=args.address,
+                           timeout=args.timeout or None, resume=args.resume,
+                           progress=progress, ready=ready)
+    except KeyboardInterrupt:
+        progress.close()
+        print(f"symidx: interrupted: {args.out} holds every module finished so far; "
+              f"--resume carries on", file=sys.stderr)
+        return 130
+    finally:
+        progress.close()
+    for message in stats.unreadable:
+        print(f"symidx: warning: {message} (skipped)", file=sys.stderr)
+    summary = Summary.of_file(args.out)
+    print(f"symidx: {stats.written} records written to {args.out}"
+          + (f", {stats.skipped} modules already there" if stats.skipped else ""),
+          file=sys.stderr)
+    print(summary.text(), file=sys.stderr)
+    if args.report:
+        write_report(summary, args.report, f"symidx corpus: {args.out}")
+        print(f"symidx: report written to {args.report}", file=sys.stderr)
+    return 0
+
+
+def _announce(stats: RunStats) -> None:
+    if stats.cut:
+        print(f"symidx: note: cut a partial last line ({stats.cut} bytes) off the results "
+              f"file: its module is done again", file=sys.stderr)
+    repeats = stats.modules - stats.distinct
+    print(f"symidx: {stats.modules} modules"
+          + (f" ({repeats} repeating another's text)" if repeats else "")
+          + (f", {stats.skipped} already recorded" if stats.skipped else "")
+          + f", {stats.distinct - stats.skipped} to analyse", file=sys.stderr)
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Usage errors found before any work starts."""
+    if args.address is not None and args.engine == "local":
+        raise UsageError("symidx corpus: --address is for --engine ray or dask")
+    needs = ENGINES[args.engine]
+    if needs is not None and importlib.util.find_spec(needs[0]) is None:
+        raise SymidxError(f"the {args.engine} engine needs {needs[0]}: "
+                          f"pip install 'symidx[{needs[1]}]'")
+    if args.report is not None:
+        if not args.report.endswith((".html", ".htm", ".md")):
+            raise UsageError("symidx corpus: --report writes FILE.html or FILE.md")
+        if importlib.util.find_spec("matplotlib") is None:
+            raise UsageError("symidx corpus: --report needs matplotlib: "
+                             "pip install 'symidx[plot]'")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number, found {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds (0: no limit), found {text!r}")
+    return value

@@ -1,0 +1,38 @@
+"""Corpus scale: many modules analysed by warm workers, one JSON record each, resumable.
+
+``symidx corpus PATH... --out RESULTS.jsonl`` (:mod:`symidx.cli.corpus`) is the front;
+the parts are:
+
+* :mod:`~symidx.corpus.sources` — files, folders and globs; files split into modules at
+  ``// -----`` lines; each module known by the SHA-256 of its text;
+* :mod:`~symidx.corpus.record` — the work of one module (:func:`analyse`): a record of
+  the schema ``symidx.corpus/1`` (``docs/corpus.md``, ``symidx/schemas/corpus-1.json``);
+* :mod:`~symidx.corpus.engines` — who does the work: ``local`` (a pool of warm processes
+  with a time limit per module), ``ray`` and ``dask`` (extras of the same names);
+* :mod:`~symidx.corpus.results` — the results file, appended and flushed per record, read
+  back to resume;
+* :mod:`~symidx.corpus.run` — the run from end to end (:func:`run_corpus`);
+* :mod:`~symidx.corpus.summary` — the summary and the report.
+"""
+
+from symidx.corpus.record import SCHEMA, STATUSES, Options, analyse
+from symidx.corpus.run import RunStats, run_corpus
+from symidx.corpus.sources import ModuleRef, Section, Task, find_files, scan, split_sections
+from symidx.corpus.summary import Summary, write_report
+
+__all__ = [
+    "SCHEMA",
+    "STATUSES",
+    "Options",
+    "analyse",
+    "RunStats",
+    "run_corpus",
+    "ModuleRef",
+    "Section",
+    "Task",
+    "find_files",
+    "scan",
+    "split_sections",
+    "Summary",
+    "write_report",
+]

@@ -1,0 +1,202 @@
+"""The work of one module, as every engine runs it: parse, analyse, and describe the outcome
+as one JSON record of the schema ``symidx.corpus/1`` (``docs/corpus.md``; the JSON Schema is
+``symidx/schemas/corpus-1.json``).
+
+:func:`analyse` is a pure function of the module's text and the :class:`Options` (timing
+fields aside), so that the local pool, Ray and Dask give the same records. It never raises
+for a bad module: a parse failure is status ``parse-error``, a failure of the analysis
+(an instruction XLA's verifier rejects, located; an internal error, named) is ``error``.
+The engines add the two outcomes a worker cannot report itself: ``timeout`` and a worker
+that died (:func:`failure_record`).
+
+This module imports the analysis at its top, so that a worker process that imports it once
+is warm for every module it is given.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from symidx.analysis import (
+    computation_maps,
+    find_computation,
+    module_fusion_maps,
+)
+from symidx.cli import render
+from symidx.corpus.sources import Task, sha256_of
+from symidx.errors import ParseError, SymidxError
+from symidx.fusion import Analysis
+from symidx.hlo import HloModule, parse_hlo
+from symidx.hlo.leaves import leaf_count
+from symidx.hlo.validate import violations
+from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
+
+__all__ = ["SCHEMA", "STATUSES", "Options", "analyse", "failure_record", "duplicate_record"]
+
+#: The name and version of a corpus record.
+SCHEMA = "symidx.corpus/1"
+#: Every status a record can have.
+STATUSES = ("ok", "parse-error", "error", "timeout")
+#: How many of a module's verifier warnings a record quotes (``counts.invalid`` has them all).
+WARNINGS_QUOTED = 10
+
+
+@dataclass(frozen=True)
+class Options:
+    """What is asked of every module.
+
+    ``computation`` None: every fusion (as ``symidx maps --all``); a name (``ENTRY``: the
+    entry computation): that computation analysed whole (as ``symidx maps --computation``:
+    output 0 to every parameter, or parameter 0 to every output input-to-output).
+    ``maps``: put the ``symidx.maps/1`` document in the record. ``hook``: for tests only,
+    ``PATH.py:FUNCTION`` called with each :class:`~symidx.corpus.sources.Task` before it is
+    analysed (to make a worker hang or crash)."""
+
+    direction: str = "output-to-input"
+    computation: str | None = None
+    maps: bool = False
+    hook: str | None = None
+
+
+def analyse(task: Task, options: Options) -> dict[str, Any]:
+    """The record of one module (see the module docstring)."""
+    record = _base(task, options)
+    if options.hook is not None:
+        _hook(options.hook)(task)
+    start = time.perf_counter()
+    try:
+        module = parse_hlo("\n" * (task.line - 1) + task.text, source=task.file, validate=False)
+    except (SymidxError, RecursionError) as e:
+        return _failed(record, "parse-error", _message(e), parse=time.perf_counter() - start)
+    except Exception as e:  # noqa: BLE001 - any other exception is a bug, recorded as such
+        return _failed(record, "error", _internal(e, "parsing"),
+                       parse=time.perf_counter() - start)
+    record["parse_seconds"] = _seconds(time.perf_counter() - start)
+    record["name"] = module.name or None
+    record["counts"] = _module_counts(module)
+    start = time.perf_counter()
+    try:
+        document = _document(module, options)
+        found = violations(module)
+    except (SymidxError, RecursionError) as e:
+        return _failed(record, "error", _message(e), analysis=time.perf_counter() - start)
+    except Exception as e:  # noqa: BLE001
+        return _failed(record, "error", _internal(e, "analysing"),
+                       analysis=time.perf_counter() - start)
+    record["analysis_seconds"] = _seconds(time.perf_counter() - start)
+    groups = list(_groups(document))
+    record["counts"].update(groups=len(groups), maps=sum(len(g["maps"]) for g in groups),
+                            invalid=len(found))
+    record["unsupported"] = _tally(g["unsupported"] for g in groups)
+    record["opaque"] = _tally(g["opaque"] for g in groups)
+    record["warnings"] = [str(e) for e in found[:WARNINGS_QUOTED]]
+    if options.maps:
+        record["maps"] = document
+    return record
+
+
+def failure_record(task: Task, options: Options, status: str, message: str) -> dict[str, Any]:
+    """The record of a module whose worker gave no answer: ``timeout``, or ``error`` when
+    the worker died."""
+    return _failed(_base(task, options), status, message)
+
+
+def duplicate_record(record: dict[str, Any], file: str, index: int, line: int
+                     ) -> dict[str, Any]:
+    """The record of the same module text standing at another place: ``record`` with that
+    place, and which record it repeats."""
+    return {**record, "file": file, "module": index, "line": line,
+            "duplicate_of": {"file": record["file"], "module": record["module"]}}
+
+
+def _base(task: Task, options: Options) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "schema": SCHEMA, "sha256": sha256_of(task.text), "file": task.file,
+        "module": task.index, "line": task.line, "name": None,
+        "bytes": len(task.text.encode("utf-8")), "status": "ok", "message": None,
+        "direction": options.direction, "computation": options.computation,
+        "parse_seconds": None, "analysis_seconds": None, "counts": None,
+        "unsupported": {}, "opaque": {}, "warnings": [], "maps": None, "duplicate_of": None,
+    }
+    return record
+
+
+def _failed(record: dict[str, Any], status: str, message: str, parse: float | None = None,
+            analysis: float | None = None) -> dict[str, Any]:
+    record["status"], record["message"] = status, message
+    if parse is not None:
+        record["parse_seconds"] = _seconds(parse)
+    if analysis is not None:
+        record["analysis_seconds"] = _seconds(analysis)
+    return record
+
+
+def _seconds(value: float) -> float:
+    return round(value, 6)
+
+
+def _message(error: BaseException) -> str:
+    if isinstance(error, RecursionError):
+        return "input nested too deeply"
+    if isinstance(error, ParseError):
+        return str(error)
+    return str(error) or type(error).__name__
+
+
+def _internal(error: Exception, doing: str) -> str:
+    return f"internal error while {doing}: {type(error).__name__}: {error}"
+
+
+def _module_counts(module: HloModule) -> dict[str, int]:
+    instructions = [i for c in module.computations.values() for i in c.instructions]
+    return {"computations": len(module.computations), "instructions": len(instructions),
+            "fusions": sum(i.opcode == "fusion" for i in instructions)}
+
+
+def _document(module: HloModule, options: Options) -> dict[str, Any]:
+    """The ``symidx.maps/1`` document ``symidx maps FILE --all`` (or ``--computation
+    NAME``) prints for the module, in ``options.direction``."""
+    direction: Direction = INPUT_TO_OUTPUT if options.direction == "input-to-output" \
+        else OUTPUT_TO_INPUT
+    analysis = Analysis(verify=True)
+    if options.computation is None:
+        found = module_fusion_maps(module, direction, analysis=analysis)
+        return render.fusions_document(module, direction, found)
+    comp = find_computation(module, options.computation)
+    backward = direction == OUTPUT_TO_INPUT
+    has_any = bool(leaf_count(comp.root.shape) if backward else comp.parameters)
+    first = 0 if has_any else None
+    records = computation_maps(comp, direction, output=first if backward else None,
+                               operand=None if backward else first, analysis=analysis)
+    return render.computations_document(module, direction, records)
+
+
+def _groups(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for entry in [*document.get("fusions", ()), *document.get("computations", ())]:
+        yield from entry["operands"]
+
+
+def _tally(values: Any) -> dict[str, int]:
+    return dict(sorted(Counter(v for v in values if v is not None).items()))
+
+
+_HOOKS: dict[str, Callable[[Task], None]] = {}
+
+
+def _hook(spec: str) -> Callable[[Task], None]:
+    """The function ``PATH.py:NAME`` (loaded once per process)."""
+    found = _HOOKS.get(spec)
+    if found is None:
+        path, _, name = spec.rpartition(":")
+        loader = importlib.util.spec_from_file_location("symidx_corpus_hook", path)
+        if loader is None or loader.loader is None:
+            raise SymidxError(f"cannot load the test hook {spec}")
+        module = importlib.util.module_from_spec(loader)
+        loader.loader.exec_module(module)
+        found = _HOOKS[spec] = getattr(module, name)
+    return found

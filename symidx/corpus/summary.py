@@ -1,0 +1,194 @@
+"""What a results file says, in a few lines: modules by status, the most common errors,
+unsupported and opaque ops by count, the slowest modules; and a report (Markdown or HTML)
+with a plot of analysis time against module size (matplotlib: ``symidx[plot]``).
+
+A :class:`Summary` is built by reading the records once (:meth:`Summary.of_file`); it
+keeps counters and the few slowest modules, plus one point per module for the plot, never
+the records themselves.
+"""
+
+from __future__ import annotations
+
+import base64
+import heapq
+import html
+import io
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from symidx.corpus.record import STATUSES
+from symidx.corpus.results import read_records
+
+__all__ = ["Summary", "error_kind", "write_report"]
+
+#: How many errors, ops and slowest modules the summary lists.
+SHOWN = 8
+
+_LOCATION = re.compile(r"^.*?line \d+, column \d+: ")
+_NAME = re.compile(r"%[\w.\-]+")
+
+
+def error_kind(message: str) -> str:
+    """A message without what differs between modules of the same kind of failure (the file,
+    line and column, instruction names), so that equal kinds count together."""
+    text = _NAME.sub("%…", _LOCATION.sub("", message))
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _label(record: dict[str, Any]) -> str:
+    return f"{record['file']}#{record['module']}"
+
+
+@dataclass
+class Summary:
+    """Counters over records (see the module docstring)."""
+
+    statuses: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+    unsupported: Counter[str] = field(default_factory=Counter)
+    opaque: Counter[str] = field(default_factory=Counter)
+    #: (seconds, label, bytes) of the slowest modules, as a min-heap.
+    slowest: list[tuple[float, str, int]] = field(default_factory=list)
+    #: (bytes, analysis seconds, status) per module whose analysis ran to an end (not
+    #: those that did not parse or timed out), for the plot.
+    points: list[tuple[int, float, str]] = field(default_factory=list)
+    duplicates: int = 0
+
+    @classmethod
+    def of_file(cls, path: str) -> Summary:
+        found = cls()
+        found.add_all(read_records(path))
+        return found
+
+    def add_all(self, records: Iterable[dict[str, Any]]) -> None:
+        for record in records:
+            self.add(record)
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.statuses[record["status"]] += 1
+        if record.get("duplicate_of") is not None:
+            self.duplicates += 1
+            return
+        if record["status"] != "ok":
+            self.errors[f"{record['status']}: {error_kind(record.get('message') or '')}"] += 1
+        self.unsupported.update(record.get("unsupported") or {})
+        self.opaque.update(record.get("opaque") or {})
+        seconds = (record.get("parse_seconds") or 0.0) + (record.get("analysis_seconds") or 0.0)
+        entry = (seconds, _label(record), record["bytes"])
+        if len(self.slowest) < SHOWN:
+            heapq.heappush(self.slowest, entry)
+        else:
+            heapq.heappushpop(self.slowest, entry)
+        if record.get("analysis_seconds") is not None:
+            self.points.append((record["bytes"], record["analysis_seconds"], record["status"]))
+
+    @property
+    def total(self) -> int:
+        return sum(self.statuses.values())
+
+    def text(self) -> str:
+        """The summary as lines for a terminal."""
+        lines = [f"{self.total} modules: " + ", ".join(
+            f"{self.statuses[s]} {s}" for s in STATUSES if self.statuses[s])
+            + (f" ({self.duplicates} repeat the text of another)" if self.duplicates else "")]
+        if self.errors:
+            lines.append("most common errors:")
+            lines += [f"  {n:5d}  {kind}" for kind, n in self.errors.most_common(SHOWN)]
+        for title, counter in (("unsupported ops", self.unsupported),
+                               ("opaque (over-approximated)", self.opaque)):
+            if counter:
+                lines.append(f"{title}, by groups of maps: " + ", ".join(
+                    f"{op} {n}" for op, n in counter.most_common(SHOWN)))
+        if self.slowest:
+            lines.append("slowest: " + "; ".join(
+                f"{label} ({size // 1024} KiB) {seconds:.2f} s"
+                for seconds, label, size in sorted(self.slowest, reverse=True)))
+        return "\n".join(lines)
+
+    def tables(self) -> list[tuple[str, list[str], list[list[str]]]]:
+        """The summary as (title, header, rows) tables, for a report."""
+        return [
+            ("Modules by status", ["status", "modules"],
+             [[s, str(self.statuses[s])] for s in STATUSES]),
+            ("Most common errors", ["modules", "error"],
+             [[str(n), kind] for kind, n in self.errors.most_common(SHOWN * 2)]),
+            ("Unsupported ops", ["op", "groups of maps"],
+             [[op, str(n)] for op, n in self.unsupported.most_common()]),
+            ("Opaque ops (over-approximated)", ["reason", "groups of maps"],
+             [[op, str(n)] for op, n in self.opaque.most_common()]),
+            ("Slowest modules", ["module", "KiB", "seconds"],
+             [[label, str(size // 1024), f"{seconds:.2f}"]
+              for seconds, label, size in sorted(self.slowest, reverse=True)]),
+        ]
+
+
+def write_report(summary: Summary, path: str, title: str) -> None:
+    """A report of ``summary`` at ``path``: Markdown (``.md``, the plot beside it as
+    ``NAME.png``) or HTML (``.html``, the plot inside it)."""
+    png = _plot(summary)
+    if path.endswith((".html", ".htm")):
+        picture = base64.b64encode(png).decode("ascii")
+        body = [f"<h1>{html.escape(title)}</h1>",
+                f'<img alt="analysis time against module size" '
+                f'src="data:image/png;base64,{picture}">']
+        for caption, header, rows in summary.tables():
+            if rows:
+                body.append(f"<h2>{html.escape(caption)}</h2>\n<table>\n<tr>"
+                            + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>\n"
+                            + "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>"
+                                                         for c in row) + "</tr>"
+                                        for row in rows) + "\n</table>")
+        text = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+                f"<title>{html.escape(title)}</title><style>"
+                "td,th{padding:2px 8px;text-align:left}</style></head><body>\n"
+                + "\n".join(body) + "\n</body></html>\n")
+    else:
+        image = os.path.splitext(path)[0] + ".png"
+        with open(image, "wb") as f:
+            f.write(png)
+        parts = [f"# {title}", f"![analysis time against module size]({os.path.basename(image)})"]
+        for caption, header, rows in summary.tables():
+            if rows:
+                parts.append(f"## {caption}\n\n| " + " | ".join(header) + " |\n|"
+                             + "---|" * len(header) + "\n"
+                             + "\n".join("| " + " | ".join(_md_cell(c) for c in row) + " |"
+                                         for row in rows))
+        text = "\n\n".join(parts) + "\n"
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _plot(summary: Summary) -> bytes:
+    """A PNG: analysis seconds against module size, one point per module, by status."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
+    for status, colour in (("ok", "tab:blue"), ("error", "tab:red")):
+        chosen = [(b, max(s, 1e-5)) for b, s, st in summary.points if st == status]
+        if chosen:
+            ax.scatter([b for b, _ in chosen], [s for _, s in chosen], s=10, alpha=0.7,
+                       color=colour, label=f"{status} ({len(chosen)})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("module size (bytes of HLO text)")
+    ax.set_ylabel("analysis time (s)")
+    ax.set_title("Analysis time against module size")
+    if summary.points:
+        ax.legend(loc="upper left")
+    ax.grid(True, which="major", alpha=0.3)
+    out = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(out, format="png")
+    plt.close(fig)
+    return out.getvalue()
