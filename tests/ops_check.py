@@ -30,9 +30,9 @@ from reference_hlo import (
     static_dependencies,
 )
 from symidx.hlo import HloInstruction, Shape, TupleShape, parse_hlo
+from symidx.hlo.facts import hlo_reference
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.ops import input_to_output, num_outputs, output_to_input
-from symidx.ops._common import hlo_reference
 from symidx.ops.collectives import PARTICIPANT
 from symidx.syntax import parse_map
 

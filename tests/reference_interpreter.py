@@ -38,10 +38,10 @@ from symidx.hlo import (
     TupleShape,
     topological_order,
 )
+from symidx.hlo.facts import hlo_reference
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.ops import num_outputs
-from symidx.ops._common import hlo_reference
 
 Key = tuple[str, int]
 Reads = list[frozenset[int]]  # per linear output index: codes of parameter elements

@@ -31,7 +31,6 @@ from collections.abc import Collection
 from symidx.errors import SymidxError
 from symidx.fusion.graph import IndexingGraph
 from symidx.fusion.reached import Origin, Path, Reached
-from symidx.fusion.steps import called_computation
 from symidx.fusion.sweep import (
     Analysis,
     Key,
@@ -42,6 +41,7 @@ from symidx.fusion.sweep import (
     reached_by_parameter,
 )
 from symidx.hlo import HloComputation, HloInstruction
+from symidx.hlo.facts import called_computation
 from symidx.hlo.leaves import leaf_count
 
 __all__ = [

@@ -43,6 +43,7 @@ from symidx.expr import bounds
 from symidx.fusion.reached import Path, Reached
 from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources
 from symidx.hlo import HloComputation, HloInstruction, ShapeLike, TupleShape
+from symidx.hlo.facts import called_computation
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.hlo.validate import located
 from symidx.indexing_map import IndexingMap, compose
@@ -56,13 +57,12 @@ from symidx.ops import (
     opaque_reason,
     output_to_input,
 )
-from symidx.ops._common import every_element, from_scalar, to_scalar
+from symidx.ops.basic import every_element, from_scalar, to_scalar
 
 __all__ = [
     "Traced",
     "Step",
     "Callee",
-    "called_computation",
     "backward_steps",
     "forward_steps",
     "passes_through",
@@ -339,20 +339,6 @@ def _identity_step(instr: HloInstruction, output: int, position: int, leaf: int)
 
 
 # --- called computations ----------------------------------------------------------------------
-
-
-def called_computation(instr: HloInstruction) -> HloComputation | None:
-    """The computation a ``fusion`` (``calls=``), ``call`` (``to_apply=``) or
-    ``async-start`` (``calls=``) runs on the instruction's operands; None for other
-    instructions."""
-    key = {"fusion": "calls", "call": "to_apply", "async-start": "calls"}.get(instr.opcode)
-    if key is None:
-        return None
-    called = instr.called_computations.get(key, ())
-    if len(called) != 1 or len(called[0].parameters) != len(instr.operands):
-        raise SymidxError(f"{instr.opcode} {instr.name} does not call one computation with "
-                          f"one parameter per operand")
-    return called[0]
 
 
 def _through(comp: HloComputation, direction: Direction, index: int, leaf: int,

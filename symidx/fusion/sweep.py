@@ -39,8 +39,9 @@ from symidx.expr import Expr, bounds, sym
 from symidx.fusion.graph import IndexingGraph
 from symidx.fusion.reached import Origin, Path, Reached
 from symidx.fusion.runtime import forget_elements
-from symidx.fusion.steps import Step, called_computation, leaf_dependencies
+from symidx.fusion.steps import Step, leaf_dependencies
 from symidx.hlo import HloComputation, HloInstruction
+from symidx.hlo.facts import called_computation
 from symidx.hlo.leaves import leaf_count, leaves
 from symidx.hlo.validate import validate_instruction
 from symidx.indexing_map import IndexingMap, compose

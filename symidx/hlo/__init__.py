@@ -15,6 +15,7 @@
 
 from typing import TYPE_CHECKING
 
+from symidx.hlo.facts import called_computation
 from symidx.hlo.infer import infer_shape
 from symidx.hlo.parser import (
     ConvolutionDimensionNumbers,
@@ -63,8 +64,8 @@ __all__ = [
     "Tile",
     "TupleShape",
     "WindowDim",
+    "called_computation",
     "computation_graph",
-    "fused_computation",
     "fusion_instructions",
     "infer_shape",
     "parse_hlo",
@@ -78,15 +79,13 @@ __all__ = [
 if TYPE_CHECKING:
     from symidx.hlo.graph import (
         computation_graph,
-        fused_computation,
         fusion_instructions,
         topological_order,
         users,
     )
 
 #: The graph helpers load networkx, on first use only (parsing does not need it).
-_GRAPH = frozenset({"computation_graph", "fused_computation", "fusion_instructions",
-                    "topological_order", "users"})
+_GRAPH = frozenset({"computation_graph", "fusion_instructions", "topological_order", "users"})
 
 
 def __getattr__(name: str) -> object:

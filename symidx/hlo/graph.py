@@ -16,14 +16,13 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING
 
-from symidx.hlo.parser import HloComputation, HloInstruction, HloModule
+from symidx.hlo.ir import HloComputation, HloInstruction, HloModule
 
 if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = [
     "computation_graph",
-    "fused_computation",
     "fusion_instructions",
     "topological_order",
     "users",
@@ -80,14 +79,6 @@ def users(comp: HloComputation, name: str) -> list[HloInstruction]:
     target = comp.instruction(name)
     return [instr for instr in comp.instructions
             if any(operand is target for operand in instr.operands)]
-
-
-def fused_computation(instr: HloInstruction) -> HloComputation:
-    """The computation a fusion instruction calls (its ``calls=``)."""
-    called = instr.called_computations.get("calls", ())
-    if instr.opcode != "fusion" or len(called) != 1:
-        raise ValueError(f"{instr.name!r} is not a fusion with one called computation")
-    return called[0]
 
 
 def fusion_instructions(module: HloModule) -> list[HloInstruction]:

@@ -43,7 +43,7 @@ from symidx.errors import HloShapeError
 from symidx.hlo.shape import ELEMENT_BIT_WIDTHS, UNBOUNDED_SIZE, Shape, ShapeLike, TupleShape
 
 if TYPE_CHECKING:
-    from symidx.hlo.parser import HloComputation, HloInstruction
+    from symidx.hlo.ir import HloComputation, HloInstruction
 
 __all__ = [
     "ARITY",

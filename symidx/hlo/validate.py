@@ -58,7 +58,7 @@ from symidx.hlo.infer import instruction_error as _fail
 from symidx.hlo.shape import UNBOUNDED_SIZE, Shape, ShapeLike, TupleShape
 
 if TYPE_CHECKING:
-    from symidx.hlo.parser import HloInstruction, HloModule
+    from symidx.hlo.ir import HloInstruction, HloModule
 
 __all__ = ["check_operand_counts", "located", "validate_instruction", "validate_module",
            "violations"]

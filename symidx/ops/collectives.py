@@ -54,19 +54,12 @@ from collections.abc import Sequence
 
 from symidx.expr import Mod, dim, rt, sym
 from symidx.hlo import HloInstruction
+from symidx.hlo.facts import num_outputs, operand_dims, output_dims
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, num_outputs, opacity, rule
-from symidx.ops._common import (
-    attribute,
-    every_element,
-    identity,
-    operand_dims,
-    output_dims,
-    reaches_everything,
-    reads_everything,
-    require,
-)
+from symidx.ops._common import attribute, require
+from symidx.ops.basic import every_element, identity, reaches_everything, reads_everything
+from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule
 
 #: The ``hlo`` text of the runtime variable holding the participant's rank in its group.
 PARTICIPANT = "participant"

@@ -28,10 +28,11 @@ from sympy import Integer
 
 from symidx.expr import Expr, FloorDiv, Mod, dim
 from symidx.hlo import ConvolutionDimensionNumbers, HloInstruction, WindowDim
+from symidx.hlo.facts import operand_dims, output_dims
 from symidx.indexing_map import IndexingMap
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
-from symidx.ops._common import attribute, operand_dims, output_dims, require, var_or_zero
+from symidx.ops._common import attribute, require, var_or_zero
 from symidx.ops._window import operand_term, output_term
+from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
 
 
 @dataclass(frozen=True)

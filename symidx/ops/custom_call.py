@@ -23,15 +23,11 @@ one array: the rules raise :class:`~symidx.errors.UnsupportedOpError` for it.
 from __future__ import annotations
 
 from symidx.hlo import HloInstruction, Shape
+from symidx.hlo.facts import num_outputs
 from symidx.indexing_map import IndexingMap
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, num_outputs, opacity, rule
-from symidx.ops._common import (
-    array_operand_dims,
-    identity,
-    reaches_everything,
-    reads_everything,
-)
+from symidx.ops.basic import array_operand_dims, identity, reaches_everything, reads_everything
 from symidx.ops.linalg import topk_in, topk_out
+from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule
 
 #: Targets whose output is their one operand, unchanged.
 PASS_THROUGH_TARGETS = frozenset({

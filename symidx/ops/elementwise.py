@@ -15,17 +15,11 @@ from __future__ import annotations
 from symidx.errors import UnsupportedOpError
 from symidx.expr import dim, sym
 from symidx.hlo import HloInstruction, Shape
+from symidx.hlo.facts import operand_dims, output_dims, output_shape
 from symidx.indexing_map import IndexingMap
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
-from symidx.ops._common import (
-    from_scalar,
-    identity,
-    operand_dims,
-    output_dims,
-    output_shape,
-    require,
-    to_scalar,
-)
+from symidx.ops._common import require
+from symidx.ops.basic import from_scalar, identity, to_scalar
+from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
 
 #: Opcodes XLA treats as elementwise (``HloInstruction::IsOpElementwise``), spelled as in
 #: ``hlo_opcode.h``, plus ``map`` (a computation applied elementwise).

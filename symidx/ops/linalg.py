@@ -34,18 +34,12 @@ from sympy import Integer
 
 from symidx.expr import Expr, dim, sym
 from symidx.hlo import HloInstruction
+from symidx.hlo.facts import Dims, num_outputs, operand_dims, output_dims
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, num_outputs, opacity, rule
-from symidx.ops._common import (
-    Dims,
-    attribute,
-    every_element,
-    identity,
-    operand_dims,
-    output_dims,
-    require,
-)
+from symidx.ops._common import attribute, require
+from symidx.ops.basic import every_element, identity
+from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule
 
 Constraint = tuple[Expr, Interval]
 

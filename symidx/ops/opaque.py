@@ -9,8 +9,8 @@ operand -- labelled by :func:`symidx.ops.opaque_reason`, rather than no map at a
 from __future__ import annotations
 
 from symidx.hlo import HloInstruction
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule
-from symidx.ops._common import reaches_everything, reads_everything
+from symidx.ops.basic import reaches_everything, reads_everything
+from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule
 
 #: Opcode -> why its maps over-approximate.
 NOT_MODELLED = {

@@ -20,18 +20,12 @@ from sympy import Integer
 
 from symidx.expr import Expr, FloorDiv, dim, sym
 from symidx.hlo import DotDimensionNumbers, HloInstruction, WindowDim
+from symidx.hlo.facts import num_outputs, operand_dims, output_dims
 from symidx.indexing_map import IndexingMap, compose
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, num_outputs, rule
-from symidx.ops._common import (
-    attribute,
-    from_scalar,
-    operand_dims,
-    output_dims,
-    require,
-    to_scalar,
-    var_or_zero,
-)
+from symidx.ops._common import attribute, require, var_or_zero
 from symidx.ops._window import operand_term, output_term
+from symidx.ops.basic import from_scalar, to_scalar
+from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
 
 # --- reduce -----------------------------------------------------------------------------------
 

@@ -11,14 +11,11 @@ output reads every element of the state.
 from __future__ import annotations
 
 from symidx.hlo import HloInstruction
+from symidx.hlo.facts import operand_dims
 from symidx.indexing_map import IndexingMap
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
-from symidx.ops._common import (
-    operand_dims,
-    reaches_everything,
-    reads_everything,
-    require,
-)
+from symidx.ops._common import require
+from symidx.ops.basic import reaches_everything, reads_everything
+from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
 
 
 def _check_rng(instr: HloInstruction) -> None:

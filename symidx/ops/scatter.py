@@ -54,23 +54,20 @@ from sympy import Integer
 
 from symidx.expr import Expr, dim, rt
 from symidx.hlo import HloInstruction, Shape, WindowDim
-from symidx.indexing_map import IndexingMap, RuntimeVar, compose
-from symidx.interval import Interval
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, num_outputs, rule
-from symidx.ops._common import (
+from symidx.hlo.facts import (
     Dims,
-    attribute,
     constant_value,
-    from_scalar,
     hlo_reference,
-    identity,
+    num_outputs,
     operand_dims,
     output_dims,
-    require,
-    to_scalar,
-    var_or_zero,
 )
+from symidx.indexing_map import IndexingMap, RuntimeVar, compose
+from symidx.interval import Interval
+from symidx.ops._common import attribute, require, var_or_zero
+from symidx.ops.basic import from_scalar, identity, to_scalar
 from symidx.ops.reduction import reduce_window_operand_map, reduce_window_output_map
+from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
 
 Constraint = tuple[Expr, Interval]
 _INTEGER_TYPE = re.compile(r"[su][0-9]+")

@@ -35,21 +35,12 @@ from sympy import Integer
 
 from symidx.expr import Expr, FloorDiv, Mod, dim, rt, sym
 from symidx.hlo import HloInstruction
+from symidx.hlo.facts import hlo_reference, operand_dims, output_dims
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
-from symidx.ops._common import (
-    attribute,
-    from_scalar,
-    hlo_reference,
-    identity,
-    known_start,
-    operand_dims,
-    output_dims,
-    require,
-    to_scalar,
-    var_or_zero,
-)
+from symidx.ops._common import attribute, known_start, require, var_or_zero
+from symidx.ops.basic import from_scalar, identity, to_scalar
+from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
 
 # --- slice ----------------------------------------------------------------------------------
 

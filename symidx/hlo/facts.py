@@ -1,0 +1,119 @@
+"""Facts about one HLO instruction that every floor above the parser asks: its outputs
+and their dimensions, its operands' dimensions, the value of a constant, how XLA names it
+as the holder of a runtime value, and the computation it runs on its operands.
+
+>>> from symidx.hlo import parse_hlo
+>>> module = parse_hlo('''
+... HloModule m
+... ENTRY e {
+...   p0 = f32[4,6]{1,0} parameter(0)
+...   ROOT t = (f32[6,4]{1,0}, f32[4,6]{1,0}) tuple(f32[6,4]{1,0} transpose(p0), p0)
+... }''')
+>>> root = module.entry.root
+>>> num_outputs(root), output_dims(root, 0), operand_dims(root, 1)
+(2, (6, 4), (4, 6))
+>>> hlo_reference(root.operands[1])
+'parameter(0)'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from symidx.errors import HloShapeError, SymidxError
+from symidx.hlo.ir import HloComputation, HloInstruction
+from symidx.hlo.leaves import leaf_count, leaves
+from symidx.hlo.shape import Shape, ShapeLike
+
+__all__ = [
+    "Dims",
+    "array_dims",
+    "called_computation",
+    "constant_value",
+    "hlo_reference",
+    "num_outputs",
+    "operand_dims",
+    "output_dims",
+    "output_shape",
+]
+
+Dims = tuple[int, ...]
+
+
+def num_outputs(instr: HloInstruction) -> int:
+    """How many outputs the instruction has: one per array leaf of its shape (see
+    :mod:`symidx.hlo.leaves`; a flat tuple has one per element)."""
+    return leaf_count(instr.shape)
+
+
+def array_dims(shape: ShapeLike, what: str) -> Dims:
+    """The dimension sizes of an array shape (a tuple shape is an error)."""
+    if not isinstance(shape, Shape):
+        raise HloShapeError(f"{what} has tuple shape {shape}, expected an array")
+    return shape.dims
+
+
+def output_shape(instr: HloInstruction, output_index: int = 0) -> Shape:
+    """Output ``output_index`` of ``instr``: the array leaf of that number (see
+    :mod:`symidx.hlo.leaves`), or the array itself."""
+    found = leaves(instr.shape)
+    if not 0 <= output_index < len(found):
+        raise HloShapeError(f"{instr.name} has {len(found)} output(s); there is no output "
+                            f"{output_index}")
+    return found[output_index]
+
+
+def output_dims(instr: HloInstruction, output_index: int = 0) -> Dims:
+    """The dimension sizes of output ``output_index`` (see :func:`output_shape`)."""
+    return output_shape(instr, output_index).dims
+
+
+def operand_dims(instr: HloInstruction, k: int) -> Dims:
+    """The dimension sizes of operand ``k``, an array (a tuple is an error)."""
+    return array_dims(instr.operands[k].shape, f"operand {k} of {instr.name}")
+
+
+def hlo_reference(instr: HloInstruction) -> str:
+    """How XLA names the instruction holding a runtime value: ``parameter(N)``,
+    ``constant(<value>)`` for a short literal, otherwise the instruction's name."""
+    if instr.opcode == "parameter" and instr.parameter_number is not None:
+        return f"parameter({instr.parameter_number})"
+    if instr.opcode == "constant" and instr.literal_text is not None \
+            and len(instr.literal_text) <= 40:
+        return f"constant({instr.literal_text})"
+    return instr.name
+
+
+def constant_value(instr: HloInstruction, index: Sequence[int] = ()) -> int | None:
+    """The integer element at ``index`` of a constant instruction, or None when ``instr`` is
+    not a constant with a known integer literal."""
+    if instr.opcode != "constant" or instr.literal is None:
+        return None
+    value = instr.literal
+    for i in index:
+        if not isinstance(value, tuple) or not 0 <= i < len(value):
+            return None
+        value = value[i]
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
+#: The attribute naming the computation an opcode runs on its operands, one parameter per
+#: operand.
+_RUNS_ON_OPERANDS = {"fusion": "calls", "call": "to_apply", "async-start": "calls"}
+
+
+def called_computation(instr: HloInstruction) -> HloComputation | None:
+    """The computation a ``fusion`` (``calls=``), ``call`` (``to_apply=``) or
+    ``async-start`` (``calls=``) runs on the instruction's operands; None for other
+    instructions. :class:`~symidx.errors.SymidxError` when such an instruction does not call
+    one computation with one parameter per operand."""
+    key = _RUNS_ON_OPERANDS.get(instr.opcode)
+    if key is None:
+        return None
+    called = instr.called_computations.get(key, ())
+    if len(called) != 1 or len(called[0].parameters) != len(instr.operands):
+        raise SymidxError(f"{instr.opcode} {instr.name} does not call one computation with "
+                          f"one parameter per operand")
+    return called[0]

@@ -1,0 +1,314 @@
+"""Reading instructions: the right-hand side ``[shape] opcode(operands)``, operands written
+by name or inline, and ``key=value`` attributes (computation attributes and control
+predecessors read as references), for :mod:`symidx.hlo.parser`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from symidx.hlo.attributes import scan_value
+from symidx.hlo.ir import HloComputation, HloInstruction
+from symidx.hlo.lexer import NAME_RE, WORD_RE, describe, skip, strip_comments
+from symidx.hlo.literal import parse_literal
+from symidx.hlo.reader import PLAIN_SHAPE, Cursor, name_end
+from symidx.hlo.shape import ShapeLike, TupleShape
+from symidx.hlo.typed_fields import fill_typed_fields
+
+__all__ = ["CallRef", "Inline", "InstructionReader", "Operand", "Pending", "Ref"]
+
+# Fast paths for the common spellings; anything else takes the general path. An instruction's
+# start, ``[ROOT] name =`` (groups: ROOT, name)...
+_LHS_RE = re.compile(r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*")
+# ... its right-hand side up to the '(', ``plain-shape opcode(`` (groups: shape, opcode) ...
+_RHS_RE = re.compile(r"(" + PLAIN_SHAPE + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\(")
+# ... and an operand, ``[plain-shape] name`` then ',' or ')' (groups: shape, name, ',' or ')').
+_OPERAND_RE = re.compile(r"(?:(" + PLAIN_SHAPE + r")[ \t]+)?(%?[A-Za-z_][A-Za-z0-9_.\-]*)"
+                         r"[ \t]*([,)])")
+_DEBUG_BLOCKS = frozenset({"FileNames", "FunctionNames", "FileLocations", "StackFrames"})
+#: Attributes naming one computation; ``_COMPUTATION_LIST_KEYS`` name several, ``{a, b}``.
+_COMPUTATION_KEYS = frozenset({
+    "to_apply", "calls", "condition", "body", "true_computation", "false_computation",
+    "select", "scatter", "comparator",
+})
+_COMPUTATION_LIST_KEYS = frozenset({"branch_computations", "called_computations"})
+_ALL_COMPUTATION_KEYS = _COMPUTATION_KEYS | _COMPUTATION_LIST_KEYS
+#: Opcodes whose shape must be written: what follows the opcode is read by the shape.
+_SHAPE_REQUIRED = frozenset({"constant", "parameter"})
+# Stands for an omitted shape until infer_shape() replaces it; never seen outside.
+_UNKNOWN_SHAPE: ShapeLike = TupleShape(())
+
+
+@dataclass(eq=False, slots=True)
+class Operand:
+    """An operand as written: a name (with the shape written before it, if any), an inline
+    instruction (``instr``), or -- in a single instruction -- a shape alone."""
+
+    name: str
+    offset: int
+    shape: ShapeLike | None = None
+    instr: HloInstruction | None = None
+
+
+Ref = tuple[str, int]  # a name and where it is written
+CallRef = Ref | HloComputation  # a computation by name, or one written inline
+
+
+@dataclass(eq=False, slots=True)
+class Pending:
+    """What an instruction refers to, resolved once its scope (computation or module) is
+    complete."""
+
+    instr: HloInstruction
+    anonymous: bool = False
+    #: The computation the instruction is in, once built.
+    caller: HloComputation | None = None
+    operands: list[Operand] = field(default_factory=list)
+    control_predecessors: list[Ref] = field(default_factory=list)
+    computations: list[tuple[str, list[CallRef]]] = field(default_factory=list)
+
+
+@dataclass(eq=False, slots=True)
+class Inline:
+    """A computation written inside an attribute: named once the module is read."""
+
+    computation: HloComputation
+    owner: HloInstruction
+    key: str
+
+
+class InstructionReader(Cursor):
+    """Reads instructions -- ``[ROOT] name = [shape] opcode(operands), attributes`` -- their
+    operands (inline instructions included) and their attributes (computations named or
+    written inline, control predecessors). What they refer to is kept in :class:`Pending`
+    records, resolved once the computation (or module) is read."""
+
+    def __init__(self, text: str, source: str) -> None:
+        super().__init__(text, source)
+        #: True while reading a single instruction: undefined operands become parameters.
+        self.single = False
+        self.inline: list[Inline] = []
+        self.unshaped: list[HloInstruction] = []
+
+    def instruction_list(self, name: str, start: int, line: int,
+                         is_entry: bool) -> HloComputation:
+        """``{ instruction ... }`` as a computation called ``name`` (the module reader's)."""
+        raise NotImplementedError
+
+    def instruction(self, pendings: list[Pending]) -> None:
+        """``[ROOT] name = rhs``; appends it (after any inline operands) to ``pendings``."""
+        start = self.skip()
+        lhs = _LHS_RE.match(self.text, start)
+        if lhs is not None:
+            self.pos = lhs.end()
+            self.rhs(lhs.group(2), start, pendings, is_root=lhs.group(1) is not None)
+            return
+        is_root = False
+        if self.word_here() == "ROOT":
+            after = skip(self.text, start + 4, self.source)
+            if not self.text.startswith("=", after):
+                is_root = True
+                self.pos = after
+        name, _ = self.name("an instruction name")
+        self.expect("=", f"after instruction name {name!r}")
+        self.rhs(name, start, pendings, is_root=is_root)
+
+    def rhs(self, name: str, start: int, pendings: list[Pending], *, is_root: bool = False,
+            inline: bool = False) -> HloInstruction:
+        """``[shape] opcode(operands)`` and, unless ``inline``, ``, key=value ...``. An
+        instruction without a name (``name == ""``) gets one when its computation is built."""
+        label = repr(name) if name else "an inline instruction"
+        fast = _RHS_RE.match(self.text, self.skip())
+        shape = self._plain_shapes.get(fast.group(1)) if fast is not None else None
+        if shape is not None:
+            assert fast is not None
+            opcode, op_start = fast.group(2), fast.start(2)
+            self.pos = fast.end() - 1
+        else:
+            shape = self.shape()
+            op_start = self.skip()
+            match = WORD_RE.match(self.text, op_start)
+            if match is None:
+                raise self.error(f"expected {'the opcode of ' + label if name else 'an opcode'}"
+                                 f", found {describe(self.text, op_start)}", op_start)
+            opcode = match.group()
+            self.pos = match.end()
+            if self.peek() != "(":
+                raise self.error(f"expected '(' after opcode {opcode!r}, found "
+                                 f"{describe(self.text, self.pos)}", self.pos)
+        if shape is None and opcode in _SHAPE_REQUIRED:
+            raise self.error(f"{opcode} {label} needs its shape written", op_start)
+        instr = HloInstruction(name, opcode, shape or _UNKNOWN_SHAPE, self.line_of(start),
+                               is_root=is_root, _offset=start, _document=self.document)
+        item = Pending(instr, anonymous=not name)
+        if opcode == "constant":
+            assert shape is not None
+            open_paren = self.pos
+            instr.literal, end = parse_literal(self.text, open_paren + 1, shape, self.source)
+            self.pos = end
+            self.expect(")", "to close the constant")
+            instr.literal_text = strip_comments(self.text[open_paren + 1: self.pos - 1]).strip()
+        elif opcode == "parameter":
+            self.pos += 1
+            instr.parameter_number = self.integer("a parameter number")
+            self.expect(")", "after the parameter number")
+        else:
+            self.pos += 1
+            item.operands = self.operands(label, pendings)
+        if not inline:
+            instr.attributes, instr._attribute_offsets = self.attributes(item)
+        fill_typed_fields(instr)
+        if shape is None:
+            self.unshaped.append(instr)
+        pendings.append(item)
+        return instr
+
+    def operands(self, user: str, pendings: list[Pending]) -> list[Operand]:
+        """``(operand, ...)`` after the ``(``: names (maybe after a shape) and inline
+        instructions, which are appended to ``pendings`` before their user."""
+        refs: list[Operand] = []
+        if self.peek() == ")":
+            self.pos += 1
+            return refs
+        while True:
+            start = self.skip()
+            fast = _OPERAND_RE.match(self.text, start)
+            if fast is not None and (fast.group(1) is None or fast.group(1) in self._plain_shapes):
+                shape = self._plain_shapes[fast.group(1)] if fast.group(1) else None
+                refs.append(Operand(fast.group(2).lstrip("%"), fast.start(2), shape))
+                self.pos = fast.end()
+                if fast.group(3) == ")":
+                    return refs
+                continue
+            shape = self.shape()
+            at = self.skip()
+            match = NAME_RE.match(self.text, at)
+            if match is not None and self.text[at] != "%" and self.text.startswith(
+                    "(", skip(self.text, match.end(), self.source)):
+                self.nest(start)
+                self.pos = start
+                refs.append(Operand("", start, instr=self.rhs("", start, pendings, inline=True)))
+                self.depth -= 1
+            elif match is not None:
+                name, offset = self.name("an operand name")
+                refs.append(Operand(name, offset, shape))
+            elif shape is not None and self.single:
+                refs.append(Operand("", start, shape))
+            else:
+                raise self.error(f"expected an operand name or an inline instruction in the "
+                                 f"operands of {user}, found {describe(self.text, at)}", at)
+            ch = self.peek()
+            self.pos += 1
+            if ch == ")":
+                return refs
+            if ch != ",":
+                raise self.error(f"expected ',' or ')' in the operands of {user}, found "
+                                 f"{describe(self.text, self.pos - 1)}", self.pos - 1)
+
+    def attributes(self, item: Pending | None) -> tuple[dict[str, str], dict[str, int]]:
+        """``, key=value`` pairs while a ',' follows; values raw, comments removed. For an
+        instruction (``item``), computation attributes and control predecessors are also
+        read as references."""
+        values: dict[str, str] = {}
+        offsets: dict[str, int] = {}
+        while self.peek() == ",":
+            self.pos += 1
+            key_pos = self.skip()
+            match = WORD_RE.match(self.text, key_pos)
+            if match is None:
+                raise self.error(f"expected an attribute name, found "
+                                 f"{describe(self.text, key_pos)}", key_pos)
+            key = match.group()
+            if key in values:
+                raise self.error(f"duplicate attribute {key!r}", key_pos)
+            self.pos = match.end()
+            self.expect("=", f"after attribute name {key!r}")
+            start = self.skip()
+            if item is not None and key in _ALL_COMPUTATION_KEYS:
+                item.computations.append((key, self.computation_refs(item.instr, key)))
+                end = self.pos
+            else:
+                end = scan_value(self.text, start, key, self.source)
+                if item is not None and key == "control-predecessors":
+                    item.control_predecessors = self.name_list(key, start, end)
+            if end == start:
+                raise self.error(f"expected a value for attribute {key!r}, found "
+                                 f"{describe(self.text, start)}", start)
+            values[key], offsets[key] = strip_comments(self.text[start:end]), start
+            self.pos = end
+        return values, offsets
+
+    def computation_refs(self, owner: HloInstruction, key: str) -> list[CallRef]:
+        """The value of a computation attribute at ``self.pos``: a name, ``{a, b, ...}``, a
+        computation written inline ``{ instructions }``, or a list mixing names and inline
+        computations."""
+        start = self.pos
+        if not self.text.startswith("{", start):
+            name, offset = self.name(f"a computation name in {key}=")
+            return [(name, offset)]
+        if self.starts_instruction(start + 1):
+            return [self.inline_computation(owner, key)]
+        refs: list[CallRef] = []
+        self.pos = start + 1
+        if self.peek() == "}":
+            self.pos += 1
+            return refs
+        while True:
+            if self.peek() == "{":
+                refs.append(self.inline_computation(owner, key))
+            else:
+                refs.append(self.name(f"a computation name in {key}="))
+            ch = self.peek()
+            self.pos += 1
+            if ch == "}":
+                return refs
+            if ch != ",":
+                raise self.error(f"expected ',' or '}}' in {key}=, found "
+                                 f"{describe(self.text, self.pos - 1)}", self.pos - 1)
+
+    def starts_instruction(self, pos: int) -> bool:
+        """Whether an instruction (``[ROOT] name =``) starts at ``pos``."""
+        pos = skip(self.text, pos, self.source)
+        match = NAME_RE.match(self.text, pos)
+        if match is None:
+            return False
+        return match.group() == "ROOT" or self.text.startswith(
+            "=", skip(self.text, name_end(self.text, match), self.source))
+
+    def inline_computation(self, owner: HloInstruction, key: str) -> HloComputation:
+        """``{ instruction ... }`` at ``self.pos`` (after blanks), as a computation named when
+        the module is complete."""
+        start = self.skip()
+        self.nest(start)
+        name = f"{owner.name or owner.opcode}.{key}"
+        single, self.single = self.single, False  # its operands must be its own, as in XLA
+        comp = self.instruction_list(name, start, self.line_of(start), False)
+        self.single = single
+        self.depth -= 1
+        self.inline.append(Inline(comp, owner, key))
+        return comp
+
+    def name_list(self, key: str, start: int, end: int) -> list[Ref]:
+        """``%a`` or ``{%a, %b}`` in ``text[start:end]`` as (name, offset) pairs."""
+        text = self.text
+        pos = start
+        if text.startswith("{", pos):
+            pos = skip(text, pos + 1, self.source)
+            if pos == end - 1 and text[pos] == "}":
+                return []
+            end -= 1
+        names: list[Ref] = []
+        while True:
+            pos = skip(text, pos, self.source)
+            match = NAME_RE.match(text, pos, end)
+            if match is None:
+                raise self.error(f"expected a computation or instruction name in {key}=, "
+                                 f"found {describe(text[:end], pos)}", pos)
+            names.append((match.group(1), pos))
+            pos = skip(text, match.end(), self.source)
+            if pos >= end:
+                return names
+            if text[pos] != ",":
+                raise self.error(f"expected ',' in {key}=, found {describe(text, pos)}", pos)
+            pos += 1

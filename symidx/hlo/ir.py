@@ -1,0 +1,214 @@
+"""The parsed form of HLO: :class:`HloModule`, :class:`HloComputation`,
+:class:`HloInstruction` (what :func:`symidx.hlo.parse_hlo` returns).
+
+An instruction keeps every attribute as raw text and, for the attributes the indexing
+rules need, a typed field (:mod:`symidx.hlo.typed_fields` fills them); the ``attr_*``
+accessors read the others, with errors located in the text the instruction came from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from symidx.errors import ParseError
+from symidx.hlo.attributes import (
+    ConvolutionDimensionNumbers,
+    DotDimensionNumbers,
+    GatherDimensionNumbers,
+    PaddingDim,
+    ScatterDimensionNumbers,
+    SliceDim,
+    WindowDim,
+    clip,
+    int_list,
+)
+from symidx.hlo.lexer import unquote
+from symidx.hlo.literal import LiteralValue
+from symidx.hlo.shape import ShapeLike
+
+__all__ = ["HloComputation", "HloInstruction", "HloModule", "SourceText"]
+
+_INT_FULL_RE = re.compile(r"\s*-?\d+\s*")
+_KV_RE = re.compile(r'([A-Za-z_][\w.\-]*)=("(?:[^"\\]|\\.)*"|[^\s,{}"]+)')
+
+
+@dataclass(eq=False, slots=True)
+class SourceText:
+    """The text an instruction came from, for located errors from the ``attr_*`` accessors."""
+
+    text: str
+    source: str
+
+
+@dataclass(eq=False, slots=True, repr=False)
+class HloInstruction:
+    """One instruction. Identity-compared; ``operands`` are the operand instructions in
+    order (the same instruction may appear twice)."""
+
+    name: str
+    opcode: str
+    shape: ShapeLike
+    line: int
+    is_root: bool = False
+    operands: list[HloInstruction] = field(default_factory=list)
+    #: Every attribute as raw text with comments removed, e.g.
+    #: ``{"dimensions": "{0,1}", "metadata": "{...}"}``.
+    attributes: dict[str, str] = field(default_factory=dict)
+    #: For ``parameter(N)``: N.
+    parameter_number: int | None = None
+    #: For ``constant(...)``: the text inside the parentheses (comments removed), and its
+    #: value as nested tuples of bool/int/float/complex (by element type); None for an
+    #: elided array (XLA's ``{...}``) and for a tuple-shaped constant.
+    literal_text: str | None = None
+    literal: LiteralValue | None = None
+    #: Computations named by ``to_apply``, ``calls``, ``condition``, ``body``,
+    #: ``branch_computations``, ... keyed by the attribute name (inline ``{...}``
+    #: computations included).
+    called_computations: dict[str, tuple[HloComputation, ...]] = field(default_factory=dict)
+    control_predecessors: list[HloInstruction] = field(default_factory=list)
+    dimensions: tuple[int, ...] | None = None
+    slice: tuple[SliceDim, ...] | None = None
+    padding: tuple[PaddingDim, ...] | None = None
+    window: tuple[WindowDim, ...] | None = None
+    dim_labels: ConvolutionDimensionNumbers | None = None
+    dot_dimension_numbers: DotDimensionNumbers | None = None
+    gather_dimension_numbers: GatherDimensionNumbers | None = None
+    scatter_dimension_numbers: ScatterDimensionNumbers | None = None
+    dynamic_slice_sizes: tuple[int, ...] | None = None
+    #: ``slice_sizes=`` when it is a list of integers (a gather's; not a collective
+    #: permute's list of lists).
+    slice_sizes: tuple[int, ...] | None = None
+    #: ``index=`` of get-tuple-element.
+    tuple_index: int | None = None
+    #: ``direction=`` of compare (``EQ``, ``LT``, ...).
+    comparison_direction: str | None = None
+    #: ``kind=`` of fusion (``kLoop``, ``kInput``, ``kOutput``, ``kCustom``).
+    fusion_kind: str | None = None
+    feature_group_count: int = 1
+    batch_group_count: int = 1
+    _offset: int = 0
+    _attribute_offsets: dict[str, int] = field(default_factory=dict)
+    _document: SourceText | None = None
+
+    @property
+    def operand_names(self) -> tuple[str, ...]:
+        return tuple(op.name for op in self.operands)
+
+    def attr_str(self, key: str) -> str | None:
+        """The raw value of ``key``, without surrounding quotes if quoted; None if absent."""
+        raw = self.attributes.get(key)
+        if raw is not None and len(raw) >= 2 and raw[0] == raw[-1] == '"':
+            return unquote(raw[1:-1])
+        return raw
+
+    def attr_int(self, key: str, default: int | None = None) -> int | None:
+        """``key=N`` as an int; ``default`` if absent; ParseError if malformed."""
+        raw = self.attributes.get(key)
+        if raw is None:
+            return default
+        if not _INT_FULL_RE.fullmatch(raw):
+            raise self._attribute_error(key, f"expected an integer for {key}=, found {clip(raw)}")
+        return int(raw)
+
+    def attr_int_list(self, key: str) -> tuple[int, ...] | None:
+        """``key={1,2,3}`` as a tuple of ints; None if absent; ParseError if malformed."""
+        raw = self.attributes.get(key)
+        if raw is None:
+            return None
+        values = int_list(raw)
+        if values is None:
+            raise self._attribute_error(key, f"expected a list like {{0,1}} for {key}=, "
+                                             f"found {clip(raw)}")
+        return values
+
+    def attr_dict(self, key: str) -> dict[str, str]:
+        """A ``{k=v k2="v 2"}`` attribute (``metadata``, ``frontend_attributes``) as a dict
+        of strings, read tolerantly: pairs that are not ``k=v`` are skipped. Empty if absent."""
+        raw = self.attributes.get(key, "")
+        return {m.group(1): unquote(m.group(2)[1:-1]) if m.group(2).startswith('"')
+                else m.group(2) for m in _KV_RE.finditer(raw)}
+
+    def backend_config_json(self) -> object | None:
+        """``backend_config`` decoded as JSON (from ``{...}`` or a quoted string), or None if
+        absent or not valid JSON."""
+        text = self.attr_str("backend_config")
+        if not text:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError:
+            return None
+
+    def _attribute_error(self, key: str, message: str) -> ParseError:
+        doc = self._document or SourceText("", "")
+        return ParseError(message, doc.text, self._attribute_offsets.get(key, self._offset),
+                          source=doc.source)
+
+    def __repr__(self) -> str:
+        if self.parameter_number is not None:
+            operands = str(self.parameter_number)
+        elif self.literal_text is not None:
+            operands = self.literal_text if len(self.literal_text) <= 40 else "..."
+        else:
+            operands = ", ".join(self.operand_names)
+        root = "ROOT " if self.is_root else ""
+        return f"<HloInstruction {root}{self.name} = {self.shape} {self.opcode}({operands})>"
+
+
+@dataclass(eq=False, slots=True, repr=False)
+class HloComputation:
+    """A computation: instructions in text order, its root and its parameters."""
+
+    name: str
+    instructions: list[HloInstruction]
+    root: HloInstruction
+    #: Parameter instructions ordered by parameter number.
+    parameters: list[HloInstruction]
+    line: int
+    is_entry: bool = False
+    #: True if some fusion instruction names this computation in ``calls=``.
+    is_fusion_computation: bool = False
+    #: Attributes after the closing brace (e.g. ``execution_thread``), raw.
+    attributes: dict[str, str] = field(default_factory=dict)
+    _by_name: dict[str, HloInstruction] = field(default_factory=dict)
+    _offset: int = 0
+
+    def instruction(self, name: str) -> HloInstruction:
+        """The instruction called ``name`` (a leading ``%`` is ignored); KeyError if none."""
+        key = name[1:] if name.startswith("%") else name
+        try:
+            return self._by_name[key]
+        except KeyError:
+            raise KeyError(f"no instruction {key!r} in computation {self.name!r}") from None
+
+    def __repr__(self) -> str:
+        return f"<HloComputation {self.name}: {len(self.instructions)} instructions>"
+
+
+@dataclass(eq=False, slots=True, repr=False)
+class HloModule:
+    """A parsed module. ``computations`` keeps text order."""
+
+    name: str
+    attributes: dict[str, str]
+    computations: dict[str, HloComputation]
+    entry: HloComputation
+    #: The ``FileNames``, ``FunctionNames``, ``FileLocations``, ``StackFrames`` blocks, each
+    #: as its raw entry lines.
+    debug_info: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    source: str = ""
+
+    def computation(self, name: str) -> HloComputation:
+        """The computation called ``name`` (a leading ``%`` is ignored); KeyError if none."""
+        key = name[1:] if name.startswith("%") else name
+        try:
+            return self.computations[key]
+        except KeyError:
+            raise KeyError(f"no computation {key!r} in module {self.name!r}") from None
+
+    def __repr__(self) -> str:
+        return (f"<HloModule {self.name}: {len(self.computations)} computations, "
+                f"entry {self.entry.name}>")
+
