@@ -10,7 +10,7 @@
 :func:`from_jax` jits the function, lowers and compiles it for the CPU, parses the optimised
 HLO (``compiled.as_text()``) and computes the maps of every fusion instruction through its
 fused computation (:func:`symidx.analysis.module_fusion_maps`).
-:func:`symidx.analysis.render_fusions` prints them as ``symidx maps --all`` does. JAX is
+:func:`symidx.cli.render.render_fusions` prints them as ``symidx maps --all`` does. JAX is
 optional (``pip install 'symidx[jax]'``) and imported only here, on first use.
 """
 

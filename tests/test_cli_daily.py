@@ -43,16 +43,16 @@ def test_a_subcommand_usage_error_shows_that_subcommand_usage() -> None:
 
 def test_batch_answers_each_line() -> None:
     simplified = answer(json.dumps({"id": 7, "args": [
-        "simplify", "(d0) -> (d0 mod 8), domain: d0 in [0, 7]", "--style", "xla"]}))
+        "simplify", "(d0) -> (d0 mod 8), domain: d0 in [0, 7]", "--style", "xla"]}), main)
     assert simplified == {"id": 7, "exit": 0, "stderr": "",
                           "stdout": "(d0) -> (d0), domain: d0 in [0, 7]\n"}
-    maps = answer(json.dumps({"args": ["maps", TINY, "--format", "json"]}))
+    maps = answer(json.dumps({"args": ["maps", TINY, "--format", "json"]}), main)
     assert maps["exit"] == 0 and maps["result"]["schema"] == "symidx.maps/1"
     assert maps["result"]["operands"][0]["maps"][0]["results"] == ["d0 * 2 + 1"]
-    assert answer("not json")["exit"] == 2
-    assert answer(json.dumps({"args": "maps"}))["exit"] == 2
-    assert answer(json.dumps({"args": ["batch"]}))["stderr"] == "batch does not nest"
-    missing = answer(json.dumps({"id": "m", "args": ["maps", "/nowhere.hlo"]}))
+    assert answer("not json", main)["exit"] == 2
+    assert answer(json.dumps({"args": "maps"}), main)["exit"] == 2
+    assert answer(json.dumps({"args": ["batch"]}), main)["stderr"] == "batch does not nest"
+    missing = answer(json.dumps({"id": "m", "args": ["maps", "/nowhere.hlo"]}), main)
     assert missing["exit"] == 2 and "cannot read /nowhere.hlo" in missing["stderr"]
 
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_layout_xla import SEED000_FIGURE2, naive_buffer
 
-from symidx.analysis import instruction_maps, logical_to_physical, physical_to_logical
+from symidx.analysis import instruction_maps
 from symidx.errors import MapError, ParseError, UnsupportedOpError
 from symidx.hlo import Shape, parse_hlo, parse_shape
 from symidx.layout import shapes, xla
@@ -304,17 +304,17 @@ def test_physical_maps_of_tiled_layouts_match_brute_force(src: str, dst: str) ->
 def test_physical_to_logical_of_a_tiled_shape() -> None:
     shape = parse_shape("f32[3,5]{1,0:T(2,2)}")
     assert isinstance(shape, Shape)
-    assert print_map(physical_to_logical(shape), "xla") == (
+    assert print_map(logical_index_map(shape), "xla") == (
         "(d0, d1, d2, d3) -> (d0 * 2 + d2, d1 * 2 + d3), domain: d0 in [0, 1], d1 in [0, 2], "
         "d2 in [0, 1], d3 in [0, 1], d0 * 2 + d2 in [0, 2], d1 * 2 + d3 in [0, 4]")
-    assert print_map(logical_to_physical(shape), "xla") == (
+    assert print_map(physical_index_map(shape), "xla") == (
         "(d0, d1) -> (d0 / 2, d1 / 2, d0 mod 2, d1 mod 2), domain: d0 in [0, 2], d1 in [0, 4]")
 
 
 def test_untiled_physical_maps_are_permutations_as_in_xla() -> None:
     shape = parse_shape("f32[10,20,30]{1,0,2}")
     assert isinstance(shape, Shape)
-    assert print_map(physical_to_logical(shape), "xla") == (
+    assert print_map(logical_index_map(shape), "xla") == (
         "(d0, d1, d2) -> (d1, d2, d0), domain: d0 in [0, 29], d1 in [0, 9], d2 in [0, 19]")
 
 

@@ -26,6 +26,8 @@ COMMAND_MODULES = (mapverbs, maps, bench, layout, batch, corpus)
 def build_parser() -> Parser:
     ap = Parser(prog="symidx", description="Symbolic indexing maps for XLA HLO and layouts.")
     ap.add_argument("--version", action="version", version=f"symidx {__version__}")
+    # Commands that run other commands (batch) get the command line itself.
+    ap.set_defaults(command_line=main)
     sub = ap.add_subparsers(dest="command", required=True, parser_class=Parser)
     for module in COMMAND_MODULES:
         module.register(sub)

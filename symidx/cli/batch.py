@@ -19,6 +19,7 @@ import contextlib
 import io
 import json
 import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -33,14 +34,14 @@ def run(args: argparse.Namespace) -> int:
     for line in sys.stdin:
         if not line.strip():
             continue
-        print(json.dumps(answer(line)), flush=True)
+        print(json.dumps(answer(line, args.command_line)), flush=True)
     return 0
 
 
-def answer(line: str) -> dict[str, Any]:
-    """The answer to one line of input (see the module docstring)."""
-    from symidx.cli import main
-
+def answer(line: str, main: Callable[[Sequence[str]], int]) -> dict[str, Any]:
+    """The answer to one line of input (see the module docstring), running its command
+    with ``main`` (:func:`symidx.cli.main`; passed in, as the command line imports this
+    module)."""
     try:
         query = json.loads(line)
     except ValueError as e:

@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     outputs = [(path, module_output(load_module(path), args)) for path in args.files]
     if args.format == "json":
-        from symidx.cli.render import dumps
+        from symidx.analysis.documents import dumps
 
         print(dumps([{"file": path, **document} for path, document in outputs]))
     else:
@@ -166,13 +166,14 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
     """What ``symidx maps`` prints for one module: text, or a JSON document (a dict)."""
     from symidx.analysis import (
         computation_maps,
+        documents,
         find_computation,
         find_instruction,
         instruction_maps,
         module_fusion_maps,
     )
-    from symidx.cli import render
     from symidx.cli.progress import Progress
+    from symidx.cli.render import render_computations, render_fusions, render_maps
     from symidx.fusion import Analysis
     from symidx.hlo.leaves import leaf_count
 
@@ -193,8 +194,8 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
         if not has_any:
             what = "root has no outputs" if backward else "computation has no parameters"
             print(f"symidx: note: the {what}: {comp.name} reads nothing", file=sys.stderr)
-        output = render.computations_document(module, direction, records, args.explain) \
-            if as_json else render.render_computations(module, direction, records, "text",
+        output = documents.computations_document(module, direction, records, args.explain) \
+            if as_json else render_computations(module, direction, records, "text",
                                                        args.style, args.explain)
     elif args.all:
         found = module_fusion_maps(module, direction, operand=args.operand, output=args.output,
@@ -203,17 +204,17 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
         if not found:
             print(f"symidx: note: module {module.name or '(unnamed)'} has no fusions; "
                   f"--computation ENTRY analyses its entry computation whole", file=sys.stderr)
-        output = render.fusions_document(module, direction, found, args.explain) \
-            if as_json else render.render_fusions(module, direction, found, "text", args.style,
+        output = documents.fusions_document(module, direction, found, args.explain) \
+            if as_json else render_fusions(module, direction, found, "text", args.style,
                                                   args.explain)
     else:
         instr = find_instruction(module, args.instruction)
         groups = instruction_maps(instr, direction, operand=args.operand, output=args.output,
                                   physical=args.physical, analysis=analysis)
         index = (args.output if direction == "output_to_input" else args.operand) or 0
-        output = render.instruction_document(module, instr, direction, groups, index,
+        output = documents.instruction_document(module, instr, direction, groups, index,
                                              args.explain) \
-            if as_json else render.render_maps(module, instr, direction, groups, index, "text",
+            if as_json else render_maps(module, instr, direction, groups, index, "text",
                                                args.style, args.explain)
     if args.verify:
         _warn_about_the_rest(module)
@@ -222,7 +223,7 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
 
 def _emit_one(output: Any, fmt: str) -> None:
     if fmt == "json":
-        from symidx.cli.render import dumps
+        from symidx.analysis.documents import dumps
 
         print(dumps(output))
     elif output:

@@ -27,7 +27,7 @@ from symidx.analysis import (
     find_computation,
     module_fusion_maps,
 )
-from symidx.cli import render
+from symidx.analysis.documents import computations_document, fusions_document
 from symidx.corpus.sources import Task, sha256_of
 from symidx.errors import ParseError, SymidxError
 from symidx.fusion import Analysis
@@ -166,14 +166,14 @@ def _document(module: HloModule, options: Options) -> dict[str, Any]:
     analysis = Analysis(verify=True)
     if options.computation is None:
         found = module_fusion_maps(module, direction, analysis=analysis)
-        return render.fusions_document(module, direction, found)
+        return fusions_document(module, direction, found)
     comp = find_computation(module, options.computation)
     backward = direction == OUTPUT_TO_INPUT
     has_any = bool(leaf_count(comp.root.shape) if backward else comp.parameters)
     first = 0 if has_any else None
     records = computation_maps(comp, direction, output=first if backward else None,
                                operand=None if backward else first, analysis=analysis)
-    return render.computations_document(module, direction, records)
+    return computations_document(module, direction, records)
 
 
 def _groups(document: dict[str, Any]) -> Iterator[dict[str, Any]]:

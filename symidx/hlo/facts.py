@@ -7,7 +7,8 @@ as the holder of a runtime value, and the computation it runs on its operands.
 ... HloModule m
 ... ENTRY e {
 ...   p0 = f32[4,6]{1,0} parameter(0)
-...   ROOT t = (f32[6,4]{1,0}, f32[4,6]{1,0}) tuple(f32[6,4]{1,0} transpose(p0), p0)
+...   t = f32[6,4]{1,0} transpose(p0), dimensions={1,0}
+...   ROOT r = (f32[6,4]{1,0}, f32[4,6]{1,0}) tuple(t, p0)
 ... }''')
 >>> root = module.entry.root
 >>> num_outputs(root), output_dims(root, 0), operand_dims(root, 1)

@@ -1,5 +1,6 @@
 """The maps of instructions, fusions and whole computations of a module, as groups per
-operand (or output): what ``symidx maps`` prints (:mod:`symidx.cli.render` renders them).
+operand (or output): what ``symidx maps`` prints (:mod:`symidx.analysis.documents` and
+:mod:`symidx.cli.render` render them).
 
 * :func:`instruction_maps` — the per-op rules of :mod:`symidx.ops` for any instruction; for a
   ``fusion`` (or ``call``), the maps through its called computation (:mod:`symidx.fusion`:
@@ -15,29 +16,25 @@ opcode in :attr:`MapGroup.unsupported` instead of maps.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
 from symidx.errors import SymidxError
 from symidx.fusion import (
     Analysis,
     Origin,
     Path,
     Reached,
-    called_computation,
-    computation_input_to_output,
-    computation_output_to_input,
-    fusion_output_to_input,
     parameter_leaves,
 )
 from symidx.fusion.steps import Step, backward_steps, forward_steps
-from symidx.hlo import HloComputation, HloInstruction, HloModule, Shape, TupleShape
+from symidx.hlo import HloComputation, HloInstruction, HloModule, TupleShape
+from symidx.hlo.facts import called_computation
 from symidx.hlo.leaves import leaf_count, leaves
-from symidx.indexing_map import IndexingMap, compose
 from symidx.ops import (
     INPUT_TO_OUTPUT,
     OUTPUT_TO_INPUT,
     Direction,
-    finish,
     num_outputs,
 )
 
@@ -50,60 +47,7 @@ __all__ = [
     "computation_maps",
     "instruction_maps",
     "module_fusion_maps",
-    "fusion_output_to_input",
-    "called_computation",
-    "computation_output_to_input",
-    "computation_input_to_output",
-    "physical_to_logical",
-    "logical_to_physical",
 ]
-
-
-@dataclass(frozen=True)
-class MapGroup:
-    """The maps of one operand (output-to-input) or one output (input-to-output).
-
-    ``index`` is the operand (or parameter, or output) number, ``name`` the operand's
-    instruction (for an output: the instruction itself). ``leaf`` is the array leaf of a
-    tuple-shaped operand or parameter (None for an array). ``unsupported`` names the opcode
-    without a rule that made the maps unknown; then ``maps`` is empty. ``opaque`` says why
-    the maps are a sound over-approximation rather than exact (None: exact).
-    ``origins[i]`` tells where ``maps[i]`` comes from (a path through the graph).
-    """
-
-    index: int
-    name: str
-    maps: tuple[IndexingMap, ...] = ()
-    unsupported: str | None = None
-    origins: tuple[Origin, ...] = ()
-    leaf: int | None = None
-    opaque: str | None = None
-    #: The operand's (or output's) shape as HLO text, e.g. ``f32[96]{0}``.
-    shape: str = ""
-
-
-@dataclass(frozen=True)
-class FusionMaps:
-    """The map groups of one fusion instruction for one of its outputs (output-to-input) or
-    inputs (input-to-output): ``index``. ``computation`` is the computation holding it."""
-
-    instr: HloInstruction
-    computation: str
-    index: int
-    groups: tuple[MapGroup, ...]
-
-
-@dataclass(frozen=True)
-class ComputationMaps:
-    """A whole computation analysed as one fusion, for one output leaf of its root
-    (output-to-input; groups per parameter leaf) or one parameter leaf (input-to-output;
-    groups per root output leaf): ``index`` is the output or parameter number, ``leaf``
-    the parameter's leaf when it is a tuple."""
-
-    computation: HloComputation
-    index: int
-    groups: tuple[MapGroup, ...]
-    leaf: int | None = None
 
 
 def find_instruction(module: HloModule, name: str | None = None) -> HloInstruction:
@@ -166,7 +110,9 @@ def instruction_maps(instr: HloInstruction, direction: Direction, *,
     else:
         groups = [replace(g, shape=str(leaves(instr.shape)[g.index])) for g in groups]
     if physical:
-        groups = [_physical_group(instr, direction, g, operand or 0, output or 0)
+        from symidx.analysis.physical import physical_group  # layouts load for --physical
+
+        groups = [physical_group(instr, direction, g, operand or 0, output or 0)
                   for g in groups]
     return groups
 
@@ -318,54 +264,3 @@ def _step_group(index: int, name: str, steps: list[Step], first: str, second: st
                            else Origin(Path(second, Path(first))))
     opaque = next((s.opaque for s in steps if s.opaque is not None), None)
     return MapGroup(index, name, tuple(maps), None, tuple(origins), leaf, opaque)
-
-
-# --- physical layouts -------------------------------------------------------------------------
-
-
-def physical_to_logical(shape: Shape) -> IndexingMap:
-    """Physical index -> logical index. The physical index addresses the array the layout
-    stores: dims in major-to-minor order, each tile split into (tile count, tile size) dims
-    (``f32[3,5]{1,0:T(2,2)}`` is ``f32[2,3,2,2]``); padding slots have no image."""
-    from symidx.layout.shapes import logical_index_map
-
-    return logical_index_map(shape)
-
-
-def logical_to_physical(shape: Shape) -> IndexingMap:
-    """Logical index -> physical index (see :func:`physical_to_logical`)."""
-    from symidx.layout.shapes import physical_index_map
-
-    return physical_index_map(shape)
-
-
-def _array(shape: Shape | TupleShape, element: int, what: str) -> Shape:
-    if isinstance(shape, TupleShape):
-        shape = shape.elements[element]
-    if not isinstance(shape, Shape):
-        raise SymidxError(f"--physical: {what} has a nested tuple shape")
-    return shape
-
-
-def _physical_group(instr: HloInstruction, direction: Direction, group: MapGroup,
-                    operand: int, output: int) -> MapGroup:
-    if group.unsupported is not None:
-        return group
-    if direction == OUTPUT_TO_INPUT:
-        op = instr.operands[group.index]
-        element = (instr.tuple_index or 0) if instr.opcode == "get-tuple-element" else 0
-        source = _array(instr.shape, output, instr.name)
-        target = _array(op.shape, element, op.name)
-    else:
-        op = instr.operands[operand]
-        element = (instr.tuple_index or 0) if instr.opcode == "get-tuple-element" else 0
-        source = _array(op.shape, element, op.name)
-        target = _array(instr.shape, group.index, instr.name)
-    maps = tuple(_between_physical(m, source, target) for m in group.maps)
-    return replace(group, maps=maps)
-
-
-def _between_physical(m: IndexingMap, source: Shape, target: Shape) -> IndexingMap:
-    if m.is_known_empty or m.is_undefined:
-        return m
-    return finish(compose(compose(physical_to_logical(source), m), logical_to_physical(target)))

@@ -1,0 +1,53 @@
+"""The maps of instructions, fusions and whole computations of a module, as groups per
+operand (or output): what ``symidx maps`` prints.
+
+A façade over :mod:`symidx.fusion`; the work is done in
+
+* :mod:`symidx.analysis.groups` -- :func:`instruction_maps`, :func:`module_fusion_maps`,
+  :func:`computation_maps` and the records they return;
+* :mod:`symidx.analysis.physical` -- the same maps between physical (layout-ordered)
+  indices (``physical=True``);
+* :mod:`symidx.analysis.documents` -- the JSON documents of the versioned schema
+  ``symidx.maps/1``.
+
+>>> from symidx.hlo import parse_hlo
+>>> module = parse_hlo('''
+... HloModule m
+... ENTRY e {
+...   p0 = f32[10,20]{1,0} parameter(0)
+...   ROOT t = f32[20,10]{1,0} transpose(p0), dimensions={1,0}
+... }''')
+>>> (group,) = instruction_maps(find_instruction(module, "t"), "output_to_input")
+>>> group.maps[0]
+IndexingMap('(d0, d1) -> (d1, d0), domain: d0 in [0, 19], d1 in [0, 9]')
+"""
+
+from symidx.analysis.groups import (
+    computation_maps,
+    find_computation,
+    find_instruction,
+    instruction_maps,
+    module_fusion_maps,
+)
+from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
+from symidx.fusion import (
+    computation_input_to_output,
+    computation_output_to_input,
+    fusion_output_to_input,
+)
+from symidx.hlo.facts import called_computation
+
+__all__ = [
+    "MapGroup",
+    "FusionMaps",
+    "ComputationMaps",
+    "find_instruction",
+    "find_computation",
+    "computation_maps",
+    "instruction_maps",
+    "module_fusion_maps",
+    "fusion_output_to_input",
+    "called_computation",
+    "computation_output_to_input",
+    "computation_input_to_output",
+]
