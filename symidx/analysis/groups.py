@@ -29,19 +29,11 @@ from symidx.fusion import (
 )
 from symidx.fusion.steps import Step, backward_steps, forward_steps
 from symidx.hlo import HloComputation, HloInstruction, HloModule, TupleShape
-from symidx.hlo.facts import called_computation
+from symidx.hlo.facts import called_computation, num_outputs
 from symidx.hlo.leaves import leaf_count, leaves
-from symidx.ops import (
-    INPUT_TO_OUTPUT,
-    OUTPUT_TO_INPUT,
-    Direction,
-    num_outputs,
-)
+from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
 
 __all__ = [
-    "MapGroup",
-    "FusionMaps",
-    "ComputationMaps",
     "find_instruction",
     "find_computation",
     "computation_maps",

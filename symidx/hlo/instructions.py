@@ -26,7 +26,6 @@ _RHS_RE = re.compile(r"(" + PLAIN_SHAPE + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\(
 # ... and an operand, ``[plain-shape] name`` then ',' or ')' (groups: shape, name, ',' or ')').
 _OPERAND_RE = re.compile(r"(?:(" + PLAIN_SHAPE + r")[ \t]+)?(%?[A-Za-z_][A-Za-z0-9_.\-]*)"
                          r"[ \t]*([,)])")
-_DEBUG_BLOCKS = frozenset({"FileNames", "FunctionNames", "FileLocations", "StackFrames"})
 #: Attributes naming one computation; ``_COMPUTATION_LIST_KEYS`` name several, ``{a, b}``.
 _COMPUTATION_KEYS = frozenset({
     "to_apply", "calls", "condition", "body", "true_computation", "false_computation",
@@ -93,7 +92,8 @@ class InstructionReader(Cursor):
 
     def instruction_list(self, name: str, start: int, line: int,
                          is_entry: bool) -> HloComputation:
-        """``{ instruction ... }`` as a computation called ``name`` (the module reader's)."""
+        """``{ instruction ... }`` as a computation called ``name``: the module reader
+        (:mod:`symidx.hlo.parser`) builds computations; an inline one is read here."""
         raise NotImplementedError
 
     def instruction(self, pendings: list[Pending]) -> None:

@@ -40,6 +40,12 @@ nothing in the text is evaluated. It is linear in the text; only inline instruct
 inline computations recurse, at most :data:`~symidx.hlo.shape.MAX_NESTING` deep. Every
 malformed input raises :class:`~symidx.errors.ParseError` with the line and column of the
 offending token in the original text.
+
+This module reads the module's structure (header, debug tables, computations, calls, the
+shapes left out); :mod:`symidx.hlo.instructions` reads instructions, operands and
+attributes over the token readers of :mod:`symidx.hlo.reader`;
+:mod:`symidx.hlo.typed_fields` fills the typed fields; the result is the IR of
+:mod:`symidx.hlo.ir`.
 """
 
 from __future__ import annotations
