@@ -26,7 +26,8 @@ from collections.abc import Callable
 from functools import partial
 
 from symidx._gc import gc_paused
-from symidx.bench import SEED_EXAMPLES, to_isl
+from symidx.bench import SEED_EXAMPLES
+from symidx.verify import isl_text as to_isl
 from symidx.expr import clear_caches
 from symidx.indexing_map import IndexingMap
 from symidx.simplify import simplify

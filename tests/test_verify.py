@@ -184,6 +184,19 @@ def test_negative_divisors_and_ceildiv_follow_floor_semantics(method):
 
 
 @pytest.mark.parametrize("method", ["enumerate", *PROOFS])
+@pytest.mark.parametrize("divisor", [2, -1])
+def test_a_division_in_the_smaller_domain_does_not_hide_the_larger_one(method, divisor):
+    # The quotient's bounds over one map's domain hold only inside that domain: used as
+    # facts at every point, they once made a proof overlook the other map's extra points.
+    small = parse_map(f"(d0) -> (d0 floordiv {divisor}), domain: d0 in [0, 1]")
+    large = parse_map(f"(d0) -> (d0 floordiv {divisor}), domain: d0 in [0, 3]")
+    for a, b in ((small, large), (large, small)):
+        verdict = decide(a, b, method=method)
+        assert_counterexample(verdict, a, b)
+        assert verdict.point[0] in (2, 3)
+
+
+@pytest.mark.parametrize("method", ["enumerate", *PROOFS])
 def test_min_max_and_constraints(method):
     a = parse_map("(d0, d1) -> (min(d0, d1), max(d0, d1)), domain: d0 in [0, 20], "
                   "d1 in [0, 20], d0 + d1 in [0, 25], d1 mod 2 in [0, 0]")

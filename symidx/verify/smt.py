@@ -125,7 +125,13 @@ class _Encoder:
             except SymidxError:  # a variable without an interval: no extra bound
                 known = None
             if known is not None and not known.is_empty:
-                self.defs += [known.lo <= q, q <= known.hi]
+                # A hint valid only where x's variables are in their intervals: a copy of
+                # the second map is asserted at points outside its domain too.
+                box = [z3.And(self.intervals[v].lo <= self.terms[v],
+                              self.terms[v] <= self.intervals[v].hi)
+                       for v in sorted(x.free_symbols, key=str)]
+                self.defs.append(z3.Implies(z3.And(*box), z3.And(known.lo <= q, q <= known.hi))
+                                 if box else z3.And(known.lo <= q, q <= known.hi))
             self._quotients[key] = q
         return q
 
