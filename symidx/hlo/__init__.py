@@ -1,4 +1,6 @@
-"""The HLO front end: shapes and layouts, the module text parser, computation graphs.
+"""The HLO front end: shapes and layouts, the module text parser, facts about instructions
+(:mod:`symidx.hlo.facts`: outputs, dims, constants, the computation an instruction calls),
+computation graphs.
 
 >>> from symidx.hlo import parse_hlo, parse_shape
 >>> module = parse_hlo('''
