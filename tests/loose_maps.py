@@ -35,7 +35,8 @@ from symidx.ops import output_to_input  # noqa: E402
 from symidx.ops.collectives import PARTICIPANT  # noqa: E402
 
 TWINS = ["test_ops_twins.py", "test_ops_linalg.py", "test_ops_misc.py", "test_ops_scatter.py",
-         "test_ops_collectives.py", "test_strategies.py::test_single_ops_match_the_reference"]
+         "test_ops_scan.py", "test_ops_collectives.py",
+         "test_strategies.py::test_single_ops_match_the_reference"]
 
 #: (opcode, operand, why it over-approximates or None) -> output elements checked / loose
 CHECKED: Counter[tuple[str, int, str | None]] = Counter()

@@ -444,6 +444,61 @@ def _gte(instr, values, output):
     return {o: [{o}] for o in box(out_dims(instr))}
 
 
+@reference("scan")
+def _scan(instr, values, output):
+    """Run the loop as XLA's ScanExpander lowers it: step ``t`` (position ``t``, or
+    ``N - 1 - t`` with ``is_reverse``) calls the body on the inputs' slices at that position
+    and the carries (the inits at first); the body returns (outputs' slices.., carries..).
+    Every element keeps the set of (operand, index) it reads; what one body result element
+    reads of the body's parameters comes from running the body in the reference
+    interpreter."""
+    from reference_interpreter import execute  # it imports this module
+
+    (body,) = instr.called_computations["to_apply"]
+    carries = int(instr.attributes["num_carries"])
+    n_in = len(instr.operands) - carries
+    axis = instr.dimensions[0]
+    reverse = instr.attributes.get("is_reverse", "false") == "true"
+    shapes = instr.shape.elements if isinstance(instr.shape, TupleShape) else (instr.shape,)
+    n_out = len(shapes) - carries
+    length = (op_dims(instr, 0) if n_in else shapes[0].dims)[axis]
+    run = execute(body, [])
+    param_dims = [p.shape.dims for p in body.parameters]
+    owner = {}  # code of a body parameter element -> (parameter, index)
+    for p, dims in enumerate(param_dims):
+        for i, index in enumerate(box(dims)):
+            owner[run.offsets[(p, 0)] + i] = (p, index)
+    # per carry, per element (row-major): the set of (operand, index) it reads
+    carry = [[{(n_in + c, index)} for index in box(param_dims[n_in + c])]
+             for c in range(carries)]
+    stacked = [dict() for _ in range(n_out)]
+    for t in range(length):
+        position = length - 1 - t if reverse else t
+
+        def reads(code, carry=carry, position=position):
+            p, index = owner[code]
+            if p >= n_in:
+                return carry[p - n_in][ravel(index, param_dims[p])]
+            return {(p, index[:axis] + (position,) + index[axis:])}
+
+        results = [[set().union(*(reads(code) for code in codes))
+                    for codes in run.reads[(body.root.name, r)]]
+                   for r in range(n_out + carries)]
+        for r in range(n_out):
+            for i, index in enumerate(box(shapes[r].dims[:axis] + shapes[r].dims[axis + 1:])):
+                stacked[r][index[:axis] + (position,) + index[axis:]] = results[r][i]
+        carry = results[n_out:]
+    final = stacked[output] if output < n_out else dict(
+        zip(box(shapes[output].dims), carry[output - n_out], strict=True))
+    deps = {}
+    for o in box(out_dims(instr, output)):
+        groups = _empty(instr)
+        for k, index in final[o]:
+            groups[k].add(index)
+        deps[o] = groups
+    return deps
+
+
 
 
 # --- no reads, dynamic shapes, random numbers --------------------------------------------------

@@ -20,7 +20,6 @@ from symidx.ops import (
     OUTPUT_TO_INPUT,
     finish,
     input_to_output,
-    opaque_reason,
     output_to_input,
     rule,
     supported_opcodes,
@@ -310,11 +309,10 @@ def test_unsupported_op_raises_naming_it() -> None:
         input_to_output(instr, 0)
 
 
-def test_scan_is_a_labelled_over_approximation() -> None:
-    """XLA's scan maps ignore the carry (output i depends on inputs 0..i): symidx says every
-    element, labelled. Control flow has no per-op rule."""
-    assert "scan" in supported_opcodes()
-    assert opaque_reason(root("p = f32[4] parameter(0)\nROOT s = f32[4] scan(p)")) is not None
+def test_scan_has_a_rule_and_control_flow_has_none() -> None:
+    """scan's rule follows its body and carries (tests/test_ops_scan.py); while and call are
+    symidx.fusion's business."""
+    assert "scan" in supported_opcodes() and "scan" in supported_opcodes("input_to_output")
     assert "while" not in supported_opcodes() and "call" not in supported_opcodes()
 
 

@@ -1,8 +1,7 @@
 """Ops whose reads symidx does not model: ``shuffle`` (a new op whose attributes the parser
-does not read) and ``scan`` (a loop over a called computation with a carry: output ``i``
-depends on inputs ``0..i`` through the carry, which XLA's own map ignores).
+does not read).
 
-They get the sound over-approximation -- every output element reads every element of every
+It gets the sound over-approximation -- every output element reads every element of every
 operand -- labelled by :func:`symidx.ops.opaque_reason`, rather than no map at all.
 """
 
@@ -15,7 +14,6 @@ from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule
 #: Opcode -> why its maps over-approximate.
 NOT_MODELLED = {
     "shuffle": "shuffle: its modes are not modelled",
-    "scan": "scan: the carry's recurrence is not modelled",
 }
 
 rule(OUTPUT_TO_INPUT, *NOT_MODELLED)(reads_everything)
