@@ -29,14 +29,31 @@ from reference_hlo import (
     out_dims,
     static_dependencies,
 )
+from symidx import ops
+from symidx.fusion import scan_input_to_output, scan_output_to_input
 from symidx.hlo import HloInstruction, Shape, TupleShape, parse_hlo
 from symidx.hlo.facts import hlo_reference
 from symidx.indexing_map import IndexingMap, RuntimeVar
-from symidx.ops import input_to_output, num_outputs, output_to_input
+from symidx.ops import num_outputs
 from symidx.ops.collectives import PARTICIPANT
 from symidx.syntax import parse_map
 
 Data = dict[str, np.ndarray | int]
+
+
+def output_to_input(instr: HloInstruction, output: int = 0) -> list[list[IndexingMap]]:
+    """The op's maps: its rule, or for ``scan`` (a loop over a called computation, which
+    the fusion floor analyses) the scan's own maps."""
+    if instr.opcode == "scan":
+        return scan_output_to_input(instr, output)[0]
+    return ops.output_to_input(instr, output)
+
+
+def input_to_output(instr: HloInstruction, operand: int) -> list[list[IndexingMap]]:
+    """:func:`output_to_input` the other way."""
+    if instr.opcode == "scan":
+        return scan_input_to_output(instr, operand)[0]
+    return ops.input_to_output(instr, operand)
 
 EXAMPLES = settings(max_examples=100)
 

@@ -16,6 +16,7 @@ from symidx.analysis import instruction_maps
 from symidx.errors import SymidxError, UnsupportedOpError
 from symidx.hlo import parse_hlo
 from symidx.ops import (
+    HANDLED_BY_FUSION,
     INPUT_TO_OUTPUT,
     OUTPUT_TO_INPUT,
     finish,
@@ -309,11 +310,13 @@ def test_unsupported_op_raises_naming_it() -> None:
         input_to_output(instr, 0)
 
 
-def test_scan_has_a_rule_and_control_flow_has_none() -> None:
-    """scan's rule follows its body and carries (tests/test_ops_scan.py); while and call are
-    symidx.fusion's business."""
-    assert "scan" in supported_opcodes() and "scan" in supported_opcodes("input_to_output")
-    assert "while" not in supported_opcodes() and "call" not in supported_opcodes()
+def test_scan_and_control_flow_are_the_fusion_floors() -> None:
+    """scan, while and call run called computations: symidx.fusion follows them (scan:
+    tests/test_ops_scan.py), no per-op rule does."""
+    for opcode in ("scan", "while", "call"):
+        assert opcode in HANDLED_BY_FUSION
+        assert opcode not in supported_opcodes()
+        assert opcode not in supported_opcodes("input_to_output")
 
 
 def test_bitcast_convert_width_change_needs_the_minor_dim() -> None:

@@ -5,8 +5,8 @@ instructions as nodes and the maps of each step on its edges); one sweep over it
 deduplicates and simplifies the maps from a start to everything it reads, or to everything
 that reads it (:mod:`symidx.fusion.sweep`). A step is an op's rule, or tuple plumbing, or a
 called computation -- a fusion, a ``call``, loop bodies, conditional branches, asynchronous
-wrappers (:mod:`symidx.fusion.steps`); runtime values are followed to where they come from
-(:mod:`symidx.fusion.runtime`).
+wrappers, ``scan`` (:mod:`symidx.fusion.steps`, :mod:`symidx.fusion.scan`); runtime values
+are followed to where they come from (:mod:`symidx.fusion.runtime`).
 
 Outputs and operands of tuple shape are counted in array leaves (:mod:`symidx.hlo.leaves`).
 
@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from symidx.errors import SymidxError
+from symidx.fusion import scan as _scan_reads
 from symidx.fusion.graph import IndexingGraph
 from symidx.fusion.reached import Origin, Path, Reached
 from symidx.fusion.sweep import (
@@ -43,6 +44,7 @@ from symidx.fusion.sweep import (
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.facts import called_computation
 from symidx.hlo.leaves import leaf_count
+from symidx.indexing_map import IndexingMap
 
 __all__ = [
     "Analysis",
@@ -64,6 +66,8 @@ __all__ = [
     "computation_output_to_input",
     "computation_input_to_output",
     "fusion_output_to_input",
+    "scan_output_to_input",
+    "scan_input_to_output",
 ]
 
 #: (maps, opcode that made them unknown or None): what the older API returns per group.
@@ -152,3 +156,24 @@ def fusion_output_to_input(instr: HloInstruction, output: int = 0) -> list[Found
     if comp is None:
         raise SymidxError(f"{instr.name} is not a fusion or call")
     return computation_output_to_input(comp, output)
+
+
+def scan_output_to_input(instr: HloInstruction, output: int = 0, *,
+                         analysis: Analysis | None = None
+                         ) -> tuple[list[list[IndexingMap]], str | None]:
+    """For output ``output`` of the ``scan`` instruction ``instr``: per operand, the maps
+    from an output index to the operand elements it reads (its body analysed and walked
+    through the carries, :mod:`symidx.fusion.scan`); and why they over-approximate (every
+    element), or None when they are exact."""
+    analysis = analysis or Analysis()
+    return _scan_reads.scan_output_to_input(instr, output, analysis.parameters_of)
+
+
+def scan_input_to_output(instr: HloInstruction, operand: int, *,
+                         analysis: Analysis | None = None
+                         ) -> tuple[list[list[IndexingMap]], str | None]:
+    """For operand ``operand`` of the ``scan`` instruction ``instr``: per output, the maps
+    from an operand index to the output elements that read it; and why they
+    over-approximate, or None when they are exact."""
+    analysis = analysis or Analysis()
+    return _scan_reads.scan_input_to_output(instr, operand, analysis.parameters_of)

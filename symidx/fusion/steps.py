@@ -42,6 +42,7 @@ from symidx.errors import HloShapeError, ParseError, SymidxError, UnsupportedOpE
 from symidx.expr import bounds
 from symidx.fusion.reached import Path, Reached
 from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources
+from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
 from symidx.hlo import HloComputation, HloInstruction, ShapeLike, TupleShape
 from symidx.hlo.facts import called_computation
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
@@ -472,6 +473,25 @@ def _while_steps(instr: HloInstruction, direction: Direction, index: int, leaf: 
             if leaf in _loop_sources(k, body, condition, callee)]
 
 
+def _scan_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
+                callee: Callee) -> list[Step]:
+    """A scan's reads from its body's, walked through the carries (:mod:`symidx.fusion.scan`);
+    one step per operand (output-to-input) or output (input-to-output)."""
+    try:
+        if direction == OUTPUT_TO_INPUT:
+            groups, reason = scan_output_to_input(instr, index, callee.parameters_of)
+        else:
+            groups, reason = scan_input_to_output(instr, index, callee.parameters_of)
+    except HloShapeError as e:  # a scan XLA's parser lets through, but whose parts disagree
+        return _everything(instr, direction, index, leaf, f"shapes do not fit: {e}")
+    steps = []
+    for k, group in enumerate(groups):
+        output, position = (index, k) if direction == OUTPUT_TO_INPUT else (k, index)
+        steps.append(Step(output, position, 0, tuple((m, None, 1) for m in group),
+                          opaque=reason))
+    return steps
+
+
 def _loop(instr: HloInstruction) -> tuple[HloComputation, HloComputation]:
     called = instr.called_computations
     body, condition = called.get("body", ()), called.get("condition", ())
@@ -584,6 +604,7 @@ _SPECIAL = {
     "async-start": _async_start_steps,
     "conditional": _conditional_steps,
     "while": _while_steps,
+    "scan": _scan_steps,
     **{op: _async_collective_steps for op in _ASYNC_COLLECTIVES},
 }
 

@@ -20,6 +20,7 @@ as the holder of a runtime value, and the computation it runs on its operands.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from symidx.errors import HloShapeError, SymidxError
 from symidx.hlo.ir import HloComputation, HloInstruction
@@ -29,6 +30,7 @@ from symidx.hlo.shape import Shape, ShapeLike
 __all__ = [
     "Dims",
     "array_dims",
+    "attribute",
     "called_computation",
     "constant_value",
     "hlo_reference",
@@ -36,9 +38,24 @@ __all__ = [
     "operand_dims",
     "output_dims",
     "output_shape",
+    "require",
 ]
 
 Dims = tuple[int, ...]
+T = TypeVar("T")
+
+
+def require(condition: bool, instr: HloInstruction, message: str) -> None:
+    """Raise :class:`HloShapeError` naming ``instr`` unless ``condition`` holds."""
+    if not condition:
+        raise HloShapeError(f"{instr.opcode} {instr.name}: {message}")
+
+
+def attribute(value: T | None, instr: HloInstruction, name: str) -> T:
+    """``value``, or :class:`HloShapeError` when the attribute is missing."""
+    if value is None:
+        raise HloShapeError(f"{instr.opcode} {instr.name}: missing attribute {name}=")
+    return value
 
 
 def num_outputs(instr: HloInstruction) -> int:

@@ -12,7 +12,7 @@ Rules live in modules by family (:mod:`~symidx.ops.elementwise`,
 :mod:`~symidx.ops.shape_ops`, :mod:`~symidx.ops.slicing`, :mod:`~symidx.ops.reduction`,
 :mod:`~symidx.ops.convolution`, :mod:`~symidx.ops.collectives`,
 :mod:`~symidx.ops.structural`, :mod:`~symidx.ops.scatter`, :mod:`~symidx.ops.linalg`,
-:mod:`~symidx.ops.rng`, :mod:`~symidx.ops.custom_call`, :mod:`~symidx.ops.scan`,
+:mod:`~symidx.ops.rng`, :mod:`~symidx.ops.custom_call`,
 :mod:`~symidx.ops.opaque`). Each
 is a small function of the instruction's shapes and attributes, registered for one
 direction and one or more opcodes with the one decorator :func:`rule`. An opcode without a
@@ -69,7 +69,6 @@ from symidx.ops import (  # noqa: E402,F401
     opaque,
     reduction,
     rng,
-    scan,
     scatter,
     shape_ops,
     slicing,

@@ -4,30 +4,15 @@ variables, start indices known from constants and iotas."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TypeVar
 
 from sympy import Integer, Symbol
 
-from symidx.errors import HloShapeError
 from symidx.expr import Expr, bounds, sym
+from symidx.hlo.facts import attribute as attribute  # the families check attributes with it
 from symidx.hlo.facts import constant_value
+from symidx.hlo.facts import require as require
 from symidx.hlo.ir import HloInstruction
 from symidx.interval import Interval
-
-T = TypeVar("T")
-
-
-def require(condition: bool, instr: HloInstruction, message: str) -> None:
-    """Raise :class:`HloShapeError` naming ``instr`` unless ``condition`` holds."""
-    if not condition:
-        raise HloShapeError(f"{instr.opcode} {instr.name}: {message}")
-
-
-def attribute(value: T | None, instr: HloInstruction, name: str) -> T:
-    """``value``, or :class:`HloShapeError` when the attribute is missing."""
-    if value is None:
-        raise HloShapeError(f"{instr.opcode} {instr.name}: missing attribute {name}=")
-    return value
 
 
 def var_or_zero(size: int, new_range: list[tuple[int, int]]) -> Expr:

@@ -35,7 +35,7 @@ Direction = Literal["output_to_input", "input_to_output"]
 OUTPUT_TO_INPUT: Direction = "output_to_input"
 INPUT_TO_OUTPUT: Direction = "input_to_output"
 
-#: Opcodes without a per-op rule by design: they call computations (while, conditional,
+#: Opcodes without a per-op rule by design: they call computations (while, scan, conditional,
 #: call, fusion, async-*), split an op into a start and a done (``*-start``/``*-done``
 #: collectives, copy-start/-done, send/recv and their done), or move tuples and tokens
 #: between computations and the outside (opt-barrier, domain, add-dependency, infeed,
@@ -45,7 +45,7 @@ HANDLED_BY_FUSION = frozenset({
     "all-gather-start", "all-gather-done", "all-reduce-start", "all-reduce-done",
     "collective-permute-start", "collective-permute-done", "copy-start", "copy-done",
     "send", "send-done", "recv", "recv-done", "opt-barrier", "domain", "add-dependency",
-    "infeed", "outfeed",
+    "infeed", "outfeed", "scan",
 })
 
 #: A rule: (instruction, output index or operand index) -> a list of maps per operand

@@ -25,12 +25,12 @@ per progression, with the lag as a constraint ``d - s in [lo, hi]`` (and ``mod``
 When the body's reads are not of those three kinds (a slice of a per-step array, a
 dynamic index), when an array is empty, or when the steps do not form a few progressions,
 the rule keeps the sound over-approximation -- every output element reads every operand
-element -- labelled by :func:`symidx.ops.opaque_reason`.
+element -- labelled with the reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 
@@ -38,22 +38,18 @@ from sympy import Integer
 
 from symidx.errors import SymidxError
 from symidx.expr import Expr, Mod, dim, sym
+from symidx.fusion.reached import Reached
 from symidx.hlo import HloComputation, HloInstruction
+from symidx.hlo.facts import Dims, array_dims, attribute, num_outputs, require
 from symidx.hlo.leaves import leaves
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule
-from symidx.ops._common import (
-    Dims,
-    array_dims,
-    attribute,
-    reaches_everything,
-    reads_everything,
-    require,
-)
+from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT
+from symidx.ops.basic import reaches_everything, reads_everything
 
 __all__ = ["NONE", "SAME", "ALL", "Progression", "progressions", "ScanParts", "scan_parts",
-           "read_kind", "body_kinds", "ScanReads", "scan_reads"]
+           "read_kind", "body_kinds", "ScanReads", "scan_reads", "BodyReads",
+           "scan_output_to_input", "scan_input_to_output", "over_approximation"]
 
 #: How one array reads another over a step: not at all, at the same index, every element.
 NONE, SAME, ALL = 0, 1, 2
@@ -226,17 +222,22 @@ def read_kind(maps: Sequence[IndexingMap], source: Dims, target: Dims) -> int | 
     return _enumerated_kind(live, source, target)
 
 
-def body_kinds(parts: ScanParts) -> list[list[int]] | str:
+#: What the analysis of a called computation gives: from root leaf ``output`` of ``comp``
+#: to each (parameter number, leaf) it reads (:meth:`symidx.fusion.steps.Callee.parameters_of`).
+BodyReads = Callable[[HloComputation, int], Mapping[tuple[int, int], Reached]]
+
+
+def body_kinds(parts: ScanParts, body_reads: BodyReads) -> list[list[int]] | str:
     """Per body result, per body parameter: the kind of read over one step; or why the
     body's reads are not all of the three kinds."""
-    from symidx.fusion import parameter_maps  # the sweep imports the op rules
-
     params = [parts.slice_of(d) for d in parts.inputs] + list(parts.inits)
     results = [parts.slice_of(d) for d in parts.outputs] + list(parts.inits)
     kinds: list[list[int]] = []
     for r, result in enumerate(results):
         row = []
-        for p, reached in enumerate(parameter_maps(parts.body, r)):
+        found = body_reads(parts.body, r)
+        for p in range(len(params)):
+            reached = found.get((p, 0), Reached())
             why = reached.unsupported or reached.opaque
             if why is not None:
                 return f"scan: its body {parts.body.name} reads through {why}"
@@ -439,7 +440,7 @@ class _Exact:
     kinds: list[list[int]]
 
 
-def _analysis(instr: HloInstruction) -> _Exact | str:
+def _analysis(instr: HloInstruction, body_reads: BodyReads) -> _Exact | str:
     """The parts and body kinds of an exactly analysable scan, or why it is not."""
     parts = scan_parts(instr)
     if parts.length is None and parts.inits:
@@ -447,7 +448,7 @@ def _analysis(instr: HloInstruction) -> _Exact | str:
     arrays = [parts.slice_of(d) for d in parts.inputs + parts.outputs] + list(parts.inits)
     if any(0 in d for d in arrays):
         return "scan: an empty per-step array"
-    kinds = body_kinds(parts)
+    kinds = body_kinds(parts, body_reads)
     if isinstance(kinds, str):
         return kinds
     for r in range(len(parts.outputs) + len(parts.inits)):
@@ -477,28 +478,39 @@ def _maps(exact: _Exact, result: int, operand: int, direction: str) -> list[Inde
     return [IndexingMap.create(source, [Integer(0)] * len(target)).as_known_empty()]
 
 
-@rule(OUTPUT_TO_INPUT, "scan")
-def _scan_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
-    exact = _analysis(instr)
-    if isinstance(exact, str):
-        return reads_everything(instr, output_index)
-    return [_maps(exact, output_index, k, OUTPUT_TO_INPUT)
-            for k in range(len(instr.operands))]
-
-
-@rule(INPUT_TO_OUTPUT, "scan")
-def _scan_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
-    exact = _analysis(instr)
-    if isinstance(exact, str):
-        return reaches_everything(instr, operand_index)
-    results = len(exact.parts.outputs) + len(exact.parts.inits)
-    return [_maps(exact, r, operand_index, INPUT_TO_OUTPUT) for r in range(results)]
-
-
-@opacity("scan")
-def _scan_reason(instr: HloInstruction) -> str | None:
-    try:
-        exact = _analysis(instr)
-    except SymidxError:  # a malformed scan: its rules raise the error
-        return None
+def over_approximation(instr: HloInstruction, body_reads: BodyReads) -> str | None:
+    """Why the maps of the scan ``instr`` over-approximate (every element), or None when
+    they are exact. A malformed scan raises its error."""
+    exact = _analysis(instr, body_reads)
     return exact if isinstance(exact, str) else None
+
+
+def _check_index(index: int, count: int, what: str, instr: HloInstruction) -> None:
+    if not 0 <= index < count:
+        raise SymidxError(f"{instr.name} has {count} {what}(s); there is no {what} {index}")
+
+
+def scan_output_to_input(instr: HloInstruction, output_index: int, body_reads: BodyReads
+                         ) -> tuple[list[list[IndexingMap]], str | None]:
+    """For output ``output_index`` of the scan ``instr``: per operand, the maps from an
+    output index to the operand elements it reads; and why they over-approximate (every
+    element), or None when they are exact."""
+    _check_index(output_index, num_outputs(instr), "output", instr)
+    exact = _analysis(instr, body_reads)
+    if isinstance(exact, str):
+        return reads_everything(instr, output_index), exact
+    return [_maps(exact, output_index, k, OUTPUT_TO_INPUT)
+            for k in range(len(instr.operands))], None
+
+
+def scan_input_to_output(instr: HloInstruction, operand_index: int, body_reads: BodyReads
+                         ) -> tuple[list[list[IndexingMap]], str | None]:
+    """For operand ``operand_index`` of the scan ``instr``: per output, the maps from an
+    operand index to the output elements that read it; and why they over-approximate, or
+    None when they are exact."""
+    _check_index(operand_index, len(instr.operands), "operand", instr)
+    exact = _analysis(instr, body_reads)
+    if isinstance(exact, str):
+        return reaches_everything(instr, operand_index), exact
+    results = len(exact.parts.outputs) + len(exact.parts.inits)
+    return [_maps(exact, r, operand_index, INPUT_TO_OUTPUT) for r in range(results)], None
