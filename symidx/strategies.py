@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from sympy import Integer
 
 from symidx.expr import Expr, FloorDiv, Max, Min, Mod, dim, rt, sym
-from symidx.hlo import Layout, Shape, Tile
+from symidx.hlo import HloLayout, Shape, Tile
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 from symidx.layout import cute
@@ -131,7 +131,7 @@ def xla_shapes(max_rank: int = 3, max_dim: int = 6, max_tiles: int = 2,
         order = tuple(draw(st.permutations(range(rank))))
         tiles = tuple(Tile(draw(_tile(rank))) for _ in range(draw(st.integers(0, max_tiles))))
         element = draw(st.sampled_from(list(element_types)))
-        return Shape(element, dims, layout=Layout(order, tiles))
+        return Shape(element, dims, layout=HloLayout(order, tiles))
 
     return build()
 
