@@ -19,6 +19,7 @@ Requires hypothesis (the ``test`` extra).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,13 +188,6 @@ Dims = tuple[int, ...]
 Draw = Callable[[st.SearchStrategy[Any]], Any]
 
 
-def _prod(dims: Sequence[int]) -> int:
-    n = 1
-    for d in dims:
-        n *= d
-    return n
-
-
 def _array(dims: Sequence[int], element: str = "f32") -> str:
     return f"{element}[{','.join(map(str, dims))}]"
 
@@ -242,12 +236,8 @@ class _Builder:
         """The largest size dimension ``axis`` of an array with the other ``dims`` may take."""
         cap = 2 * self.max_dim
         if self.max_elements is not None:
-            cap = min(cap, self.max_elements // _prod(dims[:axis] + dims[axis + 1:]))
+            cap = min(cap, self.max_elements // math.prod(dims[:axis] + dims[axis + 1:]))
         return cap
-
-    def fits(self, dims: Dims) -> bool:
-        return all(0 < n <= 2 * self.max_dim for n in dims) and (
-            self.max_elements is None or _prod(dims) <= self.max_elements)
 
     def operand(self, draw: Draw, fits: Callable[[Dims], bool], new: Callable[[], Dims]
                 ) -> tuple[str, Dims]:
@@ -277,7 +267,7 @@ def _draw_dims(draw: Draw, b: _Builder, rank: int) -> Dims:
     dims: Dims = ()
     for _ in range(rank):
         room = b.max_dim if b.max_elements is None else min(
-            b.max_dim, b.max_elements // max(1, _prod(dims)))
+            b.max_dim, b.max_elements // math.prod(dims))
         dims += (draw(st.integers(1, room)),)
     return dims
 
@@ -317,13 +307,13 @@ def _reverse(draw: Draw, b: _Builder, x: str, dims: Dims) -> None:
 
 
 def _broadcast_applies(b: _Builder, dims: Dims) -> bool:
-    return len(dims) < b.max_rank and b.budget(dims + (1,), len(dims)) >= 1
+    return len(dims) < b.max_rank
 
 
 def _broadcast(draw: Draw, b: _Builder, x: str, dims: Dims) -> None:
     at = draw(st.integers(0, len(dims)))
-    out = dims[:at] + (draw(st.integers(1, min(b.max_dim, b.budget(dims + (1,),
-                                                                     len(dims))))),) + dims[at:]
+    room = min(b.max_dim, b.budget((*dims, 1), len(dims)))
+    out = dims[:at] + (draw(st.integers(1, room)),) + dims[at:]
     kept = [i if i < at else i + 1 for i in range(len(dims))]
     b.emit(out, f"broadcast({x}), dimensions={_ints(kept)}")
 
@@ -331,7 +321,7 @@ def _broadcast(draw: Draw, b: _Builder, x: str, dims: Dims) -> None:
 def _reshape(draw: Draw, b: _Builder, x: str, dims: Dims) -> None:
     """To one dimension, to the dims in another order, with a unit dimension inserted, or
     (one dimension) split in two."""
-    total = _prod(dims)
+    total = math.prod(dims)
     kinds = ["flat", "permuted"]
     factors = [f for f in range(2, total) if total % f == 0]
     if len(dims) < b.max_rank:
@@ -369,7 +359,7 @@ def _pad(draw: Draw, b: _Builder, x: str, dims: Dims) -> None:
     for k, n in enumerate(dims):
         least = tuple(max(1, m - 2) for m in dims[k + 1:])
         cap = b.budget(tuple(out) + (1,) + least, k)
-        interior = draw(st.integers(0, 1 if 2 * n - 1 - 2 <= cap else 0))
+        interior = draw(st.integers(0, 1)) if 2 * n - 3 <= cap else 0  # else too long
         base = n + (n - 1) * interior
         lo = draw(st.integers(-1, min(2, cap - base + 1)))
         hi = draw(st.integers(max(-1, 1 - base - lo), min(2, cap - base - lo)))
@@ -499,6 +489,8 @@ def hlo_modules(max_ops: int = 3, fused: bool = False, max_rank: int = 3, max_di
     unknown = set(opcodes) - set(_OPS)
     if unknown:
         raise ValueError(f"hlo_modules cannot draw {sorted(unknown)}")
+    if max_elements is not None and max_elements < 1:
+        raise ValueError(f"hlo_modules: max_elements must be at least 1, not {max_elements}")
 
     @st.composite
     def build(draw: Any) -> str:
