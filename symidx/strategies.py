@@ -232,9 +232,11 @@ class _Builder:
             self.values.append((name, dims))
         return name
 
-    def budget(self, dims: Dims, axis: int) -> int:
-        """The largest size dimension ``axis`` of an array with the other ``dims`` may take."""
-        cap = 2 * self.max_dim
+    def budget(self, dims: Dims, axis: int, now: int = 0) -> int:
+        """The largest size dimension ``axis`` of an array with the other ``dims`` may take:
+        ``2 * max_dim`` (or ``now``, its size before the op, if larger: a reshape may have
+        flattened the array), within ``max_elements``."""
+        cap = max(2 * self.max_dim, now)
         if self.max_elements is not None:
             cap = min(cap, self.max_elements // math.prod(dims[:axis] + dims[axis + 1:]))
         return cap
@@ -358,7 +360,7 @@ def _pad(draw: Draw, b: _Builder, x: str, dims: Dims) -> None:
     out: list[int] = []
     for k, n in enumerate(dims):
         least = tuple(max(1, m - 2) for m in dims[k + 1:])
-        cap = b.budget(tuple(out) + (1,) + least, k)
+        cap = b.budget(tuple(out) + (1,) + least, k, n)
         interior = draw(st.integers(0, 1)) if 2 * n - 3 <= cap else 0  # else too long
         base = n + (n - 1) * interior
         lo = draw(st.integers(-1, min(2, cap - base + 1)))
@@ -482,10 +484,10 @@ def hlo_modules(max_ops: int = 3, fused: bool = False, max_rank: int = 3, max_di
     operand is an earlier array that fits or a new parameter (shared operands, diamonds).
     With ``tuple_root``, the root may be a tuple of the last array and an earlier one. With
     an index opcode among ``opcodes``, parameter 0 is an ``s32[]`` start index that at most
-    one op reads. No dimension grows past ``2 * max_dim``, and no array past
-    ``max_elements`` elements. The ops are the entry computation, or, with ``fused``, a
-    fused computation that the entry's root ``fusion`` calls. ``max_ops=1`` gives single
-    ops."""
+    one op reads. No op but a flattening reshape makes a dimension longer than
+    ``2 * max_dim``, and no array has more than ``max_elements`` elements. The ops are the
+    entry computation, or, with ``fused``, a fused computation that the entry's root
+    ``fusion`` calls. ``max_ops=1`` gives single ops."""
     unknown = set(opcodes) - set(_OPS)
     if unknown:
         raise ValueError(f"hlo_modules cannot draw {sorted(unknown)}")
