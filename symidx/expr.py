@@ -24,6 +24,7 @@ from typing import Any
 import sympy
 from sympy import Add, Expr, Integer, Mul, Pow, Symbol
 
+from symidx._arith import ceil_div
 from symidx.errors import MapError
 from symidx.interval import Interval
 
@@ -106,7 +107,7 @@ class CeilDiv(_IntegerDivision):
             if b == 0:
                 raise MapError("ceildiv by zero")
             if a.is_Integer:
-                return Integer(-(-int(a) // int(b)))
+                return Integer(ceil_div(int(a), int(b)))
             if b == 1:
                 return a
         if a.is_Integer and a == 0:

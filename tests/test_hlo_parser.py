@@ -15,8 +15,8 @@ from symidx.hlo import (
     ConvolutionDimensionNumbers,
     DotDimensionNumbers,
     GatherDimensionNumbers,
+    HloLayout,
     HloModule,
-    Layout,
     PaddingDim,
     ScatterDimensionNumbers,
     Shape,
@@ -171,7 +171,7 @@ def test_multiline_instructions_and_no_space_before_opcode() -> None:
 def test_layouts_of_chosen_instructions() -> None:
     transpose = sample("rearrange.lowered.hlo").entry.instruction("transpose.1")
     assert isinstance(transpose.shape, Shape)
-    assert transpose.shape.layout == Layout((1, 3, 2, 0))
+    assert transpose.shape.layout == HloLayout((1, 3, 2, 0))
     assert transpose.dimensions == (0, 3, 1, 2)
     bitcast = sample("embedding.compiled.hlo").computation("fused_computation")
     assert bitcast.instruction("bitcast.3").shape == parse_shape("s32[40,1]{0,1}")

@@ -13,7 +13,7 @@ from symidx.hlo import (
     COMBINE_DIMENSION,
     ELEMENT_BIT_WIDTHS,
     UNBOUNDED_SIZE,
-    Layout,
+    HloLayout,
     Shape,
     ShapeLike,
     Tile,
@@ -50,7 +50,7 @@ def test_seed_layout_with_tiles_and_memory_space() -> None:
     shape = parse_shape("bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)S(1)}")
     assert isinstance(shape, Shape)
     assert shape.dims == (8, 1, 1280, 16384)
-    assert shape.layout == Layout((3, 2, 0, 1), (Tile((8, 128)), Tile((2, 1))), memory_space=1)
+    assert shape.layout == HloLayout((3, 2, 0, 1), (Tile((8, 128)), Tile((2, 1))), memory_space=1)
     assert str(shape) == "bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)S(1)}"
 
 
@@ -64,7 +64,7 @@ def test_tile_star_is_combine_dimension() -> None:
 
 def test_tail_padding_element_size_and_defaults() -> None:
     layout = parse_shape("s4[128]{0:T(1024)L(2048)E(4)}").layout  # type: ignore[union-attr]
-    assert layout == Layout((0,), (Tile((1024,)),), element_size_in_bits=4,
+    assert layout == HloLayout((0,), (Tile((1024,)),), element_size_in_bits=4,
                             tail_padding_alignment_in_elements=2048)
     plain = parse_shape("f32[3,5]{1,0}").layout  # type: ignore[union-attr]
     assert (plain.tiles, plain.element_size_in_bits, plain.memory_space,
@@ -84,10 +84,10 @@ def test_other_layout_fields_are_kept_raw_and_printed_in_xla_order() -> None:
 
 
 def test_default_layout() -> None:
-    assert Layout.default(3).minor_to_major == (2, 1, 0)
-    assert Layout.default(0).minor_to_major == ()
+    assert HloLayout.default(3).minor_to_major == (2, 1, 0)
+    assert HloLayout.default(0).minor_to_major == ()
     assert parse_shape("f32[2,3]").layout is None  # type: ignore[union-attr]
-    assert parse_shape("f32[2,3]").layout_or_default == Layout((1, 0))  # type: ignore[union-attr]
+    assert parse_shape("f32[2,3]").layout_or_default == HloLayout((1, 0))  # type: ignore[union-attr]
 
 
 def test_dynamic_dimensions() -> None:
@@ -103,7 +103,7 @@ def test_dynamic_dimensions() -> None:
 def test_nested_and_empty_tuples() -> None:
     shape = parse_shape("((f32[2]{0}, s32[]), pred[3], ())")
     assert shape == TupleShape((
-        TupleShape((Shape("f32", (2,), layout=Layout((0,))), Shape("s32"))),
+        TupleShape((Shape("f32", (2,), layout=HloLayout((0,))), Shape("s32"))),
         Shape("pred", (3,)),
         TupleShape(()),
     ))
@@ -126,16 +126,16 @@ def test_comments_and_blanks_between_any_tokens() -> None:
 def test_a_brace_after_blanks_opens_a_layout_only_before_a_number_or_colon() -> None:
     # XLA's rule, so that `-> f32[2] {` opens a computation body.
     assert parse_shape("f32[2] {0}") == parse_shape("f32[2]{0}")
-    assert parse_shape("f32[2] { :S(1)}").layout == Layout((), memory_space=1)  # type: ignore[union-attr]
+    assert parse_shape("f32[2] { :S(1)}").layout == HloLayout((), memory_space=1)  # type: ignore[union-attr]
     with pytest.raises(ParseError, match="unexpected '{' after the shape"):
         parse_shape("f32[2] {}")
-    assert parse_shape("f32[2,3]{}").layout == Layout(())  # type: ignore[union-attr]
-    assert parse_shape("f32[] {}").layout == Layout(())  # type: ignore[union-attr]
+    assert parse_shape("f32[2,3]{}").layout == HloLayout(())  # type: ignore[union-attr]
+    assert parse_shape("f32[] {}").layout == HloLayout(())  # type: ignore[union-attr]
 
 
 def test_buffer_shapes() -> None:
     shape = parse_shape("b(f32[8,16]{1,0})")
-    assert shape == Shape("f32", (8, 16), layout=Layout((1, 0)), is_buffer=True)
+    assert shape == Shape("f32", (8, 16), layout=HloLayout((1, 0)), is_buffer=True)
     assert str(shape) == "b(f32[8,16]{1,0})" and shape != parse_shape("f32[8,16]{1,0}")
     assert parse_shape("(b (s32[]), f32[2])") == TupleShape(
         (Shape("s32", is_buffer=True), Shape("f32", (2,))))
@@ -161,7 +161,7 @@ def test_constructor_validates() -> None:
     with pytest.raises(ValueError, match="negative"):
         Shape("f32", (-2,))
     with pytest.raises(ValueError, match="permutation"):
-        Shape("f32", (2, 3), layout=Layout((0, 0)))
+        Shape("f32", (2, 3), layout=HloLayout((0, 0)))
     assert Shape("f32", (2,)).dynamic == (False,)
 
 
@@ -215,7 +215,7 @@ def _arrays(draw: st.DrawFn) -> Shape:
         tiles = tuple(Tile(tuple(draw(st.lists(st.sampled_from([-1, 1, 2, 8, 128]),
                                                  max_size=3))))
                       for _ in range(draw(st.integers(0, 2))))
-        layout = Layout(
+        layout = HloLayout(
             tuple(draw(st.permutations(range(rank)))), tiles,
             element_size_in_bits=draw(st.sampled_from([0, 4, 8])),
             memory_space=draw(st.sampled_from([0, 1, 5])),

@@ -103,15 +103,16 @@ def test_runtime_provenance_is_composed():
 
 @st.composite
 def composable(draw):
-    nd = draw(st.integers(0, 2))
+    """A random map ``first`` and a map ``second`` of its results, with 0 to 2 range
+    variables of its own."""
     first = draw(indexing_maps(max_dims=2, max_ranges=1, max_rts=1, max_results=2,
                                max_constraints=1))
+    nr = draw(st.integers(0, 2))
     second_dims = [Interval(-10, 40) for _ in range(first.num_results)]
-    second_vars = [dim(i) for i in range(first.num_results)] + [sym(0)]
+    second_vars = [dim(i) for i in range(first.num_results)] + [sym(i) for i in range(nr)]
     results = draw(st.lists(expressions(second_vars, max_depth=2), max_size=2))
-    second = IndexingMap.create(second_dims, results, [draw(st.sampled_from(
-        [Interval(0, 1), Interval(-1, 2)]))])
-    del nd
+    ranges = [draw(st.sampled_from([Interval(0, 1), Interval(-1, 2)])) for _ in range(nr)]
+    second = IndexingMap.create(second_dims, results, ranges)
     return first, second
 
 

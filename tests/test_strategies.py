@@ -17,7 +17,14 @@ from symidx.hlo import HloComputation, HloInstruction, Shape, parse_hlo, parse_s
 from symidx.layout import cute, xla
 from symidx.layout.maps import cute_map, xla_offset_map
 from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT
-from symidx.strategies import HLO_OPCODES, cute_layouts, hlo_modules, indexing_maps, xla_shapes
+from symidx.strategies import (
+    HLO_OPCODES,
+    INDEX_OPCODES,
+    cute_layouts,
+    hlo_modules,
+    indexing_maps,
+    xla_shapes,
+)
 
 
 @settings(max_examples=40)
@@ -51,13 +58,39 @@ def test_cute_layouts_print_parse_and_match_their_map(layout: cute.Layout):
 def test_hlo_modules_draw_every_opcode():
     seen: set[str] = set()
 
-    @settings(max_examples=150, database=None)
+    @settings(max_examples=300, database=None)  # 150 missed reduce 1 run in 8 (dev profile)
     @given(hlo_modules(max_ops=1))
     def collect(text: str) -> None:
         seen.add(parse_hlo(text).entry.root.opcode)
 
     collect()
     assert seen == set(HLO_OPCODES)
+
+
+def test_hlo_modules_draw_every_index_opcode_within_the_limits():
+    """Shared operands, index ops and tuple roots: every opcode comes up, every array keeps
+    to ``max_elements``, only a reshape makes a dimension longer than ``2 * max_dim`` (and
+    a parameter of its dims may follow), and the start index has at most one reader."""
+    seen: set[str] = set()
+
+    @settings(max_examples=300, database=None)
+    @given(hlo_modules(max_ops=4, fused=True, max_inputs=2, shared=True, tuple_root=True,
+                       max_elements=20, opcodes=INDEX_OPCODES + HLO_OPCODES))
+    def collect(text: str) -> None:
+        fused = parse_hlo(text).entry.root.called_computations["calls"][0]
+        seen.update(i.opcode for i in fused.instructions)
+        start = fused.parameters[0]
+        assert str(start.shape) == "s32[]"
+        assert sum(start in i.operands for i in fused.instructions) <= 1
+        for i in fused.instructions:
+            if isinstance(i.shape, Shape) and i.shape.element_type == "f32":
+                assert i.shape.num_elements <= 20
+                longest = max([8] + [d for op in i.operands for d in op.shape.dims])
+                grown = max(i.shape.dims, default=1) > longest
+                assert not grown or i.opcode in ("reshape", "parameter")
+
+    collect()
+    assert set(INDEX_OPCODES) | set(HLO_OPCODES) | {"tuple"} <= seen
 
 
 @settings(max_examples=60)

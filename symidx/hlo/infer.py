@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from symidx._arith import ceil_div
 from symidx.errors import HloShapeError
 from symidx.hlo.shape import ELEMENT_BIT_WIDTHS, UNBOUNDED_SIZE, Shape, ShapeLike, TupleShape
 
@@ -551,7 +552,7 @@ def _slice(instr: HloInstruction) -> ShapeLike:
             raise _fail(instr, f"slice [{s.start}:{s.limit}:{s.stride}] of dimension {d} is "
                                f"out of bounds: it needs 0 <= start <= limit <= {size} and "
                                f"stride > 0", "slice")
-        n = -(-(s.limit - s.start) // s.stride)
+        n = ceil_div(s.limit - s.start, s.stride)
         sizes.append(n)
         dynamic.append(dyn and n != 1)
     return _array(operand.element_type, sizes, dynamic)

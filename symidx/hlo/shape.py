@@ -17,7 +17,7 @@ A layout is ``{minor_to_major[:fields]}``. The fields this module reads are ``T(
 alignment in elements), ``E(n)`` (element size in bits) and ``S(n)`` (memory space). Every
 other field XLA may print (``D(..)`` dimension level types, ``#(..)`` index type, ``*(..)``
 pointer type, ``SC(..)`` split configs, ``P(..)`` physical shape, ``M(n)`` dynamic-shape
-metadata bytes, or anything newer) is kept verbatim in :attr:`Layout.extra` so that printing
+metadata bytes, or anything newer) is kept verbatim in :attr:`HloLayout.extra` so that printing
 gives the text back.
 
 :func:`parse_shape` reads a whole string; :func:`parse_shape_at` reads one shape inside a
@@ -40,7 +40,7 @@ __all__ = [
     "ELEMENT_BIT_WIDTHS",
     "MAX_NESTING",
     "UNBOUNDED_SIZE",
-    "Layout",
+    "HloLayout",
     "Shape",
     "ShapeLike",
     "Tile",
@@ -87,7 +87,7 @@ class Tile:
 
 
 @dataclass(frozen=True, slots=True)
-class Layout:
+class HloLayout:
     """An XLA layout: ``minor_to_major`` (fastest-varying dimension first) plus fields.
 
     ``extra`` holds the fields this module does not interpret, verbatim, each with its tag
@@ -102,7 +102,7 @@ class Layout:
     extra: tuple[str, ...] = ()
 
     @classmethod
-    def default(cls, rank: int) -> Layout:
+    def default(cls, rank: int) -> HloLayout:
         """The default (row-major) layout: ``minor_to_major = (rank-1, ..., 0)``."""
         return cls(tuple(range(rank - 1, -1, -1)))
 
@@ -136,7 +136,7 @@ class Shape:
     element_type: str
     dims: tuple[int, ...] = ()
     dynamic: tuple[bool, ...] = ()
-    layout: Layout | None = None
+    layout: HloLayout | None = None
     is_buffer: bool = False
 
     def __post_init__(self) -> None:
@@ -177,9 +177,9 @@ class Shape:
         return count
 
     @property
-    def layout_or_default(self) -> Layout:
-        """The layout, or :meth:`Layout.default` when the shape has none."""
-        return self.layout if self.layout is not None else Layout.default(self.rank)
+    def layout_or_default(self) -> HloLayout:
+        """The layout, or :meth:`HloLayout.default` when the shape has none."""
+        return self.layout if self.layout is not None else HloLayout.default(self.rank)
 
     def __str__(self) -> str:
         dims = ",".join(
@@ -373,7 +373,7 @@ def _opens_layout(text: str, brace: int, empty_ok: bool, source: str) -> bool:
             or (ch == "}" and empty_ok))
 
 
-def _read_layout(text: str, pos: int, source: str) -> tuple[Layout, int]:
+def _read_layout(text: str, pos: int, source: str) -> tuple[HloLayout, int]:
     pos = skip(text, pos + 1, source)  # past '{'
     minor_to_major: list[int] = []
     while pos < len(text) and text[pos] not in ":}":
@@ -421,7 +421,7 @@ def _read_layout(text: str, pos: int, source: str) -> tuple[Layout, int]:
     if not text.startswith("}", pos):
         raise ParseError(f"expected '}}' to close the layout, found {describe(text, pos)}",
                          text, pos, source=source)
-    layout = Layout(tuple(minor_to_major), tiles, element_size_in_bits=ints["E"],
+    layout = HloLayout(tuple(minor_to_major), tiles, element_size_in_bits=ints["E"],
                     memory_space=ints["S"], tail_padding_alignment_in_elements=ints["L"],
                     extra=tuple(extra))
     return layout, pos + 1

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from math import prod
 from typing import TYPE_CHECKING
 
+from symidx._arith import ceil_div
 from symidx.errors import HloValidationError
 from symidx.hlo.infer import (
     InferenceError,
@@ -336,7 +337,7 @@ def _implied_shards(instr: HloInstruction, *, gather: bool) -> int:
         return 1
     whole, part = (out.dims[axis], operand.dims[axis]) if gather \
         else (operand.dims[axis], out.dims[axis])
-    return max(1, -(-whole // part)) if part > 0 else 1
+    return max(1, ceil_div(whole, part)) if part > 0 else 1
 
 
 @_checks("all-gather")

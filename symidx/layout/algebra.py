@@ -35,6 +35,7 @@ from typing import TypeAlias
 
 import numpy as np
 
+from symidx._arith import ceil_div
 from symidx.errors import MapError, TooLargeError
 from symidx.layout.int_tuple import (
     Coord,
@@ -94,10 +95,6 @@ __all__ = [
 ]
 
 Modes = list[tuple[int, int]]
-
-
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def _as_layout(b: Layout | int) -> Layout:
@@ -217,7 +214,7 @@ def _compose_mode(a: Layout, modes: Modes, shape: int, stride: int) -> Layout:
     rest_shape, rest_stride = shape, stride
     for a_shape, a_stride in modes[:-1]:
         if rest_shape == 1 or rest_stride % a_shape == 0:
-            rest_stride = _ceil(rest_stride, a_shape)
+            rest_stride = ceil_div(rest_stride, a_shape)
             continue
         if a_shape % rest_stride == 0:
             taken = min(a_shape // rest_stride, rest_shape)
@@ -232,7 +229,7 @@ def _compose_mode(a: Layout, modes: Modes, shape: int, stride: int) -> Layout:
                            f"neither divides nor is divided by mode size {a_shape}")
         result.append((taken, rest_stride * a_stride))
         rest_shape //= taken
-        rest_stride = _ceil(rest_stride, a_shape)
+        rest_stride = ceil_div(rest_stride, a_shape)
     if rest_shape != 1 or not result:
         result.append((rest_shape, rest_stride * modes[-1][1]))
     return from_modes(result)
@@ -311,7 +308,7 @@ def complement(layout: Layout | int, cotarget: int = 1) -> Layout:
                            f"below {covered}, the extent of the smaller modes)")
         result.append((d // covered, covered))
         covered = s * d
-    result.append((_ceil(cotarget, covered), covered))
+    result.append((ceil_div(cotarget, covered), covered))
     return from_modes(_merge(result))
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from symidx._arith import ceil_div
 from symidx.errors import MapError
 from symidx.layout import cute
 from symidx.layout.views import LayoutView
@@ -82,8 +83,7 @@ def bank_conflicts(v: LayoutView, warp: cute.Layout | None = None, vector: int =
     index = (first[:, None] + v.linear_stride(minor) * np.arange(vector)[None, :]).reshape(-1)
     offsets = v.offsets(index).reshape(LANES, vector)
     bits = v.element_bits
-    lane_bytes = vector * bits / 8
-    phases = max(1, min(LANES, int(-(-lane_bytes // WORD_BYTES))))
+    phases = max(1, min(LANES, ceil_div(vector * bits, 8 * WORD_BYTES)))
     lanes_per_phase = LANES // phases
     report = BankReport(phases)
     for lane in range(LANES):

@@ -40,6 +40,7 @@ from typing import Any
 
 from sympy import Add, Integer, Mul, Symbol
 
+from symidx._arith import ceil_div
 from symidx.errors import SymidxError
 from symidx.expr import Expr, FloorDiv, Mod, add, dim, scale, sym
 from symidx.hlo import HloInstruction, Shape, TupleShape
@@ -432,13 +433,13 @@ def _evaluate(e: Expr, thread: Symbol, t: int) -> int:
 
 def _estimate(intervals: list[tuple[int, int]], element_bits: int) -> bool:
     """XLA's ``EstimateCoalescingViaMemoryTransactionsCount``."""
-    size = max(1, -(-element_bits // 8))
-    transactions = sum(-(-(hi - lo + 1) * size // BYTES_PER_TRANSACTION)
+    size = max(1, ceil_div(element_bits, 8))
+    transactions = sum(ceil_div((hi - lo + 1) * size, BYTES_PER_TRANSACTION)
                        for lo, hi in intervals)
     if transactions == 0:
         return True
     total = sum(hi - lo + 1 for lo, hi in intervals)
-    ideal = -(-total * size // BYTES_PER_TRANSACTION)
+    ideal = ceil_div(total * size, BYTES_PER_TRANSACTION)
     return ideal > transactions * COALESCED_THRESHOLD
 
 

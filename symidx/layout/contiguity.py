@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from symidx._arith import ceil_div
 from symidx.layout.views import LayoutView
 
 __all__ = ["MAX_VECTOR_BYTES", "DimContiguity", "contiguity", "contiguity_text"]
@@ -70,7 +71,7 @@ def _along(grid: np.ndarray, k: int, v: LayoutView, max_vector_bytes: int) -> Di
     while (vector * 2 <= limit and run % (vector * 2) == 0 and n % (vector * 2) == 0
            and (lines[:, :: vector * 2] % (vector * 2) == 0).all()):
         vector *= 2
-    return DimContiguity(k, n, longest, run, vector, -(-vector * v.element_bits // 8),
+    return DimContiguity(k, n, longest, run, vector, ceil_div(vector * v.element_bits, 8),
                          k == v.minor[0])
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import TypeAlias
 
+from symidx import _arith
 from symidx.errors import MapError
 
 IntTuple: TypeAlias = int | tuple["IntTuple", ...]
@@ -220,7 +221,7 @@ def shape_div(a: IntTuple, b: IntTuple) -> IntTuple:
         return shape_div(a, product(b))
     if b == 0 or (a % b != 0 and b % a != 0):
         raise MapError(f"shape_div: neither of {a} and {b} divides the other")
-    return -(-a // b)
+    return _arith.ceil_div(a, b)
 
 
 def ceil_div(a: IntTuple, b: IntTuple) -> IntTuple:
@@ -241,7 +242,7 @@ def ceil_div(a: IntTuple, b: IntTuple) -> IntTuple:
         return ceil_div(a, product(b))
     if b <= 0:
         raise MapError(f"ceil_div by {b}")
-    return -(-a // b)
+    return _arith.ceil_div(a, b)
 
 
 def crd2idx(crd: Coord, shape: IntTuple, stride: IntTuple | None = None) -> int:

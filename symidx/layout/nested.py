@@ -23,6 +23,7 @@ from typing import Literal
 
 import numpy as np
 
+from symidx._arith import ceil_div
 from symidx.errors import MapError, ParseError, TooLargeError
 from symidx.layout.grid import draw_grid
 from symidx.layout.int_tuple import (
@@ -345,7 +346,7 @@ def fractal_layout(
     row_major_inside = fmt[0] == "z"
     frac_rows, frac_cols = ((c0_per_fractal, elems_per_c0) if row_major_inside
                             else (elems_per_c0, c0_per_fractal))
-    n_rows, n_cols = -(-rows // frac_rows), -(-cols // frac_cols)
+    n_rows, n_cols = ceil_div(rows, frac_rows), ceil_div(cols, frac_cols)
     fractal = frac_rows * frac_cols
     inner = (frac_cols, 1) if row_major_inside else (1, frac_rows)
     outer = (fractal, n_rows * fractal) if fmt[1] == "N" else (n_cols * fractal, fractal)
@@ -380,7 +381,7 @@ def make_layout_tile(layout: Layout, tile_shape: tuple[int, ...]) -> Layout:
         if not isinstance(first, int) or rank(mode.shape) != 2 or depth(mode.shape) != 1:
             raise MapError(f"{layout} is not a fractal layout ((r0,r1),(c0,c1)):(...)")
         inner.append(first)
-    shape = tuple((fr, -(-t // fr)) for fr, t in zip(inner, tile_shape))
+    shape = tuple((fr, ceil_div(t, fr)) for fr, t in zip(inner, tile_shape))
     return Layout(shape, layout.stride)
 
 

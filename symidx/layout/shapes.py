@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
+from symidx._arith import ceil_div
 from symidx.errors import MapError
 from symidx.hlo.shape import UNBOUNDED_SIZE, Shape, parse_shape
 from symidx.indexing_map import IndexingMap, compose
@@ -93,7 +94,7 @@ def element_size_in_bits(shape: ArrayShape) -> int:
     element type's width rounded up to whole bytes (0 for ``token``)."""
     s = array_shape(shape)
     explicit = s.layout_or_default.element_size_in_bits
-    return explicit if explicit else -(-s.bit_width // 8) * 8
+    return explicit if explicit else ceil_div(s.bit_width, 8) * 8
 
 
 def physical_shape(shape: ArrayShape) -> xla.Dims:
@@ -113,7 +114,7 @@ def size_in_elements(shape: ArrayShape) -> int:
 def size_in_bytes(shape: ArrayShape) -> int:
     """Bytes of the buffer: :func:`size_in_elements` times :func:`element_size_in_bits`,
     rounded up to a whole byte."""
-    return -(-size_in_elements(shape) * element_size_in_bits(shape) // 8)
+    return ceil_div(size_in_elements(shape) * element_size_in_bits(shape), 8)
 
 
 def physical_offset(shape: ArrayShape, index: Sequence[int]) -> int:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
+from symidx._arith import ceil_div
 from symidx.errors import MapError, ParseError
 
 Dims = tuple[int, ...]
@@ -140,12 +141,8 @@ def _effective_dims(dims: Dims, padded_dimensions: Sequence[int] | None) -> Dims
     return padded
 
 
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 def _round_up(a: int, b: int) -> int:
-    return _ceil_div(a, b) * b
+    return ceil_div(a, b) * b
 
 
 def _permute(values: Sequence[_T], order: Sequence[int]) -> tuple[_T, ...]:
@@ -270,7 +267,7 @@ def _tiling_step(shape: Dims, tile: Tile) -> TilingStep:
     kept = tuple(t for t in tile if t != COMBINE)
     combined = padded[:lead] + tuple(sizes)
     keep = len(combined) - len(kept)
-    counts = tuple(_ceil_div(d, t) for d, t in zip(combined[keep:], kept, strict=True))
+    counts = tuple(ceil_div(d, t) for d, t in zip(combined[keep:], kept, strict=True))
     return TilingStep(shape, combined, tuple(merged), kept, combined[:keep] + counts + kept)
 
 
@@ -444,7 +441,7 @@ def physical_size_bytes(
         padded_dimensions=padded_dimensions,
         tail_padding_alignment_in_elements=tail_padding_alignment_in_elements,
     )
-    return _ceil_div(elements * element_size_in_bits, 8)
+    return ceil_div(elements * element_size_in_bits, 8)
 
 
 def physical_buffer(

@@ -11,6 +11,7 @@ from math import gcd
 
 from sympy import Add, Integer
 
+from symidx._arith import ceil_div
 from symidx.expr import Expr, FloorDiv, Mod
 from symidx.interval import Interval
 from symidx.simplify.rules import ONE, Context, from_terms, positive_divisor, terms
@@ -21,10 +22,6 @@ ConstraintRule = Callable[[Expr, Interval, Context], "Constraint | None"]
 
 def _floor(a: int, b: int) -> int:
     return a // b
-
-
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def fold_out_of_range(e: Expr, iv: Interval, ctx: Context) -> Constraint | None:
@@ -65,8 +62,8 @@ def fold_common_factor(e: Expr, iv: Interval, ctx: Context) -> Constraint | None
         return None  # nothing to divide out (g == -1 still normalises the sign)
     x = from_terms([(c // g, m) for c, m in parts])
     if g > 0:
-        return x, Interval(_ceil(iv.lo, g), _floor(iv.hi, g))
-    return x, Interval(_ceil(iv.hi, g), _floor(iv.lo, g))
+        return x, Interval(ceil_div(iv.lo, g), _floor(iv.hi, g))
+    return x, Interval(ceil_div(iv.hi, g), _floor(iv.lo, g))
 
 
 def fold_floordiv(e: Expr, iv: Interval, ctx: Context) -> Constraint | None:

@@ -21,6 +21,7 @@ from typing import Protocol
 
 from sympy import Add, Integer, Mul, Pow
 
+from symidx._arith import ceil_div
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod, add, scale
 from symidx.interval import Interval
 
@@ -300,7 +301,7 @@ def _split_remainder(parts: Terms, c: int, ctx: Context, ceil: bool = False
     for g in candidates:
         big = [(coeff, m) for coeff, m in parts if m is not ONE and coeff % g == 0]
         small = [(coeff, m) for coeff, m in parts if m is not ONE and coeff % g != 0]
-        whole = -(-const // g) * g if ceil else const // g * g
+        whole = ceil_div(const, g) * g if ceil else const // g * g
         if whole:
             big.append((whole, ONE))
         if const - whole:
@@ -375,8 +376,8 @@ def ceildiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
     if c.is_Integer:
         b = _terms_bounds(kept, ctx)
         k = int(c)
-        if not b.is_empty and -(-b.lo // k) == -(-b.hi // k):  # C(y, c) is one value
-            return from_terms([*out, (-(-b.lo // k), ONE)])
+        if not b.is_empty and ceil_div(b.lo, k) == ceil_div(b.hi, k):  # C(y, c) is one value
+            return from_terms([*out, (ceil_div(b.lo, k), ONE)])
     return from_terms([*out, (1, CeilDiv(from_terms(kept), c))])
 
 

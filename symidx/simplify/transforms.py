@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from sympy import Symbol
 
+from symidx._arith import ceil_div
 from symidx.expr import Expr, bounds, dim, free_vars, rt, sym
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
@@ -181,7 +182,7 @@ def rescale_symbols(m: IndexingMap) -> IndexingMap:
             continue
         i = m.range_vars.index(x)
         b = ranges[i]
-        ranges[i] = Interval(-((r - b.lo) // c), (b.hi - r) // c)
+        ranges[i] = Interval(ceil_div(b.lo - r, c), (b.hi - r) // c)
         rename[x] = c * x + r
         dropped.add(e)
     if not rename:
