@@ -29,10 +29,10 @@ FLOORS: dict[str, int] = {
     "symidx.syntax": 4,
     "symidx.simplify": 5,
     "symidx.verify": 6, "symidx.pointsets": 6,
-    "symidx.hlo": 7,
+    "symidx.hlo": 7, "symidx.layout": 7,
     "symidx.ops": 8,
     "symidx.fusion": 9,
-    "symidx.layout": 10, "symidx.analysis": 10, "symidx.jax_support": 10,
+    "symidx.layout.coalescing": 10, "symidx.analysis": 10, "symidx.jax_support": 10,
     "symidx.bench": 10, "symidx.strategies": 10, "symidx.corpus": 10,
     "symidx.cli": 11, "symidx.__main__": 11,
 }
