@@ -1029,3 +1029,11 @@ def test_named_and_tuple_shardings_are_kept() -> None:
     module = parse_hlo(f"ENTRY e {{\n{lines}\n  ROOT t = tuple(p0, p1, p2, p3)\n}}")
     assert [module.entry.instruction(f"p{i}").attributes["sharding"]
             for i in range(len(shardings))] == shardings
+
+
+def test_a_module_proto_in_text_format_is_named_as_such() -> None:
+    text = ('# RUN: hlo-translate -hlo-to-mlir %s\n\nhlo_module {\n  name: "foo.5"\n'
+            '  computations {\n    name: "main.5"\n  }\n}\n')
+    with pytest.raises(ParseError, match=r"HloModuleProto in protobuf text format") as e:
+        parse_hlo(text)
+    assert (e.value.line, e.value.column) == (1, 1)

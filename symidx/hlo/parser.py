@@ -88,6 +88,9 @@ __all__ = [
     "parse_hlo",
 ]
 
+#: The start of an HloModuleProto in protobuf text format, which is not HLO text.
+_PROTO_RE = re.compile(r"^\s*hlo_module\s*\{", re.MULTILINE)
+
 
 def parse_hlo(text: str, source: str = "", *, validate: bool = True) -> HloModule:
     """Parse HLO module text (or a single instruction). ``source`` (e.g. a file name)
@@ -296,6 +299,10 @@ class _Parser(InstructionReader):
         is_entry = self.word_here() == "ENTRY"
         if is_entry:
             self.pos += len("ENTRY")
+        elif _PROTO_RE.search(self.text):
+            raise self.error("this is an HloModuleProto in protobuf text format "
+                             "('hlo_module { ... }'), not HLO text: symidx reads HLO text, "
+                             "as XLA prints it (--xla_dump_hlo_as_text)", start)
         name, _ = self.name("a computation name (or 'HloModule', 'ENTRY')")
         if self.peek() == "(":
             self.signature(name)
