@@ -32,7 +32,7 @@ from symidx.fusion import (
 from symidx.fusion.steps import Step, backward_steps, forward_steps
 from symidx.hlo import HloComputation, HloInstruction, HloModule, Shape, TupleShape
 from symidx.hlo.leaves import leaf_count, leaves
-from symidx.indexing_map import IndexingMap, compose
+from symidx.indexing_map import IndexingMap
 from symidx.ops import (
     INPUT_TO_OUTPUT,
     OUTPUT_TO_INPUT,
@@ -40,6 +40,7 @@ from symidx.ops import (
     finish,
     num_outputs,
 )
+from symidx.simplify import compose
 
 __all__ = [
     "MapGroup",

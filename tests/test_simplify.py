@@ -15,10 +15,11 @@ from conftest import DATA
 from helpers import SEED_SIMPLIFICATIONS, assert_same_function
 from symidx.bench import reshape_map
 from symidx.expr import CeilDiv, FloorDiv, Max, Min, Mod, compile_expr, dim, sym
-from symidx.indexing_map import IndexingMap, compose
+from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify import (
     MAX_ROUNDS,
+    compose,
     convert_range_vars_to_dims,
     remove_unused_symbols,
     remove_unused_vars,

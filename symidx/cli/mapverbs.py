@@ -90,8 +90,7 @@ def run_simplify(args: argparse.Namespace) -> int:
 
 
 def run_compose(args: argparse.Namespace) -> int:
-    from symidx.indexing_map import compose
-    from symidx.simplify import simplify
+    from symidx.simplify import compose, simplify
     from symidx.syntax import print_map
 
     first, second = read_map(args.first, "first"), read_map(args.second, "second")

@@ -45,7 +45,7 @@ from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources
 from symidx.hlo import HloComputation, HloInstruction, ShapeLike, TupleShape
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.hlo.validate import located
-from symidx.indexing_map import IndexingMap, compose
+from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.ops import (
     INPUT_TO_OUTPUT,
@@ -57,6 +57,7 @@ from symidx.ops import (
     output_to_input,
 )
 from symidx.ops._common import every_element, from_scalar, to_scalar
+from symidx.simplify import compose
 
 __all__ = [
     "Traced",

@@ -20,7 +20,7 @@ from sympy import Integer
 
 from symidx.expr import Expr, FloorDiv, dim, sym
 from symidx.hlo import DotDimensionNumbers, HloInstruction, WindowDim
-from symidx.indexing_map import IndexingMap, compose
+from symidx.indexing_map import IndexingMap
 from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, num_outputs, rule
 from symidx.ops._common import (
     attribute,
@@ -32,6 +32,7 @@ from symidx.ops._common import (
     var_or_zero,
 )
 from symidx.ops._window import operand_term, output_term
+from symidx.simplify import compose
 
 # --- reduce -----------------------------------------------------------------------------------
 

@@ -54,7 +54,7 @@ from sympy import Integer
 
 from symidx.expr import Expr, dim, rt
 from symidx.hlo import HloInstruction, Shape, WindowDim
-from symidx.indexing_map import IndexingMap, RuntimeVar, compose
+from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, num_outputs, rule
 from symidx.ops._common import (
@@ -71,6 +71,7 @@ from symidx.ops._common import (
     var_or_zero,
 )
 from symidx.ops.reduction import reduce_window_operand_map, reduce_window_output_map
+from symidx.simplify import compose
 
 Constraint = tuple[Expr, Interval]
 _INTEGER_TYPE = re.compile(r"[su][0-9]+")
