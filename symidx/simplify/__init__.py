@@ -23,7 +23,9 @@ the map transforms :func:`remove_unused_symbols`, :func:`remove_unused_vars`,
 from symidx.simplify.composition import compose
 from symidx.simplify.driver import (
     MAX_ROUNDS,
+    Budget,
     SimplifyResult,
+    SimplifyStats,
     Step,
     result_ranges,
     simplify,
@@ -39,5 +41,5 @@ from symidx.simplify.transforms import (
 __all__ = [
     "simplify", "simplify_expr", "SimplifyResult", "Step", "compose", "remove_unused_symbols",
     "remove_unused_vars", "convert_range_vars_to_dims", "rescale_symbols", "result_ranges",
-    "MAX_ROUNDS",
+    "MAX_ROUNDS", "Budget", "SimplifyStats",
 ]

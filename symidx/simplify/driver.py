@@ -6,74 +6,79 @@ from dataclasses import dataclass, field
 from dataclasses import replace as replace_field
 from typing import Literal, overload
 
-from sympy import Integer, Symbol
+from sympy import Symbol
 
 from symidx.errors import MapError
-from symidx.expr import (
-    ONE,
-    Expr,
-    add,
-    constrained_bounds,
-    dim,
-    from_terms,
-    scale,
-    substitute,
-    sym,
-    terms,
-)
+from symidx.expr import Expr, constrained_bounds
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
-from symidx.simplify.constraints import (
-    CONSTRAINT_RULES,
-    as_mod,
-    merge_residues,
-    residue,
-    tighten_to_residue,
-)
-from symidx.simplify.rewriter import DEFAULT_MAX_STEPS, Rewriter, Step
+from symidx.simplify.passes import PASSES, KnownEmpty, Work
+from symidx.simplify.rewriter import Rewriter, Step
+from symidx.simplify.stats import DEFAULT_BUDGET, Budget, SimplifyStats
 
-__all__ = ["simplify", "simplify_expr", "SimplifyResult", "Step", "result_ranges", "MAX_ROUNDS"]
+__all__ = ["simplify", "simplify_expr", "SimplifyResult", "Step", "result_ranges", "MAX_ROUNDS",
+           "Budget", "SimplifyStats"]
 
-MAX_ROUNDS = 8
+MAX_ROUNDS = DEFAULT_BUDGET.rounds
 
 
 @dataclass(frozen=True)
 class SimplifyResult:
-    """What :func:`simplify` returns with ``trace=True``."""
+    """What :func:`simplify` returns with ``trace=True``: the map, whether it changed, every
+    rewrite step, and the counters (:class:`SimplifyStats`: rules and passes tried and
+    fired, and which budget ran out, if one did)."""
 
     map: IndexingMap
     changed: bool
     trace: list[Step] = field(default_factory=list)
+    stats: SimplifyStats = field(default_factory=SimplifyStats)
+
+    @property
+    def complete(self) -> bool:
+        """Did the simplifier finish within its budget? When not, the map is still
+        correct (the same function on the same domain), only less simple."""
+        return self.stats.complete
 
 
 @overload
 def simplify(m: IndexingMap, *, trace: Literal[False] = False,
-             replace_point_dims: bool = True) -> IndexingMap: ...
+             replace_point_dims: bool = True, budget: Budget = DEFAULT_BUDGET
+             ) -> IndexingMap: ...
 
 
 @overload
 def simplify(m: IndexingMap, *, trace: Literal[True],
-             replace_point_dims: bool = True) -> SimplifyResult: ...
+             replace_point_dims: bool = True, budget: Budget = DEFAULT_BUDGET
+             ) -> SimplifyResult: ...
 
 
-def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = True
-             ) -> IndexingMap | SimplifyResult:
+def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = True,
+             budget: Budget = DEFAULT_BUDGET) -> IndexingMap | SimplifyResult:
     """The simplified map (same meaning). With ``trace=True``, a :class:`SimplifyResult`
-    holding the map, whether it changed, and every rewrite step."""
+    holding the map, whether it changed, every rewrite step, and the counters.
+
+    Rounds of the passes (:data:`~symidx.simplify.passes.PASSES`) run until a round leaves
+    the intervals as they were, within ``budget`` (:class:`Budget`); a budget that runs
+    out leaves a correct map, less simple, and says so in the counters."""
     steps: list[Step] | None = [] if trace else None
+    stats = SimplifyStats() if trace else None
     result = m
     if not (m.is_known_empty or m.is_undefined):
-        for _ in range(MAX_ROUNDS):
-            new, eliminated = _round(result, steps, replace_point_dims)
+        for _ in range(budget.rounds):
+            new, eliminated = _round(result, budget, steps, stats, replace_point_dims)
             settled = new is result or new.is_known_empty or (
                 new.all_bounds == result.all_bounds and not eliminated) or new == result
             result = new
             if settled:  # same intervals: another round would find the same expressions
                 break
+        else:
+            if stats is not None:
+                stats.ran_out(f"rounds ({budget.rounds})")
     if result == m:
         result = m  # keep the caller's names and identity when nothing changed
     if trace:
-        return SimplifyResult(result, result != m, steps or [])
+        assert stats is not None
+        return SimplifyResult(result, result != m, steps or [], stats)
     return result
 
 
@@ -99,102 +104,35 @@ def simplify_expr(expr: Expr, env: dict[Symbol, Interval]) -> Expr:
     return Rewriter(env).simplify(expr)
 
 
-def _round(m: IndexingMap, steps: list[Step] | None, replace_point_dims: bool
-           ) -> tuple[IndexingMap, bool]:
-    """One round; also says whether equalities were eliminated (their replacement
-    constraints are folded in the next round)."""
-    bounds = list(m.all_bounds)
-    variables = m.all_vars
-    env = dict(zip(variables, bounds))
-    rw = Rewriter(env, steps, DEFAULT_MAX_STEPS)
-    # 1. constraints: simplify, fold, tighten variables
-    constraints: dict[Expr, Interval] = {}
-    residues: dict[Symbol, tuple[int, int]] = {}
-    for expr, iv in m.constraints:
-        expr = rw.simplify(expr)
-        for _ in range(16):
-            for rule in CONSTRAINT_RULES:
-                folded = rule(expr, iv, rw)
-                if folded is not None:
-                    new_expr, new_iv = rw.simplify(folded[0]), folded[1]
-                    if steps is not None:
-                        steps.append(Step(rule.__name__, expr, new_expr, tuple(env.items()),
-                                          iv, new_iv))
-                    expr, iv = new_expr, new_iv
-                    break
-            else:
-                break
-            if iv.is_empty:
-                break
-        if iv.is_empty:
+def _round(m: IndexingMap, budget: Budget, steps: list[Step] | None,
+           stats: SimplifyStats | None, replace_point_dims: bool) -> tuple[IndexingMap, bool]:
+    """One round: every pass in order. Also says whether equalities were eliminated (their
+    replacement constraints are folded in the next round)."""
+    work = Work(m, budget, steps, stats, replace_point_dims)
+    if stats is not None:
+        stats.rounds += 1
+    starved: Rewriter | None = None  # the rewriter whose running out is already told
+    for pass_ in PASSES:
+        try:
+            changes = pass_(work)
+        except KnownEmpty:
+            if stats is not None:
+                stats.ran(pass_.__name__, 1)
             return m.as_known_empty(), False
-        if expr.is_Integer:
-            if int(expr) not in iv:
-                return m.as_known_empty(), False
-            continue
-        if expr.is_Symbol:
-            i = variables.index(expr)
-            bounds[i] = bounds[i].intersect(iv)
-            continue
-        found = residue(expr, iv)
-        if found is not None:
-            x, c, r = found
-            if x in residues:
-                merged = merge_residues(*residues[x], c, r)
-                if merged is None:
-                    return m.as_known_empty(), False
-                residues[x] = merged
-            else:
-                residues[x] = (c, r)
-            continue
-        constraints[expr] = constraints[expr].intersect(iv) if expr in constraints else iv
-    for x, (c, r) in residues.items():
-        i = variables.index(x)
-        bounds[i] = tighten_to_residue(bounds[i], c, r)
-        if bounds[i].is_empty:
-            return m.as_known_empty(), False
-        if bounds[i].is_point:
-            continue
-        constraints[as_mod(x, c)] = Interval(r, r)
-    if any(b.is_empty for b in bounds):
-        return m.as_known_empty(), False
-    # range variables with one value, or fixed by an equality, are replaced
-    before = dict(constraints)
-    fixed = _fixed_range_vars(m, bounds, constraints)
-    if fixed:
-        constraints = _substituted(constraints, fixed)
-    reshaped = constraints != before  # new constraints: fold them in another round
-    # 2. with the tightened intervals: drop constraints that always hold
-    if bounds != list(m.all_bounds):
-        env = dict(zip(variables, bounds))
-        rw = Rewriter(env, steps, DEFAULT_MAX_STEPS)
-    kept: dict[Expr, Interval] = {}
-    for expr, iv in constraints.items():
-        expr = rw.simplify(expr)
-        if expr.is_Integer:
-            if int(expr) not in iv:
-                return m.as_known_empty(), False
-            continue
-        b = rw.bounds(expr)
-        if b in iv:
-            continue
-        kept[expr] = kept[expr].intersect(iv) if expr in kept else iv
-    # 3. results; point dimensions become constants
-    point_dims: dict[Symbol, Expr] = {}
-    if replace_point_dims:
-        point_dims = {dim(i): Integer(b.lo) for i, b in enumerate(bounds[: m.num_dims])
-                      if b.is_point}
-    replace = {**point_dims, **fixed}
-    raw = substitute(list(m.results), replace) if replace else list(m.results)
-    results = [rw.simplify(r) for r in raw]
+        if stats is not None:
+            stats.ran(pass_.__name__, changes)
+            if work.rw.exhausted and work.rw is not starved:
+                starved = work.rw
+                stats.ran_out(f"rewrite steps ({budget.steps} per pass) in {pass_.__name__}")
+    bounds, results, kept = work.bounds, work.results, work.constraints
     if _unchanged(m, bounds, results, kept):
-        return m, reshaped
+        return m, work.reshaped
     nd, nr = m.num_dims, m.num_ranges
     rts = tuple(v if v.bounds == b else replace_field(v, bounds=b)
                 for v, b in zip(m.rts, bounds[nd + nr:]))
     # no new variables: the checks of a freshly made map are not needed
     return IndexingMap.create(bounds[:nd], results, bounds[nd:nd + nr], rts, kept,
-                              m.names, check=False), reshaped
+                              m.names, check=False), work.reshaped
 
 
 def _unchanged(m: IndexingMap, bounds: list[Interval], results: list[Expr],
@@ -205,49 +143,3 @@ def _unchanged(m: IndexingMap, bounds: list[Interval], results: list[Expr],
             and len(constraints) == len(m.constraints)
             and all(constraints.get(e) == iv for e, iv in m.constraints)
             and all(a == b for a, b in zip(bounds, m.all_bounds)))
-
-
-def _fixed_range_vars(m: IndexingMap, bounds: list[Interval],
-                      constraints: dict[Expr, Interval]) -> dict[Symbol, Expr]:
-    """Range variables whose value is determined: a single-value interval (``s in [k, k]``
-    gives ``s = k``), or a linear equality constraint with coefficient +-1
-    (``d0 - s0 in [0, 0]`` gives ``s0 = d0``). The equality is consumed and replaced by
-    "the value lies in the variable's interval"; ``constraints`` is updated in place."""
-    fixed: dict[Symbol, Expr] = {}
-    offset = m.num_dims
-    # a runtime variable's source map may take this map's range variables: keep those
-    shared = {sym(j) for v in m.rts if v.map is not None for j in range(v.map.num_ranges)}
-    range_vars = set(m.range_vars) - shared
-    for j, v in enumerate(m.range_vars):
-        b = bounds[offset + j]
-        if b.is_point and v in range_vars:
-            fixed[v] = Integer(b.lo)
-    for key, iv in list(constraints.items()):
-        if not iv.is_point:
-            continue
-        expr = substitute([key], fixed)[0] if fixed else key
-        parts = terms(expr)
-        if not all(t is ONE or t.is_Symbol for _, t in parts):
-            continue
-        for c, t in parts:
-            if t in range_vars and t not in fixed and abs(c) == 1:
-                rest = from_terms([(k, u) for k, u in parts if u != t])
-                value = scale(c, add([Integer(iv.lo), scale(-1, rest)]))  # c*t + rest = k
-                index = offset + m.range_vars.index(t)
-                del constraints[key]
-                constraints[value] = constraints.get(value, bounds[index]).intersect(
-                    bounds[index])
-                # earlier values may mention t: express every value without it
-                fixed = {k: substitute([v], {t: value})[0] for k, v in fixed.items()}
-                fixed[t] = value
-                break
-    return fixed
-
-
-def _substituted(constraints: dict[Expr, Interval], fixed: dict[Symbol, Expr]
-                 ) -> dict[Expr, Interval]:
-    out: dict[Expr, Interval] = {}
-    for expr, iv in constraints.items():
-        new = substitute([expr], fixed)[0]
-        out[new] = out[new].intersect(iv) if new in out else iv
-    return out
