@@ -49,6 +49,11 @@ class MapKind(Enum):
     UNDEFINED = "undefined"
 
 
+# the members as plain globals: reading an Enum member off its class is slow on Python 3.11,
+# and every equality test and simplifier round asks a map its kind
+_NORMAL, _KNOWN_EMPTY, _UNDEFINED = MapKind.NORMAL, MapKind.KNOWN_EMPTY, MapKind.UNDEFINED
+
+
 @dataclass(frozen=True, slots=True)
 class RuntimeVar:
     """A value known only at run time: its feasible interval and where it comes from.
@@ -187,7 +192,7 @@ class IndexingMap:
         """The canonical form that equality and hashing use (names excluded)."""
         cached = self._cache.get("key")
         if cached is None:
-            if self.kind is not MapKind.NORMAL:  # "KNOWN EMPTY" / "UNDEFINED": no arity
+            if self.kind is not _NORMAL:  # "KNOWN EMPTY" / "UNDEFINED": no arity
                 cached = (self.kind,)
             else:
                 cached = (self.dims, self.results, self.ranges, self.rts,
@@ -215,11 +220,11 @@ class IndexingMap:
     # --- variables ---------------------------------------------------------------------
     @property
     def is_known_empty(self) -> bool:
-        return self.kind is MapKind.KNOWN_EMPTY
+        return self.kind is _KNOWN_EMPTY
 
     @property
     def is_undefined(self) -> bool:
-        return self.kind is MapKind.UNDEFINED
+        return self.kind is _UNDEFINED
 
     @property
     def num_dims(self) -> int:

@@ -109,21 +109,14 @@ def _round(m: IndexingMap, budget: Budget, steps: list[Step] | None,
     """One round: every pass in order. Also says whether equalities were eliminated (their
     replacement constraints are folded in the next round)."""
     work = Work(m, budget, steps, stats, replace_point_dims)
-    if stats is not None:
-        stats.rounds += 1
-    starved: Rewriter | None = None  # the rewriter whose running out is already told
-    for pass_ in PASSES:
-        try:
-            changes = pass_(work)
-        except KnownEmpty:
-            if stats is not None:
-                stats.ran(pass_.__name__, 1)
-            return m.as_known_empty(), False
-        if stats is not None:
-            stats.ran(pass_.__name__, changes)
-            if work.rw.exhausted and work.rw is not starved:
-                starved = work.rw
-                stats.ran_out(f"rewrite steps ({budget.steps} per pass) in {pass_.__name__}")
+    try:
+        if stats is None:
+            for pass_ in PASSES:
+                pass_(work)
+        else:
+            _counted_passes(work, stats)
+    except KnownEmpty:
+        return m.as_known_empty(), False
     bounds, results, kept = work.bounds, work.results, work.constraints
     if _unchanged(m, bounds, results, kept):
         return m, work.reshaped
@@ -133,6 +126,23 @@ def _round(m: IndexingMap, budget: Budget, steps: list[Step] | None,
     # no new variables: the checks of a freshly made map are not needed
     return IndexingMap.create(bounds[:nd], results, bounds[nd:nd + nr], rts, kept,
                               m.names, check=False), work.reshaped
+
+
+def _counted_passes(work: Work, stats: SimplifyStats) -> None:
+    """Every pass in order, as :func:`_round` runs them, counting runs and changes and
+    telling when a rewriter runs out of steps."""
+    stats.rounds += 1
+    starved: Rewriter | None = None  # the rewriter whose running out is already told
+    for pass_ in PASSES:
+        try:
+            changes = pass_(work)
+        except KnownEmpty:
+            stats.ran(pass_.__name__, 1)
+            raise
+        stats.ran(pass_.__name__, changes)
+        if work.rw.exhausted and work.rw is not starved:
+            starved = work.rw
+            stats.ran_out(f"rewrite steps ({work.budget.steps} per pass) in {pass_.__name__}")
 
 
 def _unchanged(m: IndexingMap, bounds: list[Interval], results: list[Expr],

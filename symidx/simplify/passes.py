@@ -10,7 +10,6 @@ a pass that finds the domain empty raises :class:`KnownEmpty`. The driver
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from sympy import Integer, Symbol
 
@@ -34,32 +33,31 @@ class KnownEmpty(Exception):
     """Raised by a pass that shows no point satisfies the map's domain."""
 
 
-@dataclass
 class Work:
-    """One round's state: what the passes read and update."""
+    """One round's state: what the passes read and update. (A plain class with slots: one
+    is made per round, and rounds are the simplifier's unit of work.)"""
 
-    m: IndexingMap
-    budget: Budget
-    trace: list[Step] | None
-    stats: SimplifyStats | None
-    replace_point_dims: bool
-    variables: tuple[Symbol, ...] = ()
-    bounds: list[Interval] = field(default_factory=list)
-    rw: Rewriter = field(init=False)
-    #: constraints still to keep (expression -> interval)
-    constraints: dict[Expr, Interval] = field(default_factory=dict)
-    #: ``x mod c == r`` facts on variables: x -> (c, r)
-    residues: dict[Symbol, tuple[int, int]] = field(default_factory=dict)
-    #: variables with a known value (in terms of the others), replaced in the results
-    fixed: dict[Symbol, Expr] = field(default_factory=dict)
-    results: list[Expr] = field(default_factory=list)
-    #: equalities were eliminated: their replacement constraints are folded next round
-    reshaped: bool = False
+    __slots__ = ("m", "budget", "trace", "stats", "replace_point_dims", "variables", "bounds",
+                 "rw", "constraints", "residues", "fixed", "results", "reshaped")
 
-    def __post_init__(self) -> None:
-        self.variables = self.m.all_vars
-        self.bounds = list(self.m.all_bounds)
-        self.results = list(self.m.results)
+    def __init__(self, m: IndexingMap, budget: Budget, trace: list[Step] | None,
+                 stats: SimplifyStats | None, replace_point_dims: bool):
+        self.m = m
+        self.budget = budget
+        self.trace = trace
+        self.stats = stats
+        self.replace_point_dims = replace_point_dims
+        self.variables: tuple[Symbol, ...] = m.all_vars
+        self.bounds: list[Interval] = list(m.all_bounds)
+        #: constraints still to keep (expression -> interval)
+        self.constraints: dict[Expr, Interval] = {}
+        #: ``x mod c == r`` facts on variables: x -> (c, r)
+        self.residues: dict[Symbol, tuple[int, int]] = {}
+        #: range variables with a known value (in terms of the others)
+        self.fixed: dict[Symbol, Expr] = {}
+        self.results: list[Expr] = list(m.results)
+        #: equalities were eliminated: their replacement constraints are folded next round
+        self.reshaped = False
         self.rw = self.rewriter()
 
     def rewriter(self) -> Rewriter:

@@ -43,6 +43,9 @@ class Step:
 class Rewriter:
     """Simplifies expressions under fixed variable intervals."""
 
+    __slots__ = ("env", "trace", "stats", "_env_items", "max_steps", "steps_left", "_starved",
+                 "_memo", "_bounds", "_prober")
+
     def __init__(self, env: Mapping[Symbol, Interval], trace: list[Step] | None = None,
                  max_steps: int = DEFAULT_MAX_STEPS, stats: SimplifyStats | None = None):
         self.env = env
