@@ -10,6 +10,7 @@ a pass that finds the domain empty raises :class:`KnownEmpty`. The driver
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import is_not
 
 from sympy import Integer, Symbol
 
@@ -204,10 +205,9 @@ def substitute_values(w: Work) -> int:
 
 def simplify_results(w: Work) -> int:
     """Every result rewritten by the expression rules. Counts the results changed."""
-    new = [w.rw.simplify(r) for r in w.results]
-    changes = sum(a is not b for a, b in zip(new, w.m.results))
-    w.results = new
-    return changes
+    simplify = w.rw.simplify
+    w.results = [simplify(r) for r in w.results]
+    return sum(map(is_not, w.results, w.m.results))
 
 
 PASSES: tuple[Pass, ...] = (

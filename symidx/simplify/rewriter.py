@@ -19,7 +19,7 @@ from sympy import Add, Symbol
 
 from symidx.expr import Expr, bounds, rebuild
 from symidx.interval import Interval
-from symidx.simplify.rules import RULES, has_division_term, is_plain
+from symidx.simplify.rules import RULES, Context, Rule, has_division_term, is_plain
 from symidx.simplify.stats import DEFAULT_BUDGET, SimplifyStats
 
 DEFAULT_MAX_STEPS = DEFAULT_BUDGET.steps
@@ -43,14 +43,16 @@ class Step:
 class Rewriter:
     """Simplifies expressions under fixed variable intervals."""
 
-    __slots__ = ("env", "trace", "stats", "_env_items", "max_steps", "steps_left", "_starved",
-                 "_memo", "_bounds", "_prober")
+    __slots__ = ("env", "trace", "_rules", "_env_items", "max_steps", "steps_left",
+                 "_starved", "_memo", "_bounds", "_prober")
 
     def __init__(self, env: Mapping[Symbol, Interval], trace: list[Step] | None = None,
                  max_steps: int = DEFAULT_MAX_STEPS, stats: SimplifyStats | None = None):
         self.env = env
         self.trace = trace
-        self.stats = stats
+        # with counters, every rule is wrapped in one that counts (the plain table costs
+        # nothing when nobody asked)
+        self._rules = RULES if stats is None else _counted_table(stats)
         self._env_items = tuple(env.items()) if trace is not None else ()
         self.max_steps = max_steps
         self.steps_left = max_steps
@@ -93,24 +95,19 @@ class Rewriter:
         return self._starved or (self._prober is not None and self._prober.exhausted)
 
     def _rewrite(self, node: Expr) -> Expr:
-        stats = self.stats
+        table = self._rules
         while not node.is_Atom:
             if type(node) is Add and not has_division_term(node):
                 return node  # the sum rules pair up divisions
-            rules = RULES.get(type(node), ())
-            if rules and self.steps_left <= 0:
-                self._starved = True
+            rules = table.get(type(node), ())
+            if self.steps_left <= 0:
+                self._starved = bool(rules) or self._starved
                 return node
             for rule in rules:
                 new = rule(node, self)
-                if stats is not None:
-                    stats.rule(rule.__name__).tried += 1
                 if new is None or new == node:
                     continue
                 self.steps_left -= 1
-                if stats is not None:
-                    stats.rule(rule.__name__).fired += 1
-                    stats.steps += 1
                 if self.trace is not None:
                     self.trace.append(Step(rule.__name__, node, new, self._env_items))
                 node = self._memo.get(new) or self._with_simplified_args(new)
@@ -124,3 +121,26 @@ class Rewriter:
             return e
         args = tuple(self.simplify(a) for a in e.args)
         return rebuild(e, args) if args != e.args else e
+
+
+def _counted_table(stats: SimplifyStats) -> dict[type, tuple[Rule, ...]]:
+    """:data:`~symidx.simplify.rules.RULES` with every rule counting into ``stats``."""
+    return {kind: tuple(_counted(rule, stats) for rule in rules) for kind, rules in RULES.items()}
+
+
+def _counted(rule: Rule, stats: SimplifyStats) -> Rule:
+    """``rule``, counting each try and each firing (a rewrite to another expression) into
+    ``stats``; it keeps the rule's name, which the trace records."""
+    name = rule.__name__
+
+    def counted(node: Expr, ctx: Context) -> Expr | None:
+        new = rule(node, ctx)
+        count = stats.rule(name)
+        count.tried += 1
+        if new is not None and new != node:
+            count.fired += 1
+            stats.steps += 1
+        return new
+
+    counted.__name__ = name
+    return counted
