@@ -27,11 +27,11 @@ from functools import partial
 
 from symidx._gc import gc_paused
 from symidx.bench import SEED_EXAMPLES
-from symidx.verify import isl_text as to_isl
 from symidx.expr import clear_caches
 from symidx.indexing_map import IndexingMap
 from symidx.simplify import simplify
 from symidx.syntax import parse_map
+from symidx.verify import isl_text
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -54,8 +54,8 @@ def main(argv: list[str] | None = None) -> None:
         names = ", ".join(f"d{i}" for i in range(m.num_dims))
         limits = " and ".join(f"{b.lo} <= d{i} <= {b.hi}" for i, b in enumerate(m.dims))
         box = f"{{ [{names}] : {limits} }}"
-        results_only = to_isl(IndexingMap.create([(-10**9, 10**9)] * m.num_dims, m.results))
-        with_domain = to_isl(m)
+        results_only = isl_text(IndexingMap.create([(-10**9, 10**9)] * m.num_dims, m.results))
+        with_domain = isl_text(m)
         ours: list[float] = []
         gist_a: list[float] = []
         gist_b: list[float] = []

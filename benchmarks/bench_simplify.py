@@ -30,8 +30,8 @@ from symidx.bench import (
     measure_row,
     simplify_one,
 )
-from symidx.indexing_map import IndexingMap, compose
-from symidx.simplify import simplify
+from symidx.indexing_map import IndexingMap
+from symidx.simplify import compose, simplify
 from symidx.syntax import parse_map
 
 CHAIN = 64

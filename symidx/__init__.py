@@ -27,11 +27,11 @@ from symidx.errors import (
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from symidx.expr import CeilDiv, FloorDiv, Mod, dim, rt, sym
     from symidx.hlo import parse_hlo
-    from symidx.indexing_map import IndexingMap, RuntimeVar, compose
+    from symidx.indexing_map import IndexingMap, RuntimeVar
     from symidx.interval import Interval
     from symidx.jax_support import from_jax
     from symidx.ops import input_to_output, output_to_input
-    from symidx.simplify import remove_unused_symbols, result_ranges, simplify
+    from symidx.simplify import compose, remove_unused_symbols, result_ranges, simplify
     from symidx.syntax import parse_expr, parse_map, print_expr, print_map
     from symidx.verify import Verdict, decide, equal
 
@@ -40,9 +40,10 @@ __version__ = "0.1.0"
 #: Public name -> the module that defines it, imported on first use.
 _LAZY = {
     **dict.fromkeys(("CeilDiv", "FloorDiv", "Mod", "dim", "rt", "sym"), "symidx.expr"),
-    **dict.fromkeys(("IndexingMap", "RuntimeVar", "compose"), "symidx.indexing_map"),
+    **dict.fromkeys(("IndexingMap", "RuntimeVar"), "symidx.indexing_map"),
     "Interval": "symidx.interval",
-    **dict.fromkeys(("remove_unused_symbols", "result_ranges", "simplify"), "symidx.simplify"),
+    **dict.fromkeys(("compose", "remove_unused_symbols", "result_ranges", "simplify"),
+                    "symidx.simplify"),
     **dict.fromkeys(("parse_expr", "parse_map", "print_expr", "print_map"), "symidx.syntax"),
     **dict.fromkeys(("Verdict", "decide", "equal"), "symidx.verify"),
     "parse_hlo": "symidx.hlo",

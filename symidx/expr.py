@@ -31,8 +31,7 @@ from symidx.interval import Interval
 __all__ = [
     "Expr", "FloorDiv", "Mod", "CeilDiv", "Min", "Max", "dim", "sym", "rt", "var_kind",
     "var_index", "as_expr", "bounds", "constrained_bounds", "variable_divisions", "scan",
-    "free_vars",
-    "check_divisors", "compile_expr", "depth",
+    "free_vars", "terms", "from_terms", "ONE", "Terms", "compile_expr", "depth",
 ]
 
 
@@ -200,10 +199,8 @@ def clear_caches() -> None:
     benchmark measures work on fresh expressions."""
     from sympy.core.cache import clear_cache
 
-    from symidx.simplify.rules import clear_rule_caches
-
     clear_cache()
-    clear_rule_caches()
+    _TERMS.clear()
 
 
 def dim(i: int) -> Symbol:
@@ -329,6 +326,49 @@ def substitute(exprs: Sequence[Expr], mapping: Mapping[Symbol, Expr]) -> list[Ex
         return new
 
     return [walk(e) for e in exprs]
+
+
+# --- linear forms -------------------------------------------------------------------------
+ONE = Integer(1)
+Terms = list[tuple[int, Expr]]
+_TERMS: dict[int, tuple[Expr, tuple[tuple[int, Expr], ...]]] = {}
+_TERMS_LIMIT = 1 << 14
+
+
+def terms(e: Expr) -> Terms:
+    """``e`` as ``[(coefficient, monomial)]``; the constant has monomial ``1`` (:data:`ONE`).
+
+    Remembered by identity (the entry keeps ``e`` alive, so its id is not reused): finding
+    an *equal* expression in a cache would compare trees, which costs more than splitting
+    the sum again."""
+    got = _TERMS.get(id(e))
+    if got is not None and got[0] is e:
+        return list(got[1])
+    found = _split_terms(e)
+    if len(_TERMS) >= _TERMS_LIMIT:
+        _TERMS.clear()
+    _TERMS[id(e)] = (e, found)
+    return list(found)
+
+
+def _split_terms(e: Expr) -> tuple[tuple[int, Expr], ...]:
+    parts = e.args if isinstance(e, Add) else (e,)
+    out = []
+    for t in parts:
+        if t.is_Integer:
+            out.append((int(t), ONE))
+        elif isinstance(t, Mul) and t.args[0].is_Integer:
+            coeff = t.args[0]
+            rest = t.args[1] if len(t.args) == 2 else Mul._from_args(t.args[1:])
+            out.append((int(coeff), rest))
+        else:
+            out.append((1, t))
+    return tuple(out)
+
+
+def from_terms(parts: Terms) -> Expr:
+    """The sum of ``[(coefficient, monomial)]`` (the inverse of :func:`terms`)."""
+    return add([Integer(c) if m is ONE else scale(c, m) for c, m in parts if c])
 
 
 def free_vars(e: Expr) -> set[Symbol]:
@@ -602,22 +642,6 @@ def scan(exprs: Sequence[Expr]) -> tuple[set[Symbol], bool]:
             divides = True
         stack.extend(e.args)
     return symbols, divides
-
-
-def check_divisors(exprs: Sequence[Expr], env: Mapping[Symbol, Interval],
-                   known: Mapping[Expr, Interval] | None = None) -> None:
-    """Raise :class:`MapError` if a divisor that is not a constant can be zero where the
-    variables lie in ``env`` and the ``known`` facts (constraints) hold: division by zero
-    has no value, so such a map means nothing there."""
-    for e in exprs:
-        for node in variable_divisions(e):
-            divisor = node.args[1]
-            span = constrained_bounds(divisor, env, known or {})
-            if 0 in span:
-                from symidx.syntax import print_expr
-
-                raise MapError(f"the divisor {print_expr(divisor)} of "
-                               f"{print_expr(node)} can be 0 (it ranges over {span})")
 
 
 # --- evaluation ---------------------------------------------------------------------------

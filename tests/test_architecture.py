@@ -71,7 +71,7 @@ def test_no_private_module_of_another_package(graph: nx.DiGraph) -> None:
 def test_the_graph_sees_the_package(graph: nx.DiGraph) -> None:
     """A guard against a checker that reads nothing: known modules and known imports."""
     assert {"symidx.expr", "symidx.hlo.parser", "symidx.ops", "symidx.cli"} <= set(graph)
-    assert graph.has_edge("symidx.indexing_map", "symidx.interval")
+    assert graph.has_edge("symidx.indexing_map.map", "symidx.interval")
     assert graph.has_edge("symidx.cli.maps", "symidx.hlo")
 
 

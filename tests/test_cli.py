@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 
@@ -58,6 +59,22 @@ def test_simplify_and_explain():
     assert "constant_by_range: d1 / 16  =>  0" in out
     assert "mod_single_period: d1 mod 16  =>  d1" in out
     assert out.rstrip().endswith("(d0, d1) -> (d0, d1), domain: d0 in [0, 6], d1 in [0, 14]")
+    assert "1 round(s), 2 rewrite step(s)" in out
+    assert re.search(r"^  mod_single_period +1 / 1$", out, re.M)
+    assert re.search(r"^  simplify_results +1 / 2$", out, re.M)
+    assert "budget: finished within it" in out
+
+
+def test_simplify_explain_reports_a_budget_that_ran_out():
+    text = ("(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], "
+            "d1 in [0, 14]")
+    code, out, _ = run(["simplify", text, "--explain", "--style", "xla", "--max-steps", "1"])
+    assert code == 0
+    assert "budget exhausted: rewrite steps (1 per pass) in simplify_results" in out
+    # correct but less simple: one of the two rewrites made
+    assert out.rstrip().endswith(
+        "(d0, d1) -> (d0, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]")
+    assert run(["simplify", text, "--max-steps", "-1"])[0] == 2
 
 
 def test_verify_exit_codes():

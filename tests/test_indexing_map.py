@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -13,8 +14,9 @@ from sympy import Integer
 from symidx import verify
 from symidx.errors import MapError
 from symidx.expr import FloorDiv, Mod, dim, rt, sym
-from symidx.indexing_map import IndexingMap, RuntimeVar, compose
+from symidx.indexing_map import IndexingMap, MapKind, RuntimeVar
 from symidx.interval import Interval
+from symidx.simplify import compose
 from symidx.strategies import expressions, indexing_maps
 from symidx.syntax import parse_map, print_map
 
@@ -61,7 +63,6 @@ def test_compose_symbol_order_follows_xla():
     composed = compose(consumer, producer)
     assert composed == parse_map("(d0)[s0, s1, s2] -> (s2, d0, s1, s0), domain: d0 in [0, 3], "
                                  "s0 in [0, 1], s1 in [0, 1], s2 in [0, 3]")
-    assert consumer.then(producer) == composed
 
 
 def test_compose_adds_the_range_requirement():
@@ -217,3 +218,44 @@ def test_division_by_a_variable_evaluates_with_floor_semantics(a, lo, span):
                            [(lo, lo + span)])
     for b in range(lo, lo + span + 1):
         assert m.evaluate([a], [b]) == (a // b, a % b, a // -b)
+
+
+def test_dataclasses_replace_never_answers_from_the_source_cache():
+    m = parse_map("(d0)[s0] -> (d0 * 2 + s0), domain: d0 in [0, 7], s0 in [0, 1], "
+                  "d0 + s0 in [0, 7]")
+    # fill every cached answer of the source
+    assert m.evaluate([3], [1]) == (7,)
+    assert m.constraints_hold([7], [0]) and not m.constraints_hold([7], [1])
+    assert m.image([1]) == {(2,), (3,)}
+    hash(m)
+    other = dataclasses.replace(m, dims=(Interval(0, 3),), results=(dim(0) * 3 + sym(0),),
+                                constraints=())
+    assert other.evaluate([3], [1]) == (10,)
+    assert other.constraints_hold([3], [1]) and not other.constraints_hold([7], [0])
+    assert other.image([1]) == {(3,), (4,)}
+    assert other.all_bounds == (Interval(0, 3), Interval(0, 1))
+    assert other != m and hash(other) != hash(m)
+    assert other == parse_map("(d0)[s0] -> (d0 * 3 + s0), domain: d0 in [0, 3], s0 in [0, 1]")
+    assert str(other) == print_map(parse_map(str(other)))
+    renamed = dataclasses.replace(m, ranges=(Interval(0, 2),), names=("x", "y"))
+    assert renamed.variable_bounds()[sym(0)] == Interval(0, 2)
+    assert renamed.display_names() == ["x", "y"] and m.display_names() == ["d0", "s0"]
+    empty = dataclasses.replace(m, kind=MapKind.KNOWN_EMPTY)
+    assert empty.is_known_empty and empty != m and empty == IndexingMap.known_empty()
+    assert str(empty) == "KNOWN EMPTY"
+
+
+def test_map_kinds_have_named_constructors():
+    empty = IndexingMap.known_empty([Interval(0, 3)], [dim(0)])
+    assert empty.kind is MapKind.KNOWN_EMPTY and empty.is_known_empty
+    assert empty.num_dims == 1 and empty.num_results == 1  # the arity is kept...
+    assert empty == IndexingMap.known_empty() == parse_map("KNOWN EMPTY")  # ...not compared
+    assert empty.image([0]) == set()
+    undefined = IndexingMap.undefined(2, 1)
+    assert undefined.kind is MapKind.UNDEFINED and undefined.is_undefined
+    assert undefined == parse_map("UNDEFINED") and undefined != empty
+    with pytest.raises(MapError, match="UNDEFINED"):
+        undefined.evaluate([0, 0])
+    normal = IndexingMap.identity([4])
+    assert normal.kind is MapKind.NORMAL and normal.as_known_empty() == empty
+    assert IndexingMap.create([(0, -1)], [dim(0)]).kind is MapKind.KNOWN_EMPTY

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from test_layout_cute import layouts as cute_layouts
 
 from symidx.errors import MapError
-from symidx.indexing_map import IndexingMap, compose
+from symidx.indexing_map import IndexingMap
 from symidx.layout import cute, xla
 from symidx.layout.maps import (
     cute_from_map,
@@ -23,7 +23,7 @@ from symidx.layout.maps import (
     xla_physical_index_map,
 )
 from symidx.ops.shape_ops import transpose_operand_map
-from symidx.simplify import simplify
+from symidx.simplify import compose, simplify
 from symidx.syntax import parse_map, print_map
 from symidx.verify import equal
 

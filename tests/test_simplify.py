@@ -15,10 +15,11 @@ from conftest import DATA
 from helpers import SEED_SIMPLIFICATIONS, assert_same_function
 from symidx.bench import reshape_map
 from symidx.expr import CeilDiv, FloorDiv, Max, Min, Mod, compile_expr, dim, sym
-from symidx.indexing_map import IndexingMap, compose
+from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify import (
-    MAX_ROUNDS,
+    Budget,
+    compose,
     convert_range_vars_to_dims,
     remove_unused_symbols,
     remove_unused_vars,
@@ -26,6 +27,7 @@ from symidx.simplify import (
     simplify,
 )
 from symidx.simplify.constraints import CONSTRAINT_RULES
+from symidx.simplify.passes import PASSES
 from symidx.simplify.rewriter import Rewriter
 from symidx.simplify.rules import RULES
 from symidx.strategies import indexing_maps, intervals
@@ -338,14 +340,52 @@ def test_unused_symbol_with_unsatisfiable_constraint_means_empty():
     assert reduced.is_known_empty or simplify(reduced).is_known_empty
 
 
-def test_termination_is_bounded():
-    assert MAX_ROUNDS > 0
-    # a long sum of nested divisions: finishes and stays correct
+def _nested_divisions() -> IndexingMap:
+    """A long sum of nested divisions: dozens of rewrite steps to simplify."""
     x = dim(0)
     for c in [2, 3, 5, 7, 11, 13]:
         x = FloorDiv(x + Mod(x, c), c) + Mod(x * 3 + 1, c)
-    m = IndexingMap.create([Interval(0, 2000)], [x])
-    assert_same_function(simplify(m), m)
+    return IndexingMap.create([Interval(0, 2000)], [x])
+
+
+def test_termination_is_bounded():
+    m = _nested_divisions()
+    full = simplify(m, trace=True)
+    assert full.complete and full.stats.exhausted == []
+    needed = full.stats.steps
+    assert needed > 4  # the map needs work: a budget below that runs out
+    for steps in (0, 1, needed // 2):
+        starved = simplify(m, trace=True, budget=Budget(steps=steps))
+        assert not starved.complete
+        assert any("rewrite steps" in what for what in starved.stats.exhausted)
+        assert starved.stats.steps <= steps * starved.stats.rounds * 2  # two rewriting passes
+        assert "budget exhausted" in "\n".join(starved.stats.report())
+        assert_same_function(starved.map, m)  # less simple, still the same map
+    assert_same_function(full.map, m)
+
+
+def test_round_budget_is_reported():
+    """One round is not enough for a map whose first round narrows an interval (a
+    constraint on a bare variable): the next round would look again."""
+    m = parse_map("(d0)[s0] -> (d0 floordiv 4 + s0), domain: d0 in [0, 15], s0 in [0, 7], "
+                  "s0 * 2 in [0, 5]")
+    one = simplify(m, trace=True, budget=Budget(rounds=1))
+    assert one.stats.rounds == 1 and one.stats.exhausted == ["rounds (1)"]
+    assert_same_function(one.map, m)
+    assert simplify(m, trace=True).complete
+
+
+def test_stats_count_rules_and_passes():
+    m = parse_map("(d0) -> (d0 floordiv 4 * 4 + d0 mod 4), domain: d0 in [0, 15]")
+    result = simplify(m, trace=True)
+    assert print_map(result.map) == "(d0) -> (d0),\ndomain:\nd0 in [0, 15]"
+    fired = {name: c.fired for name, c in result.stats.rules.items() if c.fired}
+    assert fired == {"sum_recombine_div_mod": 1}
+    assert [s.rule for s in result.trace] == ["sum_recombine_div_mod"]
+    assert all(c.tried >= c.fired for c in result.stats.rules.values())
+    assert result.stats.passes["simplify_results"].fired == 1
+    assert set(result.stats.passes) == {p.__name__ for p in PASSES}
+    assert result.stats.steps == len(result.trace)
 
 
 @RULE_FAMILY

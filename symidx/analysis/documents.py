@@ -19,7 +19,7 @@ from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
 from symidx.fusion import Origin, Path
 from symidx.hlo import HloInstruction, HloModule
 from symidx.hlo.facts import called_computation
-from symidx.indexing_map import IndexingMap
+from symidx.indexing_map import IndexingMap, MapKind
 from symidx.ops import OUTPUT_TO_INPUT, Direction
 from symidx.syntax import print_expr, print_map
 
@@ -46,7 +46,7 @@ def map_json(m: IndexingMap) -> dict[str, Any]:
     names = m.display_names()
     env = dict(zip(m.all_vars, names))
     nd, nr = m.num_dims, m.num_ranges
-    special = {"known_empty": "known-empty", "undefined": "undefined"}.get(m.special)
+    special = {MapKind.KNOWN_EMPTY: "known-empty", MapKind.UNDEFINED: "undefined"}.get(m.kind)
     return {
         "text": print_map(m, "xla"),
         "dims": [_var(names[i], b) for i, b in enumerate(m.dims)],

@@ -11,9 +11,10 @@ from dataclasses import replace
 from symidx.analysis.records import MapGroup
 from symidx.errors import SymidxError
 from symidx.hlo import HloInstruction, Shape, TupleShape
-from symidx.indexing_map import IndexingMap, compose
+from symidx.indexing_map import IndexingMap
 from symidx.layout.shapes import logical_index_map, physical_index_map
 from symidx.ops import OUTPUT_TO_INPUT, Direction, finish
+from symidx.simplify import compose
 
 __all__ = ["physical_group"]
 

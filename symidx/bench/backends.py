@@ -24,8 +24,8 @@ from typing import Any
 
 from symidx.errors import SymidxError, Undecided
 from symidx.expr import CeilDiv, Expr, FloorDiv, Mod, clear_caches
-from symidx.indexing_map import IndexingMap, compose
-from symidx.simplify import simplify
+from symidx.indexing_map import IndexingMap
+from symidx.simplify import compose, simplify
 from symidx.verify import equal, isl_text
 
 __all__ = ["NotExpressible", "Backend", "SymidxBackend", "IslBackend", "MlirBackend",

@@ -32,10 +32,11 @@ from symidx.bench.harness import Row, measure_row, measure_symidx
 from symidx.errors import SymidxError
 from symidx.expr import Expr, FloorDiv, Mod, dim
 from symidx.hlo import HloInstruction, fusion_instructions, parse_hlo
-from symidx.indexing_map import IndexingMap, compose
+from symidx.indexing_map import IndexingMap
 from symidx.layout import cute
 from symidx.layout.maps import cute_map, xla_logical_index_map, xla_physical_index_map
 from symidx.ops import OUTPUT_TO_INPUT
+from symidx.simplify import compose
 from symidx.syntax import parse_map
 from symidx.verify import has_z3
 

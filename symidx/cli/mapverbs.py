@@ -27,7 +27,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("simplify", help="print the simplified map")
     p.add_argument("map", help="map text, or - to read it from stdin")
     p.add_argument("--explain", action="store_true",
-                   help="also print each rewrite step (rule, before, after)")
+                   help="also print each rewrite step (rule, before, after), how often each "
+                        "pass and rule was tried and fired, and whether the budget ran out")
+    p.add_argument("--max-steps", type=int, default=None, metavar="N",
+                   help="rewrite steps allowed per pass of a round (default: 2000); when "
+                        "they run out the map printed is correct but less simple, and "
+                        "--explain says so")
     add_style(p)
     p.set_defaults(run=run_simplify)
 
@@ -68,30 +73,34 @@ def run_format(args: argparse.Namespace) -> int:
 
 
 def run_simplify(args: argparse.Namespace) -> int:
-    from symidx.simplify import simplify
+    from symidx.simplify import Budget, simplify
     from symidx.syntax import print_expr, print_map
 
+    budget = Budget()
+    if args.max_steps is not None:
+        if args.max_steps < 0:
+            raise UsageError("--max-steps must be 0 or more")
+        budget = Budget(steps=args.max_steps)
     m = read_map(args.map, "map")
     if args.explain:
-        result = simplify(m, trace=True)
+        result = simplify(m, trace=True, budget=budget)
         names = dict(zip(m.all_vars, m.display_names()))
         style = "xla" if args.style == "xla" else "doc"
         for step in result.trace:
             before = print_expr(step.before, names, style)
             after = print_expr(step.after, names, style)
             print(f"{step.rule}: {before}  =>  {after}")
-        print(f"{len(result.trace)} rewrite step(s)")
+        print("\n".join(result.stats.report()))
         print()
         m = result.map
     else:
-        m = simplify(m)
+        m = simplify(m, budget=budget)
     print(print_map(m, args.style))
     return 0
 
 
 def run_compose(args: argparse.Namespace) -> int:
-    from symidx.indexing_map import compose
-    from symidx.simplify import simplify
+    from symidx.simplify import compose, simplify
     from symidx.syntax import print_map
 
     first, second = read_map(args.first, "first"), read_map(args.second, "second")

@@ -32,10 +32,10 @@ from symidx.errors import SymidxError
 from symidx.expr import Expr, bounds, max_of, min_of, rt
 from symidx.hlo import HloInstruction, Shape, ShapeLike
 from symidx.hlo.facts import constant_value, hlo_reference
-from symidx.indexing_map import IndexingMap, RuntimeVar, compose
+from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 from symidx.ops import finish, output_to_input
-from symidx.simplify import simplify
+from symidx.simplify import compose, simplify
 
 __all__ = ["runtime_sources", "resolve_runtime_vars", "forget_elements"]
 

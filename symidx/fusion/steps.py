@@ -47,7 +47,7 @@ from symidx.hlo import HloComputation, HloInstruction, ShapeLike, TupleShape
 from symidx.hlo.facts import called_computation
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.hlo.validate import located
-from symidx.indexing_map import IndexingMap, compose
+from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.ops import (
     INPUT_TO_OUTPUT,
@@ -59,6 +59,7 @@ from symidx.ops import (
     output_to_input,
 )
 from symidx.ops.basic import every_element, from_scalar, to_scalar
+from symidx.simplify import compose
 
 __all__ = [
     "Traced",

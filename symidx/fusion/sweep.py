@@ -44,9 +44,10 @@ from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.facts import called_computation
 from symidx.hlo.leaves import leaf_count, leaves
 from symidx.hlo.validate import validate_instruction
-from symidx.indexing_map import IndexingMap, compose
+from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.ops import finish
+from symidx.simplify import compose
 
 __all__ = [
     "Key",
@@ -268,7 +269,7 @@ _INTERNED: dict[IndexingMap, IndexingMap] = {}
 def _composed(first: IndexingMap, second: IndexingMap) -> IndexingMap:
     """``second ∘ first``, simplified (memoised: maps are values)."""
     if first.is_known_empty or second.is_known_empty:
-        return IndexingMap(first.dims, second.results, special="known_empty")
+        return IndexingMap.known_empty(first.dims, second.results)
     key = (first, second)
     found = _COMPOSED.get(key)
     if found is None:

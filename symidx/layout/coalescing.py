@@ -44,9 +44,9 @@ from symidx._arith import ceil_div
 from symidx.errors import SymidxError
 from symidx.expr import Expr, FloorDiv, Mod, add, dim, scale, sym
 from symidx.hlo import HloInstruction, Shape, TupleShape
-from symidx.indexing_map import IndexingMap, compose
+from symidx.indexing_map import IndexingMap
 from symidx.layout import shapes, xla
-from symidx.simplify import remove_unused_symbols, simplify
+from symidx.simplify import compose, remove_unused_symbols, simplify
 
 __all__ = [
     "RTX_A6000",

@@ -21,9 +21,9 @@ from types import MappingProxyType
 from symidx._arith import ceil_div
 from symidx.errors import MapError
 from symidx.hlo.shape import UNBOUNDED_SIZE, Shape, parse_shape
-from symidx.indexing_map import IndexingMap, compose
+from symidx.indexing_map import IndexingMap
 from symidx.layout import maps, xla
-from symidx.simplify import simplify
+from symidx.simplify import compose, simplify
 
 __all__ = [
     "MEMORY_SPACE_NAMES",

@@ -62,12 +62,13 @@ from symidx.hlo.facts import (
     operand_dims,
     output_dims,
 )
-from symidx.indexing_map import IndexingMap, RuntimeVar, compose
+from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 from symidx.ops._common import attribute, require, var_or_zero
 from symidx.ops.basic import from_scalar, identity, to_scalar
 from symidx.ops.reduction import reduce_window_operand_map, reduce_window_output_map
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
+from symidx.simplify import compose
 
 Constraint = tuple[Expr, Interval]
 _INTEGER_TYPE = re.compile(r"[su][0-9]+")

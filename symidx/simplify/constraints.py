@@ -12,9 +12,9 @@ from math import gcd
 from sympy import Add, Integer
 
 from symidx._arith import ceil_div
-from symidx.expr import Expr, FloorDiv, Mod
+from symidx.expr import ONE, Expr, FloorDiv, Mod, from_terms, terms
 from symidx.interval import Interval
-from symidx.simplify.rules import ONE, Context, from_terms, positive_divisor, terms
+from symidx.simplify.rules import Context, positive_divisor
 
 Constraint = tuple[Expr, Interval]
 ConstraintRule = Callable[[Expr, Interval, Context], "Constraint | None"]

@@ -5,7 +5,9 @@ Children are simplified before their parent; at each node the rules of its kind
 rewrites the node, which is then simplified again. Results are memoised per expression,
 so shared sub-expressions are done once. Every application counts against ``max_steps``;
 when the budget runs out the driver stops rewriting (the expression stays correct, merely
-less simple) — so it terminates on every input.
+less simple) and says so (:attr:`Rewriter.exhausted`) — so it terminates on every input.
+With a :class:`~symidx.simplify.stats.SimplifyStats`, it counts every rule it tries and
+every rule that fires.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from sympy import Add, Symbol
 
 from symidx.expr import Expr, bounds, rebuild
 from symidx.interval import Interval
-from symidx.simplify.rules import RULES, has_division_term, is_plain
+from symidx.simplify.rules import RULES, Context, Rule, has_division_term, is_plain
+from symidx.simplify.stats import DEFAULT_BUDGET, SimplifyStats
 
-DEFAULT_MAX_STEPS = 2_000
+DEFAULT_MAX_STEPS = DEFAULT_BUDGET.steps
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +43,20 @@ class Step:
 class Rewriter:
     """Simplifies expressions under fixed variable intervals."""
 
+    __slots__ = ("env", "trace", "_rules", "_env_items", "max_steps", "steps_left",
+                 "_starved", "_memo", "_bounds", "_prober")
+
     def __init__(self, env: Mapping[Symbol, Interval], trace: list[Step] | None = None,
-                 max_steps: int = DEFAULT_MAX_STEPS):
+                 max_steps: int = DEFAULT_MAX_STEPS, stats: SimplifyStats | None = None):
         self.env = env
         self.trace = trace
+        # with counters, every rule is wrapped in one that counts (the plain table costs
+        # nothing when nobody asked)
+        self._rules = RULES if stats is None else _counted_table(stats)
         self._env_items = tuple(env.items()) if trace is not None else ()
+        self.max_steps = max_steps
         self.steps_left = max_steps
+        self._starved = False  # a node went unrewritten for want of steps
         self._memo: dict[Expr, Expr] = {}
         self._bounds: dict[Expr, Interval] = {}
         self._prober: Rewriter | None = None
@@ -58,7 +69,7 @@ class Rewriter:
         term): a separate memo, so the steps are still recorded if the main pass meets the
         same expression."""
         if self._prober is None:
-            self._prober = Rewriter(self.env, None, DEFAULT_MAX_STEPS)
+            self._prober = Rewriter(self.env, None, self.max_steps)
             self._prober._bounds = self._bounds
         return self._prober.simplify(e)
 
@@ -78,11 +89,21 @@ class Rewriter:
         self._memo[node] = node
         return node
 
+    @property
+    def exhausted(self) -> bool:
+        """Did the step budget run out (here or in a look-ahead) before a node was done?"""
+        return self._starved or (self._prober is not None and self._prober.exhausted)
+
     def _rewrite(self, node: Expr) -> Expr:
-        while not node.is_Atom and self.steps_left > 0:
+        table = self._rules
+        while not node.is_Atom:
             if type(node) is Add and not has_division_term(node):
                 return node  # the sum rules pair up divisions
-            for rule in RULES.get(type(node), ()):
+            rules = table.get(type(node), ())
+            if self.steps_left <= 0:
+                self._starved = bool(rules) or self._starved
+                return node
+            for rule in rules:
                 new = rule(node, self)
                 if new is None or new == node:
                     continue
@@ -100,3 +121,26 @@ class Rewriter:
             return e
         args = tuple(self.simplify(a) for a in e.args)
         return rebuild(e, args) if args != e.args else e
+
+
+def _counted_table(stats: SimplifyStats) -> dict[type, tuple[Rule, ...]]:
+    """:data:`~symidx.simplify.rules.RULES` with every rule counting into ``stats``."""
+    return {kind: tuple(_counted(rule, stats) for rule in rules) for kind, rules in RULES.items()}
+
+
+def _counted(rule: Rule, stats: SimplifyStats) -> Rule:
+    """``rule``, counting each try and each firing (a rewrite to another expression) into
+    ``stats``; it keeps the rule's name, which the trace records."""
+    name = rule.__name__
+
+    def counted(node: Expr, ctx: Context) -> Expr | None:
+        new = rule(node, ctx)
+        count = stats.rule(name)
+        count.tried += 1
+        if new is not None and new != node:
+            count.fired += 1
+            stats.steps += 1
+        return new
+
+    counted.__name__ = name
+    return counted

@@ -22,10 +22,21 @@ from typing import Protocol
 from sympy import Add, Integer, Mul, Pow
 
 from symidx._arith import ceil_div
-from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod, add, scale
+from symidx.expr import (
+    ONE,
+    CeilDiv,
+    Expr,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    Terms,
+    add,
+    from_terms,
+    scale,
+    terms,
+)
 from symidx.interval import Interval
-
-ONE = Integer(1)
 
 
 class Context(Protocol):
@@ -37,51 +48,6 @@ class Context(Protocol):
 
 
 Rule = Callable[[Expr, Context], "Expr | None"]
-Terms = list[tuple[int, Expr]]
-
-
-# --- linear-form helpers -------------------------------------------------------------------
-_TERMS: dict[int, tuple[Expr, tuple[tuple[int, Expr], ...]]] = {}
-_TERMS_LIMIT = 1 << 14
-
-
-def clear_rule_caches() -> None:
-    _TERMS.clear()
-
-
-def terms(e: Expr) -> Terms:
-    """``e`` as ``[(coefficient, monomial)]``; the constant has monomial ``1``.
-
-    Remembered by identity (the entry keeps ``e`` alive, so its id is not reused): finding
-    an *equal* expression in a cache would compare trees, which costs more than splitting
-    the sum again."""
-    got = _TERMS.get(id(e))
-    if got is not None and got[0] is e:
-        return list(got[1])
-    found = _split_terms(e)
-    if len(_TERMS) >= _TERMS_LIMIT:
-        _TERMS.clear()
-    _TERMS[id(e)] = (e, found)
-    return list(found)
-
-
-def _split_terms(e: Expr) -> tuple[tuple[int, Expr], ...]:
-    parts = e.args if isinstance(e, Add) else (e,)
-    out = []
-    for t in parts:
-        if t.is_Integer:
-            out.append((int(t), ONE))
-        elif isinstance(t, Mul) and t.args[0].is_Integer:
-            coeff = t.args[0]
-            rest = t.args[1] if len(t.args) == 2 else Mul._from_args(t.args[1:])
-            out.append((int(coeff), rest))
-        else:
-            out.append((1, t))
-    return tuple(out)
-
-
-def from_terms(parts: Terms) -> Expr:
-    return add([Integer(c) if m is ONE else scale(c, m) for c, m in parts if c])
 
 
 def positive_divisor(node: Expr) -> int | None:

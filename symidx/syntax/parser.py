@@ -1,6 +1,6 @@
-"""Indexing-map text: one hand-written parser and the printers.
+"""Indexing-map text, read: one hand-written parser.
 
-The parser accepts every spelling XLA has used (see ``docs/text-format.md``)::
+It accepts every spelling XLA has used (see ``docs/text-format.md``)::
 
     (d0, d1)[s0]{rt0} -> (d0 floordiv 8 + s0, 16d1 - rt0),
     domain:
@@ -10,32 +10,23 @@ The parser accepts every spelling XLA has used (see ``docs/text-format.md``)::
 It never evaluates text: a tokenizer and an operator-precedence parser with an explicit
 stack build sympy objects directly. Unary minus binds tightest (as in MLIR and Python), so
 ``-a floordiv b`` is ``(-a) floordiv b``. Errors are :class:`~symidx.errors.ParseError`
-with the line and column.
-
-Printers: ``doc`` (the seeds' multi-line form, ``floordiv``), ``xla`` (one line, ``/``, as
-current XLA prints), ``mlir`` (``affine_map<...>`` and a ``domain:`` line). Printing is
-canonical: terms of a sum in a fixed order (XLA's: sums, products, mod, floordiv, ceildiv,
-max, min, variables, constants), constraints sorted by their text, so equal maps print equal
-text whatever order they were built in.
+with the line and column. The printers that write this text are on the floor below, with
+the maps (:mod:`symidx.indexing_map.text`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import sympy
-from sympy import Add, Integer, Mul, Pow, Symbol
+from sympy import Add, Integer, Mul, Symbol
 
 from symidx.errors import MapError, ParseError
 from symidx.expr import (
     CeilDiv,
     Expr,
     FloorDiv,
-    Max,
-    Min,
     Mod,
     constrained_bounds,
     dim,
@@ -43,15 +34,12 @@ from symidx.expr import (
     min_of,
     rt,
     sym,
-    var_index,
-    var_kind,
 )
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 
-__all__ = ["parse_map", "parse_expr", "print_map", "print_expr", "STYLES", "MAX_DEPTH"]
+__all__ = ["parse_map", "parse_expr", "MAX_DEPTH"]
 
-STYLES = ("doc", "xla", "mlir")
 MAX_DEPTH = 200  # deepest expression tree accepted (keeps every recursive walk safe)
 
 # =========================================================================== tokenizer
@@ -572,7 +560,7 @@ def parse_map(text: str, source: str = "") -> IndexingMap:
     if special:
         word = special.group(1)
         return (IndexingMap.undefined() if word == "UNDEFINED"
-                else IndexingMap((), (), special="known_empty"))
+                else IndexingMap.known_empty())
     p = _MapParser(text, source)
     header = p.header()
     entries: list[tuple[Any, int, int, int]] = []
@@ -611,245 +599,3 @@ def _var_names(node: tuple[Any, ...]) -> set[str]:
             out.add(n[3])
         stack.extend(n[4])
     return out
-
-
-# =========================================================================== printing
-_KIND_RANK = {Add: 0, Mul: 1, Pow: 1, Mod: 2, FloorDiv: 3, CeilDiv: 4, Max: 5, Min: 6}
-_VAR_RANK, _CONST_RANK = 7, 8
-_KIND_OFFSET = {"d": 0, "s": 1 << 20, "rt": 2 << 20}
-
-
-def order_key(expr: Expr) -> tuple[Any, ...]:
-    """XLA's canonical order of terms: sums < products < mod < floordiv < ceildiv < max <
-    min < variables (dims, range, runtime, by position) < constants; ties by operands. A
-    negated variable sorts as the variable (XLA prints ``d0 - s0`` and ``-d1 + 16``)."""
-    if expr.is_Integer:
-        return (_CONST_RANK, int(expr))
-    if expr.is_Symbol:
-        return (_VAR_RANK, _KIND_OFFSET[var_kind(expr)] + var_index(expr))
-    if isinstance(expr, Mul):
-        coeff, factors = _split_mul(expr)
-        lhs = _product_key(factors)
-        if coeff == -1 and len(factors) == 1 and factors[0].is_Symbol:
-            return lhs + (1,)  # -x sorts with x (just after it): d0 - s0, -d1 + 16
-        return lhs if coeff == 1 else (1, lhs, (_CONST_RANK, coeff))
-    if isinstance(expr, Pow):
-        return _product_key(_pow_factors(expr))
-    if isinstance(expr, Add):
-        return (0, tuple(order_key(a) for a in _sorted_terms(expr)))
-    rank = _KIND_RANK.get(type(expr))
-    if rank is None:
-        raise MapError(f"cannot print {expr}")
-    return (rank, tuple(order_key(a) for a in _ordered_args(expr)))
-
-
-def _product_key(factors: list[Expr]) -> tuple[Any, ...]:
-    key = order_key(factors[0])
-    for f in factors[1:]:
-        key = (1, key, order_key(f))
-    return key
-
-
-def _split_mul(expr: Expr) -> tuple[int, list[Expr]]:
-    coeff = 1
-    factors: list[Expr] = []
-    for a in expr.args:
-        if a.is_Integer:
-            coeff *= int(a)
-        elif isinstance(a, Pow):
-            factors.extend(_pow_factors(a))
-        elif a.is_Number:
-            raise MapError(f"non-integer coefficient in {expr}")
-        else:
-            factors.append(a)
-    factors.sort(key=order_key)
-    return coeff, factors
-
-
-def _pow_factors(expr: Expr) -> list[Expr]:
-    base, exponent = expr.args
-    if not (exponent.is_Integer and 0 < int(exponent) <= 64):
-        raise MapError(f"unsupported power {expr}")
-    return [base] * int(exponent)
-
-
-def _sorted_terms(expr: Expr) -> list[Expr]:
-    return sorted(expr.args, key=order_key)
-
-
-def _ordered_args(expr: Expr) -> Sequence[Expr]:
-    if isinstance(expr, (Min, Max)):
-        return sorted(expr.args, key=order_key)
-    return expr.args
-
-
-_DIV_WORDS = {"doc": {FloorDiv: "floordiv", CeilDiv: "ceildiv", Mod: "mod"},
-              "mlir": {FloorDiv: "floordiv", CeilDiv: "ceildiv", Mod: "mod"},
-              "xla": {FloorDiv: "/", CeilDiv: "ceildiv", Mod: "mod"}}
-
-
-class _ExprPrinter:
-    def __init__(self, names: dict[Symbol, str], style: str):
-        self.names = names
-        self.words = _DIV_WORDS[style]
-        # XLA prints a negated variable bare on the left of an operator (``-d0 mod 2``);
-        # unary minus binds tightest, so that reads back the same.
-        self.bare_negation = style == "xla"
-
-    def top(self, e: Expr) -> str:
-        return self.sum(e) if isinstance(e, Add) else self.term(e)
-
-    def sum(self, e: Expr) -> str:
-        terms = _sorted_terms(e)
-        out = [self.term(terms[0])]
-        for t in terms[1:]:
-            negated = _negated(t)
-            if negated is None:
-                out.append(" + " + self.term(t))
-            else:
-                out.append(" - " + self.term(negated))
-        return "".join(out)
-
-    def term(self, e: Expr) -> str:
-        """An operand of '+': anything but a sum prints bare."""
-        if e.is_Integer or e.is_Symbol:
-            return self.atom(e)
-        if isinstance(e, (Mul, Pow)):
-            return self.product(e)
-        if isinstance(e, Add):
-            return "(" + self.sum(e) + ")"
-        if isinstance(e, (FloorDiv, Mod, CeilDiv)):
-            return self.division(e)
-        if isinstance(e, (Min, Max)):
-            return self.call(e)
-        raise MapError(f"cannot print {e}")
-
-    def atom(self, e: Expr) -> str:
-        if e.is_Integer:
-            return str(int(e))
-        try:
-            return self.names[e]
-        except KeyError:
-            return str(e)
-
-    def operand(self, e: Expr, same: type | None = None) -> str:
-        """An operand of a multiplicative operator: parenthesised unless atomic (or the
-        same left-associative operator on the left)."""
-        if e.is_Symbol or e.is_Integer or isinstance(e, (Min, Max)):
-            return self.term(e)
-        if same is not None and isinstance(e, same):
-            return self.term(e)
-        if self.bare_negation and same is not None and isinstance(e, Mul) \
-                and len(e.args) == 2 and e.args[0] == -1 and e.args[1].is_Symbol:
-            return "-" + self.atom(e.args[1])
-        return "(" + self.top(e) + ")"
-
-    def product(self, e: Expr) -> str:
-        if isinstance(e, Pow):
-            coeff, factors = 1, _pow_factors(e)
-        else:
-            coeff, factors = _split_mul(e)
-        if coeff == -1 and factors:
-            inner = factors[0] if len(factors) == 1 else Mul(*factors)
-            if len(factors) == 1 and (inner.is_Symbol or isinstance(inner, (Min, Max))):
-                return "-" + self.term(inner)
-            return "-(" + self.top(inner) + ")"
-        parts = [self.operand(f) for f in factors]
-        if coeff != 1:
-            parts.append(str(coeff))
-        return " * ".join(parts)
-
-    def division(self, e: Expr) -> str:
-        a, b = e.args
-        return f"{self.operand(a, same=type(e))} {self.words[type(e)]} {self.operand(b)}"
-
-    def call(self, e: Expr) -> str:
-        name = "min" if isinstance(e, Min) else "max"
-        args = list(_ordered_args(e))
-        text = self.top(args[0])
-        for a in args[1:]:
-            text = f"{name}({text}, {self.top(a)})"
-        return text
-
-
-def _negated(term: Expr) -> Expr | None:
-    """``t`` when ``term`` is ``-t`` written with a negative coefficient, else None."""
-    if term.is_Integer and int(term) < 0:
-        return Integer(-int(term))
-    if isinstance(term, Mul):
-        coeff, factors = term.as_coeff_Mul()
-        if coeff.is_Integer and int(coeff) < 0:
-            return -term
-    return None
-
-
-def print_expr(expr: Expr | int, names: Sequence[str] | dict[Symbol, str] | None = None,
-               style: str = "xla", variables: Sequence[Symbol] | None = None) -> str:
-    """One expression as text. ``names`` maps our variables to display names."""
-    if style not in STYLES:
-        raise MapError(f"unknown style {style!r}; choose one of {', '.join(STYLES)}")
-    expr = sympy.Integer(expr) if isinstance(expr, int) else expr
-    table: dict[Symbol, str] = {}
-    if isinstance(names, dict):
-        table = names
-    elif names is not None and variables is not None:
-        table = dict(zip(variables, names))
-    return _ExprPrinter(table, style).top(expr)
-
-
-def print_map(m: IndexingMap, style: str = "doc") -> str:
-    """The map as text in one of :data:`STYLES`."""
-    if style not in STYLES:
-        raise MapError(f"unknown style {style!r}; choose one of {', '.join(STYLES)}")
-    if m.is_known_empty:
-        return "KNOWN EMPTY"
-    if m.is_undefined:
-        return "UNDEFINED"
-    names = m.display_names()
-    if style == "mlir":
-        names = _mlir_names(m, names)
-    variables = m.all_vars
-    table = dict(zip(variables, names))
-    printer = _ExprPrinter(table, style)
-    nd, nr = m.num_dims, m.num_ranges
-    dims, ranges, rts = names[:nd], names[nd:nd + nr], names[nd + nr:]
-    results = ", ".join(printer.top(r) for r in m.results)
-    domain = [f"{n} in {b}" for n, b in zip(names, m.all_bounds)]
-    domain += sorted(f"{printer.top(c)} in {i}" for c, i in m.constraints)
-    if style == "mlir":
-        symbols = f"[{', '.join(ranges + rts)}]" if ranges or rts else ""
-        text = f"affine_map<({', '.join(dims)}){symbols} -> ({results})>"
-        text += f"\ndomain: {', '.join(domain)}" if domain else ""
-        return text + _provenance_text(m, rts, style)
-    head = f"({', '.join(dims)})"
-    if ranges:
-        head += f"[{', '.join(ranges)}]"
-    if rts:
-        head += "{" + ", ".join(rts) + "}"
-    head += f" -> ({results})"
-    if style == "xla":
-        text = head + (f", domain: {', '.join(domain)}" if domain else "")
-    else:
-        text = head + (",\ndomain:\n" + ",\n".join(domain) if domain else "")
-    return text + _provenance_text(m, rts, style)
-
-
-def _map_line(m: IndexingMap) -> str:
-    """A provenance map in one line, without sections of its own (as XLA prints them)."""
-    return print_map(m, "xla").split("\nruntime variables:")[0]
-
-
-def _provenance_text(m: IndexingMap, rt_names: list[str], style: str) -> str:
-    lines = [f"{name}: {v.hlo or '?'}; " + (_map_line(v.map) if v.map else "UNDEFINED")
-             for name, v in zip(rt_names, m.rts) if v.map is not None or v.hlo]
-    if not lines:
-        return ""
-    return "\nruntime variables:\n" + "\n".join(lines)
-
-
-def _mlir_names(m: IndexingMap, names: list[str]) -> list[str]:
-    """affine_map has no runtime-variable list: runtime symbols print as ``rtN``, which is
-    how the parser tells them apart (no custom name can look like that)."""
-    fixed = m.num_dims + m.num_ranges
-    return names[:fixed] + [f"rt{k}" for k in range(m.num_rts)]
-

@@ -1,4 +1,4 @@
-"""IndexingMap: a map from the index of one tensor to indices of another.
+"""IndexingMap: a map from the index of one tensor to indices of another, and its text.
 
 ``f(d, s, rt) -> (e_1, ..., e_k)`` where the dimension variables ``d`` range over
 intervals, the range variables ``s`` and runtime variables ``rt`` over theirs, and every
@@ -6,8 +6,9 @@ constraint ``expr in [lo, hi]`` must hold. For a source index ``d`` the map's im
 ``{ results(d, s, rt) : s, rt in their intervals, every constraint holds }``.
 
 Maps are frozen values: every operation returns a new map. Equality and hashing are on a
-canonical form that ignores display names. Simplification lives in :mod:`symidx.simplify`;
-text in :mod:`symidx.syntax`.
+canonical form that ignores display names. A map prints itself (:func:`print_map`, with
+the expressions printed by :mod:`symidx.indexing_map.text`); the parser is in
+:mod:`symidx.syntax`, simplification in :mod:`symidx.simplify`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any
 
 from sympy import Integer, Symbol
@@ -23,19 +25,33 @@ from symidx.errors import MapError, TooLargeError
 from symidx.expr import (
     Expr,
     as_expr,
-    check_divisors,
     compile_expr,
+    constrained_bounds,
     dim,
     rt,
     scan,
     substitute,
     sym,
+    variable_divisions,
 )
+from symidx.indexing_map.text import STYLES, ExprPrinter, print_expr
 from symidx.interval import Interval
 
-__all__ = ["IndexingMap", "RuntimeVar", "compose"]
+__all__ = ["IndexingMap", "RuntimeVar", "MapKind", "Constraint", "print_map"]
 
-NORMAL, KNOWN_EMPTY, UNDEFINED = "normal", "known_empty", "undefined"
+
+class MapKind(Enum):
+    """What a map is: an ordinary map, one whose domain is known to be empty (it reads
+    nothing), or one we know nothing about (every element may be read)."""
+
+    NORMAL = "normal"
+    KNOWN_EMPTY = "known_empty"
+    UNDEFINED = "undefined"
+
+
+# the members as plain globals: reading an Enum member off its class is slow on Python 3.11,
+# and every equality test and simplifier round asks a map its kind
+_NORMAL, _KNOWN_EMPTY, _UNDEFINED = MapKind.NORMAL, MapKind.KNOWN_EMPTY, MapKind.UNDEFINED
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +91,7 @@ class IndexingMap:
     rts: tuple[RuntimeVar, ...] = ()
     constraints: tuple[Constraint, ...] = ()
     names: tuple[str | None, ...] | None = None
-    special: str = NORMAL
+    kind: MapKind = MapKind.NORMAL
     # Memoised pure functions of the fields above (canonical key, hash, compiled results).
     # Not an init field: every new map -- also one made by ``dataclasses.replace`` -- starts
     # with a fresh cache, so a derived map never answers with its source's results.
@@ -139,11 +155,18 @@ class IndexingMap:
     def undefined(cls, num_dims: int = 0, num_results: int = 0) -> IndexingMap:
         """A map we know nothing about ("every element may be needed")."""
         return cls(tuple(Interval(0, 0) for _ in range(num_dims)),
-                   tuple(Integer(0) for _ in range(num_results)), special=UNDEFINED)
+                   tuple(Integer(0) for _ in range(num_results)), kind=MapKind.UNDEFINED)
+
+    @classmethod
+    def known_empty(cls, dims: Sequence[Interval] = (), results: Sequence[Expr] = ()
+                    ) -> IndexingMap:
+        """A map whose domain is empty: it reads nothing. ``dims`` and ``results`` only
+        give its arity (they take no part in equality)."""
+        return cls(tuple(dims), tuple(results), kind=MapKind.KNOWN_EMPTY)
 
     def as_known_empty(self) -> IndexingMap:
         """The map with the same arity and an empty domain."""
-        return IndexingMap(self.dims, self.results, special=KNOWN_EMPTY)
+        return IndexingMap.known_empty(self.dims, self.results)
 
     def _check_variables(self) -> None:
         """Every variable used is declared, and every divisor that is not a constant is
@@ -156,7 +179,7 @@ class IndexingMap:
             raise MapError(f"expression {culprit} uses {sorted(map(str, stray))}, which the "
                            f"map does not declare")
         if divides:
-            check_divisors(exprs, self.variable_bounds(), dict(self.constraints))
+            _check_divisors(exprs, self.variable_bounds(), dict(self.constraints))
 
     def _has_empty_interval(self) -> bool:
         return any(i.is_empty for i in itertools.chain(
@@ -169,8 +192,8 @@ class IndexingMap:
         """The canonical form that equality and hashing use (names excluded)."""
         cached = self._cache.get("key")
         if cached is None:
-            if self.special != NORMAL:  # "KNOWN EMPTY" / "UNDEFINED" carry no arity
-                cached = (self.special,)
+            if self.kind is not _NORMAL:  # "KNOWN EMPTY" / "UNDEFINED": no arity
+                cached = (self.kind,)
             else:
                 cached = (self.dims, self.results, self.ranges, self.rts,
                           frozenset(self.constraints))
@@ -189,23 +212,19 @@ class IndexingMap:
         return cached
 
     def __str__(self) -> str:
-        from symidx.syntax import print_map
-
         return print_map(self)
 
     def __repr__(self) -> str:
-        from symidx.syntax import print_map
-
         return f"IndexingMap({print_map(self, style='xla')!r})"
 
     # --- variables ---------------------------------------------------------------------
     @property
     def is_known_empty(self) -> bool:
-        return self.special == KNOWN_EMPTY
+        return self.kind is _KNOWN_EMPTY
 
     @property
     def is_undefined(self) -> bool:
-        return self.special == UNDEFINED
+        return self.kind is _UNDEFINED
 
     @property
     def num_dims(self) -> int:
@@ -281,10 +300,6 @@ class IndexingMap:
     def with_constraint(self, expr: Expr | int, interval: Interval | tuple[int, int]
                         ) -> IndexingMap:
         return self.replace(constraints=self.constraints + ((as_expr(expr), _interval(interval)),))
-
-    def then(self, second: IndexingMap) -> IndexingMap:
-        """``second ∘ self``: this map applied first, then ``second``. See :func:`compose`."""
-        return compose(self, second)
 
     def substitute(self, mapping: Mapping[Symbol, Expr]) -> tuple[tuple[Expr, ...],
                                                                    tuple[Constraint, ...]]:
@@ -416,72 +431,79 @@ class IndexingMap:
             raise MapError("the map is UNDEFINED: nothing is known about it")
 
 
-def compose(first: IndexingMap, second: IndexingMap) -> IndexingMap:
-    """``second ∘ first``: ``first`` applied first, its results fed to ``second``'s dims.
-
-    As XLA's ``ComposeIndexingMaps``: the result has ``first``'s dims; its range variables
-    are ``second``'s then ``first``'s (runtime variables likewise); its constraints are both
-    maps' plus "each of ``first``'s results lies in ``second``'s dimension interval" (except
-    where that result is a dimension or constant already inside it). Not simplified:
-    :func:`symidx.simplify.simplify` removes the constraints that always hold.
-    """
-    if first.num_results != second.num_dims:
-        raise MapError(f"cannot compose: the first map has {first.num_results} results but "
-                       f"the second has {second.num_dims} dims")
-    if first.is_undefined or second.is_undefined:
-        return IndexingMap.undefined(first.num_dims, second.num_results)
-    if first.is_known_empty or second.is_known_empty:
-        return IndexingMap(first.dims, second.results, special=KNOWN_EMPTY)
-    m_s, m_r = second.num_ranges, second.num_rts
-    shift: dict[Symbol, Expr] = {}
-    for i in range(first.num_ranges):
-        shift[sym(i)] = sym(i + m_s)
-    for i in range(first.num_rts):
-        shift[rt(i)] = rt(i + m_r)
-    f_results, f_constraints = first.substitute(shift) if shift else (first.results,
-                                                                       first.constraints)
-    plug = {dim(i): r for i, r in enumerate(f_results)}
-    g_results, g_constraints = second.substitute(plug)
-    constraints = list(g_constraints) + list(f_constraints)
-    env = dict(zip(first.dim_vars, first.dims))
-    for r, interval in zip(f_results, second.dims):
-        if r.is_Integer and int(r) in interval:
-            continue
-        if r.is_Symbol and r in env and env[r] in interval:
-            continue  # the common case, checked without work; the simplifier does the rest
-        constraints.append((r, interval))
-    rts = tuple(_compose_provenance(v, first) for v in second.rts) + first.rts
-    names = _composed_names(first, second)
-    return IndexingMap.create(first.dims, g_results, second.ranges + first.ranges, rts,
-                              constraints, names, check=False)
+def _check_divisors(exprs: Sequence[Expr], env: Mapping[Symbol, Interval],
+                    known: Mapping[Expr, Interval]) -> None:
+    """Raise :class:`MapError` if a divisor that is not a constant can be zero where the
+    variables lie in ``env`` and the ``known`` facts (constraints) hold: division by zero
+    has no value, so such a map means nothing there."""
+    for e in exprs:
+        for node in variable_divisions(e):
+            divisor = node.args[1]
+            span = constrained_bounds(divisor, env, known)
+            if 0 in span:
+                raise MapError(f"the divisor {print_expr(divisor)} of "
+                               f"{print_expr(node)} can be 0 (it ranges over {span})")
 
 
-def _compose_provenance(var: RuntimeVar, first: IndexingMap) -> RuntimeVar:
-    """The runtime variable of ``second``, its source map now taking ``first``'s dims."""
-    if var.map is None:
-        return var
-    from symidx.simplify import simplify  # the simplifier builds on this module
+# --- text ---------------------------------------------------------------------------------
+def print_map(m: IndexingMap, style: str = "doc") -> str:
+    """The map as text in one of :data:`~symidx.indexing_map.text.STYLES`: ``doc`` (the
+    seeds' multi-line form, ``floordiv``), ``xla`` (one line, ``/``, as current XLA
+    prints), ``mlir`` (``affine_map<...>`` and a ``domain:`` line). Constraints are sorted
+    by their text, so equal maps print equal text whatever order they were built in."""
+    if style not in STYLES:
+        raise MapError(f"unknown style {style!r}; choose one of {', '.join(STYLES)}")
+    if m.is_known_empty:
+        return "KNOWN EMPTY"
+    if m.is_undefined:
+        return "UNDEFINED"
+    names = m.display_names()
+    if style == "mlir":
+        names = _mlir_names(m, names)
+    variables = m.all_vars
+    table = dict(zip(variables, names))
+    printer = ExprPrinter(table, style)
+    nd, nr = m.num_dims, m.num_ranges
+    dims, ranges, rts = names[:nd], names[nd:nd + nr], names[nd + nr:]
+    results = ", ".join(printer.top(r) for r in m.results)
+    domain = [f"{n} in {b}" for n, b in zip(names, m.all_bounds)]
+    domain += sorted(f"{printer.top(c)} in {i}" for c, i in m.constraints)
+    if style == "mlir":
+        symbols = f"[{', '.join(ranges + rts)}]" if ranges or rts else ""
+        text = f"affine_map<({', '.join(dims)}){symbols} -> ({results})>"
+        text += f"\ndomain: {', '.join(domain)}" if domain else ""
+        return text + _provenance_text(m, rts, style)
+    head = f"({', '.join(dims)})"
+    if ranges:
+        head += f"[{', '.join(ranges)}]"
+    if rts:
+        head += "{" + ", ".join(rts) + "}"
+    head += f" -> ({results})"
+    if style == "xla":
+        text = head + (f", domain: {', '.join(domain)}" if domain else "")
+    else:
+        text = head + (",\ndomain:\n" + ",\n".join(domain) if domain else "")
+    return text + _provenance_text(m, rts, style)
 
-    return replace(var, map=simplify(compose(_without_provenance(first), var.map)))
+
+def _map_line(m: IndexingMap) -> str:
+    """A provenance map in one line, without sections of its own (as XLA prints them)."""
+    return print_map(m, "xla").split("\nruntime variables:")[0]
 
 
-def _without_provenance(m: IndexingMap) -> IndexingMap:
-    if not any(v.map for v in m.rts):
-        return m
-    return IndexingMap(m.dims, m.results, m.ranges,
-                       tuple(replace(v, map=None) for v in m.rts), m.constraints, m.names,
-                       m.special)
+def _provenance_text(m: IndexingMap, rt_names: list[str], style: str) -> str:
+    lines = [f"{name}: {v.hlo or '?'}; " + (_map_line(v.map) if v.map else "UNDEFINED")
+             for name, v in zip(rt_names, m.rts) if v.map is not None or v.hlo]
+    if not lines:
+        return ""
+    return "\nruntime variables:\n" + "\n".join(lines)
 
 
-def _composed_names(first: IndexingMap, second: IndexingMap) -> tuple[str | None, ...] | None:
-    if not first.names and not second.names:
-        return None
-    f = first.names or (None,) * len(first.all_vars)
-    g = second.names or (None,) * len(second.all_vars)
-    fd, fr, ft = first.num_dims, first.num_ranges, first.num_rts
-    gd, gr = second.num_dims, second.num_ranges
-    return (tuple(f[:fd]) + tuple(g[gd:gd + gr]) + tuple(f[fd:fd + fr])
-            + tuple(g[gd + gr:]) + tuple(f[fd + fr:fd + fr + ft]))
+def _mlir_names(m: IndexingMap, names: list[str]) -> list[str]:
+    """affine_map has no runtime-variable list: runtime symbols print as ``rtN``, which is
+    how the parser tells them apart (no custom name can look like that)."""
+    fixed = m.num_dims + m.num_ranges
+    return names[:fixed] + [f"rt{k}" for k in range(m.num_rts)]
 
 
 # --- helpers ------------------------------------------------------------------------------

@@ -1,0 +1,84 @@
+"""Composition of indexing maps, as XLA's ``ComposeIndexingMaps`` (not simplified)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from sympy import Symbol
+
+from symidx.errors import MapError
+from symidx.expr import Expr, dim, rt, sym
+from symidx.indexing_map.map import IndexingMap, RuntimeVar
+
+__all__ = ["compose_with"]
+
+
+def compose_with(first: IndexingMap, second: IndexingMap,
+                 tidy: Callable[[IndexingMap], IndexingMap]) -> IndexingMap:
+    """``second ∘ first``: ``first`` applied first, its results fed to ``second``'s dims.
+
+    As XLA's ``ComposeIndexingMaps``: the result has ``first``'s dims; its range variables
+    are ``second``'s then ``first``'s (runtime variables likewise); its constraints are both
+    maps' plus "each of ``first``'s results lies in ``second``'s dimension interval" (except
+    where that result is a dimension or constant already inside it). Not simplified.
+
+    A runtime variable of ``second`` that says where its value comes from (a source map
+    taking ``second``'s dims) gets the source map composed with ``first``, passed through
+    ``tidy``. The public :func:`symidx.compose` (:mod:`symidx.simplify.compose`) passes the
+    simplifier, which lives on a higher floor than this module.
+    """
+    if first.num_results != second.num_dims:
+        raise MapError(f"cannot compose: the first map has {first.num_results} results but "
+                       f"the second has {second.num_dims} dims")
+    if first.is_undefined or second.is_undefined:
+        return IndexingMap.undefined(first.num_dims, second.num_results)
+    if first.is_known_empty or second.is_known_empty:
+        return IndexingMap.known_empty(first.dims, second.results)
+    m_s, m_r = second.num_ranges, second.num_rts
+    shift: dict[Symbol, Expr] = {}
+    for i in range(first.num_ranges):
+        shift[sym(i)] = sym(i + m_s)
+    for i in range(first.num_rts):
+        shift[rt(i)] = rt(i + m_r)
+    f_results, f_constraints = first.substitute(shift) if shift else (first.results,
+                                                                       first.constraints)
+    plug = {dim(i): r for i, r in enumerate(f_results)}
+    g_results, g_constraints = second.substitute(plug)
+    constraints = list(g_constraints) + list(f_constraints)
+    env = dict(zip(first.dim_vars, first.dims))
+    for r, interval in zip(f_results, second.dims):
+        if r.is_Integer and int(r) in interval:
+            continue
+        if r.is_Symbol and r in env and env[r] in interval:
+            continue  # the common case, checked without work; the simplifier does the rest
+        constraints.append((r, interval))
+    rts = tuple(_compose_provenance(v, first, tidy) for v in second.rts) + first.rts
+    names = _composed_names(first, second)
+    return IndexingMap.create(first.dims, g_results, second.ranges + first.ranges, rts,
+                              constraints, names, check=False)
+
+
+def _compose_provenance(var: RuntimeVar, first: IndexingMap,
+                        tidy: Callable[[IndexingMap], IndexingMap]) -> RuntimeVar:
+    """The runtime variable of ``second``, its source map now taking ``first``'s dims."""
+    if var.map is None:
+        return var
+    return replace(var, map=tidy(compose_with(_without_provenance(first), var.map, tidy)))
+
+
+def _without_provenance(m: IndexingMap) -> IndexingMap:
+    if not any(v.map for v in m.rts):
+        return m
+    return replace(m, rts=tuple(replace(v, map=None) for v in m.rts))
+
+
+def _composed_names(first: IndexingMap, second: IndexingMap) -> tuple[str | None, ...] | None:
+    if not first.names and not second.names:
+        return None
+    f = first.names or (None,) * len(first.all_vars)
+    g = second.names or (None,) * len(second.all_vars)
+    fd, fr, ft = first.num_dims, first.num_ranges, first.num_rts
+    gd, gr = second.num_dims, second.num_ranges
+    return (tuple(f[:fd]) + tuple(g[gd:gd + gr]) + tuple(f[fd:fd + fr])
+            + tuple(g[gd + gr:]) + tuple(f[fd + fr:fd + fr + ft]))

@@ -1,0 +1,262 @@
+"""The passes of one simplifier round, in order (:data:`PASSES`).
+
+A round works on a :class:`Work`: the map's variable intervals, constraints and results as
+they are being simplified. Each pass is a function ``pass_(work) -> int`` that updates the
+work and returns how many things it changed (constraints, intervals, variables or results);
+a pass that finds the domain empty raises :class:`KnownEmpty`. The driver
+(:mod:`symidx.simplify.driver`) runs the passes in order, round after round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from operator import is_not
+
+from sympy import Integer, Symbol
+
+from symidx.expr import ONE, Expr, add, dim, from_terms, scale, substitute, sym, terms
+from symidx.indexing_map import IndexingMap
+from symidx.interval import Interval
+from symidx.simplify.constraints import (
+    CONSTRAINT_RULES,
+    as_mod,
+    merge_residues,
+    residue,
+    tighten_to_residue,
+)
+from symidx.simplify.rewriter import Rewriter, Step
+from symidx.simplify.stats import Budget, SimplifyStats
+
+__all__ = ["Work", "KnownEmpty", "PASSES", "Pass"]
+
+
+class KnownEmpty(Exception):
+    """Raised by a pass that shows no point satisfies the map's domain."""
+
+
+class Work:
+    """One round's state: what the passes read and update. (A plain class with slots: one
+    is made per round, and rounds are the simplifier's unit of work.)"""
+
+    __slots__ = ("m", "budget", "trace", "stats", "replace_point_dims", "variables", "bounds",
+                 "rw", "constraints", "residues", "fixed", "results", "reshaped")
+
+    def __init__(self, m: IndexingMap, budget: Budget, trace: list[Step] | None,
+                 stats: SimplifyStats | None, replace_point_dims: bool):
+        self.m = m
+        self.budget = budget
+        self.trace = trace
+        self.stats = stats
+        self.replace_point_dims = replace_point_dims
+        self.variables: tuple[Symbol, ...] = m.all_vars
+        self.bounds: list[Interval] = list(m.all_bounds)
+        #: constraints still to keep (expression -> interval)
+        self.constraints: dict[Expr, Interval] = {}
+        #: ``x mod c == r`` facts on variables: x -> (c, r)
+        self.residues: dict[Symbol, tuple[int, int]] = {}
+        #: range variables with a known value (in terms of the others)
+        self.fixed: dict[Symbol, Expr] = {}
+        self.results: list[Expr] = list(m.results)
+        #: equalities were eliminated: their replacement constraints are folded next round
+        self.reshaped = False
+        self.rw = self.rewriter()
+
+    def rewriter(self) -> Rewriter:
+        """A rewriter under the current variable intervals."""
+        return Rewriter(dict(zip(self.variables, self.bounds)), self.trace, self.budget.steps,
+                        self.stats)
+
+
+Pass = Callable[[Work], int]
+
+
+def fold_constraints(w: Work) -> int:
+    """Simplify each constraint and fold it by the constraint rules
+    (:data:`~symidx.simplify.constraints.CONSTRAINT_RULES`) until none applies; then a
+    constant constraint is checked and dropped, one on a bare variable narrows that
+    variable's interval, ``x mod c == r`` is set aside as a residue, and the rest are kept.
+    Counts the constraints that did not stay as they were."""
+    rw = w.rw
+    changes = 0
+    for expr0, iv0 in w.m.constraints:
+        expr, iv = _folded(w, rw.simplify(expr0), iv0)
+        if iv.is_empty:
+            raise KnownEmpty
+        if expr.is_Integer:  # a constant: it holds (and goes) or the domain is empty
+            if int(expr) not in iv:
+                raise KnownEmpty
+            changes += 1
+            continue
+        if expr.is_Symbol:  # on one variable: it narrows the variable's interval
+            i = w.variables.index(expr)
+            w.bounds[i] = w.bounds[i].intersect(iv)
+            changes += 1
+            continue
+        changes += expr is not expr0 or iv != iv0
+        found = residue(expr, iv)
+        if found is not None:
+            x, c, r = found
+            if x in w.residues:
+                merged = merge_residues(*w.residues[x], c, r)
+                if merged is None:
+                    raise KnownEmpty
+                w.residues[x] = merged
+            else:
+                w.residues[x] = (c, r)
+            continue
+        w.constraints[expr] = w.constraints[expr].intersect(iv) if expr in w.constraints \
+            else iv
+    return changes
+
+
+def _folded(w: Work, expr: Expr, iv: Interval) -> tuple[Expr, Interval]:
+    """One constraint folded by the constraint rules, at most ``budget.folds`` times."""
+    rw, stats = w.rw, w.stats
+    for _ in range(w.budget.folds):
+        for rule in CONSTRAINT_RULES:
+            folded = rule(expr, iv, rw)
+            if stats is not None:
+                stats.rule(rule.__name__).tried += 1
+            if folded is not None:
+                new_expr, new_iv = rw.simplify(folded[0]), folded[1]
+                if stats is not None:
+                    stats.rule(rule.__name__).fired += 1
+                if w.trace is not None:
+                    w.trace.append(Step(rule.__name__, expr, new_expr, tuple(rw.env.items()),
+                                        iv, new_iv))
+                expr, iv = new_expr, new_iv
+                break
+        else:
+            return expr, iv
+        if iv.is_empty:
+            return expr, iv
+    if stats is not None:
+        stats.ran_out(f"constraint folds ({w.budget.folds} per constraint) in fold_constraints")
+    return expr, iv
+
+
+def tighten_to_residues(w: Work) -> int:
+    """``x mod c == r``: the interval of ``x`` shrinks to the values ``= r (mod c)`` at its
+    ends; the constraint stays unless ``x`` is then a single value. Counts the narrowed
+    intervals."""
+    changes = 0
+    for x, (c, r) in w.residues.items():
+        i = w.variables.index(x)
+        tightened = tighten_to_residue(w.bounds[i], c, r)
+        changes += tightened != w.bounds[i]
+        w.bounds[i] = tightened
+        if tightened.is_empty:
+            raise KnownEmpty
+        if tightened.is_point:
+            continue
+        w.constraints[as_mod(x, c)] = Interval(r, r)
+    if any(b.is_empty for b in w.bounds):
+        raise KnownEmpty
+    return changes
+
+
+def eliminate_range_vars(w: Work) -> int:
+    """Range variables whose value is determined (a single-value interval, or an equality
+    ``x + s = k`` with coefficient +-1) are replaced by that value in the constraints (and,
+    by :func:`substitute_values`, in the results). Counts the variables eliminated."""
+    before = dict(w.constraints)
+    w.fixed = _fixed_range_vars(w.m, w.bounds, w.constraints)
+    if w.fixed:
+        w.constraints = _substituted(w.constraints, w.fixed)
+    w.reshaped = w.constraints != before  # new constraints: fold them in another round
+    return len(w.fixed)
+
+
+def drop_redundant_constraints(w: Work) -> int:
+    """Under the narrowed intervals: simplify each constraint again and drop the ones that
+    always hold (their expression's range lies inside their interval). Counts the dropped
+    constraints."""
+    if w.bounds != list(w.m.all_bounds):
+        w.rw = w.rewriter()
+    rw = w.rw
+    kept: dict[Expr, Interval] = {}
+    for expr, iv in w.constraints.items():
+        expr = rw.simplify(expr)
+        if expr.is_Integer:
+            if int(expr) not in iv:
+                raise KnownEmpty
+            continue
+        if rw.bounds(expr) in iv:
+            continue
+        kept[expr] = kept[expr].intersect(iv) if expr in kept else iv
+    dropped = len(w.constraints) - len(kept)
+    w.constraints = kept
+    return dropped
+
+
+def substitute_values(w: Work) -> int:
+    """Dimensions with a single value (unless the caller keeps them) and the eliminated
+    range variables are replaced by their values in the results. Counts the variables
+    replaced."""
+    point_dims: dict[Symbol, Expr] = {}
+    if w.replace_point_dims:
+        point_dims = {dim(i): Integer(b.lo) for i, b in enumerate(w.bounds[: w.m.num_dims])
+                      if b.is_point}
+    replace = {**point_dims, **w.fixed}
+    if replace:
+        w.results = substitute(w.results, replace)
+    return len(replace)
+
+
+def simplify_results(w: Work) -> int:
+    """Every result rewritten by the expression rules. Counts the results changed."""
+    simplify = w.rw.simplify
+    w.results = [simplify(r) for r in w.results]
+    return sum(map(is_not, w.results, w.m.results))
+
+
+PASSES: tuple[Pass, ...] = (
+    fold_constraints, tighten_to_residues, eliminate_range_vars, drop_redundant_constraints,
+    substitute_values, simplify_results,
+)
+
+
+def _fixed_range_vars(m: IndexingMap, bounds: list[Interval],
+                      constraints: dict[Expr, Interval]) -> dict[Symbol, Expr]:
+    """Range variables whose value is determined: a single-value interval (``s in [k, k]``
+    gives ``s = k``), or a linear equality constraint with coefficient +-1
+    (``d0 - s0 in [0, 0]`` gives ``s0 = d0``). The equality is consumed and replaced by
+    "the value lies in the variable's interval"; ``constraints`` is updated in place."""
+    fixed: dict[Symbol, Expr] = {}
+    offset = m.num_dims
+    # a runtime variable's source map may take this map's range variables: keep those
+    shared = {sym(j) for v in m.rts if v.map is not None for j in range(v.map.num_ranges)}
+    range_vars = set(m.range_vars) - shared
+    for j, v in enumerate(m.range_vars):
+        b = bounds[offset + j]
+        if b.is_point and v in range_vars:
+            fixed[v] = Integer(b.lo)
+    for key, iv in list(constraints.items()):
+        if not iv.is_point:
+            continue
+        expr = substitute([key], fixed)[0] if fixed else key
+        parts = terms(expr)
+        if not all(t is ONE or t.is_Symbol for _, t in parts):
+            continue
+        for c, t in parts:
+            if t in range_vars and t not in fixed and abs(c) == 1:
+                rest = from_terms([(k, u) for k, u in parts if u != t])
+                value = scale(c, add([Integer(iv.lo), scale(-1, rest)]))  # c*t + rest = k
+                index = offset + m.range_vars.index(t)
+                del constraints[key]
+                constraints[value] = constraints.get(value, bounds[index]).intersect(
+                    bounds[index])
+                # earlier values may mention t: express every value without it
+                fixed = {k: substitute([v], {t: value})[0] for k, v in fixed.items()}
+                fixed[t] = value
+                break
+    return fixed
+
+
+def _substituted(constraints: dict[Expr, Interval], fixed: dict[Symbol, Expr]
+                 ) -> dict[Expr, Interval]:
+    out: dict[Expr, Interval] = {}
+    for expr, iv in constraints.items():
+        new = substitute([expr], fixed)[0]
+        out[new] = out[new].intersect(iv) if new in out else iv
+    return out
