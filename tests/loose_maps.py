@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import conftest  # noqa: E402,F401  (the hypothesis profiles, before ops_check's settings)
 import ops_check  # noqa: E402
+from ops_check import opaque_reason as reason_of  # noqa: E402
+from ops_check import output_to_input  # noqa: E402
 from reference_hlo import Index, collective_dependencies, dependencies  # noqa: E402
 from symidx.hlo import HloInstruction  # noqa: E402
-from symidx.ops import opaque_reason as reason_of  # noqa: E402
-from symidx.ops import output_to_input  # noqa: E402
 from symidx.ops.collectives import PARTICIPANT  # noqa: E402
 
 TWINS = ["test_ops_twins.py", "test_ops_linalg.py", "test_ops_misc.py", "test_ops_scatter.py",

@@ -30,7 +30,8 @@ from reference_hlo import (
     static_dependencies,
 )
 from symidx import ops
-from symidx.fusion import scan_input_to_output, scan_output_to_input
+from symidx.fusion import Analysis, scan_input_to_output, scan_output_to_input
+from symidx.fusion.scan import over_approximation
 from symidx.hlo import HloInstruction, Shape, TupleShape, parse_hlo
 from symidx.hlo.facts import hlo_reference
 from symidx.indexing_map import IndexingMap, RuntimeVar
@@ -47,6 +48,13 @@ def output_to_input(instr: HloInstruction, output: int = 0) -> list[list[Indexin
     if instr.opcode == "scan":
         return scan_output_to_input(instr, output)[0]
     return ops.output_to_input(instr, output)
+
+
+def opaque_reason(instr: HloInstruction) -> str | None:
+    """Why the op's maps over-approximate, or None when they are exact."""
+    if instr.opcode == "scan":
+        return over_approximation(instr, Analysis().parameters_of)
+    return ops.opaque_reason(instr)
 
 
 def input_to_output(instr: HloInstruction, operand: int) -> list[list[IndexingMap]]:

@@ -8,17 +8,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ops_check import EXAMPLES, assert_map, check, input_to_output, output_to_input
+from ops_check import (
+    EXAMPLES,
+    assert_map,
+    check,
+    input_to_output,
+    opaque_reason,
+    output_to_input,
+)
 from symidx.errors import HloShapeError
-from symidx.fusion import Analysis
-from symidx.fusion.scan import Progression, over_approximation, progressions
+from symidx.fusion.scan import Progression, progressions
 from symidx.hlo import HloInstruction, parse_hlo
 from symidx.ops import HANDLED_BY_FUSION
-
-
-def opaque_reason(scan: HloInstruction) -> str | None:
-    """Why the scan's maps over-approximate, or None when they are exact."""
-    return over_approximation(scan, Analysis().parameters_of)
 
 SUM = """sum {
   a = f32[] parameter(0)
