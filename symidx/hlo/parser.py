@@ -88,8 +88,9 @@ __all__ = [
     "parse_hlo",
 ]
 
-#: The start of an HloModuleProto in protobuf text format, which is not HLO text.
-_PROTO_RE = re.compile(r"^\s*hlo_module\s*\{", re.MULTILINE)
+#: The start of an HloModuleProto in protobuf text format, which is not HLO text: its
+#: ``hlo_module {`` after comment lines that start with ``#``.
+_PROTO_RE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*hlo_module[ \t]*\{")
 
 
 def parse_hlo(text: str, source: str = "", *, validate: bool = True) -> HloModule:
@@ -299,11 +300,14 @@ class _Parser(InstructionReader):
         is_entry = self.word_here() == "ENTRY"
         if is_entry:
             self.pos += len("ENTRY")
-        elif _PROTO_RE.search(self.text):
-            raise self.error("this is an HloModuleProto in protobuf text format "
-                             "('hlo_module { ... }'), not HLO text: symidx reads HLO text, "
-                             "as XLA prints it (--xla_dump_hlo_as_text)", start)
-        name, _ = self.name("a computation name (or 'HloModule', 'ENTRY')")
+        try:
+            name, _ = self.name("a computation name (or 'HloModule', 'ENTRY')")
+        except ParseError:
+            if _PROTO_RE.match(self.text, start):
+                raise self.error("this is an HloModuleProto in protobuf text format "
+                                 "('hlo_module { ... }'), not HLO text: symidx reads HLO "
+                                 "text, as XLA prints it (--xla_dump_hlo_as_text)", start) from None
+            raise
         if self.peek() == "(":
             self.signature(name)
         comp = self.instruction_list(name, start, line, is_entry)
