@@ -35,14 +35,13 @@ from symidx.fusion.reached import Origin, Path, Reached
 from symidx.fusion.sweep import (
     Analysis,
     Key,
-    _check_index,
     clear_memo,
     instruction_of,
     parameter_leaves,
     reached_by_parameter,
 )
 from symidx.hlo import HloComputation, HloInstruction
-from symidx.hlo.facts import called_computation
+from symidx.hlo.facts import called_computation, check_index
 from symidx.hlo.leaves import leaf_count
 from symidx.indexing_map import IndexingMap
 
@@ -133,7 +132,7 @@ def epilogue_input_to_output(comp: HloComputation, parent: HloInstruction | str,
     """From the output of ``parent`` to output ``output`` of ``root`` (default: the
     computation's root) along every use chain between them (XLA's epilogue indexing)."""
     root_instr = instruction_of(comp, root)
-    _check_index(output, leaf_count(root_instr.shape), f"{root_instr.name} has", "output")
+    check_index(output, leaf_count(root_instr.shape), root_instr.name, "output")
     grouped = Analysis().forward(comp, instruction_of(comp, parent), 0)
     return grouped.get((root_instr.name, output), Reached())
 

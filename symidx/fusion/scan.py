@@ -36,15 +36,14 @@ from itertools import product
 
 from sympy import Integer
 
-from symidx.errors import SymidxError
 from symidx.expr import Expr, Mod, dim, sym
 from symidx.fusion.reached import Reached
 from symidx.hlo import HloComputation, HloInstruction
-from symidx.hlo.facts import Dims, array_dims, attribute, num_outputs, require
+from symidx.hlo.facts import Dims, array_dims, attribute, check_index, num_outputs, require
 from symidx.hlo.leaves import leaves
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT
+from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, finish
 from symidx.ops.basic import reaches_everything, reads_everything
 
 __all__ = ["NONE", "SAME", "ALL", "Progression", "progressions", "ScanParts", "scan_parts",
@@ -470,7 +469,7 @@ def _maps(exact: _Exact, result: int, operand: int, direction: str) -> list[Inde
     assert found is not None  # _analysis checked every piece
     out = _result_dims(parts, result)
     operand_dims = (parts.inputs + parts.inits)[operand]
-    maps = [piece_map(p, out, operand_dims, direction) for p in found]
+    maps = [finish(piece_map(p, out, operand_dims, direction)) for p in found]
     if maps:
         return maps
     source, target = (out, operand_dims) if direction == OUTPUT_TO_INPUT \
@@ -485,17 +484,12 @@ def over_approximation(instr: HloInstruction, body_reads: BodyReads) -> str | No
     return exact if isinstance(exact, str) else None
 
 
-def _check_index(index: int, count: int, what: str, instr: HloInstruction) -> None:
-    if not 0 <= index < count:
-        raise SymidxError(f"{instr.name} has {count} {what}(s); there is no {what} {index}")
-
-
 def scan_output_to_input(instr: HloInstruction, output_index: int, body_reads: BodyReads
                          ) -> tuple[list[list[IndexingMap]], str | None]:
     """For output ``output_index`` of the scan ``instr``: per operand, the maps from an
     output index to the operand elements it reads; and why they over-approximate (every
     element), or None when they are exact."""
-    _check_index(output_index, num_outputs(instr), "output", instr)
+    check_index(output_index, num_outputs(instr), instr.name, "output")
     exact = _analysis(instr, body_reads)
     if isinstance(exact, str):
         return reads_everything(instr, output_index), exact
@@ -508,7 +502,7 @@ def scan_input_to_output(instr: HloInstruction, operand_index: int, body_reads: 
     """For operand ``operand_index`` of the scan ``instr``: per output, the maps from an
     operand index to the output elements that read it; and why they over-approximate, or
     None when they are exact."""
-    _check_index(operand_index, len(instr.operands), "operand", instr)
+    check_index(operand_index, len(instr.operands), instr.name, "operand")
     exact = _analysis(instr, body_reads)
     if isinstance(exact, str):
         return reaches_everything(instr, operand_index), exact

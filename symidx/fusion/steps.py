@@ -194,7 +194,16 @@ def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
         return _unsupported(instr, direction, index, e.opcode)
     except HloShapeError as e:  # shapes XLA's parser lets through, but that do not fit
         return _everything(instr, direction, index, leaf, f"shapes do not fit: {e}")
-    reason = opaque_reason(instr)
+    return _group_steps(instr, direction, index, groups, opaque_reason(instr), resolve)
+
+
+def _group_steps(instr: HloInstruction, direction: Direction, index: int,
+                 groups: list[list[IndexingMap]], reason: str | None, resolve: bool = True
+                 ) -> list[Step]:
+    """One step per group of an instruction's own maps (per operand output-to-input, per
+    output input-to-output), labelled ``reason`` when they over-approximate; ``resolve``:
+    follow runtime variables and keep maps inside their target shape."""
+    backward = direction == OUTPUT_TO_INPUT
     sources = runtime_sources(instr)
     steps = []
     for k, group in enumerate(groups):
@@ -485,12 +494,7 @@ def _scan_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
             groups, reason = scan_input_to_output(instr, index, callee.parameters_of)
     except HloShapeError as e:  # a scan XLA's parser lets through, but whose parts disagree
         return _everything(instr, direction, index, leaf, f"shapes do not fit: {e}")
-    steps = []
-    for k, group in enumerate(groups):
-        output, position = (index, k) if direction == OUTPUT_TO_INPUT else (k, index)
-        steps.append(Step(output, position, 0, tuple((m, None, 1) for m in group),
-                          opaque=reason))
-    return steps
+    return _group_steps(instr, direction, index, groups, reason)
 
 
 def _loop(instr: HloInstruction) -> tuple[HloComputation, HloComputation]:

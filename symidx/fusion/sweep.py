@@ -41,7 +41,7 @@ from symidx.fusion.reached import Origin, Path, Reached
 from symidx.fusion.runtime import forget_elements
 from symidx.fusion.steps import Step, leaf_dependencies
 from symidx.hlo import HloComputation, HloInstruction
-from symidx.hlo.facts import called_computation
+from symidx.hlo.facts import called_computation, check_index
 from symidx.hlo.leaves import leaf_count, leaves
 from symidx.hlo.validate import validate_instruction
 from symidx.indexing_map import IndexingMap
@@ -136,7 +136,7 @@ class Analysis:
         key = (comp, parameter, leaf)
         found = self._outputs.get(key)
         if found is None:
-            _check_index(parameter, len(comp.parameters), f"{comp.name} has", "parameter")
+            check_index(parameter, len(comp.parameters), comp.name, "parameter")
             grouped = self.forward(comp, comp.parameters[parameter], leaf)
             found = {k: grouped[(comp.root.name, k)] for k in range(leaf_count(comp.root.shape))
                      if (comp.root.name, k) in grouped}
@@ -233,14 +233,9 @@ class Analysis:
         return found
 
 
-def _check_index(index: int, count: int, owner: str, what: str) -> None:
-    if not 0 <= index < count:
-        raise SymidxError(f"{owner} {count} {what}(s); there is no {what} {index}")
-
-
 def _start(instr: HloInstruction, output: int) -> dict[Key, Entries]:
     found = leaves(instr.shape)
-    _check_index(output, len(found), f"{instr.name} has", "output")
+    check_index(output, len(found), instr.name, "output")
     identity = IndexingMap.identity(found[output].dims)
     return {(instr.name, output): {identity: _Tally(Path(instr.name), 1)}}
 

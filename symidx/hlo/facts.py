@@ -31,6 +31,7 @@ __all__ = [
     "Dims",
     "array_dims",
     "attribute",
+    "check_index",
     "called_computation",
     "constant_value",
     "hlo_reference",
@@ -43,6 +44,13 @@ __all__ = [
 
 Dims = tuple[int, ...]
 T = TypeVar("T")
+
+
+def check_index(index: int, count: int, owner: str, what: str) -> None:
+    """Raise :class:`SymidxError` unless ``index`` is one of ``count`` ``what``s of
+    ``owner`` (e.g. an output of an instruction, a parameter of a computation)."""
+    if not 0 <= index < count:
+        raise SymidxError(f"{owner} has {count} {what}(s); there is no {what} {index}")
 
 
 def require(condition: bool, instr: HloInstruction, message: str) -> None:

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from symidx.errors import SymidxError, UnsupportedOpError
-from symidx.hlo.facts import num_outputs
+from symidx.errors import UnsupportedOpError
+from symidx.hlo.facts import check_index, num_outputs
 from symidx.hlo.ir import HloInstruction
 from symidx.indexing_map import IndexingMap
 from symidx.simplify import remove_unused_symbols, simplify
@@ -135,10 +135,7 @@ def output_to_input(instr: HloInstruction, output_index: int = 0) -> list[list[I
     to the operand elements it reads. Raises :class:`UnsupportedOpError` for an op without a
     rule, :class:`SymidxError` for a bad index."""
     entry = _lookup(OUTPUT_TO_INPUT, instr)
-    count = num_outputs(instr)
-    if not 0 <= output_index < count:
-        raise SymidxError(f"{instr.name} has {count} output(s); there is no output "
-                          f"{output_index}")
+    check_index(output_index, num_outputs(instr), instr.name, "output")
     groups = entry.fn(instr, output_index)
     return [[finish(m, entry.fold_point_dims) for m in group] for group in groups]
 
@@ -148,8 +145,6 @@ def input_to_output(instr: HloInstruction, operand_index: int) -> list[list[Inde
     to the output elements that read it. Raises :class:`UnsupportedOpError` for an op
     without a rule, :class:`SymidxError` for a bad index."""
     entry = _lookup(INPUT_TO_OUTPUT, instr)
-    if not 0 <= operand_index < len(instr.operands):
-        raise SymidxError(f"{instr.name} has {len(instr.operands)} operand(s); there is no "
-                          f"operand {operand_index}")
+    check_index(operand_index, len(instr.operands), instr.name, "operand")
     groups = entry.fn(instr, operand_index)
     return [[finish(m, entry.fold_point_dims) for m in group] for group in groups]
