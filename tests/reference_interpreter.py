@@ -140,7 +140,8 @@ def _run(comp: HloComputation, params: Sequence[Sequence[Leaf]],
             deps = _dependencies(instr, int_values, out)
             dims = out_dims(instr, out)
             reads[(instr.name, out)] = [_union(instr, deps[o], reads) for o in box(dims)]
-            if _output_is_integer(instr, out) and instr.opcode not in DEVICE_DEPENDENT:
+            if (_output_is_integer(instr, out) or _float_known(instr, out, int_values)) \
+                    and instr.opcode not in DEVICE_DEPENDENT:
                 values[(instr.name, out)] = _value(instr, out, int_values, deps)
 
 
@@ -321,6 +322,10 @@ def _dependencies(instr: HloInstruction, int_values: dict[int, np.ndarray], out:
         return {o: [] for o in box(dims)}
     if instr.opcode in MORE_ELEMENTWISE:
         return {o: [{o} if out_dims(op) else {()} for op in instr.operands] for o in box(dims)}
+    if instr.opcode == "select" and 0 in int_values:  # the branch the predicate picks
+        pred = np.broadcast_to(int_values[0], dims)
+        return {o: [{o} if out_dims(instr.operands[0]) else {()},
+                    {o} if pred[o] else set(), set() if pred[o] else {o}] for o in box(dims)}
     if instr.opcode in COLLECTIVE:
         return _local_collective(instr, int_values, out)
     return dependencies(instr, int_values, out)
@@ -388,6 +393,9 @@ ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
     "copy": lambda a: a,
     "select": lambda p, a, b: np.where(p, a, b),
     "clamp": lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
+    # C's division truncates toward zero; the remainder takes the dividend's sign
+    "divide": lambda a, b: np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b)),
+    "remainder": lambda a, b: np.sign(a) * (np.abs(a) % np.abs(b)),
 }
 COMPARE = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
            "GT": np.greater, "GE": np.greater_equal}
@@ -404,27 +412,44 @@ def _output_is_integer(instr: HloInstruction, out: int) -> bool:
     return is_integer(out_shape(instr, out))
 
 
+def _float_known(instr: HloInstruction, out: int, int_values: dict[int, np.ndarray]) -> bool:
+    """Is a floating-point output computed: an iota, a constant, or an op whose operands'
+    values are all known (masks compare such values; float64 holds the small integral values
+    of the tests exactly)."""
+    element = out_shape(instr, out).element_type
+    if not (element.startswith("f") or element == "bf16") or num_outputs(instr) != 1:
+        return False
+    if instr.opcode in ("iota", "constant"):
+        return True
+    return bool(instr.operands) and len(int_values) == len(instr.operands) and (
+        instr.opcode in ELEMENTWISE or instr.opcode in ("convert", "broadcast", "reshape",
+                                                        "transpose", "slice", "reverse"))
+
+
 def _value(instr: HloInstruction, out: int, int_values: dict[int, np.ndarray],
            deps: dict[Index, list[set[Index]]]) -> np.ndarray:
     dims = out_dims(instr, out)
+    result_type = np.int64 if _output_is_integer(instr, out) else np.float64
     if instr.opcode == "constant":
-        return np.asarray(instr.literal, dtype=np.int64).reshape(dims)
+        return np.asarray(instr.literal, dtype=result_type).reshape(dims)
     if instr.opcode == "iota":
         axis = instr.attr_int("iota_dimension", 0)
         return np.indices(dims, dtype=np.int64)[axis]
     operands = [_operand_value(instr, k, int_values) for k in range(len(instr.operands))]
     if instr.opcode == "convert":  # wraps around as the narrower type does
         element = out_shape(instr, out).element_type
+        if result_type is np.float64:
+            return operands[0].astype(np.float64)
         dtype = bool if element == "pred" else np.dtype(element.replace("s", "int").replace(
             "u", "uint"))
         return operands[0].astype(dtype).astype(np.int64)
     if instr.opcode in ELEMENTWISE or instr.opcode == "compare":
         fn = COMPARE[instr.comparison_direction or ""] if instr.opcode == "compare" \
             else ELEMENTWISE[instr.opcode]
-        return np.broadcast_to(fn(*operands), dims).astype(np.int64)
+        return np.broadcast_to(fn(*operands), dims).astype(result_type)
     # Data movement: every output element is a copy of one element of one data operand.
     data = DATA_OPERANDS.get(instr.opcode, range(len(instr.operands)))
-    result = np.zeros(dims, dtype=np.int64)
+    result = np.zeros(dims, dtype=result_type)
     for o in box(dims):
         k, j = next((k, next(iter(deps[o][k]))) for k in data if deps[o][k])
         result[o] = operands[k][j]

@@ -67,7 +67,8 @@ class IndexingGraph:
         key = (instr.name, output)
         steps = self._backward.get(key)
         if steps is None:
-            steps = self._backward[key] = backward_steps(instr, output, self.callee)
+            steps = self._backward[key] = backward_steps(instr, output, self.callee,
+                                                         comp=self.comp)
             self._record(instr, steps, lambda s: ("backward", s.output))
         return steps
 
@@ -77,7 +78,8 @@ class IndexingGraph:
         key = (instr.name, position, leaf)
         steps = self._forward.get(key)
         if steps is None:
-            steps = self._forward[key] = forward_steps(instr, position, leaf, self.callee)
+            steps = self._forward[key] = forward_steps(instr, position, leaf, self.callee,
+                                                       comp=self.comp)
             self._record(instr, steps, lambda s: ("forward", s.leaf))
         return steps
 

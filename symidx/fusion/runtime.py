@@ -30,8 +30,9 @@ from sympy import Integer
 
 from symidx.errors import SymidxError
 from symidx.expr import Expr, bounds, max_of, min_of, rt
+from symidx.fusion.values import index_value
 from symidx.hlo import HloInstruction, Shape, ShapeLike
-from symidx.hlo.facts import constant_value, hlo_reference
+from symidx.hlo.facts import hlo_reference
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 from symidx.ops import finish, output_to_input
@@ -156,61 +157,15 @@ def _step_back(instr: HloInstruction, element: IndexingMap
     return live[0] if len(live) == 1 else None
 
 
-#: Integer ops whose value at an element is an affine function of their operands' values at
-#: the same element (``multiply`` when one side is a constant).
-_ARITHMETIC = frozenset({"add", "subtract", "multiply", "negate"})
-_DEPTH_LIMIT = 8  # nested arithmetic followed for one value
-
-
-def _value_expression(holder: _Holder, depth: int = 0) -> Expr | None:
-    """The value as an expression over the map's dims: a constant's element when the
-    element is fixed (or the constant a scalar), an iota's index along its dimension, or
-    ``add``/``subtract``/``negate``/``multiply`` by a constant of such values (every
-    intermediate value fitting its integer type: no wrap-around)."""
-    instr, element = holder.instr, holder.element
-    if instr.opcode == "constant" and all(r.is_Integer for r in element.results):
-        value = constant_value(instr, [int(r) for r in element.results])
-        return None if value is None else Integer(value)
-    if instr.opcode == "iota":
-        axis = instr.attr_int("iota_dimension", 0)
-        if axis is None or not 0 <= axis < element.num_results:
-            return None
-        value = element.results[axis]
-        return value if value.free_symbols <= set(element.dim_vars + element.range_vars) \
-            else None
-    if instr.opcode in _ARITHMETIC and depth < _DEPTH_LIMIT:
-        return _arithmetic_value(holder, depth)
-    return None
-
-
-def _arithmetic_value(holder: _Holder, depth: int) -> Expr | None:
-    instr, element = holder.instr, holder.element
-    representable = _integer_range(instr.shape)
-    if representable is None or any(_integer_range(op.shape) is None or
-                                    not isinstance(op.shape, Shape) or
-                                    op.shape.dims != instr.shape.dims  # type: ignore[union-attr]
-                                    for op in instr.operands):
+def _value_expression(holder: _Holder) -> Expr | None:
+    """The value as an expression over the map's variables, when the element decides it:
+    an iota, a constant, and arithmetic on them (:func:`symidx.fusion.values.index_value`,
+    every value held exactly by its type: no wrap-around)."""
+    element = holder.element
+    value = index_value(holder.instr, element.results, element.variable_bounds())
+    if value is None or not value.free_symbols <= set(element.dim_vars + element.range_vars):
         return None
-    env = element.variable_bounds()
-    parts = []
-    for op in instr.operands:
-        held = _trace_value(op, element)
-        part = _value_expression(held, depth + 1)
-        fits = _integer_range(held.instr.shape)  # an s8 iota longer than 128 wraps
-        if part is None or fits is None or bounds(part, env) not in fits:
-            return None
-        parts.append(part)
-    if instr.opcode == "negate":
-        value = -parts[0]
-    elif instr.opcode == "add":
-        value = parts[0] + parts[1]
-    elif instr.opcode == "subtract":
-        value = parts[0] - parts[1]
-    elif parts[0].is_Integer or parts[1].is_Integer:  # multiply: stay affine
-        value = parts[0] * parts[1]
-    else:
-        return None
-    return value if bounds(value, env) in representable else None
+    return value
 
 
 def _table_span(holder: _Holder) -> Interval | None:

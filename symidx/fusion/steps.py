@@ -39,10 +39,11 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from symidx.errors import HloShapeError, ParseError, SymidxError, UnsupportedOpError
-from symidx.expr import bounds
+from symidx.expr import Expr, bounds, dim
 from symidx.fusion.reached import Path, Reached
 from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources
 from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
+from symidx.fusion.values import select_constraints
 from symidx.hlo import HloComputation, HloInstruction, ShapeLike, TupleShape
 from symidx.hlo.facts import called_computation
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
@@ -116,23 +117,25 @@ class Callee(Protocol):
 
 
 def backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
-                   resolve: bool = True) -> list[Step]:
+                   resolve: bool = True, comp: HloComputation | None = None) -> list[Step]:
     """The steps from output leaf ``output`` of ``instr`` to the operand leaves it reads.
     ``resolve=False`` leaves an array op's maps as its rule gives them (runtime variables
     naming the operands, results unrestricted), as a single instruction's maps are
-    printed. An instruction whose shapes do not fit raises an error at its line."""
+    printed; otherwise the values ``instr`` reads are followed through ``comp``, the
+    computation holding it, and its callers (a select's mask). An instruction whose shapes
+    do not fit raises an error at its line."""
     try:
-        return _backward_steps(instr, output, callee, resolve=resolve)
+        return _backward_steps(instr, output, callee, resolve=resolve, comp=comp)
     except HloShapeError as e:
         raise _at(instr, e) from None
 
 
 def forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Callee, *,
-                  resolve: bool = True) -> list[Step]:
+                  resolve: bool = True, comp: HloComputation | None = None) -> list[Step]:
     """The steps from leaf ``leaf`` of operand ``position`` of ``instr`` to its outputs
     (``resolve``: see :func:`backward_steps`)."""
     try:
-        return _forward_steps(instr, position, leaf, callee, resolve=resolve)
+        return _forward_steps(instr, position, leaf, callee, resolve=resolve, comp=comp)
     except HloShapeError as e:
         raise _at(instr, e) from None
 
@@ -145,7 +148,7 @@ def _at(instr: HloInstruction, error: HloShapeError) -> SymidxError:
 
 
 def _backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
-                    resolve: bool = True) -> list[Step]:
+                    resolve: bool = True, comp: HloComputation | None = None) -> list[Step]:
     misfit = callee.misfit(instr)
     if misfit is not None:
         return _everything(instr, OUTPUT_TO_INPUT, output, -1, f"shapes do not fit: {misfit}")
@@ -156,11 +159,12 @@ def _backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
     if wiring is not None:
         return [_identity_step(instr, out, position, leaf)
                 for out, position, leaf in wiring if out == output]
-    return _rule_steps(instr, OUTPUT_TO_INPUT, output, -1, resolve)
+    steps = _rule_steps(instr, OUTPUT_TO_INPUT, output, -1, resolve)
+    return _select_steps(instr, steps, comp) if resolve and instr.opcode == "select" else steps
 
 
 def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Callee, *,
-                   resolve: bool = True) -> list[Step]:
+                   resolve: bool = True, comp: HloComputation | None = None) -> list[Step]:
     misfit = callee.misfit(instr)
     if misfit is not None:
         return _everything(instr, INPUT_TO_OUTPUT, position, leaf, f"shapes do not fit: {misfit}")
@@ -171,7 +175,8 @@ def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Call
     if wiring is not None:
         return [_identity_step(instr, out, p, lf)
                 for out, p, lf in wiring if (p, lf) == (position, leaf)]
-    return _rule_steps(instr, INPUT_TO_OUTPUT, position, leaf, resolve)
+    steps = _rule_steps(instr, INPUT_TO_OUTPUT, position, leaf, resolve)
+    return _select_steps(instr, steps, comp) if resolve and instr.opcode == "select" else steps
 
 
 # --- per-op rules -----------------------------------------------------------------------------
@@ -195,6 +200,35 @@ def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
     except HloShapeError as e:  # shapes XLA's parser lets through, but that do not fit
         return _everything(instr, direction, index, leaf, f"shapes do not fit: {e}")
     return _group_steps(instr, direction, index, groups, opaque_reason(instr), resolve)
+
+
+def _select_steps(instr: HloInstruction, steps: list[Step], comp: HloComputation | None
+                  ) -> list[Step]:
+    """A ``select``'s steps, each branch read only where the predicate picks it when the
+    output index decides the predicate (a causal mask: :mod:`symidx.fusion.values`)."""
+    out = _leaf_dims(instr.shape, 0)
+    env = {dim(i): Interval(0, n - 1) for i, n in enumerate(out)}
+    branches = select_constraints(instr, env, comp)
+    refined = []
+    for step in steps:
+        where = branches[step.position - 1] if step.position in (1, 2) else None
+        if where is None:
+            refined.append(step)
+            continue
+        maps = []
+        for m, path, count in step.maps:
+            kept = [c for c in (finish(_constrained(m, conjunction)) for conjunction in where)
+                    if not c.is_known_empty]
+            maps += [(c, path, count) for c in kept] or [(m.as_known_empty(), path, count)]
+        refined.append(replace(step, maps=tuple(maps)))
+    return refined
+
+
+def _constrained(m: IndexingMap, conjunction: tuple[tuple[Expr, Interval], ...]
+                 ) -> IndexingMap:
+    for expr, interval in conjunction:
+        m = m.with_constraint(expr, interval)
+    return m
 
 
 def _group_steps(instr: HloInstruction, direction: Direction, index: int,

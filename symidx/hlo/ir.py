@@ -172,6 +172,9 @@ class HloComputation:
     is_fusion_computation: bool = False
     #: Attributes after the closing brace (e.g. ``execution_thread``), raw.
     attributes: dict[str, str] = field(default_factory=dict)
+    #: Every instruction that calls this computation (through any attribute), with the
+    #: computation holding it, in text order; filled in by the parser.
+    callers: list[tuple[HloInstruction, HloComputation]] = field(default_factory=list)
     _by_name: dict[str, HloInstruction] = field(default_factory=dict)
     _offset: int = 0
 

@@ -218,6 +218,7 @@ class _Parser(InstructionReader):
                         computations, ref, key, instr)
                     called.append(target)
                     calls[caller].append(target.name)
+                    target.callers.append((instr, item.caller))
                     if key == "calls" and instr.opcode == "fusion":
                         target.is_fusion_computation = True
                 instr.called_computations[key] = tuple(called)

@@ -1,0 +1,525 @@
+"""Values that an output index decides: iotas, constants and integer arithmetic on them.
+
+A causal mask, ``select(compare(iota(dim 0), iota(dim 1), GE), scores, -inf)``, reads
+``scores`` only where ``d0 >= d1``, and the ``-inf`` only elsewhere, whatever values the
+program runs on. The per-op rule of ``select`` cannot know that (it sees one instruction),
+but a sweep can: it follows the predicate back to the instructions that compute it, and when
+those compute it from the output index alone, each branch's map gets the predicate as
+constraints (:func:`select_constraints`). Masks like these -- causal attention, sliding
+windows, ``jnp.tril``, the diagonal of ``jnp.diag`` -- are how real models keep a branch to
+a part of an array.
+
+**Values.** :func:`index_value` gives the value an instruction holds at an index as an
+integer expression of the index, when it is one of:
+
+* an ``iota`` (the index along ``iota_dimension``), a constant read at a fixed element or a
+  constant whose elements are all equal (an integral value);
+* an op that moves elements (``broadcast``, ``reshape``, ``transpose``, ``slice``,
+  ``reverse``, ``copy``, ``bitcast``): the value of its operand at the element its map reads;
+* ``add``, ``subtract``, ``negate``, ``multiply`` by a constant, ``maximum``, ``minimum``,
+  ``clamp``, ``convert``; integer ``divide``/``remainder`` by a positive constant and shifts
+  by a constant, of a value that is never negative (so C's truncation is the floor);
+* a ``select`` whose predicate is the same at every index the element reaches (JAX's
+  ``where(i < 0, i + n, i)``, which normalises negative indices, on an iota);
+* a ``fusion`` or ``call`` (the value of its computation's root), and a parameter of a
+  computation with a single caller (the operand that fills it), followed between
+  computations by a :class:`Scope`.
+
+Every value must be held exactly by the element type at every index: an integer type's
+range, a floating-point type's exactly representable integers (``2^24`` for ``f32``).
+The same values fold a gather's or a dynamic slice's runtime indices
+(:mod:`symidx.fusion.runtime`).
+Otherwise, or for anything else (a parameter, a value read at a varying element of a
+table), there is no value and the maps stay as the rule gives them.
+
+**Predicates.** :func:`index_predicate` gives where a ``pred`` holds, as a union of
+conjunctions of constraints ``expr in [lo, hi]`` over the index: ``compare`` of two values
+(``a - b`` in an interval; ``NE`` is two), ``and``/``or``/``xor``/``not``, ``select`` of
+predicates, a constant, and the element-moving ops above. Negation complements each
+constraint within the bounds of its expression, so the false branch's constraints are exact
+too. The number of conjunctions is bounded (:data:`MAX_TERMS`); past it, no predicate.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import product
+
+from sympy import Integer, Symbol
+
+from symidx.errors import SymidxError
+from symidx.expr import Expr, FloorDiv, Mod, bounds, dim, max_of, min_of
+from symidx.hlo import HloComputation, HloInstruction, Shape
+from symidx.hlo.facts import called_computation
+from symidx.interval import Interval
+from symidx.ops import output_to_input
+
+__all__ = ["index_value", "index_predicate", "select_constraints", "MAX_TERMS"]
+
+#: A constraint ``expr in interval``; a conjunction of them; a union of conjunctions.
+Atom = tuple[Expr, Interval]
+Conjunction = tuple[Atom, ...]
+Predicate = tuple[Conjunction, ...]
+
+TRUE: Predicate = ((),)
+FALSE: Predicate = ()
+#: At most this many conjunctions in a predicate.
+MAX_TERMS = 16
+#: How far back from the select the instructions computing a value are followed.
+MAX_DEPTH = 24
+
+_MOVES = frozenset({"broadcast", "reshape", "transpose", "slice", "reverse", "copy", "bitcast"})
+_INTEGER = re.compile(r"([su])([0-9]+)")
+#: The largest magnitude below which every integer is exact, per floating-point type.
+_FLOAT_EXACT = {"f64": 1 << 53, "f32": 1 << 24, "f16": 1 << 11, "bf16": 1 << 8}
+
+Env = Mapping[Symbol, Interval]
+
+#: Where a walk leaves one computation for another: a parameter (to what fills it) and a
+#: call (to the root of the computation it runs).
+_CROSSINGS = frozenset({"parameter", "fusion", "call"})
+#: Instructions that pass on a value held elsewhere (:func:`_source`).
+_PASSES = _CROSSINGS | _MOVES
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The computation the walk is in (None: unknown), and when the walk entered it through
+    a call, the caller's operands that fill its parameters, in the caller's scope
+    (``outer``). Without them, a parameter is followed to the one instruction that calls the
+    computation, if there is one (:attr:`HloComputation.callers`)."""
+
+    comp: HloComputation | None
+    filled: tuple[HloInstruction, ...] | None = None
+    outer: Scope | None = None
+
+
+def _source(instr: HloInstruction, element: tuple[Expr, ...], scope: Scope
+            ) -> tuple[HloInstruction, tuple[Expr, ...], Scope] | None:
+    """Where an instruction of :data:`_PASSES` gets the value it holds at ``element``: the
+    instruction, element and scope holding it; None when that is not known."""
+    if instr.opcode in _MOVES:
+        inner = _moved(instr, element)
+        return None if inner is None else (instr.operands[0], inner, scope)
+    crossed = _cross(instr, scope)
+    return None if crossed is None else (crossed[0], element, crossed[1])
+
+
+def _cross(instr: HloInstruction, scope: Scope) -> tuple[HloInstruction, Scope] | None:
+    """Where the value of a parameter or of a call's output comes from: the instruction
+    holding it and its scope; None when that is not known."""
+    if instr.opcode == "parameter":
+        k = instr.parameter_number
+        if k is None:
+            return None
+        if scope.filled is not None and scope.outer is not None:
+            return (scope.filled[k], scope.outer) if k < len(scope.filled) else None
+        comp = scope.comp
+        if comp is None or len(comp.callers) != 1:
+            return None
+        caller, holder = comp.callers[0]
+        if _runs(caller) is not comp or k >= len(caller.operands):
+            return None
+        return caller.operands[k], Scope(holder)
+    callee = _runs(instr)
+    if callee is None or not isinstance(instr.shape, Shape):
+        return None
+    return callee.root, Scope(callee, tuple(instr.operands), scope)
+
+
+def _runs(instr: HloInstruction) -> HloComputation | None:
+    """The computation a ``fusion`` or ``call`` runs on its operands, if well formed."""
+    try:
+        return called_computation(instr) if instr.opcode in ("fusion", "call") else None
+    except SymidxError:
+        return None
+
+
+def select_constraints(select: HloInstruction, env: Env, comp: HloComputation | None = None
+                       ) -> tuple[Predicate | None, Predicate | None]:
+    """Where ``select`` takes its on-true and its on-false operand, as predicates over its
+    output index (``dim(i)`` for output dimension ``i``, ``env`` their intervals); None for
+    a branch whose predicate the index does not decide, or that takes more than
+    :data:`MAX_TERMS` conjunctions to write. ``comp``, the computation holding ``select``,
+    lets the walk follow a parameter to the instruction that fills it."""
+    if select.opcode != "select" or len(select.operands) != 3:
+        return None, None
+    pred = select.operands[0]
+    if not isinstance(pred.shape, Shape) or not isinstance(select.shape, Shape):
+        return None, None
+    element: tuple[Expr, ...] = () if not pred.shape.dims else tuple(
+        dim(i) for i in range(len(select.shape.dims)))
+    where = index_predicate(pred, element, env, scope=Scope(comp))
+    if where is None:
+        return None, None
+    return where, _not(where, env)
+
+
+# --- values -------------------------------------------------------------------------------
+
+
+def index_value(instr: HloInstruction, element: Sequence[Expr], env: Env,
+                depth: int = MAX_DEPTH, scope: Scope | None = None) -> Expr | None:
+    """The value ``instr`` holds at ``element`` (expressions over the variables of ``env``),
+    as an integer expression, or None (see the module docstring)."""
+    if depth <= 0 or not isinstance(instr.shape, Shape):
+        return None
+    value = _value(instr, tuple(element), env, depth - 1, scope or Scope(None))
+    if value is None:
+        return None
+    limit = _exact_range(instr.shape.element_type)
+    if limit is None or bounds(value, env) not in limit:
+        return None
+    return value
+
+
+def _value(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+           scope: Scope) -> Expr | None:
+    op = instr.opcode
+    if op in _PASSES:
+        source = _source(instr, element, scope)
+        return None if source is None else index_value(source[0], source[1], env, depth,
+                                                       source[2])
+    if op == "iota":
+        axis = instr.attr_int("iota_dimension", 0)
+        return element[axis] if axis is not None and 0 <= axis < len(element) else None
+    if op == "constant":
+        return _constant(instr, element)
+    if op == "convert":
+        return index_value(instr.operands[0], element, env, depth, scope)
+    if op == "select" and len(instr.operands) == 3:  # a predicate the index decides
+        chosen = _chosen(instr, element, env, depth, scope)
+        return None if chosen is None else index_value(chosen, element, env, depth, scope)
+    elements = _operand_elements(instr, element)
+    if elements is None:
+        return None
+    values = []
+    for operand, at in zip(instr.operands, elements):
+        value = index_value(operand, at, env, depth, scope)
+        if value is None:
+            return None
+        values.append(value)
+    return _arithmetic(instr, values, env)
+
+
+def _chosen(select: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+            scope: Scope) -> HloInstruction | None:
+    """The operand a ``select`` takes at every index ``element`` reaches, when its
+    predicate is the same there (JAX's ``where(i < 0, i + n, i)`` on a non-negative
+    ``i``)."""
+    pred = select.operands[0]
+    at = () if isinstance(pred.shape, Shape) and not pred.shape.dims else element
+    where = index_predicate(pred, at, env, depth, scope)
+    if where == TRUE:
+        return select.operands[1]
+    if where == FALSE:
+        return select.operands[2]
+    return None
+
+
+def _arithmetic(instr: HloInstruction, values: list[Expr], env: Env) -> Expr | None:
+    op = instr.opcode
+    if op == "add" and len(values) == 2:
+        return values[0] + values[1]
+    if op == "subtract" and len(values) == 2:
+        return values[0] - values[1]
+    if op == "negate" and len(values) == 1:
+        return -values[0]
+    if op == "multiply" and len(values) == 2:
+        if values[0].is_Integer or values[1].is_Integer:
+            return values[0] * values[1]
+        return None
+    if op == "maximum" and len(values) == 2:
+        return max_of(*values)
+    if op == "minimum" and len(values) == 2:
+        return min_of(*values)
+    if op == "clamp" and len(values) == 3:
+        return min_of(max_of(values[1], values[0]), values[2])
+    if not _is_integer_type(instr) or len(values) != 2 or not values[1].is_Integer:
+        return None
+    a, b = values[0], int(values[1])
+    if bounds(a, env).lo < 0:  # C's truncation differs from the floor
+        return None
+    if op == "divide" and b > 0:
+        return FloorDiv(a, b)
+    if op == "remainder" and b > 0:
+        return Mod(a, b)
+    if op in ("shift-right-logical", "shift-right-arithmetic") and 0 <= b < 63:
+        return FloorDiv(a, 1 << b)
+    if op == "shift-left" and 0 <= b < 63:
+        return a * (1 << b)
+    return None
+
+
+def _constant(instr: HloInstruction, element: tuple[Expr, ...]) -> Expr | None:
+    literal = instr.literal
+    if literal is None:
+        return None
+    if all(e.is_Integer for e in element):
+        for i in element:
+            if not isinstance(literal, tuple) or not 0 <= int(i) < len(literal):
+                return None
+            literal = literal[int(i)]
+        return _integral(literal)
+    found = set(_flatten(literal))
+    if len(found) != 1:
+        return None
+    return _integral(found.pop())
+
+
+def _flatten(literal: object) -> list[object]:
+    if isinstance(literal, tuple):
+        return [x for item in literal for x in _flatten(item)]
+    return [literal]
+
+
+def _integral(value: object) -> Expr | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return Integer(value)
+    if isinstance(value, float) and value.is_integer():
+        return Integer(int(value))
+    return None
+
+
+def _exact_range(element_type: str) -> Interval | None:
+    """The integers ``element_type`` holds exactly, as an interval; None for ``pred`` and
+    other types."""
+    match = _INTEGER.fullmatch(element_type)
+    if match:
+        bits = int(match.group(2))
+        if match.group(1) == "u":
+            return Interval(0, (1 << bits) - 1)
+        return Interval(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    limit = _FLOAT_EXACT.get(element_type)
+    return None if limit is None else Interval(-limit, limit)
+
+
+def _is_integer_type(instr: HloInstruction) -> bool:
+    return isinstance(instr.shape, Shape) and bool(_INTEGER.fullmatch(instr.shape.element_type))
+
+
+def _moved(instr: HloInstruction, element: tuple[Expr, ...]) -> tuple[Expr, ...] | None:
+    """The element of operand 0 that an element-moving op reads at ``element``."""
+    try:
+        groups = output_to_input(instr, 0)
+    except Exception:  # noqa: BLE001 -- no rule, or shapes that do not fit: no value
+        return None
+    if not groups or len(groups[0]) != 1:
+        return None
+    m = groups[0][0]
+    if m.is_known_empty or m.is_undefined or m.num_ranges or m.num_rts or m.constraints \
+            or m.num_dims != len(element):
+        return None
+    results, _ = m.substitute(dict(zip(m.dim_vars, element)))
+    return tuple(results)
+
+
+def _operand_elements(instr: HloInstruction, element: tuple[Expr, ...]
+                      ) -> list[tuple[Expr, ...]] | None:
+    """The element of each operand an elementwise op reads at ``element``: the same, or
+    ``()`` for a scalar operand (XLA's implicit scalar broadcast); None when an operand is
+    neither (or there is none)."""
+    found = []
+    for op in instr.operands:
+        if not isinstance(op.shape, Shape) or len(op.shape.dims) not in (0, len(element)):
+            return None
+        found.append(element if op.shape.dims else ())
+    return found or None
+
+
+# --- predicates ---------------------------------------------------------------------------
+
+
+def index_predicate(instr: HloInstruction, element: Sequence[Expr], env: Env,
+                    depth: int = MAX_DEPTH, scope: Scope | None = None) -> Predicate | None:
+    """Where the ``pred`` instruction ``instr`` holds at ``element``: a union of
+    conjunctions of constraints over the variables of ``env``; None when the index does not
+    decide it (see the module docstring)."""
+    if depth <= 0 or not isinstance(instr.shape, Shape) or instr.shape.element_type != "pred":
+        return None
+    found = _predicate(instr, tuple(element), env, depth - 1, scope or Scope(None))
+    if found is None or len(found) > MAX_TERMS:
+        return None
+    return found
+
+
+def _predicate(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+               scope: Scope) -> Predicate | None:
+    op = instr.opcode
+    if op in _PASSES:
+        source = _source(instr, element, scope)
+        return None if source is None else index_predicate(source[0], source[1], env, depth,
+                                                           source[2])
+    if op == "constant":
+        return _constant_predicate(instr, element)
+    if op == "compare":
+        return _compare(instr, element, env, depth, scope)
+    if op == "convert":
+        held = instr.operands[0]
+        if isinstance(held.shape, Shape) and held.shape.element_type == "pred":
+            return index_predicate(held, element, env, depth, scope)
+        value = index_value(held, element, env, depth, scope)
+        return None if value is None else _interval_predicate(value, "NE", env)
+    elements = _operand_elements(instr, element)
+    if elements is None:
+        return None
+    parts = []
+    for operand, at in zip(instr.operands, elements):
+        part = index_predicate(operand, at, env, depth, scope)
+        if part is None:
+            return None
+        parts.append(part)
+    return _logic(op, parts, env)
+
+
+def _logic(op: str, parts: list[Predicate], env: Env) -> Predicate | None:
+    if op == "not" and len(parts) == 1:
+        return _not(parts[0], env)
+    if op == "and" and len(parts) == 2:
+        return _and(parts[0], parts[1])
+    if op == "or" and len(parts) == 2:
+        return _or(parts[0], parts[1])
+    if op == "xor" and len(parts) == 2:
+        a, b = parts
+        not_a, not_b = _not(a, env), _not(b, env)
+        if not_a is None or not_b is None:
+            return None
+        left, right = _and(a, not_b), _and(not_a, b)
+        return None if left is None or right is None else _or(left, right)
+    if op == "select" and len(parts) == 3:
+        p, a, b = parts
+        not_p = _not(p, env)
+        if not_p is None:
+            return None
+        left, right = _and(p, a), _and(not_p, b)
+        return None if left is None or right is None else _or(left, right)
+    return None
+
+
+def _constant_predicate(instr: HloInstruction, element: tuple[Expr, ...]) -> Predicate | None:
+    literal = instr.literal
+    if literal is None:
+        return None
+    if all(e.is_Integer for e in element):
+        for i in element:
+            if not isinstance(literal, tuple) or not 0 <= int(i) < len(literal):
+                return None
+            literal = literal[int(i)]
+        values: set[object] = {literal}
+    else:
+        values = set(_flatten(literal))
+    if values == {True}:
+        return TRUE
+    if values == {False}:
+        return FALSE
+    return None
+
+
+#: The interval of ``a - b`` where ``compare(a, b, direction)`` holds (``NE``: see
+#: :func:`_interval_predicate`), in terms of the difference's bounds ``lo``, ``hi``.
+_DIRECTIONS = {
+    "EQ": lambda lo, hi: (0, 0),
+    "LT": lambda lo, hi: (lo, -1),
+    "LE": lambda lo, hi: (lo, 0),
+    "GT": lambda lo, hi: (1, hi),
+    "GE": lambda lo, hi: (0, hi),
+}
+
+
+def _compare(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+             scope: Scope) -> Predicate | None:
+    direction = instr.comparison_direction
+    if direction not in (*_DIRECTIONS, "NE") or len(instr.operands) != 2:
+        return None
+    at = _operand_elements(instr, element)
+    if at is None:
+        return None
+    a, b = (index_value(o, x, env, depth, scope) for o, x in zip(instr.operands, at))
+    if a is None or b is None:
+        return None
+    return _interval_predicate(a - b, direction, env)
+
+
+def _interval_predicate(diff: Expr, direction: str, env: Env) -> Predicate:
+    """Where ``diff`` compares with 0 as ``direction`` says, as a predicate (``NE``: the
+    two sides of 0)."""
+    if direction == "NE":
+        return _or(_interval_predicate(diff, "LT", env), _interval_predicate(diff, "GT", env))
+    span = bounds(diff, env)
+    lo, hi = _DIRECTIONS[direction](span.lo, span.hi)
+    return _atom(diff, Interval(max(lo, span.lo), min(hi, span.hi)), span)
+
+
+def _atom(expr: Expr, interval: Interval, span: Interval) -> Predicate:
+    """``expr in interval`` where ``expr`` takes values in ``span``: FALSE when the two do
+    not meet, TRUE when ``interval`` holds all of ``span``. The expression is kept with a
+    positive leading coefficient (``d1 - d0 in [0, 0]`` is ``d0 - d1 in [0, 0]``), so that
+    constraints on the same expression meet in :func:`_and`."""
+    if interval.lo > interval.hi:
+        return FALSE
+    if interval.lo <= span.lo and span.hi <= interval.hi:
+        return TRUE
+    if expr.is_Integer:
+        return TRUE if interval.lo <= int(expr) <= interval.hi else FALSE
+    if _leading_sign(expr) < 0:
+        expr, interval = -expr, Interval(-interval.hi, -interval.lo)
+    return (((expr, interval),),)
+
+
+def _leading_sign(expr: Expr) -> int:
+    """The sign of the coefficient of the first non-constant term of ``expr``."""
+    for term in expr.as_ordered_terms() if expr.is_Add else [expr]:
+        if not term.is_Number:
+            return -1 if term.as_coeff_Mul()[0] < 0 else 1
+    return 1
+
+
+def _or(a: Predicate, b: Predicate) -> Predicate:
+    if TRUE[0] in a or TRUE[0] in b:
+        return TRUE
+    return tuple(dict.fromkeys(a + b))
+
+
+def _and(a: Predicate, b: Predicate) -> Predicate | None:
+    if len(a) * len(b) > MAX_TERMS * MAX_TERMS:
+        return None
+    terms = [c for c in (_conjoin(x + y) for x, y in product(a, b)) if c is not None]
+    result = tuple(dict.fromkeys(terms))
+    return result if len(result) <= MAX_TERMS else None
+
+
+def _conjoin(atoms: Conjunction) -> Conjunction | None:
+    """The constraints of ``atoms``, those on the same expression met; None when two of
+    them cannot both hold."""
+    met: dict[Expr, Interval] = {}
+    for expr, interval in atoms:
+        if expr in met:
+            old = met[expr]
+            interval = Interval(max(old.lo, interval.lo), min(old.hi, interval.hi))
+            if interval.lo > interval.hi:
+                return None
+        met[expr] = interval
+    return tuple(met.items())
+
+
+def _not(p: Predicate, env: Env) -> Predicate | None:
+    """The complement: no conjunction holds, i.e. every conjunction has a constraint that
+    fails, each failing constraint split into the parts of its expression's bounds below and
+    above its interval."""
+    result: Predicate = TRUE
+    for conjunction in p:
+        fails: Predicate = FALSE
+        for expr, interval in conjunction:
+            span = bounds(expr, env)
+            below = _atom(expr, Interval(span.lo, min(interval.lo - 1, span.hi)), span)
+            above = _atom(expr, Interval(max(interval.hi + 1, span.lo), span.hi), span)
+            fails = _or(fails, _or(below, above))
+        anded = _and(result, fails)
+        if anded is None:
+            return None
+        result = anded
+    return result
