@@ -56,11 +56,12 @@ def masked_select(draw: Any) -> str:
         if depth == 0 or draw(st.booleans()):
             return leaf(element)
         how = draw(st.sampled_from(["add", "subtract", "scale", "maximum", "minimum",
-                                    "divide", "remainder", "convert", "clamp", "negate"]))
+                                    "divide", "remainder", "convert", "clamp", "negate",
+                                    "abs"]))
         if how == "convert":
             return emit(f"convert({value('s16', depth - 1)})", element)
-        if how == "negate":
-            return emit(f"negate({value(element, depth - 1)})", element)
+        if how in ("negate", "abs"):
+            return emit(f"{how}({value(element, depth - 1)})", element)
         if how in ("divide", "remainder") and element == "s32":
             scalar = emit(f"constant({draw(st.integers(1, 3))})", element, ())
             divisor = emit(f"broadcast({scalar}), dimensions={{}}", element)

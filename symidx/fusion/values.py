@@ -16,8 +16,8 @@ integer expression of the index, when it is one of:
   constant whose elements are all equal (an integral value);
 * an op that moves elements (``broadcast``, ``reshape``, ``transpose``, ``slice``,
   ``reverse``, ``copy``, ``bitcast``): the value of its operand at the element its map reads;
-* ``add``, ``subtract``, ``negate``, ``multiply`` by a constant, ``maximum``, ``minimum``,
-  ``clamp``, ``convert``; integer ``divide``/``remainder`` by a positive constant and shifts
+* ``add``, ``subtract``, ``negate``, ``abs``, ``multiply`` by a constant, ``maximum``,
+  ``minimum``, ``clamp``, ``convert``; integer ``divide``/``remainder`` by a positive constant and shifts
   by a constant, of a value that is never negative (so C's truncation is the floor);
 * a ``select`` whose predicate is the same at every index the element reaches (JAX's
   ``where(i < 0, i + n, i)``, which normalises negative indices, on an iota);
@@ -227,6 +227,8 @@ def _arithmetic(instr: HloInstruction, values: list[Expr], env: Env) -> Expr | N
         return values[0] - values[1]
     if op == "negate" and len(values) == 1:
         return -values[0]
+    if op == "abs" and len(values) == 1:
+        return max_of(values[0], -values[0])
     if op == "multiply" and len(values) == 2:
         if values[0].is_Integer or values[1].is_Integer:
             return values[0] * values[1]
