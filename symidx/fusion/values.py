@@ -17,8 +17,9 @@ integer expression of the index, when it is one of:
 * an op that moves elements (``broadcast``, ``reshape``, ``transpose``, ``slice``,
   ``reverse``, ``copy``, ``bitcast``): the value of its operand at the element its map reads;
 * ``add``, ``subtract``, ``negate``, ``abs``, ``multiply`` by a constant, ``maximum``,
-  ``minimum``, ``clamp``, ``convert``; integer ``divide``/``remainder`` by a positive constant and shifts
-  by a constant, of a value that is never negative (so C's truncation is the floor);
+  ``minimum``, ``clamp``, ``convert``; integer ``divide``/``remainder`` by a positive
+  constant and shifts by a constant, of a value that is never negative (so C's truncation
+  is the floor);
 * a ``select`` whose predicate is the same at every index the element reaches (JAX's
   ``where(i < 0, i + n, i)``, which normalises negative indices, on an iota);
 * a ``fusion`` or ``call`` (the value of its computation's root), and a parameter of a
