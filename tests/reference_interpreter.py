@@ -389,7 +389,10 @@ def _array_dims(op: HloInstruction, user: HloInstruction) -> tuple[int, ...]:
 ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply,
     "maximum": np.maximum, "minimum": np.minimum, "negate": np.negative, "abs": np.abs,
-    "and": np.logical_and, "or": np.logical_or, "not": np.logical_not, "xor": np.logical_xor,
+    # bitwise on integers, logical on pred (numpy's bitwise ops are logical on booleans)
+    "and": np.bitwise_and, "or": np.bitwise_or, "not": np.invert, "xor": np.bitwise_xor,
+    "sign": np.sign, "shift-left": np.left_shift, "shift-right-arithmetic": np.right_shift,
+    "shift-right-logical": np.right_shift,  # replaced by the type's width in _value
     "copy": lambda a: a,
     "select": lambda p, a, b: np.where(p, a, b),
     "clamp": lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
@@ -446,6 +449,11 @@ def _value(instr: HloInstruction, out: int, int_values: dict[int, np.ndarray],
     if instr.opcode in ELEMENTWISE or instr.opcode == "compare":
         fn = COMPARE[instr.comparison_direction or ""] if instr.opcode == "compare" \
             else ELEMENTWISE[instr.opcode]
+        if instr.opcode == "not" and out_shape(instr, out).element_type == "pred":
+            fn = np.logical_not  # pred values are held as 0 and 1
+        if instr.opcode == "shift-right-logical":  # the bits as unsigned, of the type's width
+            bits = int(out_shape(instr, out).element_type[1:])
+            fn = lambda a, b: np.right_shift(np.mod(a, 1 << bits), b)  # noqa: E731
         return np.broadcast_to(fn(*operands), dims).astype(result_type)
     # Data movement: every output element is a copy of one element of one data operand.
     data = DATA_OPERANDS.get(instr.opcode, range(len(instr.operands)))

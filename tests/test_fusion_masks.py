@@ -2,8 +2,9 @@
 reads each branch only where the predicate picks it: brute-force twins.
 
 hypothesis draws masks built from iotas and constants -- broadcast, reshaped, converted,
-added, scaled, divided, clamped, compared in every direction, and combined with ``and``,
-``or``, ``xor``, ``not`` and ``select`` -- and the reference interpreter
+added, scaled, divided, clamped, their signs and low bits taken, compared in every
+direction, and combined with ``and``, ``or``, ``xor``, ``not``, ``select`` and compares of
+predicates -- and the reference interpreter
 (:mod:`reference_interpreter`) runs the fusion: it computes the predicate's values and reads
 the branch each element picks. The maps must give exactly those reads, and input-to-output
 the inverse relation (see ``check_exact``).
@@ -57,11 +58,16 @@ def masked_select(draw: Any) -> str:
             return leaf(element)
         how = draw(st.sampled_from(["add", "subtract", "scale", "maximum", "minimum",
                                     "divide", "remainder", "convert", "clamp", "negate",
-                                    "abs"]))
+                                    "abs", "sign", "low bits"]))
         if how == "convert":
             return emit(f"convert({value('s16', depth - 1)})", element)
-        if how in ("negate", "abs"):
+        if how in ("negate", "abs", "sign"):
             return emit(f"{how}({value(element, depth - 1)})", element)
+        if how == "low bits" and element == "s32":
+            scalar = emit(f"constant({draw(st.sampled_from([1, 3, 7]))})", element, ())
+            mask = emit(f"broadcast({scalar}), dimensions={{}}", element)
+            iota = emit(f"iota(), iota_dimension={draw(st.integers(0, rank - 1))}", element)
+            return emit(f"and({iota}, {mask})", element)
         if how in ("divide", "remainder") and element == "s32":
             scalar = emit(f"constant({draw(st.integers(1, 3))})", element, ())
             divisor = emit(f"broadcast({scalar}), dimensions={{}}", element)
@@ -75,13 +81,13 @@ def masked_select(draw: Any) -> str:
             lo = emit(f"constant({draw(st.integers(-1, 2))})", element, ())
             hi = emit(f"constant({draw(st.integers(2, 5))})", element, ())
             return emit(f"clamp({lo}, {value(element, depth - 1)}, {hi})", element)
-        if how in ("divide", "remainder"):
+        if how in ("divide", "remainder", "low bits"):
             how = "add"
         return emit(f"{how}({value(element, depth - 1)}, {value(element, depth - 1)})", element)
 
     def predicate(depth: int) -> str:
         how = draw(st.sampled_from(["compare"] * 3 + ["and", "or", "xor", "not", "select",
-                                                     "constant"]))
+                                                     "constant", "agree"]))
         if how == "constant" or (depth == 0 and how != "compare"):
             scalar = emit(f"constant({str(draw(st.booleans())).lower()})", "pred", ())
             return emit(f"broadcast({scalar}), dimensions={{}}", "pred")
@@ -92,6 +98,10 @@ def masked_select(draw: Any) -> str:
                         "pred")
         if how == "not":
             return emit(f"not({predicate(depth - 1)})", "pred")
+        if how == "agree":  # a compare of two predicates
+            p, q = predicate(depth - 1), predicate(depth - 1)
+            return emit(f"compare({p}, {q}), direction={draw(st.sampled_from(['EQ', 'NE']))}",
+                        "pred")
         if how == "select":
             parts = [predicate(depth - 1) for _ in range(3)]
             return emit(f"select({', '.join(parts)})", "pred")
@@ -202,6 +212,15 @@ def test_a_mask_the_caller_computes_is_followed_into_the_call() -> None:
     (x,) = check_entry_exact((MASKS / "iota_mask.lowered.hlo").read_text())
     assert x == ["(d0, d1) -> (d0, d1),\ndomain:\nd0 in [0, 3],\nd1 in [0, 3],\n"
                  "d0 - d1 in [0, 3]"]
+
+
+def test_integer_floor_division_as_jax_compiles_it_is_followed() -> None:
+    """A block-diagonal mask ``i // 2 == j // 2`` as XLA compiles JAX's ``floor_divide``:
+    ``select((sign(i) != 1) & (i & 1 != 0), (i >> 1) - 1, i >> 1)``, whose predicate the
+    simplifier shows never holds for ``i >= 0``."""
+    x, = check_entry_exact((MASKS / "block_diag_mask.compiled.hlo").read_text())
+    assert [t.split("d1 in [0, 5],\n")[1] for t in x] == [
+        "-(d1 floordiv 2) + d0 floordiv 2 in [0, 0]"]
 
 
 def test_a_gather_index_normalised_by_where_is_folded() -> None:

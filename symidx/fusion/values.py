@@ -20,8 +20,11 @@ integer expression of the index, when it is one of:
   ``minimum``, ``clamp``, ``convert``; integer ``divide``/``remainder`` by a positive
   constant and shifts by a constant, of a value that is never negative (so C's truncation
   is the floor);
-* a ``select`` whose predicate is the same at every index the element reaches (JAX's
-  ``where(i < 0, i + n, i)``, which normalises negative indices, on an iota);
+* ``sign`` (of an integer: ``min(max(v, -1), 1)``), bitwise ``and`` with ``2^k - 1`` of a
+  value that is never negative (``v mod 2^k``);
+* a ``select`` whose predicate is the same at every index the element reaches, shown by
+  the simplifier (JAX's ``where(i < 0, i + n, i)``, which normalises negative indices, and
+  its integer ``floor_divide``, on an iota);
 * a ``fusion`` or ``call`` (the value of its computation's root), and a parameter of a
   computation with a single caller (the operand that fills it), followed between
   computations by a :class:`Scope`.
@@ -35,7 +38,8 @@ table), there is no value and the maps stay as the rule gives them.
 
 **Predicates.** :func:`index_predicate` gives where a ``pred`` holds, as a union of
 conjunctions of constraints ``expr in [lo, hi]`` over the index: ``compare`` of two values
-(``a - b`` in an interval; ``NE`` is two), ``and``/``or``/``xor``/``not``, ``select`` of
+(``a - b`` in an interval; ``NE`` is two) or of two predicates (``EQ``, ``NE``),
+``and``/``or``/``xor``/``not``, ``select`` of
 predicates, a constant, and the element-moving ops above. Negation complements each
 constraint within the bounds of its expression, so the false branch's constraints are exact
 too. The number of conjunctions is bounded (:data:`MAX_TERMS`); past it, no predicate.
@@ -44,18 +48,20 @@ too. The number of conjunctions is bounded (:data:`MAX_TERMS`); past it, no pred
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 
 from sympy import Integer, Symbol
 
 from symidx.errors import SymidxError
-from symidx.expr import Expr, FloorDiv, Mod, bounds, dim, max_of, min_of
+from symidx.expr import Expr, FloorDiv, Mod, bounds, dim, max_of, min_of, sym
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.facts import called_computation
+from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.ops import output_to_input
+from symidx.simplify import simplify
 
 __all__ = ["index_value", "index_predicate", "select_constraints", "MAX_TERMS"]
 
@@ -213,11 +219,38 @@ def _chosen(select: HloInstruction, element: tuple[Expr, ...], env: Env, depth: 
     pred = select.operands[0]
     at = () if isinstance(pred.shape, Shape) and not pred.shape.dims else element
     where = index_predicate(pred, at, env, depth, scope)
-    if where == TRUE:
-        return select.operands[1]
-    if where == FALSE:
+    if where is None:
+        return None
+    if _never(where, env):
         return select.operands[2]
+    otherwise = _not(where, env)
+    if otherwise is not None and _never(otherwise, env):
+        return select.operands[1]
     return None
+
+
+def _never(p: Predicate, env: Env) -> bool:
+    """Is ``p`` false at every point of ``env``'s box? Each conjunction, as the constraints
+    of a map over the box, must simplify to KNOWN EMPTY (so False may be a failure to
+    prove it)."""
+    dims = _numbered(env, dim)
+    ranges = _numbered(env, sym)
+    if dims is None or ranges is None or len(dims) + len(ranges) != len(env):
+        return False
+    for conjunction in p:
+        m = IndexingMap.create(dims, (), ranges, (), conjunction)
+        if not simplify(m).is_known_empty:
+            return False
+    return True
+
+
+def _numbered(env: Env, kind: Callable[[int], Symbol]) -> list[Interval] | None:
+    """The intervals of ``kind(0), kind(1), ...`` in ``env``, in order; None when the
+    numbers have a gap."""
+    found = [i for i in range(len(env)) if kind(i) in env]
+    if found != list(range(len(found))):
+        return None
+    return [env[kind(i)] for i in found]
 
 
 def _arithmetic(instr: HloInstruction, values: list[Expr], env: Env) -> Expr | None:
@@ -240,6 +273,8 @@ def _arithmetic(instr: HloInstruction, values: list[Expr], env: Env) -> Expr | N
         return min_of(*values)
     if op == "clamp" and len(values) == 3:
         return min_of(max_of(values[1], values[0]), values[2])
+    if op == "sign" and len(values) == 1:  # of an integer
+        return min_of(max_of(values[0], -1), 1)
     if not _is_integer_type(instr) or len(values) != 2 or not values[1].is_Integer:
         return None
     a, b = values[0], int(values[1])
@@ -253,6 +288,8 @@ def _arithmetic(instr: HloInstruction, values: list[Expr], env: Env) -> Expr | N
         return FloorDiv(a, 1 << b)
     if op == "shift-left" and 0 <= b < 63:
         return a * (1 << b)
+    if op == "and" and b > 0 and b & (b + 1) == 0:  # the low bits: 2^k - 1
+        return Mod(a, b + 1)
     return None
 
 
@@ -441,6 +478,13 @@ def _compare(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: 
     at = _operand_elements(instr, element)
     if at is None:
         return None
+    if all(isinstance(o.shape, Shape) and o.shape.element_type == "pred"
+           for o in instr.operands):  # two predicates: differ (NE) or agree (EQ)
+        if direction not in ("EQ", "NE"):
+            return None
+        p, q = (index_predicate(o, x, env, depth, scope) for o, x in zip(instr.operands, at))
+        differ = None if p is None or q is None else _logic("xor", [p, q], env)
+        return differ if direction == "NE" or differ is None else _not(differ, env)
     a, b = (index_value(o, x, env, depth, scope) for o, x in zip(instr.operands, at))
     if a is None or b is None:
         return None
