@@ -198,15 +198,13 @@ class _Specializer:
     def __init__(self, comp: HloComputation, invariant: Mapping[int, HloInstruction]
                  ) -> None:
         self.comp = comp
-        nested = {i.name for c in _nested(comp) for i in c.instructions}
-        self.holders = {hlo_reference(i): i for i in comp.instructions
-                        if i.name not in nested}
+        self.holders = _holders(comp)
         self.outside: dict[str, HloInstruction] = {}
-        for ref, holder in self.holders.items():
+        for ref, (sites, holder) in self.holders.items():
             lf = _parameter_leaf(holder)
-            if lf is not None and lf in invariant:
+            if not sites and lf is not None and lf in invariant:
                 self.outside[ref] = invariant[lf]
-        self._evaluators: dict[int, Evaluator] = {}
+        self._evaluators: dict[tuple[int, tuple[HloInstruction, ...]], Evaluator] = {}
         self._memo: dict[tuple[IndexingMap, int], IndexingMap] = {}
 
     def varies(self, m: IndexingMap) -> bool:
@@ -226,11 +224,12 @@ class _Specializer:
     def _resolved(self, m: IndexingMap, k: int, state: State | None) -> IndexingMap:
         sources = {}
         if state is not None:
-            evaluator = self._evaluators.setdefault(k, Evaluator({0: state}))
             for var in m.rts:
-                holder = self.holders.get(var.hlo)
-                value = None if holder is None else evaluator.value(holder)
-                if holder is not None and value is not None:
+                if var.hlo not in self.holders:
+                    continue
+                sites, holder = self.holders[var.hlo]
+                value = self._evaluator(k, state, sites).value(holder)
+                if value is not None:
                     sources[var.hlo] = _constant_holder(var.hlo, holder, value)
         if sources:
             m = resolve_runtime_vars(m, sources, clamp=False)
@@ -247,6 +246,54 @@ class _Specializer:
                 v = replace(v, map=None)
             rts.append(v)
         return finish(m.replace(rts=rts), fold_point_dims=True)
+
+    def _evaluator(self, k: int, state: State, sites: tuple[HloInstruction, ...]
+                   ) -> Evaluator:
+        """The evaluator of the computation that the call ``sites`` (from the body down)
+        lead to, at state ``k``."""
+        key = (k, sites)
+        found = self._evaluators.get(key)
+        if found is None:
+            if not sites:
+                found = Evaluator({0: state})
+            else:
+                outer, site = self._evaluator(k, state, sites[:-1]), sites[-1]
+                found = Evaluator({n: tuple(outer.value(op, lf)
+                                            for lf in range(leaf_count(op.shape)))
+                                   for n, op in enumerate(site.operands)})
+            self._evaluators[key] = found
+        return found
+
+
+def _holders(comp: HloComputation) -> dict[str, tuple[tuple[HloInstruction, ...],
+                                                       HloInstruction]]:
+    """The instructions a runtime variable of ``comp``'s maps may name, by the name it
+    uses, each with the ``call``/``fusion`` instructions leading to it from ``comp`` (a
+    variable held inside a called computation that a sweep could not follow out of it).
+    Names met twice (a computation called from two places, or two instructions of one
+    name) are left out: which one a variable means is not known."""
+    found: dict[str, tuple[tuple[HloInstruction, ...], HloInstruction]] = {}
+    twice: set[str] = set()
+    todo: list[tuple[tuple[HloInstruction, ...], HloComputation]] = [((), comp)]
+    seen: set[str] = set()
+    while todo:
+        sites, current = todo.pop()
+        for instr in current.instructions:
+            ref = hlo_reference(instr)
+            if ref in found:
+                twice.add(ref)
+            found[ref] = (sites, instr)
+            for called in instr.called_computations.values():
+                for c in called:
+                    if c.name in seen:
+                        twice.update(hlo_reference(i) for i in c.instructions)
+                        continue
+                    seen.add(c.name)
+                    if instr.opcode in ("call", "fusion") and len(called) == 1:
+                        todo.append(((*sites, instr), c))
+                    else:
+                        twice.update(hlo_reference(i) for i in c.instructions)
+    return {ref: where for ref, where in found.items() if ref not in twice}
 
 
 def _parameter_leaf(instr: HloInstruction) -> int | None:
@@ -291,20 +338,6 @@ def _producer(instr: HloInstruction, leaf: int) -> HloInstruction | None:
         else:
             return instr if leaf_count(instr.shape) == 1 and leaf == 0 else None
     return None
-
-
-def _nested(comp: HloComputation) -> list[HloComputation]:
-    """Every computation ``comp``'s instructions call, directly or not."""
-    found: list[HloComputation] = []
-    todo = [comp]
-    while todo:
-        for instr in todo.pop().instructions:
-            for called in instr.called_computations.values():
-                for c in called:
-                    if c not in found and c is not comp:
-                        found.append(c)
-                        todo.append(c)
-    return found
 
 
 def _constant_holder(name: str, like: HloInstruction, value: Value) -> HloInstruction:
