@@ -20,11 +20,13 @@ read it. Where the maps come from:
   ``conditional`` through every branch (the union: which branch runs is a runtime value,
   read as the scalar operand 0 by every output element); ``*-start`` of asynchronous
   collectives: the operands it keeps, and the collective's own rule for its result;
-* ``while``: an output leaf the body passes through unchanged reads the same element of
-  the initial value (exact); any other output leaf may read, over the iterations, every
-  element of each initial leaf its value depends on, directly or through the loop
-  condition (which decides the trip count). Those maps are a sound over-approximation,
-  labelled opaque (``"while NAME (loop-carried)"``);
+* ``while``: when the trip count is known, the body's maps composed over the iterations,
+  exact (:mod:`symidx.fusion.loops`); otherwise, or beyond the unrolling bounds, an output
+  leaf the body passes through unchanged reads the same element of the initial value
+  (exact), and any other output leaf may read, over the iterations, every element of each
+  initial leaf its value depends on, directly or through the loop condition (which decides
+  the trip count). Those maps are a sound over-approximation, labelled opaque
+  (``"while NAME (loop-carried)"``, or ``"while NAME (loop-carried: WHY)"`` past a bound);
 * an op whose rule over-approximates (``symidx.ops.opaque_reason``, e.g. a custom-call
   with an unknown target) keeps its rule's maps with that label; one whose operands or
   outputs are tuples a rule cannot take reads every element of every leaf, labelled too;
