@@ -20,11 +20,13 @@ read it. Where the maps come from:
   ``conditional`` through every branch (the union: which branch runs is a runtime value,
   read as the scalar operand 0 by every output element); ``*-start`` of asynchronous
   collectives: the operands it keeps, and the collective's own rule for its result;
-* ``while``: an output leaf the body passes through unchanged reads the same element of
-  the initial value (exact); any other output leaf may read, over the iterations, every
-  element of each initial leaf its value depends on, directly or through the loop
-  condition (which decides the trip count). Those maps are a sound over-approximation,
-  labelled opaque (``"while NAME (loop-carried)"``);
+* ``while``: when the trip count is known, the body's maps composed over the iterations,
+  exact (:mod:`symidx.fusion.loops`); otherwise, or beyond the unrolling bounds, an output
+  leaf the body passes through unchanged reads the same element of the initial value
+  (exact), and any other output leaf may read, over the iterations, every element of each
+  initial leaf its value depends on, directly or through the loop condition (which decides
+  the trip count). Those maps are a sound over-approximation, labelled opaque
+  (``"while NAME (loop-carried)"``, or ``"while NAME (loop-carried: WHY)"`` past a bound);
 * an op whose rule over-approximates (``symidx.ops.opaque_reason``, e.g. a custom-call
   with an unknown target) keeps its rule's maps with that label; one whose operands or
   outputs are tuples a rule cannot take reads every element of every leaf, labelled too;
@@ -40,6 +42,7 @@ from typing import Protocol
 
 from symidx.errors import HloShapeError, ParseError, SymidxError, UnsupportedOpError
 from symidx.expr import Expr, bounds, dim
+from symidx.fusion.loops import Unrolled, unrolled_maps
 from symidx.fusion.reached import Path, Reached
 from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources
 from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
@@ -508,11 +511,25 @@ def _element_shape(shape: ShapeLike, index: int) -> ShapeLike:
 
 def _while_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
                  callee: Callee) -> list[Step]:
+    """Exact when the trip count is known and the composition stays within its bounds
+    (:mod:`symidx.fusion.loops`); otherwise the labelled over-approximation of
+    :func:`_loop_sources`, the label saying which bound was passed."""
     body, condition = _loop(instr)
-    if direction == OUTPUT_TO_INPUT:
-        return [_loop_step(instr, index, source, body, forward=False)
+    backward = direction == OUTPUT_TO_INPUT
+    through = frozenset(k for k in range(leaf_count(instr.shape)) if passes_through(body, k))
+    found = unrolled_maps(instr, body, condition, callee, backward,
+                          index if backward else leaf, through)
+    if isinstance(found, Unrolled):
+        if backward:
+            return [Step(index, 0, lf, tuple((m, None, 1) for m in maps), opaque=found.opaque)
+                    for lf, maps in sorted(found.maps.items())]
+        return [Step(k, 0, leaf, tuple((m, None, 1) for m in maps), opaque=found.opaque)
+                for k, maps in sorted(found.maps.items())]
+    reason = f"while {instr.name} (loop-carried" + (f": {found})" if found else ")")
+    if backward:
+        return [_loop_step(instr, index, source, body, False, reason)
                 for source in _loop_sources(index, body, condition, callee)]
-    return [_loop_step(instr, k, leaf, body, forward=True)
+    return [_loop_step(instr, k, leaf, body, True, reason)
             for k in range(leaf_count(instr.shape))
             if leaf in _loop_sources(k, body, condition, callee)]
 
@@ -568,13 +585,12 @@ def _bits(mask: int) -> list[int]:
 
 
 def _loop_step(instr: HloInstruction, output: int, source: int, body: HloComputation,
-               forward: bool) -> Step:
+               forward: bool, reason: str) -> Step:
     if source == output and passes_through(body, output):
         return _identity_step(instr, output, 0, source)
     out, init = _leaf_dims(instr.shape, output), _leaf_dims(instr.operands[0].shape, source)
     m = every_element(init, out) if forward else every_element(out, init)
-    return Step(output, 0, source, ((m, None, 1),),
-                opaque=f"while {instr.name} (loop-carried)")
+    return Step(output, 0, source, ((m, None, 1),), opaque=reason)
 
 
 def passes_through(body: HloComputation, leaf: int) -> bool:

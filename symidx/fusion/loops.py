@@ -1,0 +1,654 @@
+"""Exact maps through a ``while`` loop whose trip count is known: the body's maps composed
+over the iterations.
+
+A loop runs on a state, the tuple of its carried leaves: state 0 is the initial value, the
+body makes state ``k + 1`` from state ``k``, and the condition, evaluated on each state,
+stops the loop at state ``N`` (the trip count), which is the result. So output leaf ``o``
+reads, exactly, what the body's maps composed ``N`` times from ``o`` reach in state 0,
+and, when its value is not passed through unchanged, what the condition reads in states
+``0 .. N`` (the trip count decides its value). Input-to-output is the same composition
+the other way.
+
+**The trip count and the values of the counters.** The leaves whose values are known
+before the program runs (integer constants, and what the body computes from them: a
+counter and what is derived from it) are computed state after state with
+:class:`symidx.fusion.integers.Evaluator`, and so is the condition: the first state on
+which it is false gives ``N``. This is XLA's brute-force trip count
+(``ComputeWhileLoopTripCount``), which covers its pattern (a counter initialised to a
+constant, incremented by a constant, compared with a constant) and more. A loop whose
+``backend_config`` states ``known_trip_count`` (and ``known_induction_variable`` with
+``known_init_step``, as XLA's loop analysis writes them) takes those facts: they give the
+counter's values where its initial value comes from a parameter; where both are known and
+disagree, the trip count is unknown. A condition that reads anything else (data) leaves
+the trip count unknown: the sweep then keeps its labelled over-approximation.
+
+**Per iteration.** The body's maps are computed once (runtime variables name the body's
+instructions holding offsets and indices). At iteration ``k`` each such variable whose
+value is known in state ``k`` is replaced by that value
+(:func:`symidx.fusion.runtime.resolve_runtime_vars`), so a ``dynamic-slice`` at the
+counter reads row ``k`` at iteration ``k``, exactly. A variable whose value is not known
+stays, ranging over its interval, without provenance (its instruction is inside the body).
+
+**Bounds.** Composing ``N`` times costs ``N`` rounds, and the maps of a value can grow by
+one per iteration (a scan's output row ``k`` is written at iteration ``k``). When the body's
+maps are the same at every iteration (no counter-dependent offset), the rounds stop as soon
+as they change nothing (a fixed point: every further iteration gives the same maps), so an
+elementwise or permuting body is exact for any trip count. Otherwise at most
+:data:`UNROLL_LIMIT` iterations are composed, with at most :data:`MAP_LIMIT` distinct maps
+per carried leaf and :data:`COMPOSE_LIMIT` compositions per query; beyond, the loop keeps
+the labelled over-approximation and the label says why (``while NAME (loop-carried: 5000
+iterations, beyond the unrolling limit of 64)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+import numpy as np
+
+from symidx.fusion.integers import Evaluator, Value, integer_dtype
+from symidx.fusion.reached import Reached
+from symidx.fusion.runtime import resolve_runtime_vars
+from symidx.hlo import HloComputation, HloInstruction, Shape
+from symidx.hlo.facts import hlo_reference
+from symidx.hlo.leaves import element_leaves, leaf_count, leaves
+from symidx.hlo.literal import LiteralValue
+from symidx.indexing_map import IndexingMap
+from symidx.interval import Interval
+from symidx.ops import finish
+from symidx.ops.basic import from_scalar, to_scalar
+from symidx.simplify import compose
+
+__all__ = ["UNROLL_LIMIT", "MAP_LIMIT", "COMPOSE_LIMIT", "Trips", "trip_count",
+           "Unrolled", "LoopCallee", "unrolled_maps", "merged"]
+
+#: The most iterations composed one by one (a body whose maps change with the counter).
+UNROLL_LIMIT = 64
+#: The most distinct maps kept for one carried leaf.
+MAP_LIMIT = 32
+#: The most compositions made for one query (one output leaf, or one initial leaf).
+COMPOSE_LIMIT = 20_000
+
+State = tuple["Value | None", ...]  # per leaf of a loop's state: its value, if known
+
+
+class LoopCallee(Protocol):
+    """What unrolling needs of the analysis of the body and the condition."""
+
+    def parameters_of(self, comp: HloComputation, output: int
+                      ) -> Mapping[tuple[int, int], Reached]:
+        """From root leaf ``output`` to each (parameter number, leaf) it reads."""
+
+    def outputs_of(self, comp: HloComputation, parameter: int, leaf: int
+                   ) -> Mapping[int, Reached]:
+        """From leaf ``leaf`` of parameter ``parameter`` to each root leaf that reads it."""
+
+
+# --- the trip count ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Trips:
+    """A loop's trip count (None: more than the states simulated) and the known leaf
+    values of its first states (``states[k]`` is state ``k``)."""
+
+    count: int | None
+    states: tuple[State, ...]
+    stated: int | None = None  # the trip count backend_config states, if any
+
+    def state(self, k: int) -> State | None:
+        return self.states[k] if 0 <= k < len(self.states) else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Stated:
+    """What a loop's ``backend_config`` states about it."""
+
+    count: int | None
+    counter: int | None  # the state leaf of the induction variable
+    init: int | None
+    step: int | None
+
+
+def _stated(instr: HloInstruction) -> _Stated:
+    config = instr.backend_config_json()
+    if not isinstance(config, dict):
+        return _Stated(None, None, None, None)
+
+    def number(key: str, field: str) -> int | None:
+        part = config.get(key)
+        value = part.get(field) if isinstance(part, dict) else None
+        try:
+            return int(value) if isinstance(value, (str, int)) else None
+        except ValueError:
+            return None
+
+    count = number("known_trip_count", "n")
+    element = number("known_induction_variable", "tuple_index")
+    counter = None
+    if element is not None:
+        try:
+            span = element_leaves(instr.operands[0].shape, element)
+            counter = span.start if len(span) == 1 else None
+        except IndexError:
+            counter = None
+    return _Stated(count if count is not None and count >= 0 else None, counter,
+                   number("known_init_step", "init"), number("known_init_step", "step"))
+
+
+def trip_count(instr: HloInstruction, body: HloComputation, condition: HloComputation,
+               limit: int = UNROLL_LIMIT) -> Trips | None:
+    """The trip count of ``while`` ``instr`` and the known values of states ``0 ..
+    min(N, limit)`` (see the module docstring); None when the condition's value is not
+    known (and no trip count is stated) or contradicts the stated one."""
+    stated = _stated(instr)
+    state = tuple(Evaluator({}).value(instr.operands[0], lf)
+                  for lf in range(leaf_count(instr.operands[0].shape)))
+    state = _with_counter(state, stated, 0, instr)
+    states = [state]
+    for k in range(limit + 1):
+        go = Evaluator({0: state}).value(condition.root)
+        if go is None or go.size != 1:
+            if stated.count is None:
+                return None
+            running = k < stated.count
+        else:
+            running = bool(go.reshape(-1)[0])
+            if stated.count is not None and running != (k < stated.count):
+                return None
+        if not running:
+            return Trips(k, tuple(states), stated.count)
+        if k == limit:
+            break
+        evaluator = Evaluator({0: state})
+        state = _with_counter(tuple(evaluator.value(body.root, lf)
+                                    for lf in range(len(state))), stated, k + 1, instr)
+        states.append(state)
+    return Trips(stated.count, tuple(states), stated.count)
+
+
+def _with_counter(state: State, stated: _Stated, k: int, instr: HloInstruction) -> State:
+    """``state`` (state ``k``) with the counter's stated value, where one is stated."""
+    if stated.counter is None or stated.init is None or stated.step is None \
+            or stated.counter >= len(state):
+        return state
+    dtype = integer_dtype(leaves(instr.operands[0].shape)[stated.counter])
+    if dtype is None or dtype == np.bool_:
+        return state
+    value = np.asarray(stated.init + k * stated.step, dtype=np.int64).astype(dtype)
+    known = state[stated.counter]
+    if known is not None and not np.array_equal(known, value):
+        return state  # the evaluated value wins over a stated one that disagrees
+    return state[:stated.counter] + (value,) + state[stated.counter + 1:]
+
+
+# --- maps of one iteration ----------------------------------------------------------------
+
+
+class _Specializer:
+    """The maps of one computation (the body or the condition) at one state: runtime
+    variables naming its instructions replaced by their values in that state.
+
+    A variable held by a leaf the body passes on unchanged holds, at every iteration, the
+    initial value of that leaf: it is re-pointed at the instruction of the enclosing
+    computation that holds it (``invariant``), where an enclosing loop may know it."""
+
+    def __init__(self, comp: HloComputation, invariant: Mapping[int, HloInstruction]
+                 ) -> None:
+        self.comp = comp
+        self.holders = _holders(comp)
+        self.outside: dict[str, HloInstruction] = {}
+        for ref, (sites, holder) in self.holders.items():
+            lf = _parameter_leaf(holder)
+            if not sites and lf is not None and lf in invariant:
+                self.outside[ref] = invariant[lf]
+        self._evaluators: dict[tuple[int, tuple[HloInstruction, ...]], Evaluator] = {}
+        self._memo: dict[tuple[IndexingMap, int], IndexingMap] = {}
+
+    def varies(self, m: IndexingMap) -> bool:
+        """Does ``m`` hold a runtime variable whose value is held in the computation?"""
+        return any(v.hlo in self.holders for v in m.rts)
+
+    def at(self, m: IndexingMap, k: int, state: State | None) -> IndexingMap:
+        """``m`` at state ``k`` (``state`` its known values; None: nothing is known)."""
+        if not self.varies(m):
+            return m
+        key = (m, k)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._resolved(m, k, state)
+        return found
+
+    def _resolved(self, m: IndexingMap, k: int, state: State | None) -> IndexingMap:
+        sources = {}
+        if state is not None:
+            for var in m.rts:
+                if var.hlo not in self.holders:
+                    continue
+                sites, holder = self.holders[var.hlo]
+                value = self._evaluator(k, state, sites).value(holder)
+                if value is not None:
+                    sources[var.hlo] = _constant_holder(var.hlo, holder, value)
+        if sources:
+            m = resolve_runtime_vars(m, sources, clamp=False)
+        if not self.varies(m):
+            return m
+        # What is left is not known here: a value the loop does not change is held outside
+        # it; any other keeps its interval, and no provenance (its instruction is inside
+        # the loop, meaningless outside).
+        rts = []
+        for v in m.rts:
+            if v.hlo in self.outside:
+                v = replace(v, hlo=hlo_reference(self.outside[v.hlo]))
+            elif v.hlo in self.holders:
+                v = replace(v, map=None)
+            rts.append(v)
+        return finish(m.replace(rts=rts), fold_point_dims=True)
+
+    def _evaluator(self, k: int, state: State, sites: tuple[HloInstruction, ...]
+                   ) -> Evaluator:
+        """The evaluator of the computation that the call ``sites`` (from the body down)
+        lead to, at state ``k``."""
+        key = (k, sites)
+        found = self._evaluators.get(key)
+        if found is None:
+            if not sites:
+                found = Evaluator({0: state})
+            else:
+                outer, site = self._evaluator(k, state, sites[:-1]), sites[-1]
+                found = Evaluator({n: tuple(outer.value(op, lf)
+                                            for lf in range(leaf_count(op.shape)))
+                                   for n, op in enumerate(site.operands)})
+            self._evaluators[key] = found
+        return found
+
+
+def _holders(comp: HloComputation) -> dict[str, tuple[tuple[HloInstruction, ...],
+                                                       HloInstruction]]:
+    """The instructions a runtime variable of ``comp``'s maps may name, by the name it
+    uses, each with the ``call``/``fusion`` instructions leading to it from ``comp`` (a
+    variable held inside a called computation that a sweep could not follow out of it).
+    Names met twice (a computation called from two places, or two instructions of one
+    name) are left out: which one a variable means is not known."""
+    found: dict[str, tuple[tuple[HloInstruction, ...], HloInstruction]] = {}
+    twice: set[str] = set()
+    todo: list[tuple[tuple[HloInstruction, ...], HloComputation]] = [((), comp)]
+    seen: set[str] = set()
+    while todo:
+        sites, current = todo.pop()
+        for instr in current.instructions:
+            ref = hlo_reference(instr)
+            if ref in found:
+                twice.add(ref)
+            found[ref] = (sites, instr)
+            for called in instr.called_computations.values():
+                for c in called:
+                    if c.name in seen:
+                        twice.update(hlo_reference(i) for i in c.instructions)
+                        continue
+                    seen.add(c.name)
+                    if instr.opcode in ("call", "fusion") and len(called) == 1:
+                        todo.append(((*sites, instr), c))
+                    else:
+                        twice.update(hlo_reference(i) for i in c.instructions)
+    return {ref: where for ref, where in found.items() if ref not in twice}
+
+
+def _parameter_leaf(instr: HloInstruction) -> int | None:
+    """The leaf of parameter 0 that ``instr`` is (the parameter itself, or a
+    get-tuple-element of it giving one leaf); None for any other instruction."""
+    if instr.opcode == "parameter":
+        return 0 if instr.parameter_number == 0 and leaf_count(instr.shape) == 1 else None
+    if instr.opcode != "get-tuple-element":
+        return None
+    param = instr.operands[0]
+    if param.opcode != "parameter" or param.parameter_number != 0:
+        return None
+    try:
+        span = element_leaves(param.shape, instr.tuple_index or 0)
+    except IndexError:
+        return None
+    return span.start if len(span) == 1 else None
+
+
+def _producer(instr: HloInstruction, leaf: int) -> HloInstruction | None:
+    """The array instruction whose value is leaf ``leaf`` of ``instr``'s value, through
+    tuples, get-tuple-element of tuples and copies; None when no single instruction holds
+    it."""
+    for _ in range(64):
+        if instr.opcode == "tuple":
+            for op in instr.operands:
+                n = leaf_count(op.shape)
+                if leaf < n:
+                    instr = op
+                    break
+                leaf -= n
+        elif instr.opcode == "get-tuple-element":
+            if leaf_count(instr.shape) == 1 and instr.operands[0].opcode != "tuple":
+                return instr  # e.g. a counter taken from an enclosing loop's state
+            try:
+                span = element_leaves(instr.operands[0].shape, instr.tuple_index or 0)
+            except IndexError:
+                return None
+            instr, leaf = instr.operands[0], span.start + leaf
+        elif instr.opcode in ("copy", "opt-barrier", "domain") and len(instr.operands) == 1:
+            instr = instr.operands[0]
+        else:
+            return instr if leaf_count(instr.shape) == 1 and leaf == 0 else None
+    return None
+
+
+def _constant_holder(name: str, like: HloInstruction, value: Value) -> HloInstruction:
+    """A constant instruction holding ``value`` in place of ``like`` (named as the runtime
+    variable names it, so a value that does not replace the variable leaves it as is)."""
+    assert isinstance(like.shape, Shape)
+    literal = value.tolist()
+    return HloInstruction(name=name, opcode="constant", shape=like.shape, line=like.line,
+                          literal=_tupled(literal))
+
+
+def _tupled(value: object) -> LiteralValue:
+    if isinstance(value, list):
+        return tuple(_tupled(v) for v in value)
+    assert isinstance(value, (bool, int))
+    return value
+
+
+# --- composing the iterations -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Unrolled:
+    """The maps of a loop step: per leaf of the other side (initial leaves output-to-input,
+    output leaves input-to-output) its distinct maps; ``opaque`` when a map of the body or
+    the condition on the way over-approximates."""
+
+    maps: dict[int, tuple[IndexingMap, ...]]
+    opaque: str | None = None
+
+
+class _TooMuch(Exception):
+    """The work is beyond a bound; the message says which."""
+
+
+Family = dict[int, dict[IndexingMap, None]]  # per state leaf: its distinct maps, in order
+
+
+class _Unroller:
+    """One query's composition over the iterations, within the bounds."""
+
+    def __init__(self, callee: LoopCallee, body: HloComputation, condition: HloComputation,
+                 trips: Trips, backward: bool,
+                 specializers: tuple[_Specializer, _Specializer]) -> None:
+        self.callee, self.body, self.condition = callee, body, condition
+        self.trips, self.backward = trips, backward
+        self.body_maps, self.condition_maps = specializers
+        self.varying = False  # some map used changes with the iteration
+        self.opaque: str | None = None
+        self.compositions = 0
+        self._memo: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
+
+    # -- the steps of one iteration, and of one evaluation of the condition
+
+    def _reached(self, found: Mapping[tuple[int, int], Reached] | Mapping[int, Reached]
+                 ) -> None:
+        for r in found.values():
+            if r.unsupported is not None:
+                raise _TooMuch(f"{r.unsupported} in the loop has no indexing rule")
+            self.opaque = self.opaque or r.opaque
+
+    def body_step(self, leaf: int, k: int) -> dict[int, list[IndexingMap]]:
+        """Iteration ``k``'s maps from ``leaf`` (of state ``k + 1`` backward, of state
+        ``k`` forward) to the leaves of the other state."""
+        if self.backward:
+            found = self.callee.parameters_of(self.body, leaf)
+            self._reached(found)
+            pairs = [(lf, r) for (n, lf), r in found.items() if n == 0]
+        else:
+            outputs = self.callee.outputs_of(self.body, 0, leaf)
+            self._reached(outputs)
+            pairs = list(outputs.items())
+        return {lf: self._at(self.body_maps, r.maps, k) for lf, r in pairs}
+
+    def condition_step(self, k: int) -> dict[int, list[IndexingMap]]:
+        """Backward: the condition's maps at state ``k`` to the leaves of that state."""
+        found = self.callee.parameters_of(self.condition, 0)
+        self._reached(found)
+        return {lf: self._at(self.condition_maps, r.maps, k)
+                for (n, lf), r in found.items() if n == 0}
+
+    def condition_from(self, leaf: int, k: int) -> list[IndexingMap]:
+        """Forward: the condition's maps at state ``k`` from ``leaf`` to its scalar."""
+        found = self.callee.outputs_of(self.condition, 0, leaf)
+        self._reached(found)
+        r = found.get(0)
+        return [] if r is None else self._at(self.condition_maps, r.maps, k)
+
+    def _at(self, specializer: _Specializer, maps: Iterable[IndexingMap], k: int
+            ) -> list[IndexingMap]:
+        out = []
+        for m in maps:
+            if specializer.varies(m):
+                self.varying = True
+                state = self.trips.state(k)
+                if state is None:
+                    raise _TooMuch(_beyond(self.trips))
+                m = specializer.at(m, k, state)
+            out.append(m)
+        return out
+
+    # -- composition
+
+    def compose(self, first: IndexingMap, second: IndexingMap) -> IndexingMap:
+        key = (first, second)
+        found = self._memo.get(key)
+        if found is None:
+            self.compositions += 1
+            if self.compositions > COMPOSE_LIMIT:
+                raise _TooMuch(f"more than {COMPOSE_LIMIT} compositions")
+            found = self._memo[key] = finish(compose(first, second), fold_point_dims=True)
+        return found
+
+    def advance(self, family: Family, k: int) -> Family:
+        """``family`` (maps to, or from, the leaves of one state) carried over iteration
+        ``k``."""
+        out: Family = {}
+        for leaf, maps in family.items():
+            for other, seconds in self.body_step(leaf, k).items():
+                target = out.setdefault(other, {})
+                for first in maps:
+                    for second in seconds:
+                        m = self.compose(first, second)
+                        if not m.is_known_empty:
+                            target[m] = None
+        for other, target in out.items():
+            if len(target) > 1:
+                target = out[other] = dict.fromkeys(merged(list(target)))
+            if len(target) > MAP_LIMIT:
+                raise _TooMuch(f"more than {MAP_LIMIT} distinct maps for one carried value")
+        return {lf: maps for lf, maps in out.items() if maps}
+
+
+def merged(maps: list[IndexingMap]) -> list[IndexingMap]:
+    """``maps`` with any two that differ only in the interval of one dimension, where the
+    two intervals overlap or touch, replaced by one map over their union (the same
+    relation: each is the same formula on its part). A loop writing row ``k`` at iteration
+    ``k`` gives one map per row; those over consecutive rows that read alike become one."""
+    changed = True
+    while changed:
+        changed = False
+        for i in range(min((m.num_dims for m in maps), default=0)):
+            groups: dict[tuple[object, ...], list[IndexingMap]] = {}
+            for m in maps:
+                if m.is_known_empty or m.is_undefined or m.num_dims <= i:
+                    groups.setdefault((id(m),), []).append(m)
+                    continue
+                key = m.key
+                groups.setdefault((key[0][:i], key[0][i + 1:], *key[1:]), []).append(m)
+            joined = [j for group in groups.values() for j in _joined(group, i)]
+            if len(joined) < len(maps):
+                maps, changed = joined, True
+    return maps
+
+
+def _joined(group: list[IndexingMap], i: int) -> list[IndexingMap]:
+    """Maps differing only in the interval of dimension ``i``, with touching intervals
+    joined."""
+    if len(group) == 1:
+        return group
+    group = sorted(group, key=lambda m: m.dims[i].lo)
+    out = [group[0]]
+    for m in group[1:]:
+        last = out[-1]
+        if m.dims[i].lo <= last.dims[i].hi + 1:
+            if m.dims[i].hi > last.dims[i].hi:
+                dims = list(last.dims)
+                dims[i] = Interval(last.dims[i].lo, m.dims[i].hi)
+                out[-1] = finish(last.replace(dims=tuple(dims)), fold_point_dims=True)
+        else:
+            out.append(m)
+    return out
+
+
+def _union(a: Family, b: Family) -> Family:
+    out = {lf: dict(maps) for lf, maps in a.items()}
+    for lf, maps in b.items():
+        out.setdefault(lf, {}).update(maps)
+    return out
+
+
+def _same(a: Family, b: Family) -> bool:
+    return a.keys() == b.keys() and all(a[lf].keys() == b[lf].keys() for lf in a)
+
+
+def _beyond(trips: Trips) -> str:
+    if trips.count is None:
+        return f"more than {UNROLL_LIMIT} iterations, beyond the unrolling limit"
+    return f"{trips.count} iterations, beyond the unrolling limit of {UNROLL_LIMIT}"
+
+
+def unrolled_maps(instr: HloInstruction, body: HloComputation, condition: HloComputation,
+                  callee: LoopCallee, backward: bool, index: int,
+                  passed_through: frozenset[int]) -> Unrolled | str | None:
+    """The maps of ``while`` ``instr`` from output leaf ``index`` to the initial leaves
+    (``backward``), or from initial leaf ``index`` to the output leaves, composed over the
+    iterations. ``passed_through``: the leaves the body passes on unchanged (their values
+    do not depend on the trip count). None when the trip count is unknown; a string saying
+    which bound the work would pass (see the module docstring)."""
+    found_loop = _LOOPS.get(instr)
+    if found_loop is None:
+        if len(_LOOPS) >= _CACHE_LIMIT:
+            _LOOPS.clear()
+        found_loop = _LOOPS[instr] = _loop_facts(instr, body, condition, passed_through)
+    trips, invariant, specializers = found_loop
+    if trips is None:
+        return None
+    unroller = _Unroller(callee, body, condition, trips, backward, specializers)
+    try:
+        found = _backward(unroller, instr, index, passed_through) if backward \
+            else _forward(unroller, instr, index, passed_through)
+    except _TooMuch as e:
+        return str(e)
+    sources = {hlo_reference(held): held for held in invariant.values()}
+    return replace(found, maps={lf: tuple(resolve_runtime_vars(m, sources, clamp=False)
+                                          for m in maps)
+                                for lf, maps in found.maps.items()})
+
+
+#: Per loop (each query of a loop reuses them): its trip count, the instructions holding
+#: the leaves it passes on unchanged, and the specializers of its body and condition.
+_LoopFacts = tuple["Trips | None", dict[int, HloInstruction], tuple["_Specializer", "_Specializer"]]
+_LOOPS: dict[HloInstruction, _LoopFacts] = {}
+_CACHE_LIMIT = 256
+
+
+def _loop_facts(instr: HloInstruction, body: HloComputation, condition: HloComputation,
+                passed_through: frozenset[int]) -> _LoopFacts:
+    invariant = {}
+    for lf in passed_through:
+        held = _producer(instr.operands[0], lf)
+        if held is not None:
+            invariant[lf] = held
+    return (trip_count(instr, body, condition), invariant,
+            (_Specializer(body, invariant), _Specializer(condition, invariant)))
+
+
+def _rounds(unroller: _Unroller) -> int:
+    """How many iterations to compose: the trip count, unless the body's maps turn out
+    not to change with the iteration (then a fixed point ends the rounds first)."""
+    count = unroller.trips.count
+    return UNROLL_LIMIT + 1 if count is None or count > UNROLL_LIMIT else count
+
+
+def _backward(u: _Unroller, instr: HloInstruction, output: int,
+              passed_through: frozenset[int]) -> Unrolled:
+    count = u.trips.count
+    dims = leaves(instr.shape)[output].dims
+    reads: Family = {output: {IndexingMap.identity(dims): None}}
+    control = output not in passed_through
+    last = count if count is not None and count <= UNROLL_LIMIT else None
+    decides: Family = _family(u.condition_step(-1 if last is None else last)) if control \
+        else {}
+    for r in range(_rounds(u)):
+        k = -1 if last is None else last - 1 - r  # unknown states (-1): nothing varies
+        before = (reads, decides)
+        reads = u.advance(reads, k)
+        if control:
+            decides = _union(u.advance(decides, k), _family(u.condition_step(k)))
+        if not u.varying and _same(reads, before[0]) and _same(decides, before[1]):
+            break
+    else:
+        if last is None:
+            raise _TooMuch(_beyond(u.trips))
+    found = {lf: list(maps) for lf, maps in reads.items()}
+    for lf, maps in decides.items():
+        whole = to_scalar(dims)
+        found.setdefault(lf, []).extend(u.compose(whole, m) for m in maps)
+    return Unrolled({lf: tuple(merged(list(dict.fromkeys(maps))))
+                     for lf, maps in found.items() if maps}, u.opaque)
+
+
+def _forward(u: _Unroller, instr: HloInstruction, leaf: int,
+             passed_through: frozenset[int]) -> Unrolled:
+    count = u.trips.count
+    dims = leaves(instr.operands[0].shape)[leaf].dims
+    reached: Family = {leaf: {IndexingMap.identity(dims): None}}
+    known = count is not None and count <= UNROLL_LIMIT
+    decides: dict[IndexingMap, None] = dict.fromkeys(_decides(u, reached, 0 if known else -1))
+    for k in range(_rounds(u)):
+        step = k if known else -1
+        before = (reached, dict(decides))
+        reached = u.advance(reached, step)
+        decides.update(dict.fromkeys(_decides(u, reached, step + 1 if known else -1)))
+        if not u.varying and _same(reached, before[0]) and decides.keys() == before[1].keys():
+            break
+    else:
+        if not known:
+            raise _TooMuch(_beyond(u.trips))
+    found = {o: list(maps) for o, maps in reached.items()}
+    for o, out in enumerate(leaves(instr.shape)):
+        if o not in passed_through and decides:
+            spread = from_scalar(out.dims)
+            found.setdefault(o, []).extend(u.compose(m, spread) for m in decides)
+    return Unrolled({o: tuple(merged(list(dict.fromkeys(maps))))
+                     for o, maps in found.items() if maps}, u.opaque)
+
+
+def _decides(u: _Unroller, reached: Family, k: int) -> list[IndexingMap]:
+    """Forward: from the initial leaf to the condition's scalar at state ``k``."""
+    out = []
+    for lf, maps in reached.items():
+        for second in u.condition_from(lf, k):
+            for first in maps:
+                m = u.compose(first, second)
+                if not m.is_known_empty:
+                    out.append(m)
+    return out
+
+
+def _family(step: dict[int, list[IndexingMap]]) -> Family:
+    return {lf: dict.fromkeys(m for m in maps if not m.is_known_empty)
+            for lf, maps in step.items() if maps}
+

@@ -1,0 +1,230 @@
+"""``while`` loops whose trip count is known (symidx.fusion.loops): the maps are the body's
+composed over the iterations, checked against executing the loop
+(:mod:`reference_interpreter`, written from the ops' definitions): EXACTLY what is read,
+output-to-input and input-to-output, for an elementwise body, a permuting body, a scan
+that slices and updates at the counter, a carry feeding another, nested loops, and trip
+counts found by running the counter or stated in ``backend_config``. A loop whose trip
+count depends on data, or whose unrolling passes a bound, keeps the sound labelled
+over-approximation, and the label says why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from reference_interpreter import execute, map_relation, provenance_known
+
+from symidx.analysis import computation_maps
+from symidx.expr import dim
+from symidx.fusion import Analysis
+from symidx.fusion.integers import Evaluator
+from symidx.fusion.loops import UNROLL_LIMIT, merged, trip_count
+from symidx.hlo import HloComputation, parse_hlo
+from symidx.hlo.leaves import leaves
+from symidx.indexing_map import IndexingMap
+
+DATA = Path(__file__).parent / "data" / "loops"
+
+
+def _entry(name: str) -> HloComputation:
+    return parse_hlo((DATA / name).read_text(), source=name).entry
+
+
+def _while(comp: HloComputation, name: str = "loop"):  # noqa: ANN202
+    instr = comp.instruction(name)
+    return instr, instr.called_computations["body"][0], \
+        instr.called_computations["condition"][0]
+
+
+def _pairs(maps: tuple[IndexingMap, ...], source: tuple[int, ...], target: tuple[int, ...]
+           ) -> np.ndarray:
+    return map_relation(maps, source, target)
+
+
+def check_against_execution(comp: HloComputation, args: list[object],
+                            exact: bool = True) -> list[str | None]:
+    """Both directions against one run: every read pair is in the maps; exactly the read
+    pairs where a group is not labelled (``exact``: no group may be). Returns the labels
+    met."""
+    run = execute(comp, args)
+    labels: list[str | None] = []
+    backward = computation_maps(comp, "output_to_input", analysis=Analysis())
+    for record in backward:
+        out_dims = leaves(comp.root.shape)[record.index].dims
+        for group in record.groups:
+            assert group.unsupported is None
+            leaf = group.leaf or 0
+            param_dims = leaves(comp.parameters[group.index].shape)[leaf].dims
+            read = run.relation(group.index, record.index, leaf)
+            claimed = _pairs(group.maps, out_dims, param_dims)
+            where = f"output {record.index} -> parameter {group.index}"
+            assert np.isin(read, claimed).all(), f"{where}: unsound"
+            if group.maps:
+                labels.append(group.opaque)
+            if exact:
+                assert group.opaque is None, where
+            if group.opaque is None:
+                assert provenance_known(group.maps), where
+                assert np.array_equal(claimed, read), f"{where}: not exact"
+    forward = computation_maps(comp, "input_to_output", analysis=Analysis())
+    for record in forward:
+        leaf = record.leaf or 0
+        param_dims = leaves(comp.parameters[record.index].shape)[leaf].dims
+        n_param = int(np.prod(param_dims))
+        for group in record.groups:
+            out_dims = leaves(comp.root.shape)[group.index].dims
+            n_out = int(np.prod(out_dims))
+            reached = _pairs(group.maps, param_dims, out_dims)
+            flipped = np.sort((reached % n_out) * n_param + reached // n_out)
+            read = run.relation(record.index, group.index, leaf)
+            where = f"parameter {record.index} -> output {group.index}"
+            assert np.isin(read, flipped).all(), f"{where}: unsound"
+            if group.maps:
+                labels.append(group.opaque)
+            if group.opaque is None:
+                assert np.array_equal(flipped, read), f"{where}: not exact"
+            elif exact:
+                raise AssertionError(f"{where}: labelled {group.opaque}")
+    return labels
+
+
+# --- exact -----------------------------------------------------------------------------------
+
+
+def test_an_elementwise_body_reads_the_same_element() -> None:
+    comp = _entry("elementwise.hlo")
+    check_against_execution(comp, [None])
+    (record,) = computation_maps(comp, "output_to_input")
+    assert [str(m) for m in record.groups[0].maps] == [
+        "(d0, d1) -> (d0, d1),\ndomain:\nd0 in [0, 2],\nd1 in [0, 3]"]
+
+
+def test_a_permuting_body_is_a_permutation() -> None:
+    comp = _entry("roll.hlo")
+    check_against_execution(comp, [None])
+    (record,) = computation_maps(comp, "output_to_input")
+    pairs = _pairs(record.groups[0].maps, (3, 4), (3, 4))
+    # rolled twice along dimension 1: out[i, j] = x[i, (j - 2) mod 4], a bijection
+    expected = sorted((r * 4 + j) * 12 + r * 4 + (j - 2) % 4
+                      for r in range(3) for j in range(4))
+    assert pairs.tolist() == expected
+
+
+def test_a_scan_reads_its_row_at_each_iteration() -> None:
+    comp = _entry("scan.hlo")
+    check_against_execution(comp, [np.int64(0), None, None, None])
+    c, ys = computation_maps(comp, "output_to_input")
+    # ys[r] = 2 * (c0 + xs[0] + .. + xs[r]): rows 0..r of xs, c0, nothing of ys0
+    xs = {g.index: g for g in ys.groups}[3]
+    pairs = _pairs(xs.maps, (5, 3), (5, 3))
+    assert pairs.tolist() == sorted((r * 3 + j) * 15 + q * 3 + j
+                                    for r in range(5) for j in range(3)
+                                    for q in range(r + 1))
+    assert not {g.index: g for g in ys.groups}[2].maps  # every row is overwritten
+
+
+def test_a_carry_feeding_another_carry() -> None:
+    check_against_execution(_entry("carries.hlo"), [None, None])
+
+
+def test_nested_loops_compose_the_inner_loop_per_outer_iteration() -> None:
+    comp = _entry("nested.hlo")
+    check_against_execution(comp, [None, None])
+    (record,) = computation_maps(comp, "output_to_input")
+    xs = record.groups[1]
+    assert not any(m.rts for m in xs.maps)  # the outer counter was known at each step
+
+
+def test_a_fixed_point_keeps_a_long_loop_exact() -> None:
+    comp = _entry("elementwise_long.hlo")
+    instr, body, cond = _while(comp)
+    assert trip_count(instr, body, cond).count is None  # more than the simulated states
+    check_against_execution(comp, [None])
+
+
+# --- labelled ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5])
+def test_a_data_dependent_trip_count_stays_labelled(n: int) -> None:
+    labels = check_against_execution(_entry("data_dependent.hlo"), [np.int64(n), None],
+                                     exact=False)
+    assert set(labels) == {"while loop (loop-carried)"}
+
+
+def test_beyond_the_unrolling_limit_stays_labelled_and_says_why() -> None:
+    labels = check_against_execution(_entry("scan_long.hlo"),
+                                     [np.int64(0), None, None, None], exact=False)
+    assert set(labels) == {f"while loop (loop-carried: 100 iterations, beyond the unrolling "
+                           f"limit of {UNROLL_LIMIT})"}
+
+
+# --- the trip count ----------------------------------------------------------------------------
+
+
+def test_the_trip_count_runs_the_counter() -> None:
+    instr, body, cond = _while(_entry("carries.hlo"))
+    trips = trip_count(instr, body, cond)
+    assert trips is not None and trips.count == 4  # 7, 5, 3, 1, then 0 > 0 fails
+    assert [int(s[1]) for s in trips.states] == [7, 5, 3, 1, -1]
+    instr, body, cond = _while(_entry("roll.hlo"))
+    assert trip_count(instr, body, cond).count == 2  # 1 and 2 pass i <= 2
+
+
+def test_the_trip_count_stated_in_backend_config_gives_the_counter() -> None:
+    instr, body, cond = _while(_entry("scan.hlo"))  # the counter starts from a parameter
+    trips = trip_count(instr, body, cond)
+    assert trips is not None and trips.count == trips.stated == 5
+    assert [int(s[0]) for s in trips.states] == [0, 1, 2, 3, 4, 5]
+
+
+def test_no_trip_count_when_the_condition_reads_data() -> None:
+    instr, body, cond = _while(_entry("data_dependent.hlo"))
+    assert trip_count(instr, body, cond) is None
+
+
+def test_a_stated_trip_count_that_contradicts_the_counter_is_not_used() -> None:
+    text = (DATA / "elementwise.hlo").read_text().replace(
+        "condition=cond, body=body", 'condition=cond, body=body, '
+        'backend_config={"known_trip_count":{"n":"4"}}')
+    comp = parse_hlo(text).entry
+    instr, body, cond = _while(comp)
+    assert trip_count(instr, body, cond) is None
+    assert set(check_against_execution(comp, [None], exact=False)) == {
+        "while loop (loop-carried)"}
+
+
+# --- the parts ---------------------------------------------------------------------------------
+
+
+def test_the_evaluator_follows_integer_arithmetic_and_wraps() -> None:
+    comp = parse_hlo("""HloModule m
+ENTRY e {
+  p = (s32[], s8[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  b = s8[] get-tuple-element(p), index=1
+  neg = pred[] compare(i, s32[] constant(0)), direction=LT
+  wrapped = s32[] add(i, s32[] constant(5))
+  idx = s32[] select(neg, wrapped, i)
+  q = s32[] divide(idx, s32[] constant(-2))
+  r = s32[] remainder(idx, s32[] constant(-2))
+  big = s8[] add(b, s8[] constant(100))
+  ROOT t = (s32[], s32[], s32[], s8[]) tuple(idx, q, r, big)
+}
+""").entry
+    values = Evaluator({0: (np.asarray(-3, np.int32), np.asarray(100, np.int8))})
+    assert [int(values.value(comp.root, k)) for k in range(4)] == [2, -1, 0, -56]
+    values = Evaluator({0: (np.asarray(7, np.int32), None)})
+    assert [int(values.value(comp.root, k)) for k in range(3)] == [7, -3, 1]
+    assert values.value(comp.root, 3) is None  # b unknown
+
+
+def test_merging_joins_touching_pieces_only() -> None:
+    a = IndexingMap.create([(0, 1), 3], [0, dim(1)])
+    b = IndexingMap.create([(2, 2), 3], [0, dim(1)])
+    c = IndexingMap.create([(4, 4), 3], [0, dim(1)])  # [0, 2] and [4, 4] do not touch
+    other = IndexingMap.create([(3, 3), 3], [1, dim(1)])  # another formula
+    found = merged([a, b, c, other])
+    assert sorted(found, key=str) == sorted(
+        [IndexingMap.create([(0, 2), 3], [0, dim(1)]), c, other], key=str)
