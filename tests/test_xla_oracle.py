@@ -4,10 +4,11 @@ XLA compiles. Skipped without JAX.
 
 * ``EXACT``: functions whose reads do not depend on the values they run on (pads, crops,
   convolutions with padding and dilation, masks built from iotas, ``jnp.diag``, rolls,
-  reductions). What a changed element changes must be exactly what the maps give.
+  reductions, loops with a known trip count). What a changed element changes must be
+  exactly what the maps give.
 * ``SOUND``: functions whose reads depend on values (a select on an input mask, sort,
-  gathers and scatters at input indices, loops and branches, ``max`` that picks one
-  element). Every dependence must be in the maps.
+  gathers and scatters at input indices, branches, ``max`` that picks one element). Every
+  dependence must be in the maps.
 """
 
 from __future__ import annotations
@@ -84,6 +85,17 @@ EXACT: dict[str, Case] = {
     "batched_dot": (lambda a, b: jnp.einsum("bij,bjk->bik", a, b),
                     [((2, 3, 4), F32), ((2, 4, 2), F32)]),
     "integer_ops": (lambda x: (x >> 1) + (x % 3) * 2, [((6,), S32)]),
+    "fori_loop": (lambda x: lax.fori_loop(0, 3, lambda i, c: jnp.roll(c, 1) * 2.0, x),
+                  [((4,), F32)]),
+    "nested_fori_loops": (lambda x: lax.fori_loop(0, 2, lambda i, c: lax.fori_loop(
+        0, 2, lambda j, d: d + jnp.roll(d, 1, axis=0), c), x), [((4, 3), F32)]),
+    "scan": (lambda xs: lax.scan(lambda c, r: (c + r, c * 2), jnp.zeros(3, F32), xs),
+             [((4, 3), F32)]),
+    "scan_rnn": (lambda xs: lax.scan(lambda h, x: (jnp.tanh(h + 2.0 * x),) * 2,
+                                     jnp.zeros(3, F32), xs)[1], [((5, 3), F32)]),
+    "while_counter": (lambda x: lax.while_loop(lambda c: c[0] < 3,
+                                               lambda c: (c[0] + 1, c[1] * 2.0), (0, x))[1],
+                      [((5,), F32)]),
 }
 
 SOUND: dict[str, Case] = {
@@ -107,10 +119,6 @@ SOUND: dict[str, Case] = {
                     [((6, 3), F32), ((4,), S32), ((4, 3), F32)]),
     "cond": (lambda x, p: lax.cond(p, lambda v: v[::-1], lambda v: v * 2.0, x),
              [((4,), F32), ((), PRED)]),
-    "fori_loop": (lambda x: lax.fori_loop(0, 3, lambda i, c: jnp.roll(c, 1) * 2.0, x),
-                  [((4,), F32)]),
-    "scan": (lambda xs: lax.scan(lambda c, r: (c + r, c * 2), jnp.zeros(3, F32), xs),
-             [((4, 3), F32)]),
     "max_pool": (lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (2, 3), (2, 1),
                                              [(1, 0), (1, 1)]), [((6, 5), F32)]),
 }
