@@ -234,16 +234,21 @@ GATHER = """
     (42, "iota = s32[42] iota(), iota_dimension=0\n  c = s64[42] convert(iota)\n"
          "  indices = s64[42,1] bitcast(c)", "(min(d0, 32), 0)"),
     (5, "c = s32[] constant(40)\n  indices = s32[5,1] broadcast(c), dimensions={}", "(32, 0)"),
-    (3, "indices = s32[3,1] constant({{7},{-2},{9}})", None),
 ])
-def test_gather_indices_fold_when_known(rows: int, indices: str, expected: str | None
-                                        ) -> None:
+def test_gather_indices_fold_when_known(rows: int, indices: str, expected: str) -> None:
     text = one_map(GATHER.format(indices=indices, rows=rows), ["f32[33,76]"],
                    f"f32[{rows},1,1]")
-    if expected is None:  # a table of indices: the variable stays, pointing at it
-        assert "{rt0}" in text and "rt0: constant(" in text
-    else:
-        assert text.split(" domain:")[0] == f"(d0, d1, d2) -> {expected},"
+    assert text.split(" domain:")[0] == f"(d0, d1, d2) -> {expected},"
+
+
+def test_a_table_of_gather_indices_gives_a_map_per_row() -> None:
+    """Indices ``{7, -2, 9}``: each output row reads the row its index names, clamped."""
+    body = GATHER.format(indices="indices = s32[3,1] constant({{7},{-2},{9}})", rows=3)
+    maps = maps_of(fusion_of(body, ["f32[33,76]"], "f32[3,1,1]"))[0].maps
+    assert sorted(print_map(m, "xla").split(", d1 in")[0] for m in maps) == [
+        "(d0, d1, d2) -> (0, 0), domain: d0 in [1, 1]",
+        "(d0, d1, d2) -> (7, 0), domain: d0 in [0, 0]",
+        "(d0, d1, d2) -> (9, 0), domain: d0 in [2, 2]"]
 
 
 def test_narrowing_convert_keeps_the_variable() -> None:
@@ -328,10 +333,14 @@ def test_out_of_range_constant_through_a_nested_fusion_is_clamped_to_the_interva
 
 
 def test_table_of_indices_narrows_the_variable() -> None:
-    """Gather rows from a constant table: the variable ranges over the table's values
-    (clamped); a table of one value is that value."""
-    text = one_map(GATHER.format(rows=3, indices="indices = s32[3,1] constant({{7},{-2},{9}})"),
-                   ["f32[33,76]"], "f32[3,1,1]")
+    """Gather rows from a constant table read along two dimensions (no map per run): the
+    variable ranges over the table's values (clamped); a table of one value is that
+    value."""
+    text = one_map("""
+  p0 = f32[33] parameter(0)
+  indices = s32[2,2,1] constant({{{7},{-2}},{{9},{3}}})
+  ROOT gather = f32[2,2] gather(p0, indices), offset_dims={}, collapsed_slice_dims={0},
+    start_index_map={0}, index_vector_dim=2, slice_sizes={1}""", ["f32[33]"], "f32[2,2]")
     assert "rt0 in [0, 9]" in text
     text = one_map(GATHER.format(rows=2, indices="indices = s32[2,1] constant({{40},{50}})"),
                    ["f32[33,76]"], "f32[2,1,1]")

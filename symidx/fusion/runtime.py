@@ -23,13 +23,13 @@ of it, which lets maps that differ only there merge (see :mod:`symidx.fusion.swe
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from sympy import Integer
 
 from symidx.errors import SymidxError
-from symidx.expr import Expr, bounds, max_of, min_of, rt
+from symidx.expr import Expr, bounds, compile_expr, max_of, min_of, rt
 from symidx.fusion.values import index_value
 from symidx.hlo import HloInstruction, Shape, ShapeLike
 from symidx.hlo.facts import hlo_reference
@@ -38,7 +38,7 @@ from symidx.interval import Interval
 from symidx.ops import finish, output_to_input
 from symidx.simplify import compose, simplify
 
-__all__ = ["runtime_sources", "resolve_runtime_vars", "forget_elements"]
+__all__ = ["runtime_sources", "resolve_runtime_vars", "split_by_tables", "forget_elements"]
 
 #: Ops whose output element is one element of operand 0 (a convert: see
 #: :func:`_preserves_values`).
@@ -46,6 +46,8 @@ _VALUE_PRESERVING = frozenset({"bitcast", "broadcast", "convert", "copy", "resha
                                "reverse", "slice", "transpose"})
 _INTEGER_TYPE = re.compile(r"([su])([0-9]+)")
 _TABLE_LIMIT = 1 << 16  # elements of a constant index table read to bound its values
+_RUN_LIMIT = 64  # maps a constant index table may split one map into
+_SPAN_LIMIT = 4096  # positions of the dimension along which a table is read
 
 
 def runtime_sources(instr: HloInstruction,
@@ -89,6 +91,112 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[str, HloInstruction],
             m = _repoint(m, i, holder.instr, element)
         i += 1
     return m
+
+
+def split_by_tables(m: IndexingMap, sources: Mapping[str, HloInstruction], clamp: bool
+                    ) -> list[IndexingMap]:
+    """``m`` as a union of maps: one per run of equal values of a constant index table that
+    a runtime variable reads along one dimension of ``m`` (``x[jnp.array([4, 0, 2, 2])]``:
+    ``d0 in [0, 0]`` reads row 4, ``d0 in [1, 1]`` row 0, ``d0 in [2, 3]`` row 2), each with
+    the value in place of the variable where it lies in the variable's interval. Outside
+    it, a variable that is not clamped (a scatter index) reads nothing; a clamped one is
+    replaced by the clamped value when ``clamp`` says the interval is still the op's
+    clamping interval (see :func:`resolve_runtime_vars`), and otherwise stays. A table read
+    along several dimensions, more than ``_RUN_LIMIT`` runs, or a dimension longer than
+    ``_SPAN_LIMIT`` leave ``m`` whole, for :func:`resolve_runtime_vars` to narrow the
+    variable's interval."""
+    for i, var in enumerate(m.rts):
+        origin = sources.get(var.hlo)
+        if origin is None or var.map is None:
+            continue
+        runs = _table_runs(m, _trace_value(origin, var.map), var, clamp)
+        if runs is None:
+            continue
+        pieces = []
+        for x, lo, hi, held in _merged(runs, _held(var, clamp)):
+            if held is _NOTHING:
+                continue  # a scatter index outside the operand: nothing is read
+            piece = finish(m.with_constraint(x, (lo, hi)), fold_point_dims=True)
+            if held is not _UNKNOWN:
+                piece = _substitute(piece, i, Integer(held))
+                if not piece.is_known_empty:
+                    pieces += split_by_tables(piece, sources, clamp)
+            elif not piece.is_known_empty:
+                pieces.append(piece)
+        return pieces or [m.as_known_empty()]
+    return [m]
+
+
+#: What a table value stands for outside a variable's interval: nothing is read (a scatter
+#: index), or a value the map cannot know (the interval may have been narrowed).
+_NOTHING, _UNKNOWN = object(), object()
+
+
+def _held(var: RuntimeVar, clamp: bool) -> Callable[[int], object]:
+    """What a table value ``v`` stands for in place of ``var``: ``v`` inside its interval;
+    outside, the clamped value (``clamp``: the interval is the op's), ``_NOTHING`` (not
+    clamped) or ``_UNKNOWN``."""
+    def held(value: int) -> object:
+        if value in var.bounds:
+            return value
+        if not var.clamped:
+            return _NOTHING
+        return min(max(value, var.bounds.lo), var.bounds.hi) if clamp else _UNKNOWN
+    return held
+
+
+def _merged(runs: list[tuple[Expr, int, int, int]], held: Callable[[int], object]
+            ) -> list[tuple[Expr, int, int, object]]:
+    """``runs`` with each value replaced by what it stands for, adjacent runs that stand
+    for the same joined."""
+    merged: list[tuple[Expr, int, int, object]] = []
+    for x, lo, hi, value in runs:
+        h = held(value)
+        if merged and merged[-1][3] == h and merged[-1][2] + 1 == lo:
+            merged[-1] = (x, merged[-1][1], hi, h)
+        else:
+            merged.append((x, lo, hi, h))
+    return merged
+
+
+def _table_runs(m: IndexingMap, holder: _Holder, var: RuntimeVar, fresh: bool
+                ) -> list[tuple[Expr, int, int, int]] | None:
+    """(variable, first, last position, value) per run of equal values that a constant
+    integer table holds at the elements ``holder`` reads along one variable of ``m``: a
+    dimension, or a range variable when ``m`` is fresh from its rule (see
+    :func:`_shares_range_vars`)."""
+    instr, element = holder.instr, holder.element
+    if instr.opcode != "constant" or instr.literal is None or element.is_known_empty \
+            or element.is_undefined:
+        return None
+    import numpy as np
+
+    table = np.asarray(instr.literal)
+    used = set().union(*(r.free_symbols for r in element.results))
+    if table.dtype.kind not in "iu" or not isinstance(instr.shape, Shape) \
+            or table.shape != instr.shape.dims or len(used) != 1:
+        return None
+    (x,) = used
+    if x in m.dim_vars:
+        span = m.dims[m.dim_vars.index(x)]
+    elif x in m.range_vars and _shares_range_vars(x, var, m, fresh):
+        span = m.ranges[m.range_vars.index(x)]
+    else:
+        return None
+    if span.size > _SPAN_LIMIT:
+        return None
+    positions = np.arange(span.lo, span.hi + 1, dtype=np.int64)
+    index = [np.broadcast_to(compile_expr(r, [x])([positions]), positions.shape)
+             for r in element.results]
+    if not all(((i >= 0) & (i < n)).all() for i, n in zip(index, table.shape)):
+        return None
+    values = table[tuple(index)]
+    starts = [0] + [k for k in range(1, len(values)) if values[k] != values[k - 1]]
+    if len(starts) > _RUN_LIMIT:
+        return None
+    ends = starts[1:] + [len(values)]
+    return [(x, int(positions[a]), int(positions[b - 1]), int(values[a]))
+            for a, b in zip(starts, ends)]
 
 
 @dataclass(frozen=True, slots=True)

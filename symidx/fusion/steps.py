@@ -44,7 +44,7 @@ from symidx.errors import HloShapeError, ParseError, SymidxError, UnsupportedOpE
 from symidx.expr import Expr, bounds, dim
 from symidx.fusion.loops import Unrolled, unrolled_maps
 from symidx.fusion.reached import Path, Reached
-from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources
+from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources, split_by_tables
 from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
 from symidx.fusion.values import select_constraints
 from symidx.hlo import HloComputation, HloInstruction, ShapeLike, TupleShape
@@ -247,6 +247,8 @@ def _group_steps(instr: HloInstruction, direction: Direction, index: int,
         output, position = (index, k) if backward else (k, index)
         target = _leaf_dims(instr.operands[position].shape, 0) if backward \
             else _leaf_dims(instr.shape, output)
+        if resolve:  # constant index tables split a map; runtime values are followed
+            group = [p for m in group for p in split_by_tables(m, sources, clamp=True)]
         maps = tuple((_inside(resolve_runtime_vars(m, sources, clamp=True), target)
                       if resolve else m, None, 1) for m in group)
         steps.append(Step(output, position, 0, maps, opaque=reason))
@@ -409,8 +411,9 @@ def _through(comp: HloComputation, direction: Direction, index: int, leaf: int,
 
 def _reached_step(output: int, position: int, leaf: int, r: Reached,
                   sources: Mapping[str, HloInstruction], target: tuple[int, ...]) -> Step:
-    maps = tuple((_inside(resolve_runtime_vars(m, sources, clamp=False), target), o.path,
-                  o.count) for m, o in zip(r.maps, r.origins))
+    maps = tuple((_inside(resolve_runtime_vars(p, sources, clamp=False), target), o.path,
+                  o.count) for m, o in zip(r.maps, r.origins)
+                 for p in split_by_tables(m, sources, clamp=False))
     return Step(output, position, leaf, maps, r.unsupported, r.opaque)
 
 
