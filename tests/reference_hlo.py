@@ -233,31 +233,50 @@ def _starts(instr, values, first: int, sizes: Sequence[int], big: Sequence[int])
     return [clamp(v, 0, n - m) for v, m, n in zip(raw, sizes, big, strict=True)]
 
 
-def _offset_reads(instr, first: int) -> list[set[Index]]:
+def _offset_reads(instr, first: int, o: Index, matters) -> list[set[Index]]:
+    """The offset elements output ``o`` reads: offset ``k`` where ``matters(k, o)``."""
     count = len(instr.operands) - first
     if count == 1 and len(op_dims(instr, first)) == 1:
-        return [{(i,) for i in range(op_dims(instr, first)[0])}]
-    return [{()} for _ in range(count)]
+        return [{(k,) for k in range(op_dims(instr, first)[0]) if matters(k, o)}]
+    return [{()} if matters(k, o) else set() for k in range(count)]
 
 
 @reference("dynamic-slice")
 def _dynamic_slice(instr, values, output):
+    """Output ``o`` reads the operand at ``o + start`` (clamped starts); offset ``k`` when
+    its value can change what is read: when the slice is narrower than the operand along
+    dim ``k`` (else its clamped value is always 0)."""
     out, src = out_dims(instr), op_dims(instr, 0)
     starts = _starts(instr, values, 1, out, src)
+
+    def matters(k, o):
+        return out[k] < src[k]
     return {o: [{tuple(v + s for v, s in zip(o, starts, strict=True))}]
-            + _offset_reads(instr, 1) for o in box(out)}
+            + _offset_reads(instr, 1, o, matters) for o in box(out)}
 
 
 @reference("dynamic-update-slice")
 def _dynamic_update_slice(instr, values, output):
+    """Output ``o`` reads the update at ``o - start`` inside the window, else the operand at
+    ``o``; offset ``k`` when some value of it (the others as they are) puts ``o`` inside the
+    window: it then decides which update element, if any, ``o`` takes. Along dim ``k``
+    every position can be covered, unless the update spans the operand there (the clamped
+    offset is always 0)."""
     out, upd = out_dims(instr), op_dims(instr, 1)
     starts = _starts(instr, values, 2, upd, out)
+
+    def matters(k, o):
+        if upd[k] == out[k]:
+            return False
+        return any(all(0 <= o[j] - (s if j == k else starts[j]) < upd[j]
+                       for j in range(len(out)))
+                   for s in range(out[k] - upd[k] + 1))
     deps = {}
     for o in box(out):
         local = tuple(v - s for v, s in zip(o, starts, strict=True))
         inside = all(0 <= v < n for v, n in zip(local, upd, strict=True))
         deps[o] = [set() if inside else {o}, {local} if inside else set()] \
-            + _offset_reads(instr, 2)
+            + _offset_reads(instr, 2, o, matters)
     return deps
 
 
@@ -265,7 +284,8 @@ def _dynamic_update_slice(instr, values, output):
 def _gather(instr, values, output):
     """XLA's gather: batch dims of the output walk the indices' batch dims; the start of
     the slice comes from the index vector (clamped), or the batch index for batching dims;
-    offset dims walk the slice's window dims."""
+    offset dims walk the slice's window dims. A component of the index vector is read when
+    its clamped value can change: the slice is narrower than the operand along its dim."""
     g = instr.gather_dimension_numbers
     operand, indices, out = op_dims(instr, 0), op_dims(instr, 1), out_dims(instr)
     sizes = instr.slice_sizes
@@ -281,7 +301,8 @@ def _gather(instr, values, output):
         for k, j in enumerate(g.start_index_map):
             element = tuple(k if q == g.index_vector_dim else batch[q]
                             for q in range(len(indices)))
-            vector_reads.add(element)
+            if sizes[j] < operand[j]:  # else the clamped start is always 0
+                vector_reads.add(element)
             start[j] = clamp(int(values[1][element]), 0, operand[j] - sizes[j])
         for j, q in zip(g.operand_batching_dims, g.start_indices_batching_dims, strict=True):
             start[j] = batch[q]
