@@ -819,34 +819,74 @@ def _scatter_target(parts, u: Index, vector: Sequence[int]) -> Index | None:
     return tuple(index)
 
 
+def _combiner_params(instr, n: int) -> list[set[int]]:
+    """Per result of the scatter's combiner: the parameters (N current values, then N
+    updates) its value is computed from."""
+    (comp,) = instr.called_computations["to_apply"]
+
+    def params(x) -> set[int]:
+        if x.opcode == "parameter":
+            return {x.parameter_number}
+        if x.opcode == "get-tuple-element" and x.operands[0].opcode == "tuple":
+            return params(x.operands[0].operands[x.tuple_index])
+        return set().union(*(params(op) for op in x.operands))
+    root = comp.root
+    return [params(root)] if n == 1 else [params(leaf) for leaf in root.operands]
+
+
+def _after(params: list[set[int]], n: int, output: int, times: int) -> set[int]:
+    """The operands result ``output`` is computed from after the combiner ran ``times``
+    times at an element (each run reads the current values the previous left)."""
+    current = {output}
+    for _ in range(times):
+        current = {i for m in current for i in params[m] if i < n}
+    return current
+
+
 def _scatter_reads(instr, values: Values | None, output: int) -> Deps:
-    """Output ``output`` at ``o``: its operand at ``o``; every operand at ``o`` and every
-    update landing on ``o``, when some does (the combiner reads them all); the index
-    vectors of every scatter position that could land an update on ``o`` for some values
-    of the indices. With ``values`` None: the union over every value of the indices."""
+    """Output ``output`` at ``o``: the operands the combiner's result ``output`` is computed
+    from after it ran once per update landing on ``o`` (no run: its own operand), and every
+    update landing on ``o``; component ``k`` of an index vector when some value of it
+    (the others as they are) lands its window on ``o``. With ``values`` None: the union over
+    every value of the indices (any number of the updates that can land on ``o`` may)."""
     parts = _scatter_parts(instr)
     n, operand, indices, updates, d, scatter_dims, indices_batch, window, size = parts
+    params = _combiner_params(instr, n)
     landed: dict[Index, set[Index]] = {}
     reachable: dict[Index, set[Index]] = {}  # operand index -> index elements
     for u in box(updates):
         position = {q: u[scatter_dims[t]] for t, q in enumerate(indices_batch)}
         elements = _vector_elements(d, indices, position)
-        for candidate in itertools.product(*(range(-1, operand[j] + 1)
-                                             for j in d.scatter_dims_to_operand_dims)):
-            where = _scatter_target(parts, u, candidate)
-            if where is not None:
-                reachable.setdefault(where, set()).update(elements)
-                if values is None:
+        held = None if values is None else [_value(instr, values, n, e) for e in elements]
+        for k, element in enumerate(elements):
+            for value in range(-1, operand[d.scatter_dims_to_operand_dims[k]] + 1):
+                for others in itertools.product(*(
+                        range(-1, operand[j] + 1) if held is None else (held[i],)
+                        for i, j in enumerate(d.scatter_dims_to_operand_dims))):
+                    vector = list(others)
+                    vector[k] = value
+                    where = _scatter_target(parts, u, vector)
+                    if where is not None:
+                        reachable.setdefault(where, set()).add(element)
+        if held is None:
+            for candidate in itertools.product(*(range(-1, operand[j] + 1)
+                                                 for j in d.scatter_dims_to_operand_dims)):
+                where = _scatter_target(parts, u, candidate)
+                if where is not None:
                     landed.setdefault(where, set()).add(u)
-        if values is not None:
-            target = _scatter_target(parts, u, [_value(instr, values, n, e) for e in elements])
+        else:
+            target = _scatter_target(parts, u, held)
             if target is not None:
                 landed.setdefault(target, set()).add(u)
     deps = {}
     for o in box(operand):
-        hit = o in landed
-        deps[o] = ([{o} if k == output or hit else set() for k in range(n)]
-                   + [set(reachable.get(o, set()))] + [set(landed.get(o, set()))] * n)
+        hits = landed.get(o, set())
+        runs = {len({tuple(u[s] for s in scatter_dims) for u in hits})}
+        if values is None:
+            runs = set(range(max(runs) + 1))
+        read = set().union(*(_after(params, n, output, t) for t in runs))
+        deps[o] = ([{o} if k in read else set() for k in range(n)]
+                   + [set(reachable.get(o, set()))] + [set(hits)] * n)
     return deps
 
 
