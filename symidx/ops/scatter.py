@@ -14,24 +14,39 @@ dim) is skipped entirely.
 The index vectors are runtime variables, as for gather: one per component, over the starts
 that fit (``[0, operand_dim - window_size]``), with provenance ``hlo`` (the indices'
 instruction) and a map to the element holding it. They are *not* clamped: a run-time value
-outside the interval means the window is skipped and nothing is read. An index held by a
-constant at a fixed element is folded into the map (a window that does not fit makes the
-map empty), one held by an ``iota`` too, with the fit as a constraint. Where only one start
-fits (the window spans the operand along that dim), the simplifier fixes the variable to
-that start: the map then no longer says that another run-time value skips the window, so
-for such a value it over-approximates; as the union over every index value (its meaning)
-it stays exact.
+outside the interval means the window is skipped and nothing is read. Indices known
+whatever the run (a constant, an iota, integer ops of them in the same computation:
+:func:`symidx.hlo.fold.integer_values`) are folded into the maps: at a fixed element their
+value (a window that does not fit makes the map empty); an iota at a varying one, its index,
+with the fit as a constraint; a small known table (``SPLIT_LIMIT`` scatter positions at
+most) splits each map into one per scatter position, each with its values. Where only one
+start fits (the window spans the operand along that dim), the simplifier fixes a variable
+to that start: the map then no longer says that another run-time value skips the window, so
+for such a value it over-approximates; as the union over every index value (its meaning) it
+stays exact.
+
+The combiner (``to_apply``: N current values, then N updates) is followed from each result
+to the parameters it is computed from (:func:`combiner_reads`). Where updates land, result
+``j`` reads the operands reached from ``j`` in one step or more (a step: a result to the
+current values it reads; several updates may land, in any order).
 
 Output ``j`` at index ``O`` (output-to-input):
 
-* operand ``j`` at ``O``; operand ``k != j`` at ``O`` when some update lands on ``O`` (the
-  combiner reads every operand);
+* operand ``j`` at ``O``, except where an update lands whatever the run when result ``j``
+  never reads operand ``j`` (an overwriting combiner, ``x.at[i].set(u)``, with known
+  indices: one identity map per box of the operand outside the windows that land, known
+  empty when they cover it). With indices a runtime value every update may be skipped, so
+  the identity is exact as the union over their values;
+* operand ``k != j`` at ``O`` when some update lands on ``O`` and result ``j`` reads it;
+  nowhere otherwise;
 * every update ``k`` at each ``U`` landing on ``O``: ``G`` ranges over the scatter positions
   (range variables; the batching dims are ``O``'s), the window offset is ``O - start``
-  within the window;
-* the indices: the whole index vector of every scatter position that can land on ``O``
-  (whether an update lands there depends on each of them): every ``G`` with ``O``'s batch
-  coordinates, for ``O`` in the part of the operand a window can reach.
+  within the window. Two updates landing on one element are both read: XLA leaves the
+  order in which the combiner meets them undefined;
+* the indices: component ``k`` of the index vector of every scatter position ``G`` (with
+  ``O``'s batch coordinates) where some value of it lands ``G``'s window on ``O``, the other
+  components as they are: anywhere along the dim ``k`` moves, within the window from the
+  other components' starts (runtime variables, or folded values) along the others.
 
 The input-to-output maps are the inverse relations (an update ``U`` goes to
 ``start + offset``, where ``start`` fits).
@@ -196,7 +211,7 @@ class _Starts:
 @dataclass(frozen=True)
 class Indices:
     """A scatter's indices operand, with the values it holds whatever the run when they
-    fold from constants and iotas of the computation (:func:`symidx.hlo.fold`)."""
+    fold from constants and iotas of its computation (:mod:`symidx.hlo.fold`)."""
 
     instr: HloInstruction
     table: np.ndarray | None
@@ -248,7 +263,7 @@ def _all_positions(g: ScatterGeometry) -> list[dict[int, int]]:
 
 
 def _choices(g: ScatterGeometry, indices: Indices) -> list[Position]:
-    """The scatter positions a map is built for: each one for a small constant table of
+    """The scatter positions a map is built for: each one for a small known table of
     indices (every map then folds its values), else all at once (``[None]``)."""
     if indices.table is not None and _position_count(g) <= SPLIT_LIMIT:
         return list(_all_positions(g))

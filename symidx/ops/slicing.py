@@ -18,7 +18,12 @@ region, none for a pure crop); dynamic-update-slice's operand is read outside th
 window only (one map per side of the window along each dimension it does not span, with the
 start a runtime variable when it is not known; none when the update covers the operand).
 As XLA, an update index ``d - rt`` may fall outside the update for some values of ``rt``
-(then nothing is read).
+(then nothing is read). An offset is read only where some value of it changes the output
+element (XLA: everywhere): nowhere along a dimension the slice or update spans (the clamped
+start is always 0); for dynamic-update-slice only where some value of it puts the element
+inside the update window (anywhere along its own dimension, within the window along the
+others: ``d1 - rt0 in [0, size - 1]``, ``rt0`` the other offset). Likewise a gather reads
+only the components of its index vector along operand dims the slice does not span.
 
 Gather is handled in full generality: any ``offset_dims``, ``collapsed_slice_dims``,
 ``start_index_map`` order, ``index_vector_dim`` (including the implicit trailing one) and
