@@ -478,9 +478,9 @@ def overwritten_windows(g: ScatterGeometry, indices: Indices) -> list[Box] | Non
         for j, q in zip(g.operand_batching, g.indices_batching, strict=True):
             start[j] = position[q]
         for k, j in enumerate(g.to_operand):
-            element = g.indices_element({q: Integer(v) for q, v in position.items()},
-                                        Integer(k))
-            start[j] = int(indices.table[tuple(int(e) for e in element)])
+            element = tuple(k if q == g.index_vector_dim else position[q]
+                            for q in range(len(g.indices)))
+            start[j] = int(indices.table[element])
         if all(start[j] in g.fits(j) for j in range(len(g.operand))) \
                 and all(g.window_size(j) > 0 for j in range(len(g.operand))):
             boxes.append([(start[j], start[j] + g.window_size(j) - 1)
