@@ -72,7 +72,7 @@ def image(m: IndexingMap, point: tuple[int, ...]) -> set[tuple[int, ...]]:
     """m.image(point), vectorised over the symbol box with numpy."""
     import numpy as np
 
-    if not all(v in b for v, b in zip(point, m.dims)):
+    if m.is_known_empty or not all(v in b for v, b in zip(point, m.dims)):
         return set()
     axes = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in m.all_bounds[m.num_dims:]]
     grids = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")] if axes else []

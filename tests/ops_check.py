@@ -105,6 +105,26 @@ sum2 {
   s1 = f32[] add(a1, b1)
   ROOT t = (f32[], f32[]) tuple(s0, s1)
 }
+set {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] copy(b)
+}
+set2 {
+  a0 = f32[] parameter(0)
+  a1 = f32[] parameter(1)
+  b0 = f32[] parameter(2)
+  b1 = f32[] parameter(3)
+  ROOT t = (f32[], f32[]) tuple(b0, b1)
+}
+add_set2 {
+  a0 = f32[] parameter(0)
+  a1 = f32[] parameter(1)
+  b0 = f32[] parameter(2)
+  b1 = f32[] parameter(3)
+  s0 = f32[] add(a0, b0)
+  ROOT t = (f32[], f32[]) tuple(s0, b1)
+}
 lt {
   a = f32[] parameter(0)
   b = f32[] parameter(1)

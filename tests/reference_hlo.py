@@ -233,31 +233,50 @@ def _starts(instr, values, first: int, sizes: Sequence[int], big: Sequence[int])
     return [clamp(v, 0, n - m) for v, m, n in zip(raw, sizes, big, strict=True)]
 
 
-def _offset_reads(instr, first: int) -> list[set[Index]]:
+def _offset_reads(instr, first: int, o: Index, matters) -> list[set[Index]]:
+    """The offset elements output ``o`` reads: offset ``k`` where ``matters(k, o)``."""
     count = len(instr.operands) - first
     if count == 1 and len(op_dims(instr, first)) == 1:
-        return [{(i,) for i in range(op_dims(instr, first)[0])}]
-    return [{()} for _ in range(count)]
+        return [{(k,) for k in range(op_dims(instr, first)[0]) if matters(k, o)}]
+    return [{()} if matters(k, o) else set() for k in range(count)]
 
 
 @reference("dynamic-slice")
 def _dynamic_slice(instr, values, output):
+    """Output ``o`` reads the operand at ``o + start`` (clamped starts); offset ``k`` when
+    its value can change what is read: when the slice is narrower than the operand along
+    dim ``k`` (else its clamped value is always 0)."""
     out, src = out_dims(instr), op_dims(instr, 0)
     starts = _starts(instr, values, 1, out, src)
+
+    def matters(k, o):
+        return out[k] < src[k]
     return {o: [{tuple(v + s for v, s in zip(o, starts, strict=True))}]
-            + _offset_reads(instr, 1) for o in box(out)}
+            + _offset_reads(instr, 1, o, matters) for o in box(out)}
 
 
 @reference("dynamic-update-slice")
 def _dynamic_update_slice(instr, values, output):
+    """Output ``o`` reads the update at ``o - start`` inside the window, else the operand at
+    ``o``; offset ``k`` when some value of it (the others as they are) puts ``o`` inside the
+    window: it then decides which update element, if any, ``o`` takes. Along dim ``k``
+    every position can be covered, unless the update spans the operand there (the clamped
+    offset is always 0)."""
     out, upd = out_dims(instr), op_dims(instr, 1)
     starts = _starts(instr, values, 2, upd, out)
+
+    def matters(k, o):
+        if upd[k] == out[k]:
+            return False
+        return any(all(0 <= o[j] - (s if j == k else starts[j]) < upd[j]
+                       for j in range(len(out)))
+                   for s in range(out[k] - upd[k] + 1))
     deps = {}
     for o in box(out):
         local = tuple(v - s for v, s in zip(o, starts, strict=True))
         inside = all(0 <= v < n for v, n in zip(local, upd, strict=True))
         deps[o] = [set() if inside else {o}, {local} if inside else set()] \
-            + _offset_reads(instr, 2)
+            + _offset_reads(instr, 2, o, matters)
     return deps
 
 
@@ -265,7 +284,8 @@ def _dynamic_update_slice(instr, values, output):
 def _gather(instr, values, output):
     """XLA's gather: batch dims of the output walk the indices' batch dims; the start of
     the slice comes from the index vector (clamped), or the batch index for batching dims;
-    offset dims walk the slice's window dims."""
+    offset dims walk the slice's window dims. A component of the index vector is read when
+    its clamped value can change: the slice is narrower than the operand along its dim."""
     g = instr.gather_dimension_numbers
     operand, indices, out = op_dims(instr, 0), op_dims(instr, 1), out_dims(instr)
     sizes = instr.slice_sizes
@@ -281,7 +301,8 @@ def _gather(instr, values, output):
         for k, j in enumerate(g.start_index_map):
             element = tuple(k if q == g.index_vector_dim else batch[q]
                             for q in range(len(indices)))
-            vector_reads.add(element)
+            if sizes[j] < operand[j]:  # else the clamped start is always 0
+                vector_reads.add(element)
             start[j] = clamp(int(values[1][element]), 0, operand[j] - sizes[j])
         for j, q in zip(g.operand_batching_dims, g.start_indices_batching_dims, strict=True):
             start[j] = batch[q]
@@ -798,34 +819,74 @@ def _scatter_target(parts, u: Index, vector: Sequence[int]) -> Index | None:
     return tuple(index)
 
 
+def _combiner_params(instr, n: int) -> list[set[int]]:
+    """Per result of the scatter's combiner: the parameters (N current values, then N
+    updates) its value is computed from."""
+    (comp,) = instr.called_computations["to_apply"]
+
+    def params(x) -> set[int]:
+        if x.opcode == "parameter":
+            return {x.parameter_number}
+        if x.opcode == "get-tuple-element" and x.operands[0].opcode == "tuple":
+            return params(x.operands[0].operands[x.tuple_index])
+        return set().union(*(params(op) for op in x.operands))
+    root = comp.root
+    return [params(root)] if n == 1 else [params(leaf) for leaf in root.operands]
+
+
+def _after(params: list[set[int]], n: int, output: int, times: int) -> set[int]:
+    """The operands result ``output`` is computed from after the combiner ran ``times``
+    times at an element (each run reads the current values the previous left)."""
+    current = {output}
+    for _ in range(times):
+        current = {i for m in current for i in params[m] if i < n}
+    return current
+
+
 def _scatter_reads(instr, values: Values | None, output: int) -> Deps:
-    """Output ``output`` at ``o``: its operand at ``o``; every operand at ``o`` and every
-    update landing on ``o``, when some does (the combiner reads them all); the index
-    vectors of every scatter position that could land an update on ``o`` for some values
-    of the indices. With ``values`` None: the union over every value of the indices."""
+    """Output ``output`` at ``o``: the operands the combiner's result ``output`` is computed
+    from after it ran once per update landing on ``o`` (no run: its own operand), and every
+    update landing on ``o``; component ``k`` of an index vector when some value of it
+    (the others as they are) lands its window on ``o``. With ``values`` None: the union over
+    every value of the indices (any number of the updates that can land on ``o`` may)."""
     parts = _scatter_parts(instr)
     n, operand, indices, updates, d, scatter_dims, indices_batch, window, size = parts
+    params = _combiner_params(instr, n)
     landed: dict[Index, set[Index]] = {}
     reachable: dict[Index, set[Index]] = {}  # operand index -> index elements
     for u in box(updates):
         position = {q: u[scatter_dims[t]] for t, q in enumerate(indices_batch)}
         elements = _vector_elements(d, indices, position)
-        for candidate in itertools.product(*(range(-1, operand[j] + 1)
-                                             for j in d.scatter_dims_to_operand_dims)):
-            where = _scatter_target(parts, u, candidate)
-            if where is not None:
-                reachable.setdefault(where, set()).update(elements)
-                if values is None:
+        held = None if values is None else [_value(instr, values, n, e) for e in elements]
+        for k, element in enumerate(elements):
+            for value in range(-1, operand[d.scatter_dims_to_operand_dims[k]] + 1):
+                for others in itertools.product(*(
+                        range(-1, operand[j] + 1) if held is None else (held[i],)
+                        for i, j in enumerate(d.scatter_dims_to_operand_dims))):
+                    vector = list(others)
+                    vector[k] = value
+                    where = _scatter_target(parts, u, vector)
+                    if where is not None:
+                        reachable.setdefault(where, set()).add(element)
+        if held is None:
+            for candidate in itertools.product(*(range(-1, operand[j] + 1)
+                                                 for j in d.scatter_dims_to_operand_dims)):
+                where = _scatter_target(parts, u, candidate)
+                if where is not None:
                     landed.setdefault(where, set()).add(u)
-        if values is not None:
-            target = _scatter_target(parts, u, [_value(instr, values, n, e) for e in elements])
+        else:
+            target = _scatter_target(parts, u, held)
             if target is not None:
                 landed.setdefault(target, set()).add(u)
     deps = {}
     for o in box(operand):
-        hit = o in landed
-        deps[o] = ([{o} if k == output or hit else set() for k in range(n)]
-                   + [set(reachable.get(o, set()))] + [set(landed.get(o, set()))] * n)
+        hits = landed.get(o, set())
+        runs = {len({tuple(u[s] for s in scatter_dims) for u in hits})}
+        if values is None:
+            runs = set(range(max(runs) + 1))
+        read = set().union(*(_after(params, n, output, t) for t in runs))
+        deps[o] = ([{o} if k in read else set() for k in range(n)]
+                   + [set(reachable.get(o, set()))] + [set(hits)] * n)
     return deps
 
 

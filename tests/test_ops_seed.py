@@ -78,10 +78,20 @@ rt0: {offset}; (d0, d1) -> (), domain: d0 in [0, 19], d1 in [0, 29]"""
                    ("d0", 15, "of1 = s32[] parameter(2)", ("[-15, -1]", "[5, 19]")),
                    ("d1", 20, "of2 = s32[] parameter(3)", ("[-20, -1]", "[10, 29]")))
                for side in sides]
-DUS_OFFSET = """(d0, d1) -> ()
+#: Where the seed reads each offset at every index, the exact maps read it where some value
+#: of it puts the index inside the window: any row for of1, within the window's columns
+#: (from the runtime of2), and the mirror image for of2.
+DUS_OFFSETS = [[f"""(d0, d1){{rt0}} -> ()
 domain:
 d0 in [0, 19]
-d1 in [0, 29]"""
+d1 in [0, 29]
+rt0 in [0, {last}]
+{var} - rt0 in [0, {size}]
+runtime variables:
+rt0: {offset}; (d0, d1) -> (), domain: d0 in [0, 19], d1 in [0, 29]"""]
+               for var, last, size, offset in (
+                   ("d1", 20, 9, "of2 = s32[] parameter(3)"),
+                   ("d0", 15, 4, "of1 = s32[] parameter(2)"))]
 
 GATHER = """
 operand = f32[33,76,70] parameter(0)
@@ -224,7 +234,10 @@ hlo: of2 = s32[] parameter(2)
 (d0, d1, d2) -> ()
 s2 in [0, 226]
 hlo: of3 = s32[] parameter(3)
-(d0, d1, d2) -> ()"""], [DS_OFFSET], [DS_OFFSET], [DS_OFFSET]]),
+(d0, d1, d2) -> ()"""], [DS_OFFSET],
+        # the seed reads of2 everywhere, but the slice spans dim 1: its clamped value is
+        # always 0 (s1 in [0, 0] above), so nothing depends on it
+        ["KNOWN EMPTY"], [DS_OFFSET]]),
     ("dynamic_update_slice", DUS, "out", 0, [DUS_OPERAND, ["""(d0, d1)[s0, s1] -> (d0 - s0, d1 - s1)
 domain:
 d0 in [0, 19]
@@ -234,7 +247,7 @@ hlo: of1 = s32[] parameter(2)
 (d0, d1) -> ()
 s1 in [0, 20]
 hlo: of2 = s32[] parameter(3)
-(d0, d1) -> ()"""], [DUS_OFFSET], [DUS_OFFSET]]),
+(d0, d1) -> ()"""], *DUS_OFFSETS]),
     ("gather", GATHER, "out", 0, [["""(d0, d1, d2, d3)[s0, s1] -> (d1 + s0, d2 + s1, d3)
 domain:
 d0 in [0, 1805]
@@ -447,8 +460,11 @@ def test_seed_example(name: str, body: str, direction: str, index: int,
 
 @pytest.mark.parametrize(("body", "operand", "seed", "unread"), [
     (DUS, 0, "(d0, d1) -> (d0, d1), domain: d0 in [0, 19], d1 in [0, 29]", None),
+    (DUS, 2, "(d0, d1) -> (), domain: d0 in [0, 19], d1 in [0, 29]", None),
+    (DYNAMIC_SLICE, 2, "(d0, d1, d2) -> (), domain: d0 in [0, 0], d1 in [0, 1], d2 in [0, 31]",
+     (0, 0, 0)),
     (PAD, 1, "(d0, d1) -> (), domain: d0 in [0, 11], d1 in [0, 15]", (1, 5))],
-    ids=["dus", "pad"])
+    ids=["dus", "dus_offset", "dynamic_slice_offset", "pad"])
 def test_exact_maps_lie_within_the_seeds_looser_ones(body: str, operand: int, seed: str,
                                                      unread: tuple[int, ...] | None) -> None:
     """Where the seed over-approximates (every index reads), the exact union reads a part

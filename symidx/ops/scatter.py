@@ -14,24 +14,39 @@ dim) is skipped entirely.
 The index vectors are runtime variables, as for gather: one per component, over the starts
 that fit (``[0, operand_dim - window_size]``), with provenance ``hlo`` (the indices'
 instruction) and a map to the element holding it. They are *not* clamped: a run-time value
-outside the interval means the window is skipped and nothing is read. An index held by a
-constant at a fixed element is folded into the map (a window that does not fit makes the
-map empty), one held by an ``iota`` too, with the fit as a constraint. Where only one start
-fits (the window spans the operand along that dim), the simplifier fixes the variable to
-that start: the map then no longer says that another run-time value skips the window, so
-for such a value it over-approximates; as the union over every index value (its meaning)
-it stays exact.
+outside the interval means the window is skipped and nothing is read. Indices known
+whatever the run (a constant, an iota, integer ops of them in the same computation:
+:func:`symidx.hlo.fold.integer_values`) are folded into the maps: at a fixed element their
+value (a window that does not fit makes the map empty); an iota at a varying one, its index,
+with the fit as a constraint; a small known table (``SPLIT_LIMIT`` scatter positions at
+most) splits each map into one per scatter position, each with its values. Where only one
+start fits (the window spans the operand along that dim), the simplifier fixes a variable
+to that start: the map then no longer says that another run-time value skips the window, so
+for such a value it over-approximates; as the union over every index value (its meaning) it
+stays exact.
+
+The combiner (``to_apply``: N current values, then N updates) is followed from each result
+to the parameters it is computed from (:func:`combiner_reads`). Where updates land, result
+``j`` reads the operands reached from ``j`` in one step or more (a step: a result to the
+current values it reads; several updates may land, in any order).
 
 Output ``j`` at index ``O`` (output-to-input):
 
-* operand ``j`` at ``O``; operand ``k != j`` at ``O`` when some update lands on ``O`` (the
-  combiner reads every operand);
+* operand ``j`` at ``O``, except where an update lands whatever the run when result ``j``
+  never reads operand ``j`` (an overwriting combiner, ``x.at[i].set(u)``, with known
+  indices: one identity map per box of the operand outside the windows that land, known
+  empty when they cover it). With indices a runtime value every update may be skipped, so
+  the identity is exact as the union over their values;
+* operand ``k != j`` at ``O`` when some update lands on ``O`` and result ``j`` reads it;
+  nowhere otherwise;
 * every update ``k`` at each ``U`` landing on ``O``: ``G`` ranges over the scatter positions
   (range variables; the batching dims are ``O``'s), the window offset is ``O - start``
-  within the window;
-* the indices: the whole index vector of every scatter position that can land on ``O``
-  (whether an update lands there depends on each of them): every ``G`` with ``O``'s batch
-  coordinates, for ``O`` in the part of the operand a window can reach.
+  within the window. Two updates landing on one element are both read: XLA leaves the
+  order in which the combiner meets them undefined;
+* the indices: component ``k`` of the index vector of every scatter position ``G`` (with
+  ``O``'s batch coordinates) where some value of it lands ``G``'s window on ``O``, the other
+  components as they are: anywhere along the dim ``k`` moves, within the window from the
+  other components' starts (runtime variables, or folded values) along the others.
 
 The input-to-output maps are the inverse relations (an update ``U`` goes to
 ``start + offset``, where ``start`` fits).
@@ -46,13 +61,15 @@ dependencies over all operand values, exact as such.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from sympy import Integer
 
-from symidx.expr import Expr, dim, rt
+from symidx.expr import Expr, dim, rt, sym
 from symidx.hlo import HloInstruction, Shape, WindowDim
 from symidx.hlo.facts import (
     Dims,
@@ -62,6 +79,7 @@ from symidx.hlo.facts import (
     operand_dims,
     output_dims,
 )
+from symidx.hlo.fold import integer_values
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 from symidx.ops._common import attribute, require, var_or_zero
@@ -164,22 +182,25 @@ def scatter_geometry(instr: HloInstruction) -> ScatterGeometry:
 class _Starts:
     """The start of the update window along each operand dim, as expressions: runtime
     variables for the index vector (or folded values), the scatter position on batching
-    dims, 0 elsewhere; with the constraints that the window fits."""
+    dims, 0 elsewhere; with the constraints that the window fits. ``skip``: a component
+    left out (its start stays 0; see :func:`indices_read`)."""
 
-    def __init__(self, g: ScatterGeometry, indices: HloInstruction,
-                 position: dict[int, Expr], source: Sequence[int],
-                 ranges: Sequence[tuple[int, int]]) -> None:
+    def __init__(self, g: ScatterGeometry, indices: Indices,
+                 position: dict[int, Expr], source: Sequence[int | Interval],
+                 ranges: Sequence[tuple[int, int]], skip: int | None = None) -> None:
         self.rts: list[RuntimeVar] = []
         self.constraints: list[Constraint] = []
         self.exprs: list[Expr] = [Integer(0)] * len(g.operand)
         for j, q in zip(g.operand_batching, g.indices_batching, strict=True):
             self.exprs[j] = position[q]
         for k, j in enumerate(g.to_operand):
+            if k == skip:
+                continue
             element = g.indices_element(position, Integer(k))
             value = _known_index(indices, element)
             if value is None:
                 provenance = IndexingMap.create(source, element, ranges)
-                self.rts.append(RuntimeVar(g.fits(j), hlo_reference(indices), provenance,
+                self.rts.append(RuntimeVar(g.fits(j), hlo_reference(indices.instr), provenance,
                                            clamped=False))
                 value = rt(len(self.rts) - 1)
             else:
@@ -187,11 +208,27 @@ class _Starts:
             self.exprs[j] = value
 
 
-def _known_index(instr: HloInstruction, element: Sequence[Expr]) -> Expr | None:
-    """The index held at ``element`` when a map can hold it: an integer constant read at a
-    fixed element (its value, not clamped), an integer ``iota`` that does not wrap (the
-    element's index along ``iota_dimension``). None otherwise."""
-    if instr.opcode == "constant" and all(e.is_Integer for e in element):
+@dataclass(frozen=True)
+class Indices:
+    """A scatter's indices operand, with the values it holds whatever the run when they
+    fold from constants and iotas of its computation (:mod:`symidx.hlo.fold`)."""
+
+    instr: HloInstruction
+    table: np.ndarray | None
+
+    @classmethod
+    def of(cls, instr: HloInstruction) -> Indices:
+        return cls(instr, integer_values(instr))
+
+
+def _known_index(indices: Indices, element: Sequence[Expr]) -> Expr | None:
+    """The index held at ``element`` when a map can hold it: a known value read at a fixed
+    element (not clamped), an integer ``iota`` that does not wrap (the element's index along
+    ``iota_dimension``). None otherwise."""
+    instr = indices.instr
+    if all(e.is_Integer for e in element):
+        if indices.table is not None:
+            return Integer(int(indices.table[tuple(int(e) for e in element)]))
         value = constant_value(instr, [int(e) for e in element])
         return None if value is None else Integer(value)
     shape = instr.shape
@@ -204,26 +241,69 @@ def _known_index(instr: HloInstruction, element: Sequence[Expr]) -> Expr | None:
     return None
 
 
-def _positions(g: ScatterGeometry, ranges: list[tuple[int, int]]) -> dict[int, Expr]:
-    """A scatter position for an operand index: per dim of the indices (but the index
-    vector's), the operand's batching dim it pairs with, or a new range variable."""
-    position: dict[int, Expr] = {}
+#: Scatter positions of known indices up to which a map is split into one per position
+#: (each then holds its index values).
+SPLIT_LIMIT = 16
+#: Boxes the operand's untouched part may take before it is left as the whole operand.
+_BOX_LIMIT = 64
+
+Position = dict[int, int] | None  # a scatter position by indices dim; None: every one
+
+
+def _position_count(g: ScatterGeometry) -> int:
+    count = 1
     for q in g.indices_batch:
-        if q in g.indices_batching:
+        count *= g.indices[q]
+    return count
+
+
+def _all_positions(g: ScatterGeometry) -> list[dict[int, int]]:
+    return [dict(zip(g.indices_batch, p, strict=True))
+            for p in itertools.product(*(range(g.indices[q]) for q in g.indices_batch))]
+
+
+def _choices(g: ScatterGeometry, indices: Indices) -> list[Position]:
+    """The scatter positions a map is built for: each one for a small known table of
+    indices (every map then folds its values), else all at once (``[None]``)."""
+    if indices.table is not None and _position_count(g) <= SPLIT_LIMIT:
+        return list(_all_positions(g))
+    return [None]
+
+
+def _positions(g: ScatterGeometry, ranges: list[tuple[int, int]], fixed: Position = None
+               ) -> tuple[dict[int, Expr], list[Constraint]]:
+    """A scatter position for an operand index: per dim of the indices (but the index
+    vector's), the operand's batching dim it pairs with, or a new range variable; or the
+    ``fixed`` position, with the constraints that the operand index's batching coordinates
+    are its own."""
+    position: dict[int, Expr] = {}
+    constraints: list[Constraint] = []
+    for q in g.indices_batch:
+        if fixed is not None:
+            position[q] = Integer(fixed[q])
+            if q in g.indices_batching:
+                j = g.operand_batching[g.indices_batching.index(q)]
+                constraints.append((dim(j), Interval(fixed[q], fixed[q])))
+        elif q in g.indices_batching:
             position[q] = dim(g.operand_batching[g.indices_batching.index(q)])
         else:
             position[q] = var_or_zero(g.indices[q], ranges)
-    return position
+    return position, constraints
 
 
-def landing(g: ScatterGeometry, indices: HloInstruction, results: str) -> IndexingMap:
+def landing(g: ScatterGeometry, indices: Indices, results: str) -> list[IndexingMap]:
     """Operand (or output) index ``O`` -> the update elements landing on it
     (``results="updates"``), or ``O`` itself when some update lands on it
     (``results="self"``)."""
+    return [_landing(g, indices, results, fixed) for fixed in _choices(g, indices)]
+
+
+def _landing(g: ScatterGeometry, indices: Indices, results: str, fixed: Position
+             ) -> IndexingMap:
     ranges: list[tuple[int, int]] = []
-    position = _positions(g, ranges)
+    position, constraints = _positions(g, ranges, fixed)
     starts = _Starts(g, indices, position, g.operand, ranges)
-    constraints = list(starts.constraints)
+    constraints += starts.constraints
     offsets: dict[int, Expr] = {}
     for j in range(len(g.operand)):
         if j in g.operand_batching:
@@ -251,67 +331,237 @@ def _reach(g: ScatterGeometry, j: int) -> Interval:
     return Interval(0, (g.operand[j] if j in g.to_operand else g.window_size(j)) - 1)
 
 
-def _reachable(g: ScatterGeometry) -> list[Constraint]:
-    """On an operand index ``O``: some update window can land on ``O``."""
-    return [(dim(j), _reach(g, j)) for j in range(len(g.operand))
-            if j not in g.operand_batching]
-
-
-def indices_read(g: ScatterGeometry) -> IndexingMap:
-    """Operand index -> the index vectors that can land an update on it."""
-    ranges: list[tuple[int, int]] = []
-    position = _positions(g, ranges)
-    component = var_or_zero(g.vector_length, ranges) \
-        if g.index_vector_dim < len(g.indices) else Integer(0)
-    return IndexingMap.create(g.operand, g.indices_element(position, component), ranges,
-                              constraints=_reachable(g))
-
-
-def indices_reach(g: ScatterGeometry) -> IndexingMap:
-    """Index element -> the operand (output) indices whose value depends on it."""
-    ranges: list[tuple[int, int]] = []
-    results: list[Expr] = []
+def _component_reach(g: ScatterGeometry, starts: _Starts, coords: Sequence[Expr],
+                     k: int) -> list[Constraint]:
+    """On an operand index ``coords``: some value of component ``k`` of the index vector
+    lands the update window there, the other components as ``starts`` holds them."""
+    moved = g.to_operand[k]
+    constraints = list(starts.constraints)
     for j in range(len(g.operand)):
         if j in g.operand_batching:
-            results.append(dim(g.indices_batching[g.operand_batching.index(j)]))
+            continue
+        if j == moved:
+            constraints.append((coords[j], _reach(g, j)))
         else:
-            results.append(var_or_zero(_reach(g, j).hi + 1, ranges))
-    return IndexingMap.create(g.indices, results, ranges)
+            constraints.append((coords[j] - starts.exprs[j],
+                                Interval(0, g.window_size(j) - 1)))
+    return constraints
 
 
-def update_target(g: ScatterGeometry, indices: HloInstruction) -> IndexingMap:
+def indices_read(g: ScatterGeometry, indices: Indices) -> list[IndexingMap]:
+    """Operand index -> the index elements whose value decides whether (or which) an update
+    lands on it: component ``k`` of a scatter position's index vector where some value of
+    it lands that position's window, the other components as they are (runtime variables,
+    or folded values)."""
+    maps = []
+    for fixed in _choices(g, indices):
+        for k in range(g.vector_length):
+            ranges: list[tuple[int, int]] = []
+            position, constraints = _positions(g, ranges, fixed)
+            starts = _Starts(g, indices, position, g.operand, ranges, skip=k)
+            coords = [dim(j) for j in range(len(g.operand))]
+            maps.append(IndexingMap.create(
+                g.operand, g.indices_element(position, Integer(k)), ranges, starts.rts,
+                constraints + _component_reach(g, starts, coords, k)))
+    return maps
+
+
+def indices_reach(g: ScatterGeometry, indices: Indices) -> list[IndexingMap]:
+    """Index element -> the operand (output) indices whose value depends on it (the inverse
+    of :func:`indices_read`)."""
+    maps = []
+    for fixed in _choices(g, indices):
+        for k in range(g.vector_length):
+            domain: list[int | Interval] = [
+                Interval(k, k) if q == g.index_vector_dim
+                else Interval(fixed[q], fixed[q]) if fixed is not None
+                else Interval(0, n - 1) for q, n in enumerate(g.indices)]
+            position: dict[int, Expr] = {q: Integer(fixed[q]) if fixed is not None
+                                         else dim(q) for q in g.indices_batch}
+            starts = _Starts(g, indices, position, domain, [], skip=k)
+            ranges: list[tuple[int, int]] = []
+            coords: list[Expr] = []
+            for j, n in enumerate(g.operand):
+                if j in g.operand_batching:
+                    coords.append(position[g.indices_batching[g.operand_batching.index(j)]])
+                else:
+                    ranges.append((0, n - 1))
+                    coords.append(sym(len(ranges) - 1))
+            maps.append(IndexingMap.create(domain, coords, ranges, starts.rts,
+                                           _component_reach(g, starts, coords, k)))
+    return maps
+
+
+def update_target(g: ScatterGeometry, indices: Indices) -> list[IndexingMap]:
     """Update index ``U`` -> its target ``start + offset``, where the window fits."""
-    position = {q: dim(u) for u, q in zip(g.update_scatter, g.indices_batch, strict=True)}
-    starts = _Starts(g, indices, position, g.updates, [])
-    results: list[Expr] = list(starts.exprs)
-    for u, j in zip(g.update_window_dims, g.window, strict=True):
-        results[j] = results[j] + dim(u)
-    return IndexingMap.create(g.updates, results, rts=starts.rts,
-                              constraints=starts.constraints)
+    maps = []
+    for fixed in _choices(g, indices):
+        domain: list[int | Interval] = list(g.updates)
+        for u, q in zip(g.update_scatter, g.indices_batch, strict=True):
+            if fixed is not None:
+                domain[u] = Interval(fixed[q], fixed[q])
+        position: dict[int, Expr] = {
+            q: Integer(fixed[q]) if fixed is not None else dim(u)
+            for u, q in zip(g.update_scatter, g.indices_batch, strict=True)}
+        starts = _Starts(g, indices, position, domain, [])
+        results: list[Expr] = list(starts.exprs)
+        for u, j in zip(g.update_window_dims, g.window, strict=True):
+            results[j] = results[j] + dim(u)
+        maps.append(IndexingMap.create(domain, results, rts=starts.rts,
+                                       constraints=starts.constraints))
+    return maps
+
+
+# --- the combiner, and what an update overwrites -----------------------------------------
+
+
+def combiner_reads(instr: HloInstruction, n: int) -> list[frozenset[int]]:
+    """Per result ``j`` of a scatter's combiner (``to_apply``, parameters: the N current
+    values, then the N updates): the parameters it depends on, following the dataflow
+    (a tuple's element through ``get-tuple-element``; any other op depends on all of its
+    operands). Every parameter when the combiner is not there to read."""
+    everything = [frozenset(range(2 * n))] * n
+    comps = instr.called_computations.get("to_apply", ())
+    if len(comps) != 1:
+        return everything
+    root = comps[0].root
+    if n == 1:
+        leaves = [root]
+    elif root.opcode == "tuple" and len(root.operands) == n:
+        leaves = list(root.operands)
+    else:
+        return everything
+    memo: dict[int, frozenset[int]] = {}
+
+    def reads(x: HloInstruction) -> frozenset[int]:
+        if id(x) not in memo:
+            if x.opcode == "parameter" and x.parameter_number is not None:
+                memo[id(x)] = frozenset({x.parameter_number})
+            elif x.opcode == "get-tuple-element" and x.operands \
+                    and x.operands[0].opcode == "tuple" and x.tuple_index is not None:
+                memo[id(x)] = reads(x.operands[0].operands[x.tuple_index])
+            else:
+                memo[id(x)] = frozenset().union(*(reads(op) for op in x.operands))
+        return memo[id(x)]
+    return [reads(leaf) for leaf in leaves]
+
+
+def operands_after_updates(reads: Sequence[frozenset[int]], n: int) -> list[frozenset[int]]:
+    """Per output ``j``: the operands its value can depend on where one or more updates
+    landed (combiner applied in any order): those reached from ``j`` in one step or more,
+    a step going from result ``m`` to each current value ``i < n`` it reads."""
+    after = []
+    for j in range(n):
+        seen: set[int] = set()
+        todo = [j]
+        while todo:
+            m = todo.pop()
+            for i in reads[m]:
+                if i < n and i not in seen:
+                    seen.add(i)
+                    todo.append(i)
+        after.append(frozenset(seen))
+    return after
+
+
+Box = list[tuple[int, int]]
+
+
+def overwritten_windows(g: ScatterGeometry, indices: Indices) -> list[Box] | None:
+    """The update windows that land whatever the run: one box per scatter position whose
+    window fits, when every index is known (:class:`Indices`); None otherwise."""
+    if indices.table is None:
+        return None
+    boxes = []
+    for position in _all_positions(g):
+        start = [0] * len(g.operand)
+        for j, q in zip(g.operand_batching, g.indices_batching, strict=True):
+            start[j] = position[q]
+        for k, j in enumerate(g.to_operand):
+            element = tuple(k if q == g.index_vector_dim else position[q]
+                            for q in range(len(g.indices)))
+            start[j] = int(indices.table[element])
+        if all(start[j] in g.fits(j) for j in range(len(g.operand))) \
+                and all(g.window_size(j) > 0 for j in range(len(g.operand))):
+            boxes.append([(start[j], start[j] + g.window_size(j) - 1)
+                          for j in range(len(g.operand))])
+    return boxes
+
+
+def _subtract(boxes: list[Box], cut: Box) -> list[Box]:
+    """``boxes`` (disjoint) minus ``cut``, as disjoint boxes."""
+    result = []
+    for box in boxes:
+        if any(hi < c_lo or c_hi < lo for (lo, hi), (c_lo, c_hi) in zip(box, cut)):
+            result.append(box)
+            continue
+        rest = list(box)
+        for i, ((lo, hi), (c_lo, c_hi)) in enumerate(zip(box, cut)):
+            if lo < c_lo:
+                result.append(rest[:i] + [(lo, c_lo - 1)] + rest[i + 1:])
+            if c_hi < hi:
+                result.append(rest[:i] + [(c_hi + 1, hi)] + rest[i + 1:])
+            rest[i] = (max(lo, c_lo), min(hi, c_hi))
+    return result
+
+
+def untouched(g: ScatterGeometry, indices: Indices) -> list[IndexingMap] | None:
+    """Operand index -> itself where no update window lands whatever the run (the identity
+    on the complement of :func:`overwritten_windows`, one map per box; known empty when
+    the updates cover the operand); None when that is not known (or takes more than
+    ``_BOX_LIMIT`` boxes)."""
+    windows = overwritten_windows(g, indices)
+    if windows is None:
+        return None
+    rest: list[Box] = [[(0, n - 1) for n in g.operand]]
+    for window in windows:
+        rest = _subtract(rest, window)
+        if len(rest) > _BOX_LIMIT:
+            return None
+    same = [dim(j) for j in range(len(g.operand))]
+    return [IndexingMap.create([Interval(lo, hi) for lo, hi in box], same) for box in rest] \
+        or [identity(g.operand).as_known_empty()]
+
+
+def operand_maps(instr: HloInstruction, g: ScatterGeometry, indices: Indices, output: int
+                 ) -> list[list[IndexingMap]]:
+    """Output ``output`` -> each operand (and back: the same relations). Its own operand
+    where no update lands, and where updates land if the combiner reads that operand's
+    current value (through other results too: :func:`operands_after_updates`); another
+    operand where updates land if the combiner reads it so, nowhere otherwise. With
+    indices not known, an update may always be skipped: the own operand is read
+    everywhere."""
+    after = operands_after_updates(combiner_reads(instr, g.count), g.count)[output]
+    groups = []
+    for k in range(g.count):
+        if k == output:
+            kept = None if k in after else untouched(g, indices)
+            groups.append(kept if kept is not None else [identity(g.operand)])
+        elif k in after:
+            groups.append(landing(g, indices, "self"))
+        else:
+            groups.append([identity(g.operand).as_known_empty()])
+    return groups
 
 
 @rule(OUTPUT_TO_INPUT, "scatter")
 def _scatter_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
     g = scatter_geometry(instr)
-    indices = instr.operands[g.count]
-    combined = landing(g, indices, "self")
-    operands = [[identity(g.operand)] if k == output_index else [combined]
-                for k in range(g.count)]
+    indices = Indices.of(instr.operands[g.count])
     updates = landing(g, indices, "updates")
-    return operands + [[indices_read(g)]] + [[updates] for _ in range(g.count)]
+    return operand_maps(instr, g, indices, output_index) + [indices_read(g, indices)] \
+        + [updates for _ in range(g.count)]
 
 
 @rule(INPUT_TO_OUTPUT, "scatter")
 def _scatter_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
     g = scatter_geometry(instr)
-    indices = instr.operands[g.count]
+    indices = Indices.of(instr.operands[g.count])
     if operand_index < g.count:
-        combined = landing(g, indices, "self")
-        return [[identity(g.operand)] if j == operand_index else [combined]
-                for j in range(g.count)]
+        return [operand_maps(instr, g, indices, j)[operand_index] for j in range(g.count)]
     if operand_index == g.count:
-        return [[indices_reach(g)] for _ in range(g.count)]
-    return [[update_target(g, indices)] for _ in range(g.count)]
+        return [indices_reach(g, indices) for _ in range(g.count)]
+    return [update_target(g, indices) for _ in range(g.count)]
 
 
 # --- select-and-scatter -------------------------------------------------------------------

@@ -18,7 +18,12 @@ region, none for a pure crop); dynamic-update-slice's operand is read outside th
 window only (one map per side of the window along each dimension it does not span, with the
 start a runtime variable when it is not known; none when the update covers the operand).
 As XLA, an update index ``d - rt`` may fall outside the update for some values of ``rt``
-(then nothing is read).
+(then nothing is read). An offset is read only where some value of it changes the output
+element (XLA: everywhere): nowhere along a dimension the slice or update spans (the clamped
+start is always 0); for dynamic-update-slice only where some value of it puts the element
+inside the update window (anywhere along its own dimension, within the window along the
+others: ``d1 - rt0 in [0, size - 1]``, ``rt0`` the other offset). Likewise a gather reads
+only the components of its index vector along operand dims the slice does not span.
 
 Gather is handled in full generality: any ``offset_dims``, ``collapsed_slice_dims``,
 ``start_index_map`` order, ``index_vector_dim`` (including the implicit trailing one) and
@@ -28,7 +33,7 @@ the runtime variables' provenance maps take the map's batch range variables as t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sympy import Integer
@@ -302,22 +307,50 @@ def offset_term(source: OffsetSource, feasible: Interval, dims: Sequence[int | I
     return rt(len(rts) - 1)
 
 
-def _offsets_read(out: Sequence[int], sources: list[OffsetSource], instr: HloInstruction,
-                  first: int) -> list[list[IndexingMap]]:
-    """The maps to the offset operands: every output element reads every offset."""
-    if not sources or not sources[0].element:  # one scalar operand per dimension
-        return [[to_scalar(out)] for _ in sources]
-    ranges: list[tuple[int, int]] = []
-    return [[IndexingMap.create(out, [var_or_zero(len(sources), ranges)], ranges)]]
+Constraint = tuple[Expr, Interval]
+#: Offset ``k``'s constraints on the coordinates (an expression per dim) where its value
+#: matters, given the map's dims (for the provenance of runtime variables, appended to the
+#: list); None where it never matters (its clamped value is fixed).
+Where = Callable[[int, Sequence[Expr], Sequence[int | Interval], list[RuntimeVar]],
+                 list[Constraint] | None]
 
 
-def _offsets_written(out: Sequence[int], instr: HloInstruction, operand_index: int
-                     ) -> list[list[IndexingMap]]:
-    if operand_dims(instr, operand_index):  # a vector of offsets
-        return [[IndexingMap.create(operand_dims(instr, operand_index),
-                                    [sym(i) for i in range(len(out))],
-                                    [(0, n - 1) for n in out])]]
-    return [[from_scalar(out)]]
+def _offsets_read(out: Sequence[int], sources: list[OffsetSource], where: Where
+                  ) -> list[list[IndexingMap]]:
+    """Output index -> the offsets it depends on, a group per offset operand (one for a
+    vector of offsets, with a map per component that matters)."""
+    coords = [dim(i) for i in range(len(out))]
+    groups: list[list[IndexingMap]] = []
+    for k, src in enumerate(sources):
+        rts: list[RuntimeVar] = []
+        constraints = where(k, coords, out, rts)
+        m = IndexingMap.create(out, [Integer(e) for e in src.element], rts=rts,
+                               constraints=constraints or [])
+        groups.append([m.as_known_empty() if constraints is None else m])
+    if sources and sources[0].element:  # one vector of offsets
+        return [[m for [m] in groups if not m.is_known_empty] or groups[0]]
+    return groups
+
+
+def _offsets_written(out: Sequence[int], sources: list[OffsetSource], where: Where,
+                     position: int) -> list[list[IndexingMap]]:
+    """Offset element -> the output indices that depend on it (the inverse of
+    :func:`_offsets_read`), for the ``position``-th offset operand."""
+    coords = [sym(i) for i in range(len(out))]
+    ranges = [(0, n - 1) for n in out]
+    maps = []
+    for k, src in enumerate(sources):
+        if not src.element and k != position:
+            continue
+        dims: list[int | Interval] = [Interval(e, e) for e in src.element]
+        rts: list[RuntimeVar] = []
+        constraints = where(k, coords, dims, rts)
+        if constraints is not None:
+            maps.append(IndexingMap.create(dims, coords, ranges, rts, constraints))
+    if not maps:
+        return [[from_scalar(out).as_known_empty() if not sources[0].element else
+                 IndexingMap.create([len(sources)], coords, ranges).as_known_empty()]]
+    return [maps]
 
 
 # --- dynamic-slice ------------------------------------------------------------------------
@@ -344,22 +377,33 @@ def dynamic_slice_output_map(out: Sequence[int], operand: Sequence[int],
     return IndexingMap.create(operand, results, rts=rts, constraints=constraints)
 
 
+def dynamic_slice_offsets(out: Sequence[int], operand: Sequence[int]) -> Where:
+    """Where a dynamic-slice's offset ``k`` matters: everywhere, unless the slice spans the
+    operand along dim ``k`` (the clamped start is then always 0)."""
+    def where(k: int, coords: Sequence[Expr], dims: Sequence[int | Interval],
+              rts: list[RuntimeVar]) -> list[Constraint] | None:
+        return [] if out[k] < operand[k] else None
+    return where
+
+
 @rule(OUTPUT_TO_INPUT, "dynamic-slice")
 def _ds_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
     out, operand = output_dims(instr), operand_dims(instr, 0)
     check_fits(instr, out, operand)
     sources = offset_sources(instr, 1, len(operand))
     return ([[dynamic_slice_operand_map(out, operand, sources)]]
-            + _offsets_read(out, sources, instr, 1))
+            + _offsets_read(out, sources, dynamic_slice_offsets(out, operand)))
 
 
 @rule(INPUT_TO_OUTPUT, "dynamic-slice")
 def _ds_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
     out, operand = output_dims(instr), operand_dims(instr, 0)
     check_fits(instr, out, operand)
+    sources = offset_sources(instr, 1, len(operand))
     if operand_index > 0:
-        return _offsets_written(out, instr, operand_index)
-    return [[dynamic_slice_output_map(out, operand, offset_sources(instr, 1, len(operand)))]]
+        return _offsets_written(out, sources, dynamic_slice_offsets(out, operand),
+                                operand_index - 1)
+    return [[dynamic_slice_output_map(out, operand, sources)]]
 
 
 # --- dynamic-update-slice -----------------------------------------------------------------
@@ -414,22 +458,43 @@ def dus_operand_maps(out: Sequence[int], update: Sequence[int], sources: list[Of
     return maps or [identity(out).as_known_empty()]
 
 
+def dus_offsets(out: Sequence[int], update: Sequence[int], sources: list[OffsetSource]
+                ) -> Where:
+    """Where a dynamic-update-slice's offset ``k`` matters: at the output indices some value
+    of it puts inside the update window: along dim ``k`` anywhere, along each other dim ``j``
+    the update does not span ``coords[j] - start_j in [0, size_j - 1]`` (a runtime
+    ``start_j``: anywhere as the union over its values). Nowhere when the update spans the
+    operand along dim ``k`` (its clamped value is always 0) or is empty."""
+    def where(k: int, coords: Sequence[Expr], dims: Sequence[int | Interval],
+              rts: list[RuntimeVar]) -> list[Constraint] | None:
+        if 0 in update or update[k] == out[k]:
+            return None
+        constraints = []
+        for j, (n, u, src) in enumerate(zip(out, update, sources, strict=True)):
+            if j != k and u < n:
+                start = offset_term(src, Interval(0, n - u), dims, rts)
+                constraints.append((coords[j] - start, Interval(0, u - 1)))
+        return constraints
+    return where
+
+
 @rule(OUTPUT_TO_INPUT, "dynamic-update-slice")
 def _dus_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
     out, update = output_dims(instr), operand_dims(instr, 1)
     check_fits(instr, update, out)
     sources = offset_sources(instr, 2, len(out))
     return ([dus_operand_maps(out, update, sources), [dus_update_map(out, update, sources)]]
-            + _offsets_read(out, sources, instr, 2))
+            + _offsets_read(out, sources, dus_offsets(out, update, sources)))
 
 
 @rule(INPUT_TO_OUTPUT, "dynamic-update-slice")
 def _dus_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
     out, update = output_dims(instr), operand_dims(instr, 1)
     check_fits(instr, update, out)
-    if operand_index > 1:
-        return _offsets_written(out, instr, operand_index)
     sources = offset_sources(instr, 2, len(out))
+    if operand_index > 1:
+        return _offsets_written(out, sources, dus_offsets(out, update, sources),
+                                operand_index - 2)
     if operand_index == 0:
         return [dus_operand_maps(out, update, sources)]
     return [[dus_update_output_map(out, update, sources)]]
@@ -532,14 +597,25 @@ def gather_operand_map(g: GatherGeometry, indices_instr: HloInstruction) -> Inde
     return IndexingMap.create(g.out, results, rts=rts)
 
 
-def gather_indices_map(g: GatherGeometry) -> IndexingMap:
-    """Output index -> indices elements: the whole index vector of its batch position."""
-    ranges: list[tuple[int, int]] = []
-    component = (var_or_zero(len(g.start_index_map), ranges)
-                 if g.index_vector_dim < len(g.indices) else None)
+def moving_components(g: GatherGeometry) -> list[int]:
+    """The components of the index vector whose clamped value can change: those along an
+    operand dim the slice does not span (along the others the start is always 0)."""
+    return [k for k, j in enumerate(g.start_index_map) if g.slice_sizes[j] < g.operand[j]]
+
+
+def gather_indices_map(g: GatherGeometry) -> list[IndexingMap]:
+    """Output index -> indices elements: the components of the index vector of its batch
+    position that can change the start (one map each, or one for all of them)."""
     batch = {o: dim(o) for o in g.batch_out}
-    element = g.indices_element(batch, component if component is not None else Integer(0))
-    return IndexingMap.create(g.out, element, ranges)
+    moving = moving_components(g)
+    if len(moving) == len(g.start_index_map):
+        ranges: list[tuple[int, int]] = []
+        component = (var_or_zero(len(g.start_index_map), ranges)
+                     if g.index_vector_dim < len(g.indices) else Integer(0))
+        return [IndexingMap.create(g.out, g.indices_element(batch, component), ranges)]
+    maps = [IndexingMap.create(g.out, g.indices_element(batch, Integer(k))) for k in moving]
+    return maps or [IndexingMap.create(g.out, g.indices_element(batch, Integer(0)))
+                    .as_known_empty()]
 
 
 def gather_operand_output_map(g: GatherGeometry, indices_instr: HloInstruction
@@ -574,8 +650,9 @@ def gather_operand_output_map(g: GatherGeometry, indices_instr: HloInstruction
     return IndexingMap.create(g.operand, results, ranges, rts, constraints)
 
 
-def gather_indices_output_map(g: GatherGeometry) -> IndexingMap:
-    """Indices index -> output index: its batch position, every offset."""
+def gather_indices_output_map(g: GatherGeometry) -> list[IndexingMap]:
+    """Indices index -> output index: its batch position, every offset; for the components
+    of the index vector that can change the start (:func:`moving_components`)."""
     ranges: list[tuple[int, int]] = []
     results: list[Expr] = []
     for o in range(len(g.out)):
@@ -584,13 +661,20 @@ def gather_indices_output_map(g: GatherGeometry) -> IndexingMap:
             results.append(sym(len(ranges) - 1))
         else:
             results.append(dim(g.batch_indices[g.batch_out.index(o)]))
-    return IndexingMap.create(g.indices, results, ranges)
+    moving = moving_components(g)
+    whole = IndexingMap.create(g.indices, results, ranges)
+    if len(moving) == len(g.start_index_map):
+        return [whole]
+    v = g.index_vector_dim
+    return [IndexingMap.create([Interval(k, k) if q == v else Interval(0, n - 1)
+                                for q, n in enumerate(g.indices)], results, ranges)
+            for k in moving] or [whole.as_known_empty()]
 
 
 @rule(OUTPUT_TO_INPUT, "gather")
 def _gather_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
     g = gather_geometry(instr)
-    return [[gather_operand_map(g, instr.operands[1])], [gather_indices_map(g)]]
+    return [[gather_operand_map(g, instr.operands[1])], gather_indices_map(g)]
 
 
 @rule(INPUT_TO_OUTPUT, "gather")
@@ -598,4 +682,4 @@ def _gather_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingM
     g = gather_geometry(instr)
     if operand_index == 0:
         return [[gather_operand_output_map(g, instr.operands[1])]]
-    return [[gather_indices_output_map(g)]]
+    return [gather_indices_output_map(g)]
