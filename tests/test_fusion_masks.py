@@ -230,6 +230,14 @@ def test_a_gather_index_normalised_by_where_is_folded() -> None:
     assert x == ["(d0) -> (d0, d0),\ndomain:\nd0 in [0, 3]"]
 
 
+def test_a_gather_index_the_caller_computes_is_followed_into_the_call() -> None:
+    """JAX's unoptimised ``take_along_axis(x, i + j)`` for iotas ``i``, ``j``: the index
+    is computed in the entry and normalised (``where(k < 0, k + 6, k)``) in the called
+    computation, where the gather reads it."""
+    (x,) = check_entry_exact((MASKS / "take_along_iotas.lowered.hlo").read_text())
+    assert x == ["(d0, d1) -> (d0, d0 + d1),\ndomain:\nd0 in [0, 2],\nd1 in [0, 1]"]
+
+
 def test_a_causal_mask_in_attention_is_followed_through_fusions_and_calls() -> None:
     """Causal attention as JAX compiles it (the mask in the fusions that take the row max and
     the exponent) and as it lowers it (``call(_where)``): the twin runs the whole entry."""

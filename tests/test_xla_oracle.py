@@ -75,6 +75,9 @@ EXACT: dict[str, Case] = {
                            [((6,), F32), ((6,), F32)]),
     "diag": (lambda x: jnp.diag(x), [((4, 4), F32)]),
     "take_constant_indices": (lambda x: x[jnp.array([4, 0, 2, 2, -1])], [((6, 2), F32)]),
+    "take_along_iotas": (lambda x: jnp.take_along_axis(x, jnp.arange(3)[:, None]
+                                                       + jnp.arange(2)[None, :], axis=1),
+                         [((3, 6), F32)]),
     "where_block_diagonal": (lambda x: jnp.where(jnp.arange(6)[:, None] // 2 == jnp.arange(6) // 2,
                                                  x, 0.0), [((6, 6), F32)]),
     "where_even_columns": (lambda x: jnp.cumsum(jnp.where(jnp.arange(5) % 2 == 0, x, 0.0), 1),

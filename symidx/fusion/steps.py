@@ -162,7 +162,7 @@ def _backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
     if wiring is not None:
         return [_identity_step(instr, out, position, leaf)
                 for out, position, leaf in wiring if out == output]
-    steps = _rule_steps(instr, OUTPUT_TO_INPUT, output, -1, resolve)
+    steps = _rule_steps(instr, OUTPUT_TO_INPUT, output, -1, resolve, comp)
     return _select_steps(instr, steps, comp) if resolve and instr.opcode == "select" else steps
 
 
@@ -178,7 +178,7 @@ def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Call
     if wiring is not None:
         return [_identity_step(instr, out, p, lf)
                 for out, p, lf in wiring if (p, lf) == (position, leaf)]
-    steps = _rule_steps(instr, INPUT_TO_OUTPUT, position, leaf, resolve)
+    steps = _rule_steps(instr, INPUT_TO_OUTPUT, position, leaf, resolve, comp)
     return _select_steps(instr, steps, comp) if resolve and instr.opcode == "select" else steps
 
 
@@ -186,10 +186,11 @@ def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Call
 
 
 def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
-                resolve: bool = True) -> list[Step]:
+                resolve: bool = True, comp: HloComputation | None = None) -> list[Step]:
     """Steps from the per-op rule (output-to-input: ``index`` is the output leaf;
     input-to-output: the operand position, whose leaf ``leaf`` must be 0). ``resolve``:
-    follow runtime variables and keep maps inside their target shape."""
+    follow runtime variables (through ``comp``, the computation holding ``instr``, and its
+    caller) and keep maps inside their target shape."""
     if _has_tuple_operand(instr):
         return _everything(instr, direction, index, leaf, _opacity(instr))
     backward = direction == OUTPUT_TO_INPUT
@@ -202,7 +203,7 @@ def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
         return _unsupported(instr, direction, index, e.opcode)
     except HloShapeError as e:  # shapes XLA's parser lets through, but that do not fit
         return _everything(instr, direction, index, leaf, f"shapes do not fit: {e}")
-    return _group_steps(instr, direction, index, groups, opaque_reason(instr), resolve)
+    return _group_steps(instr, direction, index, groups, opaque_reason(instr), resolve, comp)
 
 
 def _select_steps(instr: HloInstruction, steps: list[Step], comp: HloComputation | None
@@ -235,8 +236,8 @@ def _constrained(m: IndexingMap, conjunction: tuple[tuple[Expr, Interval], ...]
 
 
 def _group_steps(instr: HloInstruction, direction: Direction, index: int,
-                 groups: list[list[IndexingMap]], reason: str | None, resolve: bool = True
-                 ) -> list[Step]:
+                 groups: list[list[IndexingMap]], reason: str | None, resolve: bool = True,
+                 comp: HloComputation | None = None) -> list[Step]:
     """One step per group of an instruction's own maps (per operand output-to-input, per
     output input-to-output), labelled ``reason`` when they over-approximate; ``resolve``:
     follow runtime variables and keep maps inside their target shape."""
@@ -249,7 +250,7 @@ def _group_steps(instr: HloInstruction, direction: Direction, index: int,
             else _leaf_dims(instr.shape, output)
         if resolve:  # constant index tables split a map; runtime values are followed
             group = [p for m in group for p in split_by_tables(m, sources, clamp=True)]
-        maps = tuple((_inside(resolve_runtime_vars(m, sources, clamp=True), target)
+        maps = tuple((_inside(resolve_runtime_vars(m, sources, clamp=True, comp=comp), target)
                       if resolve else m, None, 1) for m in group)
         steps.append(Step(output, position, 0, maps, opaque=reason))
     return steps
