@@ -18,7 +18,6 @@ from reference_interpreter import execute, map_relation, provenance_known
 from symidx.analysis import computation_maps
 from symidx.expr import dim
 from symidx.fusion import Analysis
-from symidx.fusion.integers import Evaluator
 from symidx.fusion.loops import UNROLL_LIMIT, merged, trip_count
 from symidx.hlo import HloComputation, parse_hlo
 from symidx.hlo.leaves import leaves
@@ -196,28 +195,6 @@ def test_a_stated_trip_count_that_contradicts_the_counter_is_not_used() -> None:
 
 
 # --- the parts ---------------------------------------------------------------------------------
-
-
-def test_the_evaluator_follows_integer_arithmetic_and_wraps() -> None:
-    comp = parse_hlo("""HloModule m
-ENTRY e {
-  p = (s32[], s8[]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  b = s8[] get-tuple-element(p), index=1
-  neg = pred[] compare(i, s32[] constant(0)), direction=LT
-  wrapped = s32[] add(i, s32[] constant(5))
-  idx = s32[] select(neg, wrapped, i)
-  q = s32[] divide(idx, s32[] constant(-2))
-  r = s32[] remainder(idx, s32[] constant(-2))
-  big = s8[] add(b, s8[] constant(100))
-  ROOT t = (s32[], s32[], s32[], s8[]) tuple(idx, q, r, big)
-}
-""").entry
-    values = Evaluator({0: (np.asarray(-3, np.int32), np.asarray(100, np.int8))})
-    assert [int(values.value(comp.root, k)) for k in range(4)] == [2, -1, 0, -56]
-    values = Evaluator({0: (np.asarray(7, np.int32), None)})
-    assert [int(values.value(comp.root, k)) for k in range(3)] == [7, -3, 1]
-    assert values.value(comp.root, 3) is None  # b unknown
 
 
 def test_merging_joins_touching_pieces_only() -> None:

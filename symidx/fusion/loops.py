@@ -12,7 +12,7 @@ the other way.
 **The trip count and the values of the counters.** The leaves whose values are known
 before the program runs (integer constants, and what the body computes from them: a
 counter and what is derived from it) are computed state after state with
-:class:`symidx.fusion.integers.Evaluator`, and so is the condition: the first state on
+:class:`symidx.hlo.fold.Evaluator`, and so is the condition: the first state on
 which it is false gives ``N``. This is XLA's brute-force trip count
 (``ComputeWhileLoopTripCount``), which covers its pattern (a counter initialised to a
 constant, incremented by a constant, compared with a constant) and more. A loop whose
@@ -48,11 +48,11 @@ from typing import Protocol
 
 import numpy as np
 
-from symidx.fusion.integers import Evaluator, Value, integer_dtype
 from symidx.fusion.reached import Reached
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.facts import hlo_reference
+from symidx.hlo.fold import Evaluator, Value, integer_dtype
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.hlo.literal import LiteralValue
 from symidx.indexing_map import IndexingMap
