@@ -147,7 +147,9 @@ class Evaluator:
                 stack.pop()
                 continue
             if instr not in entered and _needs_operands(instr):
-                entered.add(instr)
+                entered.add(instr)  # its operands first, then itself again
+                # (an operand already entered would close a cycle: the parser rejects
+                # those; here it would stay unknown)
                 stack.extend(o for o in instr.operands if o not in entered)
                 continue
             stack.pop()
@@ -181,11 +183,11 @@ class Evaluator:
         if op in _CALLS:
             return self._called(instr, unknown)
         shape = instr.shape
-        if len(unknown) != 1 or not isinstance(shape, Shape):
-            return unknown
         dtype = integer_dtype(shape)
+        if dtype is None or not isinstance(shape, Shape):
+            return unknown
         args = [self._operand(o) for o in instr.operands]
-        if dtype is None or any(len(a) != 1 or a[0] is None for a in args):
+        if any(len(a) != 1 or a[0] is None for a in args):
             return unknown
         try:
             found = _array_op(instr, shape, [a[0] for a in args if a[0] is not None])
