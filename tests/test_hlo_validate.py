@@ -76,6 +76,18 @@ add_in_tuple {
   s = f32[] add(a, b)
   ROOT t = (f32[]) tuple(s)
 }
+
+step {
+  x = f32[3] parameter(0)
+  c = f32[3] parameter(1)
+  s = f32[3] add(x, c)
+  ROOT t = (f32[3], f32[3]) tuple(s, s)
+}
+
+carry_only {
+  c = f32[3] parameter(0)
+  ROOT n = f32[3] negate(c)
+}
 """
 PREFIX = "HloModule m\n\n" + COMPUTATIONS + "\nENTRY e {\n"
 FIRST_BODY_LINE = PREFIX.count("\n") + 1
@@ -334,6 +346,31 @@ INVALID = [
                                       "false_computation=take_f32_2"), "false_computation",
      "conditional %r: false_computation=%take_f32_2: parameter 0 is f32[2], but is given "
      "s32[]"),
+    ("scan_dimensions", ("xs = f32[5,3] parameter(0)", "i = f32[3] parameter(1)",
+                         "ROOT r = (f32[5,3], f32[3]) scan(xs, i), dimensions={0,1}, "
+                         "num_carries=1, to_apply=step"), "dimensions",
+     "scan %r: dimensions={0,1} must name one dimension"),
+    ("scan_num_carries", ("xs = f32[5,3] parameter(0)", "i = f32[3] parameter(1)",
+                          "ROOT r = (f32[5,3], f32[3]) scan(xs, i), dimensions={0}, "
+                          "num_carries=3, to_apply=step"), "num_carries",
+     "scan %r: num_carries=3 must be between 0 and the 2 operands"),
+    ("scan_slice", ("xs = f32[5,4] parameter(0)", "i = f32[3] parameter(1)",
+                    "ROOT r = (f32[5,3], f32[3]) scan(xs, i), dimensions={0}, num_carries=1, "
+                    "to_apply=step"), "to_apply",
+     "scan %r: to_apply=%step: parameter 0 is f32[3], but is given f32[4]"),
+    ("scan_axis", ("xs = f32[3] parameter(0)", "i = f32[3] parameter(1)",
+                   "ROOT r = (f32[3], f32[3]) scan(xs, i), dimensions={1}, num_carries=1, "
+                   "to_apply=step"), "dimensions",
+     "scan %r: dimensions={1} is not a dimension of input 0 f32[3]"),
+    ("scan_length", ("xs = f32[5,3] parameter(0)", "i = f32[3] parameter(1)",
+                     "ROOT r = (f32[6,3], f32[3]) scan(xs, i), dimensions={0}, "
+                     "num_carries=1, to_apply=step"), None,
+     "scan %r: dimensions={0}, num_carries=1 of f32[5,3], f32[3] give (f32[5,3], f32[3]), "
+     "but the instruction says (f32[6,3], f32[3])"),
+    ("scan_carry", ("xs = f32[5,3] parameter(0)", "i = f32[3] parameter(1)",
+                    "ROOT r = (f32[5,3]) scan(xs, i, i), dimensions={0}, num_carries=2, "
+                    "to_apply=step"), "to_apply",
+     "scan %r: to_apply=%step takes 2 parameters, but is given 3"),
     ("call_arity", (P, "ROOT c = f32[] call(p), to_apply=add"), "to_apply",
      "call %c: to_apply=%add takes 2 parameters, but is given 1"),
     ("fusion_parameter", ("p = f32[4] parameter(0)",
@@ -438,6 +475,22 @@ argmax {
 }
 
 """
+
+
+def test_scans_xla_accepts_are_accepted_and_their_shapes_inferred() -> None:
+    """Outputs stacked along the scanned dimension, then the final carries; a scan with
+    only carries; a single result as an array."""
+    root = entry_root("xs = f32[5,3] parameter(0)", "i = f32[3] parameter(1)",
+                      "ROOT r = (f32[5,3], f32[3]) scan(xs, i), dimensions={0}, "
+                      "num_carries=1, to_apply=step")
+    assert str(infer_shape(root)) == "(f32[5,3], f32[3])"
+    parse_hlo(module("xs = f32[3,5] parameter(0)", "i = f32[3] parameter(1)",
+                     "ROOT r = (f32[3,5], f32[3]) scan(xs, i), dimensions={1}, "
+                     "num_carries=1, is_reverse=true, to_apply=step"))
+    only = entry_root("i = f32[3] parameter(0)",
+                      "ROOT r = f32[3] scan(i), dimensions={0}, num_carries=1, "
+                      "to_apply=carry_only")
+    assert str(infer_shape(only)) == "f32[3]"
 
 
 @pytest.mark.parametrize("lines", [case[1] for case in VALID], ids=[case[0] for case in VALID])

@@ -1401,6 +1401,79 @@ def _while(instr: HloInstruction) -> ShapeLike:
     return _plain(init)
 
 
+@_infers("scan")
+def _scan(instr: HloInstruction) -> ShapeLike:
+    """XLA's ``kScan``: ``scan(inputs.., inits..), dimensions={a}, num_carries=C,
+    to_apply=body``. The body takes one slice of each input (dimension ``a`` removed) and
+    the carries (shaped as the inits), and returns one slice of each output and the next
+    carries; the result is the outputs (dimension ``a``, the inputs' length, put back) and
+    the final carries. A single result may be written as an array or a 1-tuple."""
+    dims = instr.dimensions
+    if dims is None or len(dims) != 1:
+        raise _fail(instr, f"dimensions={braced(dims or ())} must name one dimension",
+                    "dimensions" if dims is not None else None)
+    axis = dims[0]
+    carries = instr.attr_int("num_carries")
+    if carries is None:
+        raise _fail(instr, "is missing attribute num_carries=")
+    if not 0 <= carries <= len(instr.operands):
+        raise _fail(instr, f"num_carries={carries} must be between 0 and the "
+                           f"{_count(len(instr.operands), 'operand')}", "num_carries")
+    for flag in ("is_reverse", "is_associative"):
+        value = instr.attr_str(flag)
+        if value is not None and value.lower() not in ("true", "false"):
+            raise _fail(instr, f"{flag}={value} must be true or false", flag)
+    body = _called(instr, "to_apply")
+    n_in = len(instr.operands) - carries
+    inputs = [operand_array(instr, k) for k in range(n_in)]
+    inits = [_operand_shape(instr, k) for k in range(n_in, len(instr.operands))]
+    for k, x in enumerate(inputs):
+        if not 0 <= axis < x.rank:
+            raise _fail(instr, f"dimensions={{{axis}}} is not a dimension of input {k} "
+                               f"{shape_text(x)}", "dimensions")
+    lengths = sorted({x.dims[axis] for x in inputs})
+    if len(lengths) > 1:
+        raise _fail(instr, f"the inputs disagree on the length of dimension {axis}: "
+                           f"{', '.join(map(str, lengths))}", "dimensions")
+    slices = [Shape(x.element_type, x.dims[:axis] + x.dims[axis + 1:]) for x in inputs]
+    _check_parameters(instr, "to_apply", body, [*slices, *inits])
+    root = _root_shape(body)
+    results = list(root.elements) if isinstance(root, TupleShape) else [root]
+    if len(results) < carries:
+        raise _fail(instr, f"to_apply=%{body.name} returns {_count(len(results), 'result')}, "
+                           f"fewer than num_carries={carries}", "to_apply")
+    n_out = len(results) - carries
+    for k, (final, init) in enumerate(zip(results[n_out:], inits, strict=True)):
+        if not compatible(final, init):
+            raise _fail(instr, f"to_apply=%{body.name} returns carry {k} as "
+                               f"{shape_text(final)}, but its init is {shape_text(init)}",
+                        "to_apply")
+    outputs = []
+    for k, y in enumerate(results[:n_out]):
+        if not isinstance(y, Shape) or not 0 <= axis <= y.rank:
+            raise _fail(instr, f"to_apply=%{body.name} returns output {k} as "
+                               f"{shape_text(y)}, which cannot take dimension {axis}",
+                        "to_apply")
+        length = lengths[0] if lengths else _declared_length(instr, k, axis)
+        outputs.append(Shape(y.element_type, y.dims[:axis] + (length,) + y.dims[axis:]))
+    shapes = [*outputs, *(_plain(s) for s in results[n_out:])]
+    if len(shapes) == 1 and not isinstance(instr.shape, TupleShape):
+        return shapes[0]
+    return TupleShape(tuple(shapes))
+
+
+def _declared_length(instr: HloInstruction, k: int, axis: int) -> int:
+    """A scan without inputs: the length of output ``k``'s scanned dimension, as written
+    (nothing else says how many steps it takes)."""
+    declared = instr.shape
+    shapes = declared.elements if isinstance(declared, TupleShape) else (declared,)
+    output = shapes[k] if k < len(shapes) else None
+    if isinstance(output, Shape) and axis < output.rank:
+        return output.dims[axis]
+    raise _fail(instr, "the length of the scanned dimension cannot be inferred without "
+                       "inputs; write the shape")
+
+
 def _branches(instr: HloInstruction) -> list[tuple[str, HloComputation]]:
     """The branch computations of a conditional, each with the attribute naming it."""
     calls = instr.called_computations

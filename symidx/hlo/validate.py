@@ -151,6 +151,7 @@ _SHAPING_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "gather": ("offset_dims", "collapsed_slice_dims", "start_index_map", "index_vector_dim",
                "slice_sizes", "operand_batching_dims", "start_indices_batching_dims"),
     "fft": ("fft_type", "fft_length"),
+    "scan": ("dimensions", "num_carries"),
     "topk": ("k",),
     **dict.fromkeys(("batch-norm-training", "batch-norm-inference", "batch-norm-grad"),
                     ("feature_index",)),
