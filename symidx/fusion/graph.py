@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from symidx.errors import SymidxError
 from symidx.fusion.steps import Callee, Step, backward_steps, forward_steps
+from symidx.fusion.values import Scope
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.graph import topological_order
 
@@ -33,9 +34,13 @@ class IndexingGraph:
     """The indexing graph of ``comp`` (see the module docstring). ``callee`` analyses the
     computations its instructions call."""
 
-    def __init__(self, comp: HloComputation, callee: Callee) -> None:
+    def __init__(self, comp: HloComputation, callee: Callee, scope: Scope | None = None
+                 ) -> None:
         self.comp = comp
         self.callee = callee
+        #: What the steps may learn of values outside ``comp`` (see
+        #: :class:`symidx.fusion.values.Scope`): its caller, or the call that runs it.
+        self.scope = scope if scope is not None else Scope(comp)
         #: Instructions with every operand before its users (ties in text order).
         self.order: list[HloInstruction] = topological_order(comp)
         self._backward: dict[tuple[str, int], list[Step]] = {}
@@ -68,7 +73,7 @@ class IndexingGraph:
         steps = self._backward.get(key)
         if steps is None:
             steps = self._backward[key] = backward_steps(instr, output, self.callee,
-                                                         comp=self.comp)
+                                                         scope=self.scope)
             self._record(instr, steps, lambda s: ("backward", s.output))
         return steps
 
@@ -79,7 +84,7 @@ class IndexingGraph:
         steps = self._forward.get(key)
         if steps is None:
             steps = self._forward[key] = forward_steps(instr, position, leaf, self.callee,
-                                                       comp=self.comp)
+                                                       scope=self.scope)
             self._record(instr, steps, lambda s: ("forward", s.leaf))
         return steps
 

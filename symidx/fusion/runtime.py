@@ -31,7 +31,7 @@ from sympy import Integer
 from symidx.errors import SymidxError
 from symidx.expr import Expr, bounds, compile_expr, max_of, min_of, rt
 from symidx.fusion.values import Scope, index_value
-from symidx.hlo import HloComputation, HloInstruction, Shape, ShapeLike
+from symidx.hlo import HloInstruction, Shape, ShapeLike
 from symidx.hlo.facts import hlo_reference
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
@@ -65,7 +65,7 @@ def runtime_sources(instr: HloInstruction,
 
 
 def resolve_runtime_vars(m: IndexingMap, sources: Mapping[str, HloInstruction],
-                         clamp: bool, comp: HloComputation | None = None) -> IndexingMap:
+                         clamp: bool, scope: Scope | None = None) -> IndexingMap:
     """``m`` with each runtime variable whose ``hlo`` is a key of ``sources`` followed to the
     instruction holding its value: replaced by the value when that is known (a constant or
     an iota), otherwise re-pointed at that instruction.
@@ -73,9 +73,9 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[str, HloInstruction],
     ``clamp``: the variable's interval is still the op's clamping interval (a map fresh
     from its rule), so a known value reaching outside it is replaced by the clamped value.
     Without ``clamp`` a value replaces the variable only where it lies inside the interval.
-    ``comp``, the computation holding the instructions, lets a value computed from a
-    parameter be followed to the one instruction that calls it
-    (:class:`symidx.fusion.values.Scope`).
+    ``scope`` (the computation holding the instructions and its caller,
+    :class:`symidx.fusion.values.Scope`) lets a value computed from a parameter be followed
+    to the instruction that fills it.
     """
     i = 0
     while i < m.num_rts:
@@ -85,7 +85,7 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[str, HloInstruction],
             i += 1
             continue
         holder = _trace_value(origin, var.map)
-        folded = _fold(m, i, holder, clamp, comp)
+        folded = _fold(m, i, holder, clamp, scope)
         if folded is not None:
             m = folded  # replaced (the next variable now has index i) or narrowed
             continue
@@ -268,14 +268,14 @@ def _step_back(instr: HloInstruction, element: IndexingMap
     return live[0] if len(live) == 1 else None
 
 
-def _value_expression(holder: _Holder, comp: HloComputation | None = None) -> Expr | None:
+def _value_expression(holder: _Holder, scope: Scope | None = None) -> Expr | None:
     """The value as an expression over the map's variables, when the element decides it:
     an iota, a constant, and arithmetic on them (:func:`symidx.fusion.values.index_value`,
-    every value held exactly by its type: no wrap-around), followed out of ``comp`` to its
-    single caller."""
+    every value held exactly by its type: no wrap-around), followed out of the computation
+    to its caller as ``scope`` allows."""
     element = holder.element
     value = index_value(holder.instr, element.results, element.variable_bounds(),
-                        scope=Scope(comp))
+                        scope=scope)
     if value is None or not value.free_symbols <= set(element.dim_vars + element.range_vars):
         return None
     return value
@@ -308,7 +308,7 @@ def _table_span(holder: _Holder) -> Interval | None:
 
 
 def _fold(m: IndexingMap, i: int, holder: _Holder, clamp: bool,
-          comp: HloComputation | None = None) -> IndexingMap | None:
+          scope: Scope | None = None) -> IndexingMap | None:
     """``m`` with runtime variable ``i`` replaced by its value where that is known, or its
     interval narrowed to the values it can take (a point: replaced by it); None when
     nothing is known.
@@ -323,7 +323,7 @@ def _fold(m: IndexingMap, i: int, holder: _Holder, clamp: bool,
     if element.is_known_empty or element.is_undefined:
         return None
     var = m.rts[i]
-    value = _value_expression(holder, comp)
+    value = _value_expression(holder, scope)
     if value is not None and not _shares_range_vars(value, var, m, clamp):
         value = None
     if value is None:

@@ -46,7 +46,7 @@ from symidx.fusion.loops import Unrolled, unrolled_maps
 from symidx.fusion.reached import Path, Reached
 from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources, split_by_tables
 from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
-from symidx.fusion.values import select_constraints
+from symidx.fusion.values import Scope, select_constraints
 from symidx.hlo import HloComputation, HloInstruction, ShapeLike, TupleShape
 from symidx.hlo.facts import called_computation
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
@@ -98,13 +98,15 @@ class Step:
 class Callee(Protocol):
     """What a step needs of the analysis of a called computation."""
 
-    def parameters_of(self, comp: HloComputation, output: int
+    def parameters_of(self, comp: HloComputation, output: int, scope: Scope | None = None
                       ) -> Mapping[tuple[int, int], Reached]:
-        """From root leaf ``output`` to each (parameter number, leaf) it reads."""
+        """From root leaf ``output`` to each (parameter number, leaf) it reads; ``scope``
+        names the call that runs ``comp`` when it is analysed per call."""
 
-    def outputs_of(self, comp: HloComputation, parameter: int, leaf: int
-                   ) -> Mapping[int, Reached]:
-        """From leaf ``leaf`` of parameter ``parameter`` to each root leaf that reads it."""
+    def outputs_of(self, comp: HloComputation, parameter: int, leaf: int,
+                   scope: Scope | None = None) -> Mapping[int, Reached]:
+        """From leaf ``leaf`` of parameter ``parameter`` to each root leaf that reads it
+        (``scope``: as for :meth:`parameters_of`)."""
 
     def dependencies(self, comp: HloComputation) -> list[int]:
         """Per root leaf, the parameter-0 leaves it depends on, as a bit set (see
@@ -120,25 +122,25 @@ class Callee(Protocol):
 
 
 def backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
-                   resolve: bool = True, comp: HloComputation | None = None) -> list[Step]:
+                   resolve: bool = True, scope: Scope | None = None) -> list[Step]:
     """The steps from output leaf ``output`` of ``instr`` to the operand leaves it reads.
     ``resolve=False`` leaves an array op's maps as its rule gives them (runtime variables
     naming the operands, results unrestricted), as a single instruction's maps are
-    printed; otherwise the values ``instr`` reads are followed through ``comp``, the
-    computation holding it, and its callers (a select's mask). An instruction whose shapes
+    printed; otherwise the values ``instr`` reads are followed through ``scope`` (the
+    computation holding it, and its caller: a select's mask). An instruction whose shapes
     do not fit raises an error at its line."""
     try:
-        return _backward_steps(instr, output, callee, resolve=resolve, comp=comp)
+        return _backward_steps(instr, output, callee, resolve=resolve, scope=scope)
     except HloShapeError as e:
         raise _at(instr, e) from None
 
 
 def forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Callee, *,
-                  resolve: bool = True, comp: HloComputation | None = None) -> list[Step]:
+                  resolve: bool = True, scope: Scope | None = None) -> list[Step]:
     """The steps from leaf ``leaf`` of operand ``position`` of ``instr`` to its outputs
     (``resolve``: see :func:`backward_steps`)."""
     try:
-        return _forward_steps(instr, position, leaf, callee, resolve=resolve, comp=comp)
+        return _forward_steps(instr, position, leaf, callee, resolve=resolve, scope=scope)
     except HloShapeError as e:
         raise _at(instr, e) from None
 
@@ -151,10 +153,12 @@ def _at(instr: HloInstruction, error: HloShapeError) -> SymidxError:
 
 
 def _backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
-                    resolve: bool = True, comp: HloComputation | None = None) -> list[Step]:
+                    resolve: bool = True, scope: Scope | None = None) -> list[Step]:
     misfit = callee.misfit(instr)
     if misfit is not None:
         return _everything(instr, OUTPUT_TO_INPUT, output, -1, f"shapes do not fit: {misfit}")
+    if instr.opcode in ("fusion", "call"):
+        return _call_steps(instr, OUTPUT_TO_INPUT, output, -1, callee, scope)
     special = _SPECIAL.get(instr.opcode)
     if special is not None:
         return special(instr, OUTPUT_TO_INPUT, output, -1, callee)
@@ -162,15 +166,17 @@ def _backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
     if wiring is not None:
         return [_identity_step(instr, out, position, leaf)
                 for out, position, leaf in wiring if out == output]
-    steps = _rule_steps(instr, OUTPUT_TO_INPUT, output, -1, resolve, comp)
-    return _select_steps(instr, steps, comp) if resolve and instr.opcode == "select" else steps
+    steps = _rule_steps(instr, OUTPUT_TO_INPUT, output, -1, resolve, scope)
+    return _select_steps(instr, steps, scope) if resolve and instr.opcode == "select" else steps
 
 
 def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Callee, *,
-                   resolve: bool = True, comp: HloComputation | None = None) -> list[Step]:
+                   resolve: bool = True, scope: Scope | None = None) -> list[Step]:
     misfit = callee.misfit(instr)
     if misfit is not None:
         return _everything(instr, INPUT_TO_OUTPUT, position, leaf, f"shapes do not fit: {misfit}")
+    if instr.opcode in ("fusion", "call"):
+        return _call_steps(instr, INPUT_TO_OUTPUT, position, leaf, callee, scope)
     special = _SPECIAL.get(instr.opcode)
     if special is not None:
         return special(instr, INPUT_TO_OUTPUT, position, leaf, callee)
@@ -178,18 +184,18 @@ def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Call
     if wiring is not None:
         return [_identity_step(instr, out, p, lf)
                 for out, p, lf in wiring if (p, lf) == (position, leaf)]
-    steps = _rule_steps(instr, INPUT_TO_OUTPUT, position, leaf, resolve, comp)
-    return _select_steps(instr, steps, comp) if resolve and instr.opcode == "select" else steps
+    steps = _rule_steps(instr, INPUT_TO_OUTPUT, position, leaf, resolve, scope)
+    return _select_steps(instr, steps, scope) if resolve and instr.opcode == "select" else steps
 
 
 # --- per-op rules -----------------------------------------------------------------------------
 
 
 def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
-                resolve: bool = True, comp: HloComputation | None = None) -> list[Step]:
+                resolve: bool = True, scope: Scope | None = None) -> list[Step]:
     """Steps from the per-op rule (output-to-input: ``index`` is the output leaf;
     input-to-output: the operand position, whose leaf ``leaf`` must be 0). ``resolve``:
-    follow runtime variables (through ``comp``, the computation holding ``instr``, and its
+    follow runtime variables (through ``scope``: the computation holding ``instr``, and its
     caller) and keep maps inside their target shape."""
     if _has_tuple_operand(instr):
         return _everything(instr, direction, index, leaf, _opacity(instr))
@@ -203,16 +209,16 @@ def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
         return _unsupported(instr, direction, index, e.opcode)
     except HloShapeError as e:  # shapes XLA's parser lets through, but that do not fit
         return _everything(instr, direction, index, leaf, f"shapes do not fit: {e}")
-    return _group_steps(instr, direction, index, groups, opaque_reason(instr), resolve, comp)
+    return _group_steps(instr, direction, index, groups, opaque_reason(instr), resolve, scope)
 
 
-def _select_steps(instr: HloInstruction, steps: list[Step], comp: HloComputation | None
+def _select_steps(instr: HloInstruction, steps: list[Step], scope: Scope | None
                   ) -> list[Step]:
     """A ``select``'s steps, each branch read only where the predicate picks it when the
     output index decides the predicate (a causal mask: :mod:`symidx.fusion.values`)."""
     out = _leaf_dims(instr.shape, 0)
     env = {dim(i): Interval(0, n - 1) for i, n in enumerate(out)}
-    branches = select_constraints(instr, env, comp)
+    branches = select_constraints(instr, env, scope)
     refined = []
     for step in steps:
         where = branches[step.position - 1] if step.position in (1, 2) else None
@@ -237,7 +243,7 @@ def _constrained(m: IndexingMap, conjunction: tuple[tuple[Expr, Interval], ...]
 
 def _group_steps(instr: HloInstruction, direction: Direction, index: int,
                  groups: list[list[IndexingMap]], reason: str | None, resolve: bool = True,
-                 comp: HloComputation | None = None) -> list[Step]:
+                 scope: Scope | None = None) -> list[Step]:
     """One step per group of an instruction's own maps (per operand output-to-input, per
     output input-to-output), labelled ``reason`` when they over-approximate; ``resolve``:
     follow runtime variables and keep maps inside their target shape."""
@@ -250,7 +256,7 @@ def _group_steps(instr: HloInstruction, direction: Direction, index: int,
             else _leaf_dims(instr.shape, output)
         if resolve:  # constant index tables split a map; runtime values are followed
             group = [p for m in group for p in split_by_tables(m, sources, clamp=True)]
-        maps = tuple((_inside(resolve_runtime_vars(m, sources, clamp=True, comp=comp), target)
+        maps = tuple((_inside(resolve_runtime_vars(m, sources, clamp=True, scope=scope), target)
                       if resolve else m, None, 1) for m in group)
         steps.append(Step(output, position, 0, maps, opaque=reason))
     return steps
@@ -394,20 +400,22 @@ def _identity_step(instr: HloInstruction, output: int, position: int, leaf: int)
 
 def _through(comp: HloComputation, direction: Direction, index: int, leaf: int,
              callee: Callee, instr: HloInstruction, positions: Mapping[int, int],
-             out_base: int = 0) -> list[Step]:
+             out_base: int = 0, scope: Scope | None = None) -> list[Step]:
     """Steps through ``comp`` run on operands of ``instr``: output-to-input from root leaf
     ``index`` (the caller's output leaf ``out_base + index``), input-to-output from leaf
     ``leaf`` of the caller's operand at position ``index``. ``positions`` sends each
-    parameter number of ``comp`` to the operand position that fills it."""
+    parameter number of ``comp`` to the operand position that fills it. ``scope``: the
+    analysis of ``comp`` run by this call (:func:`specialized`), or None for the one that
+    serves every call."""
     sources = runtime_sources(instr, {n: instr.operands[p] for n, p in positions.items()})
     if direction == OUTPUT_TO_INPUT:
         return [_reached_step(out_base + index, positions[param], lf, r, sources,
                               _leaf_dims(comp.parameters[param].shape, lf))
-                for (param, lf), r in callee.parameters_of(comp, index).items()]
+                for (param, lf), r in callee.parameters_of(comp, index, scope).items()]
     param = next(n for n, p in positions.items() if p == index)
     return [_reached_step(out_base + k, index, leaf, r, sources,
                           _leaf_dims(comp.root.shape, k))
-            for k, r in callee.outputs_of(comp, param, leaf).items()]
+            for k, r in callee.outputs_of(comp, param, leaf, scope).items()]
 
 
 def _reached_step(output: int, position: int, leaf: int, r: Reached,
@@ -419,11 +427,28 @@ def _reached_step(output: int, position: int, leaf: int, r: Reached,
 
 
 def _call_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
-                callee: Callee) -> list[Step]:
+                callee: Callee, scope: Scope | None = None) -> list[Step]:
     comp = called_computation(instr)
     assert comp is not None
+    inner = Scope(comp, tuple(instr.operands), scope or Scope(None)) \
+        if specialized(comp) else None
     return _through(comp, direction, index, leaf, callee, instr,
-                    {n: n for n in range(len(instr.operands))})
+                    {n: n for n in range(len(instr.operands))}, scope=inner)
+
+
+#: A computation called from several places is analysed once per call when it is at most
+#: this long and holds a select (whose mask a caller may decide).
+SPECIALIZE_LIMIT = 64
+
+
+def specialized(comp: HloComputation) -> bool:
+    """Is ``comp`` analysed once per call that runs it, with the values of that call's
+    operands (:class:`symidx.fusion.values.Scope`), rather than once for every call? Yes
+    for a short computation with a ``select`` that several instructions call: JAX's
+    unoptimised ``_where``, called wherever ``jnp.where`` is, takes each caller's mask.
+    (A computation with a single caller follows its parameters to that caller anyway.)"""
+    return len(comp.callers) > 1 and len(comp.instructions) <= SPECIALIZE_LIMIT \
+        and any(i.opcode == "select" for i in comp.instructions)
 
 
 def _async_start_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,

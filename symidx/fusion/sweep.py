@@ -40,6 +40,7 @@ from symidx.fusion.graph import IndexingGraph
 from symidx.fusion.reached import Origin, Path, Reached
 from symidx.fusion.runtime import forget_elements
 from symidx.fusion.steps import Step, leaf_dependencies
+from symidx.fusion.values import Scope
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.facts import called_computation, check_index
 from symidx.hlo.leaves import leaf_count, leaves
@@ -99,29 +100,31 @@ class Analysis:
     def __init__(self, verify: bool = True) -> None:
         self.verify = verify
         self._misfits: dict[HloInstruction, HloValidationError | None] = {}
-        self._graphs: dict[HloComputation, IndexingGraph] = {}
-        self._parameters: dict[tuple[HloComputation, int],
+        self._graphs: dict[tuple[HloComputation, Scope | None], IndexingGraph] = {}
+        self._parameters: dict[tuple[HloComputation, int, Scope | None],
                                dict[tuple[int, int], Reached]] = {}
-        self._outputs: dict[tuple[HloComputation, int, int], dict[int, Reached]] = {}
+        self._outputs: dict[tuple[HloComputation, int, int, Scope | None],
+                            dict[int, Reached]] = {}
         self._dependencies: dict[HloComputation, list[int]] = {}
 
-    def graph(self, comp: HloComputation) -> IndexingGraph:
-        """The indexing graph of ``comp`` (built once)."""
-        graph = self._graphs.get(comp)
+    def graph(self, comp: HloComputation, scope: Scope | None = None) -> IndexingGraph:
+        """The indexing graph of ``comp`` (built once), or of ``comp`` run by the one call
+        that ``scope`` says fills its parameters (see :func:`symidx.fusion.steps.specialized`)."""
+        graph = self._graphs.get((comp, scope))
         if graph is None:
-            graph = self._graphs[comp] = IndexingGraph(comp, self)
+            graph = self._graphs[(comp, scope)] = IndexingGraph(comp, self, scope)
         return graph
 
     # --- what a step through a called computation needs (symidx.fusion.steps.Callee)
 
-    def parameters_of(self, comp: HloComputation, output: int
+    def parameters_of(self, comp: HloComputation, output: int, scope: Scope | None = None
                       ) -> dict[tuple[int, int], Reached]:
         """From root leaf ``output`` of ``comp`` to each (parameter number, leaf) it
-        reads."""
-        key = (comp, output)
+        reads (run by the call ``scope`` names, if given)."""
+        key = (comp, output, scope)
         found = self._parameters.get(key)
         if found is None:
-            grouped = self.backward(comp, comp.root, output)
+            grouped = self.backward(comp, comp.root, output, scope=scope)
             found = {}
             for n, lf in parameter_leaves(comp):
                 r = grouped.get((comp.parameters[n].name, lf))
@@ -130,14 +133,15 @@ class Analysis:
             self._parameters[key] = found
         return found
 
-    def outputs_of(self, comp: HloComputation, parameter: int, leaf: int
-                   ) -> dict[int, Reached]:
-        """From leaf ``leaf`` of parameter ``parameter`` to each root leaf that reads it."""
-        key = (comp, parameter, leaf)
+    def outputs_of(self, comp: HloComputation, parameter: int, leaf: int,
+                   scope: Scope | None = None) -> dict[int, Reached]:
+        """From leaf ``leaf`` of parameter ``parameter`` to each root leaf that reads it
+        (run by the call ``scope`` names, if given)."""
+        key = (comp, parameter, leaf, scope)
         found = self._outputs.get(key)
         if found is None:
             check_index(parameter, len(comp.parameters), comp.name, "parameter")
-            grouped = self.forward(comp, comp.parameters[parameter], leaf)
+            grouped = self.forward(comp, comp.parameters[parameter], leaf, scope)
             found = {k: grouped[(comp.root.name, k)] for k in range(leaf_count(comp.root.shape))
                      if (comp.root.name, k) in grouped}
             self._outputs[key] = found
@@ -168,13 +172,14 @@ class Analysis:
     # --- the sweeps
 
     def backward(self, comp: HloComputation, target: HloInstruction, output: int = 0,
-                 within: Collection[str] | None = None) -> dict[Key, Reached]:
+                 within: Collection[str] | None = None, scope: Scope | None = None
+                 ) -> dict[Key, Reached]:
         """The output-to-input sweep from output leaf ``output`` of ``target`` to every
         instruction output of ``comp`` it reads (``target`` itself included: the
         identity). Users come before operands, so a set is complete before it is composed
         further. ``within`` (instruction names) limits the sweep to those instructions:
-        the others are reached but not looked through."""
-        graph = self.graph(comp)
+        the others are reached but not looked through. ``scope``: see :meth:`graph`."""
+        graph = self.graph(comp, scope)
         reaching = _start(target, output)
         unknown: dict[str, str] = {}  # instruction name -> the op without a rule above it
         for instr in reversed(graph.order):
@@ -204,11 +209,12 @@ class Analysis:
                 found[(name, lf)] = Reached(unsupported=opcode)
         return found
 
-    def forward(self, comp: HloComputation, source: HloInstruction, output: int = 0
-                ) -> dict[Key, Reached]:
+    def forward(self, comp: HloComputation, source: HloInstruction, output: int = 0,
+                scope: Scope | None = None) -> dict[Key, Reached]:
         """The input-to-output sweep from output leaf ``output`` of ``source`` to every
-        instruction output of ``comp`` that reads it: operands before users."""
-        graph = self.graph(comp)
+        instruction output of ``comp`` that reads it: operands before users. ``scope``:
+        see :meth:`graph`."""
+        graph = self.graph(comp, scope)
         reaching = _start(source, output)
         unknown: dict[Key, str] = {}
         for instr in graph.order:

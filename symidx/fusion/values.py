@@ -144,13 +144,14 @@ def _runs(instr: HloInstruction) -> HloComputation | None:
         return None
 
 
-def select_constraints(select: HloInstruction, env: Env, comp: HloComputation | None = None
+def select_constraints(select: HloInstruction, env: Env, scope: Scope | None = None
                        ) -> tuple[Predicate | None, Predicate | None]:
     """Where ``select`` takes its on-true and its on-false operand, as predicates over its
     output index (``dim(i)`` for output dimension ``i``, ``env`` their intervals); None for
     a branch whose predicate the index does not decide, or that takes more than
-    :data:`MAX_TERMS` conjunctions to write. ``comp``, the computation holding ``select``,
-    lets the walk follow a parameter to the instruction that fills it."""
+    :data:`MAX_TERMS` conjunctions to write. ``scope`` (the computation holding ``select``,
+    and the call running it, if known) lets the walk follow a parameter to the instruction
+    that fills it."""
     if select.opcode != "select" or len(select.operands) != 3:
         return None, None
     pred = select.operands[0]
@@ -158,7 +159,7 @@ def select_constraints(select: HloInstruction, env: Env, comp: HloComputation | 
         return None, None
     element: tuple[Expr, ...] = () if not pred.shape.dims else tuple(
         dim(i) for i in range(len(select.shape.dims)))
-    where = index_predicate(pred, element, env, scope=Scope(comp))
+    where = index_predicate(pred, element, env, scope=scope)
     if where is None:
         return None, None
     return where, _not(where, env)
