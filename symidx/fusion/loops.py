@@ -53,7 +53,7 @@ from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.facts import hlo_reference
 from symidx.hlo.fold import Evaluator, Value, integer_dtype
-from symidx.hlo.leaves import element_leaves, leaf_count, leaves
+from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
 from symidx.hlo.literal import LiteralValue
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
@@ -318,25 +318,14 @@ def _producer(instr: HloInstruction, leaf: int) -> HloInstruction | None:
     tuples, get-tuple-element of tuples and copies; None when no single instruction holds
     it."""
     for _ in range(64):
-        if instr.opcode == "tuple":
-            for op in instr.operands:
-                n = leaf_count(op.shape)
-                if leaf < n:
-                    instr = op
-                    break
-                leaf -= n
-        elif instr.opcode == "get-tuple-element":
-            if leaf_count(instr.shape) == 1 and instr.operands[0].opcode != "tuple":
-                return instr  # e.g. a counter taken from an enclosing loop's state
-            try:
-                span = element_leaves(instr.operands[0].shape, instr.tuple_index or 0)
-            except IndexError:
-                return None
-            instr, leaf = instr.operands[0], span.start + leaf
-        elif instr.opcode in ("copy", "opt-barrier", "domain") and len(instr.operands) == 1:
-            instr = instr.operands[0]
-        else:
-            return instr if leaf_count(instr.shape) == 1 and leaf == 0 else None
+        if instr.opcode == "get-tuple-element" and leaf_count(instr.shape) == 1 \
+                and instr.operands[0].opcode != "tuple":
+            return instr  # e.g. a counter taken from an enclosing loop's state
+        found = leaf_source(instr, leaf)
+        if found is None:
+            moves = instr.opcode in ("tuple", "get-tuple-element")  # a leaf out of range
+            return instr if not moves and leaf_count(instr.shape) == 1 and leaf == 0 else None
+        instr, leaf = found
     return None
 
 

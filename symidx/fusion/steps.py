@@ -49,7 +49,7 @@ from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
 from symidx.fusion.values import Scope, select_constraints
 from symidx.hlo import HloComputation, HloInstruction, ShapeLike, TupleShape
 from symidx.hlo.facts import called_computation
-from symidx.hlo.leaves import element_leaves, leaf_count, leaves
+from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
 from symidx.hlo.validate import located
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
@@ -631,20 +631,10 @@ def passes_through(body: HloComputation, leaf: int) -> bool:
     for _ in range(len(body.instructions) + 1):
         if instr is body.parameters[0]:
             return current == leaf
-        if instr.opcode == "get-tuple-element":
-            span = element_leaves(instr.operands[0].shape, instr.tuple_index or 0)
-            instr, current = instr.operands[0], span.start + current
-        elif instr.opcode == "tuple":
-            for op in instr.operands:
-                n = leaf_count(op.shape)
-                if current < n:
-                    instr = op
-                    break
-                current -= n
-        elif instr.opcode in ("copy", "opt-barrier", "domain") and len(instr.operands) == 1:
-            instr = instr.operands[0]
-        else:
+        found = leaf_source(instr, current)
+        if found is None:
             return False
+        instr, current = found
     return False
 
 

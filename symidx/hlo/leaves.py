@@ -14,10 +14,14 @@ is its own single leaf; the empty tuple ``()`` has none.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from symidx.hlo.shape import Shape, ShapeLike, TupleShape
 
-__all__ = ["leaves", "leaf_count", "element_leaves", "leaf_index_path"]
+if TYPE_CHECKING:
+    from symidx.hlo.ir import HloInstruction
+
+__all__ = ["leaves", "leaf_count", "element_leaves", "leaf_index_path", "leaf_source"]
 
 
 @lru_cache(maxsize=8192)
@@ -66,3 +70,30 @@ def leaf_index_path(shape: ShapeLike, leaf: int) -> tuple[int, ...]:
     if leaf != 0:
         raise IndexError(f"{shape} has no leaf {leaf}")
     return tuple(path)
+
+
+#: Ops whose output is their one operand, leaf for leaf.
+_SAME_VALUE = frozenset({"copy", "opt-barrier", "domain"})
+
+
+def leaf_source(instr: HloInstruction, leaf: int) -> tuple[HloInstruction, int] | None:
+    """The operand (and its leaf) that leaf ``leaf`` of ``instr`` is, when ``instr`` only
+    moves tuple leaves: a ``tuple``, a ``get-tuple-element``, a ``copy``, ``opt-barrier``
+    or ``domain`` of one operand. None for any other instruction (or a leaf out of
+    range)."""
+    if instr.opcode == "tuple":
+        for op in instr.operands:
+            n = leaf_count(op.shape)
+            if leaf < n:
+                return op, leaf
+            leaf -= n
+        return None
+    if instr.opcode == "get-tuple-element" and instr.operands:
+        try:
+            span = element_leaves(instr.operands[0].shape, instr.tuple_index or 0)
+        except IndexError:
+            return None
+        return (instr.operands[0], span.start + leaf) if leaf < len(span) else None
+    if instr.opcode in _SAME_VALUE and len(instr.operands) == 1:
+        return instr.operands[0], leaf
+    return None
