@@ -175,6 +175,17 @@ def test_an_iota_past_what_its_type_holds_decides_nothing() -> None:
         assert np.isin(run.relation(k), map_relation(reached.maps, (4,), (4,))).all()
 
 
+def test_a_total_order_compare_of_floats_decides_nothing() -> None:
+    """``-0.0 < +0.0`` in a total order: ``negate(iota)`` at 0 is ``-0.0``, so the mask is
+    true there although the integer values are equal. No value: both branches whole."""
+    lines = ["i = f32[3] iota(), iota_dimension=0", "n = f32[3] negate(i)",
+             "z = f32[] constant(0)", "zb = f32[3] broadcast(z), dimensions={}",
+             "m = pred[3] compare(n, zb), direction=LT, type=TOTALORDER",
+             "r = f32[3] select(m, q0, q1)"]
+    on_true, on_false = maps_of(module(["f32[3]", "f32[3]"], lines, "f32[3]"))
+    assert on_true == on_false == ["(d0) -> (d0),\ndomain:\nd0 in [0, 2]"]
+
+
 def test_a_constant_true_mask_reads_none_of_the_other_branch() -> None:
     lines = ["t = pred[] constant(true)", "tb = pred[3] broadcast(t), dimensions={}",
              "r = f32[3] select(tb, q0, q1)"]
