@@ -157,7 +157,7 @@ def _backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
     misfit = callee.misfit(instr)
     if misfit is not None:
         return _everything(instr, OUTPUT_TO_INPUT, output, -1, f"shapes do not fit: {misfit}")
-    if instr.opcode in ("fusion", "call"):
+    if instr.opcode in _CALLS:
         return _call_steps(instr, OUTPUT_TO_INPUT, output, -1, callee, scope)
     special = _SPECIAL.get(instr.opcode)
     if special is not None:
@@ -175,7 +175,7 @@ def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Call
     misfit = callee.misfit(instr)
     if misfit is not None:
         return _everything(instr, INPUT_TO_OUTPUT, position, leaf, f"shapes do not fit: {misfit}")
-    if instr.opcode in ("fusion", "call"):
+    if instr.opcode in _CALLS:
         return _call_steps(instr, INPUT_TO_OUTPUT, position, leaf, callee, scope)
     special = _SPECIAL.get(instr.opcode)
     if special is not None:
@@ -672,9 +672,10 @@ def _order(comp: HloComputation) -> list[HloInstruction]:
     return topological_order(comp)
 
 
+#: Ops that run a computation on their operands: their steps need the sweep's scope
+#: (:func:`_call_steps`).
+_CALLS = frozenset({"fusion", "call"})
 _SPECIAL = {
-    "fusion": _call_steps,
-    "call": _call_steps,
     "async-start": _async_start_steps,
     "conditional": _conditional_steps,
     "while": _while_steps,
@@ -689,4 +690,4 @@ def handled_opcodes() -> frozenset[str]:
     nothing."""
     moved = {"tuple", "get-tuple-element", "copy-start", "copy-done", "recv-done", "send",
              "async-done"}
-    return frozenset(_SPECIAL) | _SAME_LEAVES | _NO_READS | _ASYNC_DONE | moved
+    return frozenset(_SPECIAL) | _CALLS | _SAME_LEAVES | _NO_READS | _ASYNC_DONE | moved
