@@ -54,6 +54,10 @@ def test_batch_answers_each_line() -> None:
     assert answer(json.dumps({"args": ["batch"]}), main)["stderr"] == "batch does not nest"
     missing = answer(json.dumps({"id": "m", "args": ["maps", "/nowhere.hlo"]}), main)
     assert missing["exit"] == 2 and "cannot read /nowhere.hlo" in missing["stderr"]
+    for args in (["maps", "a\0b.hlo"], ["corpus", "x", "--out", "o\0.jsonl"]):
+        nul = answer(json.dumps({"args": args}), main)  # JSON may hold what argv cannot
+        assert nul["exit"] == 2 and nul["stderr"].startswith(
+            f"argument {len(args) - 1} holds a NUL character")
 
 
 def test_batch_reads_stdin_lines(monkeypatch) -> None:

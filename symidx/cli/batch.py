@@ -53,6 +53,11 @@ def answer(line: str, main: Callable[[Sequence[str]], int]) -> dict[str, Any]:
                 "stderr": 'expected {"args": ["verb", ...], "id": ...}'}
     if argv[0] == "batch":
         return {"id": ident, "exit": 2, "stdout": "", "stderr": "batch does not nest"}
+    nul = next((k for k, a in enumerate(argv) if "\0" in a), None)
+    if nul is not None:  # no command line can hold one: no path, map or name does
+        return {"id": ident, "exit": 2, "stdout": "",
+                "stderr": f"argument {nul} holds a NUL character (\\u0000), which no "
+                          f"command line can"}
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv)
