@@ -5,9 +5,11 @@ the reference interpreter reads the table's values, clamped as HLO clamps them.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_interpreter import execute, map_relation
@@ -90,3 +92,45 @@ def test_windows_at_table_offsets_are_exact() -> None:
         "g = f32[3,2] gather(q0, i), offset_dims={1}, collapsed_slice_dims={}, "
         "start_index_map={0}, index_vector_dim=1, slice_sizes={2}"], "f32[3,2]")
     check_exact(text, None, [])
+
+
+SCATTER_OUTSIDE = """HloModule scatter_outside
+set {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] copy(b)
+}
+fused {
+  x = f32[6,2] parameter(0)
+  i = s32[3,1] parameter(1)
+  u = f32[3,2] parameter(2)
+  ROOT s = f32[6,2] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0},
+    scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=set
+}
+ENTRY e {
+  x = f32[6,2] parameter(0)
+  u = f32[3,2] parameter(1)
+  i = s32[3,1] constant({ {1}, {4}, {TABLE} })
+  ROOT f = f32[6,2] fusion(x, i, u), kind=kLoop, calls=fused
+}
+"""
+
+
+@pytest.mark.parametrize("last", [4, 0, 9])
+def test_a_fused_scatter_knows_the_table_its_caller_passes(last: int) -> None:
+    """XLA fuses ``x.at[jnp.array([1, 4, k])].set(u)`` and leaves the table outside the
+    fusion: rows the updates overwrite read nothing of ``x`` (row 9 is outside: skipped),
+    and each written row reads its update."""
+    x, u = check_entry_exact(SCATTER_OUTSIDE.replace("TABLE", str(last)))
+    written = {1, 4} | ({last} if 0 <= last < 6 else set())
+    read = sorted(set(range(6)) - written)
+    runs = []  # the rows of x read, as runs of consecutive rows
+    for r in read:
+        if runs and runs[-1][1] + 1 == r:
+            runs[-1][1] = r
+        else:
+            runs.append([r, r])
+    assert sorted(re.search(r"d0 in \[\d+, \d+\]", t).group() for t in x) == sorted(
+        f"d0 in [{a}, {b}]" for a, b in runs)
+    assert len(u) == sum(0 <= v < 6 for v in (1, 4, last))  # one map per landing update
+    # (two updates landing on row 4 are both read: XLA does not say which one wins)

@@ -75,6 +75,10 @@ EXACT: dict[str, Case] = {
                            [((6,), F32), ((6,), F32)]),
     "diag": (lambda x: jnp.diag(x), [((4, 4), F32)]),
     "take_constant_indices": (lambda x: x[jnp.array([4, 0, 2, 2, -1])], [((6, 2), F32)]),
+    "set_at_constant_indices": (lambda x, u: x.at[jnp.array([1, 4])].set(u),
+                                [((6, 2), F32), ((2, 2), F32)]),
+    "gather_gradient": (lambda x: jax.grad(lambda x: jnp.sum(x[jnp.array([0, 2, 2])] ** 2))(x),
+                        [((5, 3), F32)]),
     "take_along_iotas": (lambda x: jnp.take_along_axis(x, jnp.arange(3)[:, None]
                                                        + jnp.arange(2)[None, :], axis=1),
                          [((3, 6), F32)]),

@@ -46,9 +46,10 @@ from symidx.fusion.loops import Unrolled, unrolled_maps
 from symidx.fusion.reached import Path, Reached
 from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources, split_by_tables
 from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
-from symidx.fusion.values import Scope, select_constraints
+from symidx.fusion.values import Scope, filling, select_constraints
 from symidx.hlo import HloComputation, HloInstruction, ShapeLike, TupleShape
 from symidx.hlo.facts import called_computation
+from symidx.hlo.fold import integer_values
 from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
 from symidx.hlo.validate import located
 from symidx.indexing_map import IndexingMap
@@ -200,6 +201,8 @@ def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
     if _has_tuple_operand(instr):
         return _everything(instr, direction, index, leaf, _opacity(instr))
     backward = direction == OUTPUT_TO_INPUT
+    if resolve and scope is not None and instr.opcode == "scatter":
+        instr = _known_indices(instr, scope)
     try:
         groups = output_to_input(instr, index) if backward else input_to_output(instr, index)
     except UnsupportedOpError as e:
@@ -210,6 +213,20 @@ def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
     except HloShapeError as e:  # shapes XLA's parser lets through, but that do not fit
         return _everything(instr, direction, index, leaf, f"shapes do not fit: {e}")
     return _group_steps(instr, direction, index, groups, opaque_reason(instr), resolve, scope)
+
+
+def _known_indices(scatter: HloInstruction, scope: Scope) -> HloInstruction:
+    """``scatter`` with its indices operand replaced by the instruction outside the
+    computation that fills it, when that holds values known before the run (a constant
+    table, an iota): the rule then knows where the updates land, as it does for indices
+    computed in the same computation (XLA fuses a scatter and leaves a constant table of
+    indices outside)."""
+    n = len(scatter.operands) // 2
+    indices = scatter.operands[n] if len(scatter.operands) % 2 == 1 else None
+    held = None if indices is None else filling(indices, scope)
+    if held is None or integer_values(held) is None:
+        return scatter
+    return replace(scatter, operands=[*scatter.operands[:n], held, *scatter.operands[n + 1:]])
 
 
 def _select_steps(instr: HloInstruction, steps: list[Step], scope: Scope | None

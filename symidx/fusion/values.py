@@ -63,7 +63,8 @@ from symidx.interval import Interval
 from symidx.ops import output_to_input
 from symidx.simplify import simplify
 
-__all__ = ["index_value", "index_predicate", "select_constraints", "MAX_TERMS"]
+__all__ = ["index_value", "index_predicate", "select_constraints", "filling", "Scope",
+           "MAX_TERMS"]
 
 #: A constraint ``expr in interval``; a conjunction of them; a union of conjunctions.
 Atom = tuple[Expr, Interval]
@@ -134,6 +135,22 @@ def _cross(instr: HloInstruction, scope: Scope) -> tuple[HloInstruction, Scope] 
     if callee is None or not isinstance(instr.shape, Shape):
         return None
     return callee.root, Scope(callee, tuple(instr.operands), scope)
+
+
+def filling(instr: HloInstruction, scope: Scope) -> HloInstruction | None:
+    """The instruction outside the computation that fills the parameter ``instr`` (through
+    parameters of enclosing computations too), as ``scope`` knows it; None when ``instr`` is
+    not a parameter or the filling instruction is not known."""
+    found = None
+    for _ in range(MAX_DEPTH):
+        if instr.opcode != "parameter":
+            return found
+        crossed = _cross(instr, scope)
+        if crossed is None:
+            return found
+        instr, scope = crossed
+        found = instr
+    return None
 
 
 def _runs(instr: HloInstruction) -> HloComputation | None:
