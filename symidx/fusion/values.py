@@ -25,24 +25,26 @@ integer expression of the index, when it is one of:
 * a ``select`` whose predicate is the same at every index the element reaches, shown by
   the simplifier (JAX's ``where(i < 0, i + n, i)``, which normalises negative indices, and
   its integer ``floor_divide``, on an iota);
-* a ``fusion`` or ``call`` (the value of its computation's root), and a parameter of a
-  computation with a single caller (the operand that fills it), followed between
-  computations by a :class:`Scope`.
+* a ``fusion`` or ``call`` (the value of its computation's root), and a parameter (the
+  operand that fills it: the call the walk came through, the call a computation analysed
+  per call runs in, or the single caller), followed between computations by a
+  :class:`Scope`.
 
 Every value must be held exactly by the element type at every index: an integer type's
 range, a floating-point type's exactly representable integers (``2^24`` for ``f32``).
 The same values fold a gather's or a dynamic slice's runtime indices
-(:mod:`symidx.fusion.runtime`).
-Otherwise, or for anything else (a parameter, a value read at a varying element of a
-table), there is no value and the maps stay as the rule gives them.
+(:mod:`symidx.fusion.runtime`). Otherwise, or for anything else (a parameter whose filler
+is not known, a value read at a varying element of a table), there is no value and the
+maps stay as the rule gives them.
 
 **Predicates.** :func:`index_predicate` gives where a ``pred`` holds, as a union of
 conjunctions of constraints ``expr in [lo, hi]`` over the index: ``compare`` of two values
-(``a - b`` in an interval; ``NE`` is two) or of two predicates (``EQ``, ``NE``),
-``and``/``or``/``xor``/``not``, ``select`` of
-predicates, a constant, and the element-moving ops above. Negation complements each
-constraint within the bounds of its expression, so the false branch's constraints are exact
-too. The number of conjunctions is bounded (:data:`MAX_TERMS`); past it, no predicate.
+(``a - b`` in an interval; ``NE`` is two; not a ``TOTALORDER`` compare of floats, which
+orders ``-0.0`` before ``+0.0``) or of two predicates (``EQ``, ``NE``),
+``and``/``or``/``xor``/``not``, ``select`` of predicates, a constant, and the
+element-moving ops above. Negation complements each constraint within the bounds of its
+expression, so the false branch's constraints are exact too. The number of conjunctions is
+bounded (:data:`MAX_TERMS`); past it, no predicate.
 """
 
 from __future__ import annotations
