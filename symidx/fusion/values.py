@@ -53,6 +53,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
+from typing import TypeVar
 
 from sympy import Integer, Symbol
 
@@ -86,6 +87,7 @@ _INTEGER = re.compile(r"([su])([0-9]+)")
 _FLOAT_EXACT = {"f64": 1 << 53, "f32": 1 << 24, "f16": 1 << 11, "bf16": 1 << 8}
 
 Env = Mapping[Symbol, Interval]
+_T = TypeVar("_T")
 
 #: Where a walk leaves one computation for another: a parameter (to what fills it) and a
 #: call (to the root of the computation it runs).
@@ -219,16 +221,9 @@ def _value(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: in
     if op == "select" and len(instr.operands) == 3:  # a predicate the index decides
         chosen = _chosen(instr, element, env, depth, scope)
         return None if chosen is None else index_value(chosen, element, env, depth, scope)
-    elements = _operand_elements(instr, element)
-    if elements is None:
-        return None
-    values = []
-    for operand, at in zip(instr.operands, elements):
-        value = index_value(operand, at, env, depth, scope)
-        if value is None:
-            return None
-        values.append(value)
-    return _arithmetic(instr, values, env)
+    values = _each_operand(instr, element,
+                           lambda o, at: index_value(o, at, env, depth, scope))
+    return None if values is None else _arithmetic(instr, values, env)
 
 
 def _chosen(select: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
@@ -378,16 +373,21 @@ def _moved(instr: HloInstruction, element: tuple[Expr, ...]) -> tuple[Expr, ...]
     return tuple(results)
 
 
-def _operand_elements(instr: HloInstruction, element: tuple[Expr, ...]
-                      ) -> list[tuple[Expr, ...]] | None:
-    """The element of each operand an elementwise op reads at ``element``: the same, or
-    ``()`` for a scalar operand (XLA's implicit scalar broadcast); None when an operand is
-    neither (or there is none)."""
+def _each_operand(instr: HloInstruction, element: tuple[Expr, ...],
+                  evaluate: Callable[[HloInstruction, tuple[Expr, ...]], _T | None]
+                  ) -> list[_T] | None:
+    """``evaluate`` of each operand of an elementwise op at the element it reads at
+    ``element``: the same, or ``()`` for a scalar operand (XLA's implicit scalar
+    broadcast). None when an operand is neither, there is none, or ``evaluate`` knows
+    nothing of one."""
     found = []
     for op in instr.operands:
         if not isinstance(op.shape, Shape) or len(op.shape.dims) not in (0, len(element)):
             return None
-        found.append(element if op.shape.dims else ())
+        result = evaluate(op, element if op.shape.dims else ())
+        if result is None:
+            return None
+        found.append(result)
     return found or None
 
 
@@ -424,16 +424,9 @@ def _predicate(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth
             return index_predicate(held, element, env, depth, scope)
         value = index_value(held, element, env, depth, scope)
         return None if value is None else _interval_predicate(value, "NE", env)
-    elements = _operand_elements(instr, element)
-    if elements is None:
-        return None
-    parts = []
-    for operand, at in zip(instr.operands, elements):
-        part = index_predicate(operand, at, env, depth, scope)
-        if part is None:
-            return None
-        parts.append(part)
-    return _logic(op, parts, env)
+    parts = _each_operand(instr, element,
+                          lambda o, at: index_predicate(o, at, env, depth, scope))
+    return None if parts is None else _logic(op, parts, env)
 
 
 def _logic(op: str, parts: list[Predicate], env: Env) -> Predicate | None:
@@ -497,20 +490,18 @@ def _compare(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: 
         return None
     if (instr.attr_str("type") or "").upper() == "TOTALORDER":
         return None  # orders -0.0 before +0.0, which integer values do not tell apart
-    at = _operand_elements(instr, element)
-    if at is None:
-        return None
     if all(isinstance(o.shape, Shape) and o.shape.element_type == "pred"
            for o in instr.operands):  # two predicates: differ (NE) or agree (EQ)
         if direction not in ("EQ", "NE"):
             return None
-        p, q = (index_predicate(o, x, env, depth, scope) for o, x in zip(instr.operands, at))
-        differ = None if p is None or q is None else _logic("xor", [p, q], env)
+        parts = _each_operand(instr, element,
+                              lambda o, at: index_predicate(o, at, env, depth, scope))
+        differ = None if parts is None else _logic("xor", parts, env)
         return differ if direction == "NE" or differ is None else _not(differ, env)
-    a, b = (index_value(o, x, env, depth, scope) for o, x in zip(instr.operands, at))
-    if a is None or b is None:
-        return None
-    return _interval_predicate(a - b, direction, env)
+    values = _each_operand(instr, element,
+                           lambda o, at: index_value(o, at, env, depth, scope))
+    return None if values is None else _interval_predicate(values[0] - values[1], direction,
+                                                           env)
 
 
 def _interval_predicate(diff: Expr, direction: str, env: Env) -> Predicate:
