@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from sympy import Integer
 
@@ -37,6 +38,9 @@ from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 from symidx.ops import finish, output_to_input
 from symidx.simplify import compose, simplify
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["runtime_sources", "resolve_runtime_vars", "split_by_tables", "forget_elements"]
 
@@ -162,6 +166,17 @@ def _merged(runs: list[tuple[Expr, int, int, int]], held: Callable[[int], object
     return merged
 
 
+def _constant_table(instr: HloInstruction) -> np.ndarray | None:
+    """The integer array a ``constant`` holds, shaped as it is declared; None for any other
+    instruction or literal."""
+    if instr.opcode != "constant" or instr.literal is None or not isinstance(instr.shape, Shape):
+        return None
+    import numpy as np
+
+    table = np.asarray(instr.literal)
+    return table if table.dtype.kind in "iu" and table.shape == instr.shape.dims else None
+
+
 def _table_runs(m: IndexingMap, holder: _Holder, var: RuntimeVar, fresh: bool
                 ) -> list[tuple[Expr, int, int, int]] | None:
     """(variable, first, last position, value) per run of equal values that a constant
@@ -169,15 +184,13 @@ def _table_runs(m: IndexingMap, holder: _Holder, var: RuntimeVar, fresh: bool
     dimension, or a range variable when ``m`` is fresh from its rule (see
     :func:`_shares_range_vars`)."""
     instr, element = holder.instr, holder.element
-    if instr.opcode != "constant" or instr.literal is None or element.is_known_empty \
-            or element.is_undefined:
+    table = _constant_table(instr)
+    if table is None or element.is_known_empty or element.is_undefined:
         return None
     import numpy as np
 
-    table = np.asarray(instr.literal)
     used = set().union(*(r.free_symbols for r in element.results))
-    if table.dtype.kind not in "iu" or not isinstance(instr.shape, Shape) \
-            or table.shape != instr.shape.dims or len(used) != 1:
+    if len(used) != 1:
         return None
     (x,) = used
     if x in m.dim_vars:
@@ -285,14 +298,8 @@ def _table_span(holder: _Holder) -> Interval | None:
     """The smallest and largest values a constant array holds at the elements the element
     map reaches (None when not a small integer constant, or nothing is reached)."""
     instr, element = holder.instr, holder.element
-    if instr.opcode != "constant" or instr.literal is None \
-            or element.domain_size() > _TABLE_LIMIT:
-        return None
-    import numpy as np
-
-    table = np.asarray(instr.literal)
-    if table.dtype.kind not in "iu" or not table.ndim \
-            or not isinstance(instr.shape, Shape) or table.shape != instr.shape.dims:
+    table = _constant_table(instr)
+    if table is None or not table.ndim or element.domain_size() > _TABLE_LIMIT:
         return None
     lo = hi = None
     for point in element.points(limit=_TABLE_LIMIT):
