@@ -193,9 +193,38 @@ class Shape:
 
 @dataclass(frozen=True, slots=True)
 class TupleShape:
-    """A tuple shape; elements are shapes or tuple shapes."""
+    """A tuple shape; elements are shapes or tuple shapes.
+
+    A tuple keeps its hash and the leaf offsets of its elements (how many array leaves come
+    before each element), computed once when it is built: a training step's loop state is a
+    tuple of hundreds of elements, looked up in caches and indexed by leaf millions of times.
+    """
 
     elements: tuple[ShapeLike, ...] = field(default=())
+    _hash: int = field(init=False, repr=False, compare=False)
+    _offsets: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        offsets = [0]
+        for element in self.elements:
+            count = element.leaf_count if isinstance(element, TupleShape) else 1
+            offsets.append(offsets[-1] + count)
+        object.__setattr__(self, "_offsets", tuple(offsets))
+        object.__setattr__(self, "_hash", hash(self.elements))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @property
+    def leaf_count(self) -> int:
+        """How many array leaves the tuple has, at any depth."""
+        return self._offsets[-1]
+
+    @property
+    def leaf_offsets(self) -> tuple[int, ...]:
+        """Entry ``i``: the number of array leaves before element ``i``; one more entry at
+        the end, the leaf count."""
+        return self._offsets
 
     def __str__(self) -> str:
         return "(" + ", ".join(str(e) for e in self.elements) + ")"
