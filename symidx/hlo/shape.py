@@ -215,6 +215,10 @@ class TupleShape:
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self) -> tuple[type[TupleShape], tuple[tuple[ShapeLike, ...]]]:
+        # rebuilt from its elements: a string's hash differs between processes
+        return (TupleShape, (self.elements,))
+
     @property
     def leaf_count(self) -> int:
         """How many array leaves the tuple has, at any depth."""
