@@ -261,3 +261,21 @@ def test_tuple_shape_keeps_leaf_offsets_and_survives_pickling_across_processes()
                              capture_output=True, check=True,
                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout
         assert out.strip() == b"True"
+
+
+def test_public_records_raise_symidx_errors() -> None:
+    """Building a bad shape or asking a module for a missing name raises symidx's own
+    errors (still a ValueError and a KeyError, for callers that catch those)."""
+    from symidx.errors import HloShapeError, NotFoundError, SymidxError
+    from symidx.hlo import Shape, parse_hlo
+
+    for bad in (lambda: Shape("f33", (2,)), lambda: Shape("f32", (-2,)),
+                lambda: Shape("f32", (2, 3), (False,))):
+        with pytest.raises(HloShapeError):
+            bad()
+    module = parse_hlo("ENTRY e {\n  ROOT p = f32[2] parameter(0)\n}")
+    for lookup, name in ((module.computation, "nope"), (module.entry.instruction, "%q")):
+        with pytest.raises(NotFoundError) as caught:
+            lookup(name)
+        assert isinstance(caught.value, (SymidxError, KeyError))
+        assert str(caught.value).startswith("no ")
