@@ -57,6 +57,14 @@ class HloValidationError(ParseError, HloShapeError):
     instruction, or at the attribute at fault, like any :class:`ParseError`."""
 
 
+class NotFoundError(SymidxError, KeyError):
+    """A name that is not there: an instruction of a computation, a computation of a module.
+    A :class:`KeyError` too, for callers that catch that."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; the message reads better bare
+        return str(self.args[0]) if self.args else ""
+
+
 class MapError(SymidxError, ValueError):
     """An operation on maps that does not fit them (rank mismatch, unbound variable, ...)."""
 

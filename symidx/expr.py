@@ -243,6 +243,21 @@ def as_expr(value: Expr | int) -> Expr:
 
 
 _SORT_KEY = sympy.core.add._args_sortkey  # the order sympy's Add keeps its terms in
+_ORDERED: dict[tuple[Expr, ...], list[Expr]] = {}
+_ORDERED_LIMIT = 1 << 16
+
+
+def _canonical_order(terms: list[Expr]) -> list[Expr]:
+    """``terms`` in the order sympy's Add keeps them. Sorting compares terms with
+    ``Basic.compare``, a slow structural walk; the same sums come back again and again while
+    maps compose, so each order is remembered (the cache is cleared when it fills)."""
+    key = tuple(terms)
+    found = _ORDERED.get(key)
+    if found is None:
+        if len(_ORDERED) >= _ORDERED_LIMIT:
+            _ORDERED.clear()
+        found = _ORDERED[key] = sorted(terms, key=_SORT_KEY)
+    return list(found)
 
 
 def scale(c: int, x: Expr) -> Expr:
@@ -303,7 +318,7 @@ def add(terms: Sequence[Expr]) -> Expr:
         return Integer(const)
     if len(out) == 1 and not const:
         return out[0]
-    out.sort(key=_SORT_KEY)
+    out = _canonical_order(out)
     if const:
         out.insert(0, Integer(const))
     return Add._from_args(out, True)

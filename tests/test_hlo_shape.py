@@ -236,3 +236,46 @@ _shapes: st.SearchStrategy[ShapeLike] = st.recursive(
 @given(_shapes)
 def test_print_parse_round_trip(shape: ShapeLike) -> None:
     assert parse_shape(str(shape)) == shape
+
+
+def test_tuple_shape_keeps_leaf_offsets_and_survives_pickling_across_processes() -> None:
+    """A tuple's cached hash and leaf offsets agree with its elements, and a pickled tuple
+    is rebuilt (its hash recomputed) in a process with another hash seed."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    from symidx.hlo.leaves import element_leaves, leaf_count, leaves
+
+    shape = parse_shape("((f32[2], s32[]), (), f32[3], ((pred[]), u8[4]))")
+    assert leaf_count(shape) == len(leaves(shape)) == 5
+    assert [element_leaves(shape, i) for i in range(4)] == [
+        range(0, 2), range(2, 2), range(2, 3), range(3, 5)]
+    assert hash(shape) == hash(parse_shape(str(shape)))
+    code = ("import pickle, sys; from symidx.hlo import parse_shape; "
+            "s = pickle.loads(sys.stdin.buffer.read()); "
+            "print(s == parse_shape(str(s)) and {s: 1}.get(parse_shape(str(s))) == 1)")
+    for seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(shape),
+                             capture_output=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+        assert out.strip() == b"True"
+
+
+def test_public_records_raise_symidx_errors() -> None:
+    """Building a bad shape or asking a module for a missing name raises symidx's own
+    errors (still a ValueError and a KeyError, for callers that catch those)."""
+    from symidx.errors import HloShapeError, NotFoundError, SymidxError
+    from symidx.hlo import Shape, parse_hlo
+
+    for bad in (lambda: Shape("f33", (2,)), lambda: Shape("f32", (-2,)),
+                lambda: Shape("f32", (2, 3), (False,))):
+        with pytest.raises(HloShapeError):
+            bad()
+    module = parse_hlo("ENTRY e {\n  ROOT p = f32[2] parameter(0)\n}")
+    for lookup, name in ((module.computation, "nope"), (module.entry.instruction, "%q")):
+        with pytest.raises(NotFoundError) as caught:
+            lookup(name)
+        assert isinstance(caught.value, (SymidxError, KeyError))
+        assert str(caught.value).startswith("no ")

@@ -897,3 +897,15 @@ def test_cli_reports_an_invalid_module_with_its_place(tmp_path: Path, capsys) ->
            f"f32[3,2], but the instruction says f32[2,3]" in err
     assert "  ROOT t = f32[2,3] transpose(p), dimensions={1,0}\n  ^" in err
     assert "Traceback" not in err
+
+
+def test_an_opcode_has_one_shape_rule() -> None:
+    """A second rule for an opcode is an error at registration, not a silent replacement of
+    the first (which would make the rule that applies depend on import order)."""
+    from symidx.hlo.infer.common import _infers
+
+    with pytest.raises(RuntimeError, match="two shape rules for transpose"):
+        _infers("transpose")(lambda instr: Shape("f32"))
+    module = parse_hlo("ENTRY e {\n  p = f32[2,3] parameter(0)\n"
+                       "  ROOT t = f32[3,2] transpose(p), dimensions={1,0}\n}")
+    assert str(infer_shape(module.entry.root)) == "f32[3,2]"

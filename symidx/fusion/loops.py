@@ -42,7 +42,7 @@ iterations, beyond the unrolling limit of 64)``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -144,8 +144,8 @@ def trip_count(instr: HloInstruction, body: HloComputation, condition: HloComput
     min(N, limit)`` (see the module docstring); None when the condition's value is not
     known (and no trip count is stated) or contradicts the stated one."""
     stated = _stated(instr)
-    state = tuple(Evaluator({}).value(instr.operands[0], lf)
-                  for lf in range(leaf_count(instr.operands[0].shape)))
+    state = _padded(Evaluator({}).leaves(instr.operands[0]),
+                    leaf_count(instr.operands[0].shape))
     state = _with_counter(state, stated, 0, instr)
     states = [state]
     for k in range(limit + 1):
@@ -162,11 +162,15 @@ def trip_count(instr: HloInstruction, body: HloComputation, condition: HloComput
             return Trips(k, tuple(states), stated.count)
         if k == limit:
             break
-        evaluator = Evaluator({0: state})
-        state = _with_counter(tuple(evaluator.value(body.root, lf)
-                                    for lf in range(len(state))), stated, k + 1, instr)
+        state = _with_counter(_padded(Evaluator({0: state}).leaves(body.root), len(state)),
+                              stated, k + 1, instr)
         states.append(state)
     return Trips(stated.count, tuple(states), stated.count)
+
+
+def _padded(values: Sequence[Value | None], count: int) -> State:
+    """The first ``count`` leaf values, None (unknown) past the end of ``values``."""
+    return tuple(values[:count]) + (None,) * (count - len(values))
 
 
 def _with_counter(state: State, stated: _Stated, k: int, instr: HloInstruction) -> State:

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from symidx.errors import ParseError
+from symidx.errors import NotFoundError, ParseError
 from symidx.hlo.attributes import (
     ConvolutionDimensionNumbers,
     DotDimensionNumbers,
@@ -179,12 +179,13 @@ class HloComputation:
     _offset: int = 0
 
     def instruction(self, name: str) -> HloInstruction:
-        """The instruction called ``name`` (a leading ``%`` is ignored); KeyError if none."""
+        """The instruction called ``name`` (a leading ``%`` is ignored);
+        :class:`~symidx.errors.NotFoundError` (a KeyError) if none."""
         key = name[1:] if name.startswith("%") else name
         try:
             return self._by_name[key]
         except KeyError:
-            raise KeyError(f"no instruction {key!r} in computation {self.name!r}") from None
+            raise NotFoundError(f"no instruction {key!r} in computation {self.name!r}") from None
 
     def __repr__(self) -> str:
         return f"<HloComputation {self.name}: {len(self.instructions)} instructions>"
@@ -204,12 +205,13 @@ class HloModule:
     source: str = ""
 
     def computation(self, name: str) -> HloComputation:
-        """The computation called ``name`` (a leading ``%`` is ignored); KeyError if none."""
+        """The computation called ``name`` (a leading ``%`` is ignored);
+        :class:`~symidx.errors.NotFoundError` (a KeyError) if none."""
         key = name[1:] if name.startswith("%") else name
         try:
             return self.computations[key]
         except KeyError:
-            raise KeyError(f"no computation {key!r} in module {self.name!r}") from None
+            raise NotFoundError(f"no computation {key!r} in module {self.name!r}") from None
 
     def __repr__(self) -> str:
         return (f"<HloModule {self.name}: {len(self.computations)} computations, "

@@ -42,7 +42,7 @@ def leaves(shape: ShapeLike) -> tuple[Shape, ...]:
 
 def leaf_count(shape: ShapeLike) -> int:
     """How many array leaves ``shape`` has (1 for an array)."""
-    return len(leaves(shape))
+    return shape.leaf_count if isinstance(shape, TupleShape) else 1
 
 
 def element_leaves(shape: ShapeLike, index: int) -> range:
@@ -50,8 +50,7 @@ def element_leaves(shape: ShapeLike, index: int) -> range:
     ``shape`` is not a tuple or has no such element."""
     if not isinstance(shape, TupleShape) or not 0 <= index < len(shape.elements):
         raise IndexError(f"{shape} has no tuple element {index}")
-    start = sum(leaf_count(e) for e in shape.elements[:index])
-    return range(start, start + leaf_count(shape.elements[index]))
+    return range(shape.leaf_offsets[index], shape.leaf_offsets[index + 1])
 
 
 def leaf_index_path(shape: ShapeLike, leaf: int) -> tuple[int, ...]:

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from symidx.errors import ParseError
+from symidx.errors import HloShapeError, ParseError
 from symidx.hlo.lexer import describe, scan_balanced, skip, strip_comments
 
 __all__ = [
@@ -141,18 +141,18 @@ class Shape:
 
     def __post_init__(self) -> None:
         if self.element_type not in ELEMENT_BIT_WIDTHS:
-            raise ValueError(f"unknown element type {self.element_type!r}")
+            raise HloShapeError(f"unknown element type {self.element_type!r}")
         if not self.dynamic:
             object.__setattr__(self, "dynamic", (False,) * len(self.dims))
         if len(self.dynamic) != len(self.dims):
-            raise ValueError(f"{len(self.dims)} dims but {len(self.dynamic)} dynamic flags")
+            raise HloShapeError(f"{len(self.dims)} dims but {len(self.dynamic)} dynamic flags")
         for size, is_dynamic in zip(self.dims, self.dynamic, strict=True):
             if size < 0 and not (is_dynamic and size == UNBOUNDED_SIZE):
-                raise ValueError(f"negative dimension size {size}")
+                raise HloShapeError(f"negative dimension size {size}")
         if self.layout is not None and self.layout.minor_to_major and (
             sorted(self.layout.minor_to_major) != list(range(len(self.dims)))
         ):
-            raise ValueError(
+            raise HloShapeError(
                 f"minor_to_major {list(self.layout.minor_to_major)} is not a permutation "
                 f"of the {len(self.dims)} dimensions"
             )
@@ -170,7 +170,7 @@ class Shape:
     def num_elements(self) -> int:
         """Product of the dimension sizes (bounds, for bounded dynamic dimensions)."""
         if UNBOUNDED_SIZE in self.dims:
-            raise ValueError(f"{self} has an unbounded dimension")
+            raise HloShapeError(f"{self} has an unbounded dimension")
         count = 1
         for size in self.dims:
             count *= size
@@ -193,9 +193,42 @@ class Shape:
 
 @dataclass(frozen=True, slots=True)
 class TupleShape:
-    """A tuple shape; elements are shapes or tuple shapes."""
+    """A tuple shape; elements are shapes or tuple shapes.
+
+    A tuple keeps its hash and the leaf offsets of its elements (how many array leaves come
+    before each element), computed once when it is built: a training step's loop state is a
+    tuple of hundreds of elements, looked up in caches and indexed by leaf millions of times.
+    """
 
     elements: tuple[ShapeLike, ...] = field(default=())
+    _hash: int = field(init=False, repr=False, compare=False)
+    _offsets: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        offsets = [0]
+        for element in self.elements:
+            count = element.leaf_count if isinstance(element, TupleShape) else 1
+            offsets.append(offsets[-1] + count)
+        object.__setattr__(self, "_offsets", tuple(offsets))
+        object.__setattr__(self, "_hash", hash(self.elements))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[TupleShape], tuple[tuple[ShapeLike, ...]]]:
+        # rebuilt from its elements: a string's hash differs between processes
+        return (TupleShape, (self.elements,))
+
+    @property
+    def leaf_count(self) -> int:
+        """How many array leaves the tuple has, at any depth."""
+        return self._offsets[-1]
+
+    @property
+    def leaf_offsets(self) -> tuple[int, ...]:
+        """Entry ``i``: the number of array leaves before element ``i``; one more entry at
+        the end, the leaf count."""
+        return self._offsets
 
     def __str__(self) -> str:
         return "(" + ", ".join(str(e) for e in self.elements) + ")"
