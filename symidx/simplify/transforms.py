@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 from sympy import Symbol
 
@@ -32,9 +33,11 @@ def _used_closure(used: set[Symbol], frees: list[set[Symbol]]) -> set[Symbol]:
 
 def _feasible(m: IndexingMap, removed: set[Symbol], frees: list[set[Symbol]]) -> bool | None:
     """Can the constraints that mention only ``removed`` variables all hold? None when the
-    box is too large to check by enumeration."""
-    import numpy as np
+    box is too large to check by enumeration.
 
+    Constraints that share no variable are independent: each connected group is decided on
+    its own box (a product of small boxes, not one large one), and its answer remembered --
+    composed maps meet the same window constraints again and again."""
     group = [(e, iv, free) for (e, iv), free in zip(m.constraints, frees)
              if free and free <= removed]
     if not group:
@@ -44,31 +47,63 @@ def _feasible(m: IndexingMap, removed: set[Symbol], frees: list[set[Symbol]]) ->
     if any(span.intersect(iv).is_empty for span, iv in spans):
         return False  # one constraint can never hold
     group = [item for item, (span, iv) in zip(group, spans) if span not in iv]
-    if not group:
-        return True  # every constraint holds everywhere
-    order = sorted({v for _, _, free in group for v in free}, key=str)
+    answer: bool | None = True
+    for component in _components(group):
+        order = tuple(sorted({v for _, _, free in component for v in free}, key=str))
+        found = _satisfiable(tuple((e, iv) for e, iv, _ in component),
+                             tuple((v, env[v]) for v in order))
+        if found is False:
+            return False
+        if found is None:
+            answer = None
+    return answer
+
+
+def _components(group: list[tuple[Expr, Interval, set[Symbol]]]
+                ) -> list[list[tuple[Expr, Interval, set[Symbol]]]]:
+    """``group`` split into sets of constraints linked by shared variables."""
+    components: list[tuple[set[Symbol], list[tuple[Expr, Interval, set[Symbol]]]]] = []
+    for item in group:
+        free, members = set(item[2]), [item]
+        for other in [c for c in components if c[0] & free]:
+            components.remove(other)
+            free |= other[0]
+            members = other[1] + members
+        components.append((free, members))
+    return [members for _, members in components]
+
+
+@lru_cache(maxsize=4096)
+def _satisfiable(constraints: tuple[tuple[Expr, Interval], ...],
+                 box: tuple[tuple[Symbol, Interval], ...]) -> bool | None:
+    """Does some point of ``box`` satisfy every constraint? None when the box holds more
+    than :data:`FEASIBILITY_LIMIT` points and no easy witness is found."""
+    import numpy as np
+
     from symidx.expr import compile_expr
+
+    order = [v for v, _ in box]
 
     def holds(grids: list[np.ndarray]) -> bool:
         mask = np.ones(grids[0].shape, dtype=bool)
-        for e, iv, _ in group:
+        for e, iv in constraints:
             value = compile_expr(e, order)(grids)
             mask &= (value >= iv.lo) & (value <= iv.hi)
         return bool(mask.any())
 
     # A witness among a few points (each variable at its low end, middle or high end, all
     # alike) settles the common case at once; otherwise enumerate the box if it is small.
-    los = np.array([env[v].lo for v in order], dtype=np.int64)
-    his = np.array([env[v].hi for v in order], dtype=np.int64)
+    los = np.array([iv.lo for _, iv in box], dtype=np.int64)
+    his = np.array([iv.hi for _, iv in box], dtype=np.int64)
     candidates = np.stack([los, his, (los + his) // 2, (los + his + 1) // 2], axis=1)
     if holds(list(candidates)):
         return True
     size = 1
-    for v in order:
-        size *= env[v].size
+    for _, iv in box:
+        size *= iv.size
     if size > FEASIBILITY_LIMIT:
         return None
-    axes = [np.arange(env[v].lo, env[v].hi + 1, dtype=np.int64) for v in order]
+    axes = [np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for _, iv in box]
     return holds([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")])
 
 
