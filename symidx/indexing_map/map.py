@@ -28,6 +28,7 @@ from symidx.expr import (
     compile_expr,
     constrained_bounds,
     dim,
+    evaluate_exact,
     rt,
     scan,
     substitute,
@@ -361,8 +362,11 @@ class IndexingMap:
 
     def evaluate_arrays(self, values: Sequence[Any]) -> tuple[list[Any], Any]:
         """Vectorised evaluation: ``values`` holds one broadcastable numpy integer array per
-        variable (dims, range, runtime). Returns (results, mask) where ``mask`` says where
-        every variable interval and constraint holds."""
+        variable (dims, range, runtime; int64, or of Python integers for huge values).
+        Returns (results, mask) where ``mask`` says where every variable interval and
+        constraint holds and every divisor is nonzero (where one is 0 the map has no
+        value). The arithmetic is exact (:func:`symidx.expr.evaluate_exact`): int64 where
+        every value on the way provably fits, Python integers elsewhere."""
         import numpy as np
 
         self._require_defined()
@@ -373,10 +377,13 @@ class IndexingMap:
         mask = np.ones(shape, dtype=bool)
         for a, b in zip(arrays, self.all_bounds):
             mask &= (a >= b.lo) & (a <= b.hi)
-        for f, (_, interval) in zip(self._compiled_constraints, self.constraints):
-            v = f(arrays)
+        exprs = [*self.results, *(c for c, _ in self.constraints)]
+        got, defined = evaluate_exact(exprs, self.all_vars, arrays)
+        if defined is not None:
+            mask &= defined
+        for v, (_, interval) in zip(got[len(self.results):], self.constraints):
             mask &= (v >= interval.lo) & (v <= interval.hi)
-        results = [np.broadcast_to(np.asarray(f(arrays)), shape) for f in self._compiled_results]
+        results = [np.broadcast_to(np.asarray(r), shape) for r in got[:len(self.results)]]
         return results, mask
 
     def domain_size(self) -> int:

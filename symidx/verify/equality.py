@@ -81,7 +81,7 @@ def decide(a: IndexingMap, b: IndexingMap, timeout: float | None = None,
         return decide_by_enumeration(a, b, limit, deadline)
     if method == "isl":
         tell("deciding with isl")
-        return decide_by_isl(a, b, checked=reason is None)
+        return decide_by_isl(a, b, checked=reason is None, deadline=deadline)
     tell("proving with z3")
     return decide_by_smt(a, b, deadline, nonlinear=reason is not None)
 
