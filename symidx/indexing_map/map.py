@@ -24,6 +24,7 @@ from sympy import Integer, Symbol
 from symidx.errors import MapError, TooLargeError
 from symidx.expr import (
     Expr,
+    Max,
     as_expr,
     compile_expr,
     constrained_bounds,
@@ -35,7 +36,7 @@ from symidx.expr import (
     sym,
     variable_divisions,
 )
-from symidx.indexing_map.text import STYLES, ExprPrinter, print_expr
+from symidx.indexing_map.text import STYLES, ExprPrinter
 from symidx.interval import Interval
 
 __all__ = ["IndexingMap", "RuntimeVar", "MapKind", "Constraint", "print_map"]
@@ -170,17 +171,67 @@ class IndexingMap:
         return IndexingMap.known_empty(self.dims, self.results)
 
     def _check_variables(self) -> None:
-        """Every variable used is declared, and every divisor that is not a constant is
-        nonzero wherever the variables lie in their intervals and the constraints hold."""
+        """Every variable used is declared. (A divisor that is not a constant may be 0
+        somewhere: those points are outside the map's definition, see
+        :meth:`zero_divisors`.)"""
         exprs = list(itertools.chain(self.results, (c for c, _ in self.constraints)))
-        used, divides = scan(exprs)
+        used, _ = scan(exprs)
         stray = used - set(self.all_vars)
         if stray:
             culprit = next(e for e in exprs if e.free_symbols & stray)
             raise MapError(f"expression {culprit} uses {sorted(map(str, stray))}, which the "
                            f"map does not declare")
-        if divides:
-            _check_divisors(exprs, self.variable_bounds(), dict(self.constraints))
+
+    def zero_divisors(self) -> list[tuple[Expr, Expr, Interval]]:
+        """Each (division, divisor, the divisor's interval) where the divisor is not a
+        constant and may be 0 where the variables lie in their intervals and the
+        constraints hold (XLA accepts ``s0 floordiv s1`` with ``s1 in [0, 4]``). A
+        division by 0 has no value: the points where a divisor is 0 are outside the map's
+        definition, as if a constraint failed there (:meth:`evaluate` says so, the
+        enumerations and :meth:`image` leave them out)."""
+        got = self._cache.get("zeros")
+        if got is None:
+            got = self._cache["zeros"] = self._zero_divisors()
+        return list(got)
+
+    def _zero_divisors(self) -> list[tuple[Expr, Expr, Interval]]:
+        if self.kind is not _NORMAL:
+            return []
+        exprs = list(itertools.chain(self.results, (c for c, _ in self.constraints)))
+        if not scan(exprs)[1]:
+            return []
+        env, known = self.variable_bounds(), dict(self.constraints)
+        found, seen = [], set()
+        for e in exprs:
+            for node in variable_divisions(e):
+                divisor = node.args[1]
+                if divisor in seen:
+                    continue
+                seen.add(divisor)
+                span = constrained_bounds(divisor, env, known)
+                if 0 in span:
+                    found.append((node, divisor, span))
+        return found
+
+    def with_divisors_nonzero(self) -> IndexingMap:
+        """The same map (the same points defined, the same images) with "every divisor is
+        nonzero" written as constraints: ``D in [1, hi]`` for a divisor ranging over
+        ``[0, hi]``, ``D in [lo, -1]`` over ``[lo, 0]``, and ``max(D, -D) in [1, ...]``
+        when it ranges on both sides of 0. A map whose divisors are nonzero already is
+        returned as it is. The simplifier starts from this form, so that no rule can
+        assume a divisor nonzero that is not."""
+        zeros = self.zero_divisors()
+        if not zeros:
+            return self
+        added: list[Constraint] = []
+        for _, divisor, span in zeros:
+            if span.lo == 0:
+                added.append((divisor, Interval(1, span.hi)))
+            elif span.hi == 0:
+                added.append((divisor, Interval(span.lo, -1)))
+            else:
+                added.append((Max(divisor, -divisor), Interval(1, max(-span.lo, span.hi))))
+        return self.replace(constraints=self.constraints + tuple(added))
 
     def _has_empty_interval(self) -> bool:
         return any(i.is_empty for i in itertools.chain(
@@ -321,12 +372,14 @@ class IndexingMap:
         try:
             return tuple(int(f(values)) for f in self._compiled_results)
         except ZeroDivisionError:
-            raise MapError(f"division by zero at {tuple(values)} (outside the map's "
-                           f"domain)") from None
+            raise MapError(f"division by zero at {tuple(values)}: a divisor is 0 there, so "
+                           f"the map has no value (the point is outside its "
+                           f"definition)") from None
 
     def constraints_hold(self, dims: Sequence[int], symbols: Sequence[int] = (),
                          rts: Sequence[int] = ()) -> bool:
-        """Do the variable intervals and every constraint hold at this point?"""
+        """Is the point in the map's domain: do the variable intervals and every
+        constraint hold, and is every divisor nonzero?"""
         self._require_defined()
         values = list(dims) + list(symbols) + list(rts)
         if len(values) != len(self.all_vars):
@@ -334,9 +387,14 @@ class IndexingMap:
         if not all(v in b for v, b in zip(values, self.all_bounds)):
             return False
         try:
-            return all(int(f(values)) in interval for f, (_, interval)
-                       in zip(self._compiled_constraints, self.constraints))
-        except ZeroDivisionError:  # a divisor is 0 only where a constraint fails
+            if not all(int(f(values)) in interval for f, (_, interval)
+                       in zip(self._compiled_constraints, self.constraints)):
+                return False
+            if self.zero_divisors():  # a result's divisor may be 0: outside the definition
+                for f in self._compiled_results:
+                    f(values)
+            return True
+        except ZeroDivisionError:  # a divisor is 0: the point is outside the definition
             return False
 
     def image(self, point: Sequence[int]) -> set[tuple[int, ...]]:
@@ -356,7 +414,7 @@ class IndexingMap:
                 if all(int(f(full)) in interval for f, (_, interval)
                        in zip(self._compiled_constraints, self.constraints)):
                     out.add(tuple(int(f(full)) for f in self._compiled_results))
-            except ZeroDivisionError:  # a divisor is 0 only where a constraint fails
+            except ZeroDivisionError:  # a divisor is 0: outside the map's definition
                 continue
         return out
 
@@ -436,20 +494,6 @@ class IndexingMap:
     def _require_defined(self) -> None:
         if self.is_undefined:
             raise MapError("the map is UNDEFINED: nothing is known about it")
-
-
-def _check_divisors(exprs: Sequence[Expr], env: Mapping[Symbol, Interval],
-                    known: Mapping[Expr, Interval]) -> None:
-    """Raise :class:`MapError` if a divisor that is not a constant can be zero where the
-    variables lie in ``env`` and the ``known`` facts (constraints) hold: division by zero
-    has no value, so such a map means nothing there."""
-    for e in exprs:
-        for node in variable_divisions(e):
-            divisor = node.args[1]
-            span = constrained_bounds(divisor, env, known)
-            if 0 in span:
-                raise MapError(f"the divisor {print_expr(divisor)} of "
-                               f"{print_expr(node)} can be 0 (it ranges over {span})")
 
 
 # --- text ---------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
     that time ran out."""
     steps: list[Step] | None = [] if trace else None
     stats = SimplifyStats() if trace else None
-    result = m
+    result = m.with_divisors_nonzero()  # no rule may assume a divisor that can be 0 is not
     if not (m.is_known_empty or m.is_undefined):
         for _ in range(budget.rounds):
             if deadline is not None and time.monotonic() >= deadline:

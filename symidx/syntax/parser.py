@@ -28,7 +28,6 @@ from symidx.expr import (
     Expr,
     FloorDiv,
     Mod,
-    constrained_bounds,
     dim,
     max_of,
     min_of,
@@ -509,9 +508,6 @@ class _MapParser:
                 hlo, prov_header = hlo_lines[rt_name]
                 prov = self._provenance_map(prov_header, dims, intervals)
             rt_vars.append(RuntimeVar(intervals[rt_name], hlo, prov))
-        env = {table[n]: intervals[n] for n, _ in all_names}
-        self._check_divisors(list(header.results) + [e[0] for e in entries if e[0][0] != "var"],
-                             table, env, dict(constraints))
         # Names spelled like our own variables (d3, s0, rt1) are positional, not custom.
         names = [None if _DEFAULT_NAME.fullmatch(n) else n for n, _ in all_names]
         try:
@@ -520,26 +516,6 @@ class _MapParser:
                 rt_vars, constraints, names)
         except MapError as e:
             raise lx.error(str(e), 0) from None
-
-    def _check_divisors(self, nodes: list[tuple[Any, ...]], table: dict[str, Symbol],
-                        env: dict[Symbol, Interval],
-                        known: dict[Expr, Interval]) -> None:
-        """A divisor that is not a constant (``s0 floordiv s1``, XLA's ``s0 / s1``) must be
-        nonzero wherever the domain holds; otherwise the error points at the divisor."""
-        stack = list(nodes)
-        while stack:
-            kind, _, _, _, children = stack.pop()
-            stack.extend(children)
-            if kind not in ("floordiv", "ceildiv", "mod"):
-                continue
-            divisor = _to_sympy(children[1], table, self.lx)
-            if divisor.is_Integer:
-                continue
-            span = constrained_bounds(divisor, env, known)
-            if 0 in span:
-                raise self.lx.error(f"the divisor of this {kind} can be 0 (it ranges over "
-                                    f"{span}): division by a variable needs an interval "
-                                    f"without 0", children[1][1])
 
     def _provenance_map(self, header: _Header, dims: list[tuple[str, int]],
                         intervals: dict[str, Interval]) -> IndexingMap:
