@@ -36,7 +36,7 @@ from symidx.expr import (
     sym,
     variable_divisions,
 )
-from symidx.indexing_map.text import STYLES, ExprPrinter
+from symidx.indexing_map.text import STYLES, ExprPrinter, int_text
 from symidx.interval import Interval
 
 __all__ = ["IndexingMap", "RuntimeVar", "MapKind", "Constraint", "print_map"]
@@ -99,6 +99,17 @@ class IndexingMap:
     # with a fresh cache, so a derived map never answers with its source's results.
     _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                    compare=False)
+
+    # --- pickling: the fields, never the cache (it holds compiled functions) -------------
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.dims, self.results, self.ranges, self.rts, self.constraints,
+                self.names, self.kind)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(("dims", "results", "ranges", "rts", "constraints", "names",
+                                "kind"), state):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_cache", {})
 
     # --- construction ------------------------------------------------------------------
     @classmethod
@@ -517,8 +528,8 @@ def print_map(m: IndexingMap, style: str = "doc") -> str:
     nd, nr = m.num_dims, m.num_ranges
     dims, ranges, rts = names[:nd], names[nd:nd + nr], names[nd + nr:]
     results = ", ".join(printer.top(r) for r in m.results)
-    domain = [f"{n} in {b}" for n, b in zip(names, m.all_bounds)]
-    domain += sorted(f"{printer.top(c)} in {i}" for c, i in m.constraints)
+    domain = [f"{n} in {_interval_text(b)}" for n, b in zip(names, m.all_bounds)]
+    domain += sorted(f"{printer.top(c)} in {_interval_text(i)}" for c, i in m.constraints)
     if style == "mlir":
         symbols = f"[{', '.join(ranges + rts)}]" if ranges or rts else ""
         text = f"affine_map<({', '.join(dims)}){symbols} -> ({results})>"
@@ -535,6 +546,11 @@ def print_map(m: IndexingMap, style: str = "doc") -> str:
     else:
         text = head + (",\ndomain:\n" + ",\n".join(domain) if domain else "")
     return text + _provenance_text(m, rts, style)
+
+
+def _interval_text(b: Interval) -> str:
+    """``[lo, hi]``, as :class:`Interval` prints itself, for ends of any length."""
+    return f"[{int_text(b.lo)}, {int_text(b.hi)}]"
 
 
 def _map_line(m: IndexingMap) -> str:

@@ -35,6 +35,7 @@ from symidx.expr import (
     sym,
 )
 from symidx.indexing_map import IndexingMap, RuntimeVar
+from symidx.indexing_map.text import int_of_digits
 from symidx.interval import Interval
 
 __all__ = ["parse_map", "parse_expr", "MAX_DEPTH"]
@@ -163,7 +164,7 @@ class _ExprParser:
                     continue
                 if tok.kind == "int":
                     lx.next()
-                    operands.append(_node("int", tok.offset, payload=int(tok.value)))
+                    operands.append(_node("int", tok.offset, payload=_int_value(lx, tok)))
                     nxt = lx.peek()
                     if (nxt.kind == "ident" and nxt.value not in _RESERVED) or \
                             (nxt.kind == "ident" and nxt.value in ("min", "max")) or \
@@ -414,7 +415,7 @@ class _MapParser:
         tok = lx.next()
         if tok.kind != "int":
             raise lx.error(f"expected an integer, found {_describe(tok)}", tok.offset)
-        return sign * int(tok.value)
+        return sign * _int_value(lx, tok)
 
     # -- sections after the domain -----------------------------------------------------------
     def sections(self, runtime_names: set[str]) -> dict[str, tuple[str, IndexingMap]]:
@@ -526,6 +527,19 @@ class _MapParser:
         table = {name: dim(i) for i, (name, _) in enumerate(header.dims)}
         results = [_to_sympy(n, table, self.lx) for n in header.results]
         return IndexingMap.create([intervals[n] for n, _ in dims], results)
+
+
+MAX_DIGITS = 100_000
+"""Integers in map text have at most this many digits (past Python's own limit of 4,300,
+they are converted in pieces: printing converts them back the same way)."""
+
+
+def _int_value(lx: _Lexer, tok: Token) -> int:
+    """The integer token's value, or a located error when it has too many digits."""
+    if len(tok.value) > MAX_DIGITS:
+        raise lx.error(f"an integer of {len(tok.value)} digits: at most {MAX_DIGITS} are "
+                       f"read", tok.offset)
+    return int_of_digits(tok.value)
 
 
 def parse_map(text: str, source: str = "") -> IndexingMap:

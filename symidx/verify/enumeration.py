@@ -125,7 +125,8 @@ def probe(a: IndexingMap, b: IndexingMap, samples: int = 256) -> Verdict | None:
     corners = list(itertools.islice(itertools.product(*((x.lo, x.hi) for x in hull)), 64))
     fractions = _fractions(len(hull), samples)
     coords = [_int_array([c[i] for c in corners]
-                         + [min(x.hi, x.lo + int(f * x.size)) for f in fractions[i].tolist()])
+                         + [x.lo + x.size * int(f * 2**53) // 2**53  # in integers:
+                            for f in fractions[i].tolist()])       # sizes of any length
               for i, x in enumerate(hull)]
     values_a, inside_a = a.evaluate_arrays(coords)
     values_b, inside_b = b.evaluate_arrays(coords)

@@ -21,6 +21,7 @@ from typing import Any
 from symidx.errors import MapError, SymidxError, Undecided
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod
 from symidx.indexing_map import IndexingMap
+from symidx.indexing_map.text import int_text
 from symidx.verify.common import Deadline, non_presburger_reason
 from symidx.verify.enumeration import image_at
 from symidx.verify.verdict import Verdict
@@ -70,8 +71,10 @@ def _text(m: IndexingMap) -> str:
     names = dict(zip(m.all_vars, dims + ranges + rts))
     memo: dict[Expr, str] = {}
     parts = [f"{o} = {isl_expr(e, names, memo)}" for o, e in zip(outs, m.results)]
-    parts += [f"{b.lo} <= {names[v]} <= {b.hi}" for v, b in zip(m.all_vars, m.all_bounds)]
-    parts += [f"{iv.lo} <= {isl_expr(c, names, memo)} <= {iv.hi}" for c, iv in m.constraints]
+    parts += [f"{int_text(b.lo)} <= {names[v]} <= {int_text(b.hi)}"
+              for v, b in zip(m.all_vars, m.all_bounds)]
+    parts += [f"{int_text(iv.lo)} <= {isl_expr(c, names, memo)} <= {int_text(iv.hi)}"
+              for c, iv in m.constraints]
     body = " and ".join(parts) or "true"
     if hidden:
         body = f"exists ({', '.join(hidden)} : {body})"
@@ -93,7 +96,7 @@ def isl_expr(e: Expr, names: dict[Any, str], memo: dict[Expr, str] | None = None
 
 def _isl_expr(e: Expr, names: dict[Any, str], memo: dict[Expr, str]) -> str:
     if e.is_Integer:
-        return str(int(e))
+        return int_text(int(e))
     if e.is_Symbol:
         return names[e]
     if isinstance(e, (FloorDiv, Mod, CeilDiv)):
@@ -101,10 +104,10 @@ def _isl_expr(e: Expr, names: dict[Any, str], memo: dict[Expr, str]) -> str:
         if c < 0:  # the same operation on -x by -c (negated for mod)
             x, c = f"(-{x})", -c
             if isinstance(e, Mod):
-                return f"(-({x} mod {c}))"
+                return f"(-({x} mod {int_text(c)}))"
         if isinstance(e, Mod):
-            return f"({x} mod {c})"
-        return f"{'floor' if isinstance(e, FloorDiv) else 'ceil'}({x} / {c})"
+            return f"({x} mod {int_text(c)})"
+        return f"{'floor' if isinstance(e, FloorDiv) else 'ceil'}({x} / {int_text(c)})"
     args = [isl_expr(a, names, memo) for a in e.args]
     if e.is_Add:
         return "(" + " + ".join(args) + ")"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from symidx.indexing_map.text import int_text
+
 Point = tuple[int, ...]
 Image = frozenset[Point]
 
@@ -41,7 +43,7 @@ class Verdict:
 
 
 def tuple_text(t: Point) -> str:
-    return "(" + ", ".join(str(v) for v in t) + ")"
+    return "(" + ", ".join(int_text(v) for v in t) + ")"
 
 
 def image_text(image: Image | None) -> str:
