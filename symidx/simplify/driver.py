@@ -68,7 +68,7 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
     steps: list[Step] | None = [] if trace else None
     stats = SimplifyStats() if trace else None
     result = m.with_divisors_nonzero()  # no rule may assume a divisor that can be 0 is not
-    if not (m.is_known_empty or m.is_undefined):
+    if not (result.is_known_empty or result.is_undefined):
         for _ in range(budget.rounds):
             if deadline is not None and time.monotonic() >= deadline:
                 if stats is not None:
