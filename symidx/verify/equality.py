@@ -151,8 +151,9 @@ def _box(m: IndexingMap) -> int:
 
 def check_step(step: Any, timeout: float | None = None, method: str = "auto") -> Verdict:
     """Does a simplifier step (:class:`symidx.simplify.Step`) hold: are ``before`` and
-    ``after`` equal for every value of the variables in the step's intervals (for a step
-    on a constraint: do the same points satisfy both)?"""
+    ``after`` equal for every value of the variables in the step's intervals where
+    ``before`` has a value (a divisor of it may be 0; for a step on a constraint: do the
+    same points satisfy both)?"""
     from symidx.expr import dim, substitute
 
     variables = [v for v, _ in step.env]
