@@ -220,6 +220,18 @@ def test_a_child_process_past_its_deadline_is_stopped():
         _bounded(divmod, (1, 0), Deadline(60), "dividing")
 
 
+@pytest.mark.parametrize("method", [pytest.param("isl", marks=ISL),
+                                    pytest.param("smt", marks=Z3)])
+def test_an_infinite_timeout_means_no_limit(method):
+    a = parse_map("(d0) -> (d0 floordiv 2 * 2 + d0 mod 2), domain: d0 in [0, 99999]")
+    b = parse_map("(d0) -> (d0), domain: d0 in [0, 99999]")
+    assert decide(a, b, timeout=float("inf"), method=method).equal
+    wrong = parse_map("(d0) -> (d0 floordiv 2 * 2), domain: d0 in [0, 99999]")
+    verdict = decide(wrong, b, timeout=float("inf"), method=method)
+    x = verdict.point[0]
+    assert verdict.left == {(x - x % 2,)} and verdict.right == {(x,)} and x % 2 == 1
+
+
 def test_enumeration_stops_at_its_deadline():
     a = parse_map("(d0, d1) -> (d0 * d1), domain: d0 in [0, 999], d1 in [0, 999]")
     b = parse_map("(d0, d1) -> (d1 * d0 + 0 * d0), domain: d0 in [0, 999], d1 in [0, 998]")

@@ -59,7 +59,8 @@ def decide(a: IndexingMap, b: IndexingMap, timeout: float | None = None,
     means): a :class:`Verdict` that says which method decided and, for different maps, a
     point where they differ with both images.
 
-    ``timeout``: seconds (default :data:`DEFAULT_TIMEOUT`). ``method``: one of
+    ``timeout``: seconds (default :data:`DEFAULT_TIMEOUT`; ``float("inf")`` for no limit,
+    which also spares isl its child process). ``method``: one of
     :data:`METHODS`. ``limit``: the most points enumeration visits. ``progress`` is told
     what the procedure is about to do. Raises :class:`~symidx.errors.Undecided` (with the
     reason) when the method cannot decide within the time."""
