@@ -214,7 +214,7 @@ def _bounded(work: Callable[..., Any], args: tuple[Any, ...], deadline: Deadline
 def _read_until(fd: int, deadline: Deadline) -> bytes | None:
     """Everything written to the pipe until the writer closes it, or None if the deadline
     passes first."""
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         remaining = deadline.remaining()
         if remaining <= 0:
