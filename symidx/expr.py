@@ -32,6 +32,7 @@ __all__ = [
     "Expr", "FloorDiv", "Mod", "CeilDiv", "Min", "Max", "dim", "sym", "rt", "var_kind",
     "var_index", "as_expr", "bounds", "constrained_bounds", "variable_divisions", "scan",
     "free_vars", "terms", "from_terms", "ONE", "Terms", "compile_expr", "depth",
+    "evaluate_exact", "INT64_SAFE",
 ]
 
 
@@ -749,3 +750,132 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     Min: _minimum,
     Max: _maximum,
 }
+
+
+# --- exact evaluation over arrays ---------------------------------------------------------
+INT64_SAFE = 1 << 62
+"""Values below this in magnitude are computed in numpy's int64 (with room to spare)."""
+
+
+def evaluate_exact(exprs: Sequence[Expr], variables: Sequence[Symbol],
+                   values: Sequence[Any]) -> tuple[list[Any], Any]:
+    """The expressions evaluated over numpy arrays of the variables' values (one
+    broadcastable integer array per variable, int64 or of Python ints), *exactly*: a node
+    is computed in int64 only when a bound on the magnitude of it and of every value
+    computed on the way to it (partial sums and products) is below :data:`INT64_SAFE`;
+    otherwise in Python integers (numpy object arrays), so nothing wraps. A value that
+    fits in int64 is handed on as int64 even when it was computed in Python integers.
+
+    Returns (values of ``exprs``, ``defined``): ``defined`` is a boolean array, False
+    where some divisor that is not a constant is 0 (there the expression has no value:
+    the values returned at those points are meaningless), or None when no divisor is 0
+    anywhere."""
+    import numpy as np
+
+    arrays = [np.asarray(v) for v in values]
+    position = {v: i for i, v in enumerate(variables)}
+    magnitude: dict[Expr, int] = {}
+    for v, a in zip(variables, arrays):
+        magnitude[v] = max(abs(int(a.min())), abs(int(a.max()))) if a.size else 0
+    memo: dict[Expr, Any] = {}
+    undefined: list[Any] = []
+
+    def walk(e: Expr) -> Any:
+        got = memo.get(e)
+        if got is not None:
+            return got
+        if e.is_Integer:
+            value = int(e)
+            magnitude[e] = abs(value)
+            got = np.int64(value) if abs(value) < INT64_SAFE else value
+        elif e.is_Symbol:
+            if e not in position:
+                raise MapError(f"variable {e} is not bound")
+            got = arrays[position[e]]
+        else:
+            args = [walk(a) for a in e.args]
+            sizes = [magnitude[a] for a in e.args]
+            size = _magnitude_of(e, sizes)
+            magnitude[e] = size
+            if size >= INT64_SAFE or any(s >= INT64_SAFE for s in sizes):
+                args = [_as_python(x) for x in args]
+            got = _apply(e, args, undefined)
+            if size < INT64_SAFE:
+                got = _as_int64(got)
+        memo[e] = got
+        return got
+
+    results = [walk(e) for e in exprs]
+    defined = None
+    for zero in undefined:
+        defined = ~zero if defined is None else defined & ~zero
+    return results, defined
+
+
+def _magnitude_of(e: Expr, sizes: list[int]) -> int:
+    """A bound on ``|e|`` and on every value computed on the way to it, from the bounds of
+    its arguments."""
+    if isinstance(e, Add):
+        return sum(sizes)
+    if isinstance(e, Mul):
+        product = 1
+        for s in sizes:
+            product *= s
+        return product
+    if isinstance(e, Pow):
+        return sizes[0] ** abs(int(e.args[1]))
+    # floordiv, ceildiv (through -a), mod (|a mod b| < |b|), min, max: no larger than an
+    # argument
+    return max(sizes)
+
+
+def _apply(e: Expr, args: list[Any], undefined: list[Any]) -> Any:
+    """One node over its arguments' values; a divisor that is not a constant has its
+    zeros replaced by 1 and recorded in ``undefined``."""
+    import numpy as np
+
+    if isinstance(e, Add):
+        return _fold(operator.add, args)
+    if isinstance(e, Mul):
+        return _fold(operator.mul, args)
+    if isinstance(e, Pow):
+        if not (e.args[1].is_Integer and int(e.args[1]) > 0):
+            raise MapError(f"unsupported power {e}")
+        return args[0] ** int(e.args[1])
+    if isinstance(e, _IntegerDivision):
+        a, b = args
+        if not e.args[1].is_Integer:
+            zero = np.asarray(b == 0)
+            if zero.any():
+                undefined.append(zero)
+                b = np.where(zero, 1, b)
+        if isinstance(e, FloorDiv):
+            return a // b
+        if isinstance(e, Mod):
+            return a % b
+        return -((-a) // b)
+    if isinstance(e, Min):
+        return np.minimum(*args)
+    if isinstance(e, Max):
+        return np.maximum(*args)
+    raise MapError(f"unsupported expression {e}")
+
+
+def _as_python(x: Any) -> Any:
+    """An int64 array (or scalar) as an array of Python integers."""
+    import numpy as np
+
+    if isinstance(x, int):
+        return x
+    a = np.asarray(x)
+    return a if a.dtype == object else a.astype(object)
+
+
+def _as_int64(x: Any) -> Any:
+    """A value known to fit in int64, as int64."""
+    import numpy as np
+
+    if isinstance(x, int):
+        return np.int64(x)
+    a = np.asarray(x)
+    return a if a.dtype == np.int64 else a.astype(np.int64)

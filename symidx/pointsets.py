@@ -26,6 +26,7 @@ import numpy as np
 from symidx.errors import MapError, TooLargeError, Undecided
 from symidx.expr import dim
 from symidx.indexing_map import IndexingMap
+from symidx.indexing_map.text import int_text
 from symidx.interval import Interval
 from symidx.verify.common import non_presburger_reason
 from symidx.verify.enumeration import EXHAUSTIVE_LIMIT, relation
@@ -115,8 +116,10 @@ class PointSet:
             raise MapError(f"a {len(point)}-tuple is not in a set of {self.rank}-tuples")
         if self.backend == "isl":
             isl = isl_module()
-            text = ", ".join(str(int(v)) for v in point)
+            text = ", ".join(int_text(int(v)) for v in point)
             return bool(isl.Set(f"{{ [{text}] }}").is_subset(self._isl))
+        if any(not -2**63 <= int(v) < 2**63 for v in point):
+            return False  # an explicit set holds int64 points only (see images())
         rows = self._rows_or_empty()
         return bool(np.any(np.all(rows == np.asarray(point, dtype=np.int64), axis=1)))
 
@@ -204,6 +207,9 @@ def images(maps: Sequence[IndexingMap], backend: str = "auto",
         return PointSet(rank, "isl", found.coalesce())
     tables = [relation(m, limit)[:, m.num_dims:] for m in maps if not m.is_known_empty]
     rows = np.concatenate(tables) if tables else np.zeros((0, rank), np.int64)
+    if rows.dtype == object:  # relation() keeps Python integers only past int64
+        raise TooLargeError("the image has points past 64-bit integers, which the explicit "
+                            "backend does not hold (the isl backend does)")
     keys = PointSet(rank, "explicit", rows=np.ascontiguousarray(rows, dtype=np.int64))._keys()
     return PointSet(rank, "explicit")._explicit(np.unique(keys))
 

@@ -13,7 +13,7 @@ from sympy import Integer
 
 from symidx import verify
 from symidx.errors import MapError
-from symidx.expr import FloorDiv, Mod, dim, rt, sym
+from symidx.expr import FloorDiv, Max, Mod, dim, rt, sym
 from symidx.indexing_map import IndexingMap, MapKind, RuntimeVar
 from symidx.interval import Interval
 from symidx.simplify import compose
@@ -192,12 +192,27 @@ def test_a_map_made_by_dataclasses_replace_answers_with_its_own_results():
 
 
 # --- division by variables -------------------------------------------------------------------
-def test_a_divisor_that_can_be_zero_is_an_error_not_a_crash():
-    with pytest.raises(MapError, match=r"divisor s1 of s0 / s1 can be 0 \(it ranges over "
-                                       r"\[0, 3\]\)"):
-        IndexingMap.create([], [FloorDiv(s0, s1)], [(0, 9), (0, 3)])
-    with pytest.raises(MapError, match="can be 0"):
-        IndexingMap.create([4], [d0], [(0, 9), (-2, 2)], constraints=[(Mod(s0, s1), (0, 0))])
+def test_a_divisor_that_can_be_zero_is_accepted_and_its_zeros_are_outside_the_map():
+    m = IndexingMap.create([], [FloorDiv(s0, s1)], [(0, 9), (0, 3)])
+    assert [(str(d), span) for _, d, span in m.zero_divisors()] == [("s1", Interval(0, 3))]
+    with pytest.raises(MapError, match=r"division by zero at \(7, 0\): a divisor is 0"):
+        m.evaluate([], [7, 0])
+    assert m.evaluate([], [7, 2]) == (3,)
+    assert not m.constraints_hold([], [7, 0]) and m.constraints_hold([], [7, 2])
+    assert m.image(()) == {(v // k,) for v in range(10) for k in (1, 2, 3)}
+    results, mask = m.evaluate_arrays([np.arange(10)[:, None], np.arange(4)[None, :]])
+    assert not mask[:, 0].any() and mask[:, 1:].all()
+    # said as constraints, the same map: the interval of a bare divisor narrows
+    assert m.with_divisors_nonzero() == IndexingMap.create([], [FloorDiv(s0, s1)],
+                                                           [(0, 9), (1, 3)])
+    both_sides = IndexingMap.create([4], [d0], [(0, 9), (-2, 2)],
+                                    constraints=[(Mod(s0, s1), (0, 0))])
+    guarded = both_sides.with_divisors_nonzero()
+    assert dict(guarded.constraints)[Max(s1, -s1)] == Interval(1, 2)
+    for point in itertools.product(range(4), range(10), range(-2, 3)):
+        assert both_sides.constraints_hold(point[:1], point[1:]) == \
+            guarded.constraints_hold(point[:1], point[1:]) == \
+            (point[2] != 0 and point[1] % point[2] == 0)
     ok = IndexingMap.create([], [FloorDiv(s0, s1), Mod(s0, s1)], [(0, 9), (1, 3)])
     assert ok.evaluate([], [7, 2]) == (3, 1)
     # a constraint can keep the divisor away from 0

@@ -33,6 +33,10 @@ def compose_with(first: IndexingMap, second: IndexingMap,
                        f"the second has {second.num_dims} dims")
     if first.is_undefined or second.is_undefined:
         return IndexingMap.undefined(first.num_dims, second.num_results)
+    # where a divisor is 0 a map is not defined; said as constraints before composing, so
+    # that a division the substitution folds away (0 floordiv s0 = 0) takes its "defined
+    # only where s0 != 0" with it into the composed map
+    first, second = first.with_divisors_nonzero(), second.with_divisors_nonzero()
     if first.is_known_empty or second.is_known_empty:
         return IndexingMap.known_empty(first.dims, second.results)
     m_s, m_r = second.num_ranges, second.num_rts

@@ -24,17 +24,19 @@ from sympy import Integer, Symbol
 from symidx.errors import MapError, TooLargeError
 from symidx.expr import (
     Expr,
+    Max,
     as_expr,
     compile_expr,
     constrained_bounds,
     dim,
+    evaluate_exact,
     rt,
     scan,
     substitute,
     sym,
     variable_divisions,
 )
-from symidx.indexing_map.text import STYLES, ExprPrinter, print_expr
+from symidx.indexing_map.text import STYLES, ExprPrinter, int_text
 from symidx.interval import Interval
 
 __all__ = ["IndexingMap", "RuntimeVar", "MapKind", "Constraint", "print_map"]
@@ -97,6 +99,17 @@ class IndexingMap:
     # with a fresh cache, so a derived map never answers with its source's results.
     _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                    compare=False)
+
+    # --- pickling: the fields, never the cache (it holds compiled functions) -------------
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.dims, self.results, self.ranges, self.rts, self.constraints,
+                self.names, self.kind)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(("dims", "results", "ranges", "rts", "constraints", "names",
+                                "kind"), state):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_cache", {})
 
     # --- construction ------------------------------------------------------------------
     @classmethod
@@ -169,17 +182,67 @@ class IndexingMap:
         return IndexingMap.known_empty(self.dims, self.results)
 
     def _check_variables(self) -> None:
-        """Every variable used is declared, and every divisor that is not a constant is
-        nonzero wherever the variables lie in their intervals and the constraints hold."""
+        """Every variable used is declared. (A divisor that is not a constant may be 0
+        somewhere: those points are outside the map's definition, see
+        :meth:`zero_divisors`.)"""
         exprs = list(itertools.chain(self.results, (c for c, _ in self.constraints)))
-        used, divides = scan(exprs)
+        used, _ = scan(exprs)
         stray = used - set(self.all_vars)
         if stray:
             culprit = next(e for e in exprs if e.free_symbols & stray)
             raise MapError(f"expression {culprit} uses {sorted(map(str, stray))}, which the "
                            f"map does not declare")
-        if divides:
-            _check_divisors(exprs, self.variable_bounds(), dict(self.constraints))
+
+    def zero_divisors(self) -> list[tuple[Expr, Expr, Interval]]:
+        """Each (division, divisor, the divisor's interval) where the divisor is not a
+        constant and may be 0 where the variables lie in their intervals and the
+        constraints hold (XLA accepts ``s0 floordiv s1`` with ``s1 in [0, 4]``). A
+        division by 0 has no value: the points where a divisor is 0 are outside the map's
+        definition, as if a constraint failed there (:meth:`evaluate` says so, the
+        enumerations and :meth:`image` leave them out)."""
+        got = self._cache.get("zeros")
+        if got is None:
+            got = self._cache["zeros"] = self._zero_divisors()
+        return list(got)
+
+    def _zero_divisors(self) -> list[tuple[Expr, Expr, Interval]]:
+        if self.kind is not _NORMAL:
+            return []
+        exprs = list(itertools.chain(self.results, (c for c, _ in self.constraints)))
+        if not scan(exprs)[1]:
+            return []
+        env, known = self.variable_bounds(), dict(self.constraints)
+        found, seen = [], set()
+        for e in exprs:
+            for node in variable_divisions(e):
+                divisor = node.args[1]
+                if divisor in seen:
+                    continue
+                seen.add(divisor)
+                span = constrained_bounds(divisor, env, known)
+                if 0 in span:
+                    found.append((node, divisor, span))
+        return found
+
+    def with_divisors_nonzero(self) -> IndexingMap:
+        """The same map (the same points defined, the same images) with "every divisor is
+        nonzero" written as constraints: ``D in [1, hi]`` for a divisor ranging over
+        ``[0, hi]``, ``D in [lo, -1]`` over ``[lo, 0]``, and ``max(D, -D) in [1, ...]``
+        when it ranges on both sides of 0. A map whose divisors are nonzero already is
+        returned as it is. The simplifier starts from this form, so that no rule can
+        assume a divisor nonzero that is not."""
+        zeros = self.zero_divisors()
+        if not zeros:
+            return self
+        added: list[Constraint] = []
+        for _, divisor, span in zeros:
+            if span.lo == 0:
+                added.append((divisor, Interval(1, span.hi)))
+            elif span.hi == 0:
+                added.append((divisor, Interval(span.lo, -1)))
+            else:
+                added.append((Max(divisor, -divisor), Interval(1, max(-span.lo, span.hi))))
+        return self.replace(constraints=self.constraints + tuple(added))
 
     def _has_empty_interval(self) -> bool:
         return any(i.is_empty for i in itertools.chain(
@@ -320,12 +383,14 @@ class IndexingMap:
         try:
             return tuple(int(f(values)) for f in self._compiled_results)
         except ZeroDivisionError:
-            raise MapError(f"division by zero at {tuple(values)} (outside the map's "
-                           f"domain)") from None
+            raise MapError(f"division by zero at {tuple(values)}: a divisor is 0 there, so "
+                           f"the map has no value (the point is outside its "
+                           f"definition)") from None
 
     def constraints_hold(self, dims: Sequence[int], symbols: Sequence[int] = (),
                          rts: Sequence[int] = ()) -> bool:
-        """Do the variable intervals and every constraint hold at this point?"""
+        """Is the point in the map's domain: do the variable intervals and every
+        constraint hold, and is every divisor nonzero?"""
         self._require_defined()
         values = list(dims) + list(symbols) + list(rts)
         if len(values) != len(self.all_vars):
@@ -333,9 +398,14 @@ class IndexingMap:
         if not all(v in b for v, b in zip(values, self.all_bounds)):
             return False
         try:
-            return all(int(f(values)) in interval for f, (_, interval)
-                       in zip(self._compiled_constraints, self.constraints))
-        except ZeroDivisionError:  # a divisor is 0 only where a constraint fails
+            if not all(int(f(values)) in interval for f, (_, interval)
+                       in zip(self._compiled_constraints, self.constraints)):
+                return False
+            if self.zero_divisors():  # a result's divisor may be 0: outside the definition
+                for f in self._compiled_results:
+                    f(values)
+            return True
+        except ZeroDivisionError:  # a divisor is 0: the point is outside the definition
             return False
 
     def image(self, point: Sequence[int]) -> set[tuple[int, ...]]:
@@ -355,14 +425,17 @@ class IndexingMap:
                 if all(int(f(full)) in interval for f, (_, interval)
                        in zip(self._compiled_constraints, self.constraints)):
                     out.add(tuple(int(f(full)) for f in self._compiled_results))
-            except ZeroDivisionError:  # a divisor is 0 only where a constraint fails
+            except ZeroDivisionError:  # a divisor is 0: outside the map's definition
                 continue
         return out
 
     def evaluate_arrays(self, values: Sequence[Any]) -> tuple[list[Any], Any]:
         """Vectorised evaluation: ``values`` holds one broadcastable numpy integer array per
-        variable (dims, range, runtime). Returns (results, mask) where ``mask`` says where
-        every variable interval and constraint holds."""
+        variable (dims, range, runtime; int64, or of Python integers for huge values).
+        Returns (results, mask) where ``mask`` says where every variable interval and
+        constraint holds and every divisor is nonzero (where one is 0 the map has no
+        value). The arithmetic is exact (:func:`symidx.expr.evaluate_exact`): int64 where
+        every value on the way provably fits, Python integers elsewhere."""
         import numpy as np
 
         self._require_defined()
@@ -373,10 +446,13 @@ class IndexingMap:
         mask = np.ones(shape, dtype=bool)
         for a, b in zip(arrays, self.all_bounds):
             mask &= (a >= b.lo) & (a <= b.hi)
-        for f, (_, interval) in zip(self._compiled_constraints, self.constraints):
-            v = f(arrays)
+        exprs = [*self.results, *(c for c, _ in self.constraints)]
+        got, defined = evaluate_exact(exprs, self.all_vars, arrays)
+        if defined is not None:
+            mask &= defined
+        for v, (_, interval) in zip(got[len(self.results):], self.constraints):
             mask &= (v >= interval.lo) & (v <= interval.hi)
-        results = [np.broadcast_to(np.asarray(f(arrays)), shape) for f in self._compiled_results]
+        results = [np.broadcast_to(np.asarray(r), shape) for r in got[:len(self.results)]]
         return results, mask
 
     def domain_size(self) -> int:
@@ -431,20 +507,6 @@ class IndexingMap:
             raise MapError("the map is UNDEFINED: nothing is known about it")
 
 
-def _check_divisors(exprs: Sequence[Expr], env: Mapping[Symbol, Interval],
-                    known: Mapping[Expr, Interval]) -> None:
-    """Raise :class:`MapError` if a divisor that is not a constant can be zero where the
-    variables lie in ``env`` and the ``known`` facts (constraints) hold: division by zero
-    has no value, so such a map means nothing there."""
-    for e in exprs:
-        for node in variable_divisions(e):
-            divisor = node.args[1]
-            span = constrained_bounds(divisor, env, known)
-            if 0 in span:
-                raise MapError(f"the divisor {print_expr(divisor)} of "
-                               f"{print_expr(node)} can be 0 (it ranges over {span})")
-
-
 # --- text ---------------------------------------------------------------------------------
 def print_map(m: IndexingMap, style: str = "doc") -> str:
     """The map as text in one of :data:`~symidx.indexing_map.text.STYLES`: ``doc`` (the
@@ -466,8 +528,8 @@ def print_map(m: IndexingMap, style: str = "doc") -> str:
     nd, nr = m.num_dims, m.num_ranges
     dims, ranges, rts = names[:nd], names[nd:nd + nr], names[nd + nr:]
     results = ", ".join(printer.top(r) for r in m.results)
-    domain = [f"{n} in {b}" for n, b in zip(names, m.all_bounds)]
-    domain += sorted(f"{printer.top(c)} in {i}" for c, i in m.constraints)
+    domain = [f"{n} in {_interval_text(b)}" for n, b in zip(names, m.all_bounds)]
+    domain += sorted(f"{printer.top(c)} in {_interval_text(i)}" for c, i in m.constraints)
     if style == "mlir":
         symbols = f"[{', '.join(ranges + rts)}]" if ranges or rts else ""
         text = f"affine_map<({', '.join(dims)}){symbols} -> ({results})>"
@@ -484,6 +546,11 @@ def print_map(m: IndexingMap, style: str = "doc") -> str:
     else:
         text = head + (",\ndomain:\n" + ",\n".join(domain) if domain else "")
     return text + _provenance_text(m, rts, style)
+
+
+def _interval_text(b: Interval) -> str:
+    """``[lo, hi]``, as :class:`Interval` prints itself, for ends of any length."""
+    return f"[{int_text(b.lo)}, {int_text(b.hi)}]"
 
 
 def _map_line(m: IndexingMap) -> str:

@@ -19,7 +19,38 @@ from sympy import Add, Integer, Mul, Pow, Symbol
 from symidx.errors import MapError
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod, var_index, var_kind
 
-__all__ = ["STYLES", "print_expr", "order_key", "ExprPrinter"]
+__all__ = ["STYLES", "print_expr", "order_key", "ExprPrinter", "int_text", "int_of_digits"]
+
+_PIECE = 4_000  # digits per conversion: under Python's default limit of 4,300
+
+
+def int_text(value: int) -> str:
+    """An integer in decimal, whatever its length: Python refuses ``str()`` past 4,300
+    digits (a guard against quadratic conversions), so longer ones are converted in pieces
+    of :data:`_PIECE` digits."""
+    try:
+        return str(value)
+    except ValueError:
+        pass
+    n, pieces = abs(value), []
+    unit = 10 ** _PIECE
+    while n >= unit:
+        n, low = divmod(n, unit)
+        pieces.append(str(low).zfill(_PIECE))
+    pieces.append(str(n))
+    return ("-" if value < 0 else "") + "".join(reversed(pieces))
+
+
+def int_of_digits(digits: str) -> int:
+    """The value of a string of decimal digits, whatever its length (in pieces past
+    Python's limit of 4,300 digits)."""
+    if len(digits) <= _PIECE:
+        return int(digits)
+    value = 0
+    for start in range(0, len(digits), _PIECE):
+        piece = digits[start:start + _PIECE]
+        value = value * 10 ** len(piece) + int(piece)
+    return value
 
 STYLES = ("doc", "xla", "mlir")
 
@@ -137,7 +168,7 @@ class ExprPrinter:
 
     def atom(self, e: Expr) -> str:
         if e.is_Integer:
-            return str(int(e))
+            return int_text(int(e))
         try:
             return self.names[e]
         except KeyError:
@@ -167,7 +198,7 @@ class ExprPrinter:
             return "-(" + self.top(inner) + ")"
         parts = [self.operand(f) for f in factors]
         if coeff != 1:
-            parts.append(str(coeff))
+            parts.append(int_text(coeff))
         return " * ".join(parts)
 
     def division(self, e: Expr) -> str:

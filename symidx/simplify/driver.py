@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_field
 from typing import Literal, overload
@@ -42,29 +43,37 @@ class SimplifyResult:
 
 @overload
 def simplify(m: IndexingMap, *, trace: Literal[False] = False,
-             replace_point_dims: bool = True, budget: Budget = DEFAULT_BUDGET
-             ) -> IndexingMap: ...
+             replace_point_dims: bool = True, budget: Budget = DEFAULT_BUDGET,
+             deadline: float | None = None) -> IndexingMap: ...
 
 
 @overload
 def simplify(m: IndexingMap, *, trace: Literal[True],
-             replace_point_dims: bool = True, budget: Budget = DEFAULT_BUDGET
-             ) -> SimplifyResult: ...
+             replace_point_dims: bool = True, budget: Budget = DEFAULT_BUDGET,
+             deadline: float | None = None) -> SimplifyResult: ...
 
 
 def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = True,
-             budget: Budget = DEFAULT_BUDGET) -> IndexingMap | SimplifyResult:
+             budget: Budget = DEFAULT_BUDGET, deadline: float | None = None
+             ) -> IndexingMap | SimplifyResult:
     """The simplified map (same meaning). With ``trace=True``, a :class:`SimplifyResult`
     holding the map, whether it changed, every rewrite step, and the counters.
 
     Rounds of the passes (:data:`~symidx.simplify.passes.PASSES`) run until a round leaves
     the intervals as they were, within ``budget`` (:class:`Budget`); a budget that runs
-    out leaves a correct map, less simple, and says so in the counters."""
+    out leaves a correct map, less simple, and says so in the counters. ``deadline`` (a
+    :func:`time.monotonic` instant) is looked at before each round: once it has passed,
+    the map of the rounds done is returned (correct, less simple) and the counters say
+    that time ran out."""
     steps: list[Step] | None = [] if trace else None
     stats = SimplifyStats() if trace else None
-    result = m
-    if not (m.is_known_empty or m.is_undefined):
+    result = m.with_divisors_nonzero()  # no rule may assume a divisor that can be 0 is not
+    if not (result.is_known_empty or result.is_undefined):
         for _ in range(budget.rounds):
+            if deadline is not None and time.monotonic() >= deadline:
+                if stats is not None:
+                    stats.ran_out("time (the deadline passed)")
+                break
             new, eliminated = _round(result, budget, steps, stats, replace_point_dims)
             settled = new is result or new.is_known_empty or (
                 new.all_bounds == result.all_bounds and not eliminated) or new == result

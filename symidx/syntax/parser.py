@@ -28,7 +28,6 @@ from symidx.expr import (
     Expr,
     FloorDiv,
     Mod,
-    constrained_bounds,
     dim,
     max_of,
     min_of,
@@ -36,6 +35,7 @@ from symidx.expr import (
     sym,
 )
 from symidx.indexing_map import IndexingMap, RuntimeVar
+from symidx.indexing_map.text import int_of_digits
 from symidx.interval import Interval
 
 __all__ = ["parse_map", "parse_expr", "MAX_DEPTH"]
@@ -164,7 +164,7 @@ class _ExprParser:
                     continue
                 if tok.kind == "int":
                     lx.next()
-                    operands.append(_node("int", tok.offset, payload=int(tok.value)))
+                    operands.append(_node("int", tok.offset, payload=_int_value(lx, tok)))
                     nxt = lx.peek()
                     if (nxt.kind == "ident" and nxt.value not in _RESERVED) or \
                             (nxt.kind == "ident" and nxt.value in ("min", "max")) or \
@@ -415,7 +415,7 @@ class _MapParser:
         tok = lx.next()
         if tok.kind != "int":
             raise lx.error(f"expected an integer, found {_describe(tok)}", tok.offset)
-        return sign * int(tok.value)
+        return sign * _int_value(lx, tok)
 
     # -- sections after the domain -----------------------------------------------------------
     def sections(self, runtime_names: set[str]) -> dict[str, tuple[str, IndexingMap]]:
@@ -509,9 +509,6 @@ class _MapParser:
                 hlo, prov_header = hlo_lines[rt_name]
                 prov = self._provenance_map(prov_header, dims, intervals)
             rt_vars.append(RuntimeVar(intervals[rt_name], hlo, prov))
-        env = {table[n]: intervals[n] for n, _ in all_names}
-        self._check_divisors(list(header.results) + [e[0] for e in entries if e[0][0] != "var"],
-                             table, env, dict(constraints))
         # Names spelled like our own variables (d3, s0, rt1) are positional, not custom.
         names = [None if _DEFAULT_NAME.fullmatch(n) else n for n, _ in all_names]
         try:
@@ -520,26 +517,6 @@ class _MapParser:
                 rt_vars, constraints, names)
         except MapError as e:
             raise lx.error(str(e), 0) from None
-
-    def _check_divisors(self, nodes: list[tuple[Any, ...]], table: dict[str, Symbol],
-                        env: dict[Symbol, Interval],
-                        known: dict[Expr, Interval]) -> None:
-        """A divisor that is not a constant (``s0 floordiv s1``, XLA's ``s0 / s1``) must be
-        nonzero wherever the domain holds; otherwise the error points at the divisor."""
-        stack = list(nodes)
-        while stack:
-            kind, _, _, _, children = stack.pop()
-            stack.extend(children)
-            if kind not in ("floordiv", "ceildiv", "mod"):
-                continue
-            divisor = _to_sympy(children[1], table, self.lx)
-            if divisor.is_Integer:
-                continue
-            span = constrained_bounds(divisor, env, known)
-            if 0 in span:
-                raise self.lx.error(f"the divisor of this {kind} can be 0 (it ranges over "
-                                    f"{span}): division by a variable needs an interval "
-                                    f"without 0", children[1][1])
 
     def _provenance_map(self, header: _Header, dims: list[tuple[str, int]],
                         intervals: dict[str, Interval]) -> IndexingMap:
@@ -550,6 +527,19 @@ class _MapParser:
         table = {name: dim(i) for i, (name, _) in enumerate(header.dims)}
         results = [_to_sympy(n, table, self.lx) for n in header.results]
         return IndexingMap.create([intervals[n] for n, _ in dims], results)
+
+
+MAX_DIGITS = 100_000
+"""Integers in map text have at most this many digits (past Python's own limit of 4,300,
+they are converted in pieces: printing converts them back the same way)."""
+
+
+def _int_value(lx: _Lexer, tok: Token) -> int:
+    """The integer token's value, or a located error when it has too many digits."""
+    if len(tok.value) > MAX_DIGITS:
+        raise lx.error(f"an integer of {len(tok.value)} digits: at most {MAX_DIGITS} are "
+                       f"read", tok.offset)
+    return int_of_digits(tok.value)
 
 
 def parse_map(text: str, source: str = "") -> IndexingMap:

@@ -1,8 +1,11 @@
 """Equality by exhaustive enumeration with numpy: every point of the variable box.
 
-Works for every map, Presburger or not, while the box is small enough (``limit`` points)
-and the values fit in 64-bit integers. Maps without range variables are compared point by
-point; maps with range variables as sets of (source, target) rows.
+Works for every map, Presburger or not, while the box is small enough (``limit`` points).
+The arithmetic is exact: int64 where every value on the way provably fits, Python integers
+where one might not (:func:`symidx.expr.evaluate_exact`), so nothing wraps. Points where a
+divisor is 0 are outside a map's definition, like points where a constraint fails. Maps
+without range variables are compared point by point; maps with range variables as sets of
+(source, target) rows.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from symidx.errors import MapError, TooLargeError, Undecided
-from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod, bounds
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.verify.common import Deadline, box_size
@@ -27,7 +29,7 @@ __all__ = ["relation", "decide_by_enumeration", "probe", "image_at", "box_points
 EXHAUSTIVE_LIMIT = 2_000_000
 """Points of the variable box (dims, range and runtime variables) enumerated at most."""
 
-_SAFE = 2**62
+_INT64 = 1 << 63
 _CHUNK = 1 << 18
 
 
@@ -43,7 +45,6 @@ def relation(m: IndexingMap, limit: int = EXHAUSTIVE_LIMIT,
     if m.is_known_empty:
         return np.zeros((0, width), dtype=np.int64)
     _check_size(m.all_bounds, limit)
-    check_magnitudes(m)
     rows = []
     for coords in box_points(m.all_bounds):
         if deadline is not None:
@@ -55,12 +56,12 @@ def relation(m: IndexingMap, limit: int = EXHAUSTIVE_LIMIT,
             continue
         keep = np.broadcast_to(mask, coords[0].shape)
         cols = list(coords[:nd]) + [np.broadcast_to(r, coords[0].shape) for r in results]
-        rows.append(np.stack([c[keep] for c in cols], axis=1) if cols
+        rows.append(_stack([c[keep] for c in cols]) if cols
                     else np.zeros((int(keep.sum()), 0), np.int64))
-    table = np.concatenate(rows) if rows else np.zeros((0, width), np.int64)
+    table = _narrowest(np.concatenate(rows)) if rows else np.zeros((0, width), np.int64)
     if width == 0:
         return table[:1]
-    return _unique_rows(table.astype(np.int64))
+    return _unique_rows(table)
 
 
 def decide_by_enumeration(a: IndexingMap, b: IndexingMap, limit: int = EXHAUSTIVE_LIMIT,
@@ -68,7 +69,7 @@ def decide_by_enumeration(a: IndexingMap, b: IndexingMap, limit: int = EXHAUSTIV
     """Equality of two defined maps of the same arity (either may be known empty) by
     enumerating their variable boxes; the first difference in enumeration order is the
     counterexample. Raises :class:`Undecided` when a box holds more than ``limit`` points
-    or the values leave 64-bit integers."""
+    or the deadline passes."""
     try:
         if not (a.is_known_empty or b.is_known_empty or a.symbol_vars or b.symbol_vars):
             return _equal_functions(a, b, limit, deadline)
@@ -91,8 +92,6 @@ def _equal_functions(a: IndexingMap, b: IndexingMap, limit: int,
     over the smallest box holding both boxes (no sets needed)."""
     hull = tuple(x.union(y) for x, y in zip(a.all_bounds, b.all_bounds))
     _check_size(hull, limit)
-    check_magnitudes(a)
-    check_magnitudes(b)
     for coords in box_points(hull):
         if deadline is not None:
             deadline.check("enumerating the domain")
@@ -115,23 +114,22 @@ def _equal_functions(a: IndexingMap, b: IndexingMap, limit: int,
 def probe(a: IndexingMap, b: IndexingMap, samples: int = 256) -> Verdict | None:
     """A quick look for a difference before a proof: maps without range or runtime
     variables evaluated at the corners of the union of their boxes and at ``samples``
-    pseudo-random points (a fixed seed: the same answer every run). A difference found is
-    a counterexample like any other; None when none was found (which proves nothing), or
-    when values might leave 64-bit integers."""
+    pseudo-random points (a fixed seed: the same answer every run), exactly. A difference
+    found is a counterexample like any other; None when none was found (which proves
+    nothing)."""
     if a.is_known_empty or b.is_known_empty or a.symbol_vars or b.symbol_vars:
         return None
     hull = [x.union(y) for x, y in zip(a.dims, b.dims)]
     if not hull:
         return None
-    corners = np.array(list(itertools.islice(itertools.product(*((x.lo, x.hi) for x in hull)),
-                                             64)), dtype=np.int64).reshape(-1, len(hull))
+    corners = list(itertools.islice(itertools.product(*((x.lo, x.hi) for x in hull)), 64))
     fractions = _fractions(len(hull), samples)
-    coords = [np.concatenate([corners[:, i], x.lo + (fractions[i] * x.size).astype(np.int64)])
+    coords = [_int_array([c[i] for c in corners]
+                         + [x.lo + x.size * int(f * 2**53) // 2**53  # in integers:
+                            for f in fractions[i].tolist()])       # sizes of any length
               for i, x in enumerate(hull)]
-    inside_a, values_a = _evaluate_function(a, coords)
-    inside_b, values_b = _evaluate_function(b, coords)
-    if inside_a is None or inside_b is None:
-        return None
+    values_a, inside_a = a.evaluate_arrays(coords)
+    values_b, inside_b = b.evaluate_arrays(coords)
     bad = inside_a != inside_b
     for x, y in zip(values_a, values_b):
         bad |= inside_a & (x != y)
@@ -149,84 +147,27 @@ def _fractions(count: int, samples: int) -> np.ndarray:
     return np.random.default_rng(0).random((count, samples))
 
 
-def _evaluate_function(m: IndexingMap, coords: list[np.ndarray]
-                       ) -> tuple[Any, list[np.ndarray]]:
-    """(inside the domain, results) of a map without symbols at the given points, each
-    shared sub-expression computed once; (None, []) if a value might leave 64 bits."""
-    env = {v: Interval(int(c.min()), int(c.max())) for v, c in zip(m.dim_vars, coords)}
-    sizes: dict[Expr, int] = {}
-    exprs = [*m.results, *(c for c, _ in m.constraints)]
-    if any(_magnitude(e, env, sizes) >= _SAFE for e in exprs):
-        return None, []
-    values: dict[Expr, Any] = dict(zip(m.dim_vars, coords))
-    n = coords[0].size
-    inside = np.ones(n, dtype=bool)
-    for c, b in zip(coords, m.dims):
-        inside &= (c >= b.lo) & (c <= b.hi)
-    for e, iv in m.constraints:
-        v = _value(e, values)
-        inside &= (v >= iv.lo) & (v <= iv.hi)
-    return inside, [np.broadcast_to(_value(e, values), (n,)) for e in m.results]
+def _int_array(values: Sequence[int]) -> np.ndarray:
+    """Integers as int64 when they all fit, else as an array of Python integers."""
+    if all(-_INT64 <= v < _INT64 for v in values):
+        return np.asarray(values, dtype=np.int64)
+    return np.asarray(values, dtype=object)
 
 
-def _magnitude(e: Expr, env: dict[Any, Interval], memo: dict[Expr, int]) -> int:
-    """A bound on ``|e|`` and on every value computed on the way to it."""
-    got = memo.get(e)
-    if got is not None:
-        return got
-    if e.is_Integer:
-        got = abs(int(e))
-    elif e.is_Symbol:
-        got = max(abs(env[e].lo), abs(env[e].hi))
-    else:
-        parts = [_magnitude(x, env, memo) for x in e.args]
-        if e.is_Add:
-            got = sum(parts)
-        elif e.is_Mul:
-            got = 1
-            for p in parts:
-                got *= p
-        elif e.is_Pow and e.args[1].is_Integer:
-            got = parts[0] ** abs(int(e.args[1]))
-        else:  # floordiv, ceildiv, mod, min, max: no larger than their arguments
-            got = max(parts)
-    memo[e] = got
-    return got
+def _narrowest(table: np.ndarray) -> np.ndarray:
+    """An array of Python integers as int64 when every value fits (else unchanged)."""
+    if table.dtype != object or not table.size:
+        return table.astype(np.int64)
+    if min(table.flat) >= -_INT64 and max(table.flat) < _INT64:
+        return table.astype(np.int64)
+    return table
 
 
-def _value(e: Expr, values: dict[Expr, Any]) -> Any:
-    """``e`` evaluated over numpy arrays, shared sub-expressions once (``values`` holds the
-    variables and is the memo)."""
-    got = values.get(e)
-    if got is not None:
-        return got
-    if e.is_Integer:
-        got = np.int64(int(e))
-    else:
-        args = [_value(x, values) for x in e.args]
-        if e.is_Add:
-            got = args[0]
-            for x in args[1:]:
-                got = got + x
-        elif e.is_Mul:
-            got = args[0]
-            for x in args[1:]:
-                got = got * x
-        elif e.is_Pow:
-            got = args[0] ** int(e.args[1])
-        else:
-            got = _NUMPY[type(e)](*args)
-    values[e] = got
-    return got
-
-
-_NUMPY: dict[type, Any] = {
-    FloorDiv: lambda a, b: a // b,
-    Mod: lambda a, b: a % b,
-    CeilDiv: lambda a, b: -((-a) // b),
-    Min: np.minimum,
-    Max: np.maximum,
-}
+def _stack(columns: list[np.ndarray]) -> np.ndarray:
+    """Columns side by side (of Python integers if any column holds them)."""
+    if any(c.dtype == object for c in columns):
+        columns = [c.astype(object) for c in columns]
+    return np.stack(columns, axis=1)
 
 
 def _function_image(m: IndexingMap, inside: Any, key: Point) -> Image:
@@ -235,10 +176,11 @@ def _function_image(m: IndexingMap, inside: Any, key: Point) -> Image:
     return frozenset([m.evaluate(key)])
 
 
-def image_at(m: IndexingMap, point: Point, limit: int = 1_000_000) -> Image | None:
+def image_at(m: IndexingMap, point: Point, limit: int = 1_000_000,
+             deadline: Deadline | None = None) -> Image | None:
     """The image of one source index, enumerated over the range and runtime variables
-    with numpy; None when more than ``limit`` points would be needed or the values leave
-    64-bit integers."""
+    with numpy (exactly); None when more than ``limit`` points would be needed or the
+    ``deadline`` passes first."""
     if m.is_known_empty:
         return frozenset()
     if len(point) != m.num_dims:
@@ -246,11 +188,12 @@ def image_at(m: IndexingMap, point: Point, limit: int = 1_000_000) -> Image | No
     box = (*(Interval.point(v) for v in point), *m.all_bounds[m.num_dims:])
     try:
         _check_size(box, limit)
-        check_magnitudes(m)
     except TooLargeError:
         return None
     found: set[Point] = set()
     for coords in box_points(box):
+        if deadline is not None and deadline.remaining() <= 0:
+            return None
         results, mask = m.evaluate_arrays(list(coords))
         if not coords:
             return frozenset([tuple(int(r) for r in results)]) if mask else frozenset()
@@ -259,8 +202,8 @@ def image_at(m: IndexingMap, point: Point, limit: int = 1_000_000) -> Image | No
             if keep.any():
                 return frozenset([()])
             continue
-        table = np.stack([np.broadcast_to(r, coords[0].shape)[keep] for r in results], axis=1)
-        found.update(map(tuple, _unique_rows(table.astype(np.int64)).tolist()))
+        table = _stack([np.broadcast_to(r, coords[0].shape)[keep] for r in results])
+        found.update(tuple(int(v) for v in row) for row in _unique_rows(_narrowest(table)))
     return frozenset(found)
 
 
@@ -270,14 +213,21 @@ def box_points(box: Sequence[Interval], chunk: int = _CHUNK) -> Iterator[tuple[A
     if not box:
         yield ()
         return
-    rest = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in box[1:]]
+    rest = [_axis(b.lo, b.hi) for b in box[1:]]
     per_value = box_size(tuple(box[1:]))
     step = max(1, chunk // max(1, per_value))
     first = box[0]
     for start in range(first.lo, first.hi + 1, step):
-        head = np.arange(start, min(first.hi, start + step - 1) + 1, dtype=np.int64)
+        head = _axis(start, min(first.hi, start + step - 1))
         grids = np.meshgrid(head, *rest, indexing="ij")
         yield tuple(g.reshape(-1) for g in grids)
+
+
+def _axis(lo: int, hi: int) -> np.ndarray:
+    """``lo..hi`` as int64, or as Python integers when an end does not fit in int64."""
+    if lo >= -_INT64 and hi < _INT64:
+        return np.arange(lo, hi + 1, dtype=np.int64)
+    return np.asarray(range(lo, hi + 1), dtype=object)
 
 
 def _check_size(box: Sequence[Interval], limit: int) -> None:
@@ -287,43 +237,43 @@ def _check_size(box: Sequence[Interval], limit: int) -> None:
                             f"enumerate")
 
 
-def check_magnitudes(m: IndexingMap) -> None:
-    """Raise :class:`TooLargeError` if a result or constraint may leave 64-bit integers."""
-    env = m.variable_bounds()
-    for e in list(m.results) + [c for c, _ in m.constraints]:
-        b = bounds(e, env)
-        if not b.is_empty and (abs(b.lo) >= _SAFE or abs(b.hi) >= _SAFE):
-            raise TooLargeError(f"values of {e} exceed 64-bit integers; cannot enumerate")
-
-
-def _row_keys(rows: np.ndarray, lows: np.ndarray, spans: np.ndarray) -> np.ndarray:
-    """Each row as one int64 (mixed radix over the columns' spans)."""
+def _row_keys(rows: np.ndarray, lows: list[int], spans: list[int]) -> np.ndarray:
+    """Each row as one int64 (mixed radix over the columns' spans; :func:`_key_box` made
+    sure the keys fit)."""
     keys = np.zeros(len(rows), dtype=np.int64)
     for k in range(rows.shape[1]):
-        keys = keys * spans[k] + (rows[:, k] - lows[k])
+        column = rows[:, k] - lows[k]  # in [0, spans[k]): fits in int64
+        keys = keys * spans[k] + column.astype(np.int64)
     return keys
 
 
-def _key_box(*tables: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _key_box(*tables: np.ndarray) -> tuple[list[int], list[int]] | None:
     """(lows, spans) covering every table's columns, or None when the keys would not fit
-    in 63 bits."""
+    in 62 bits. Computed in Python integers: a column's span may not fit in int64."""
     present = [t for t in tables if len(t)]
     if not present:
         return None
-    lows = np.min([t.min(axis=0) for t in present], axis=0)
-    highs = np.max([t.max(axis=0) for t in present], axis=0)
-    spans = highs - lows + 1
+    width = present[0].shape[1]
+    lows = [min(int(t[:, k].min()) for t in present) for k in range(width)]
+    highs = [max(int(t[:, k].max()) for t in present) for k in range(width)]
+    spans = [hi - lo + 1 for lo, hi in zip(lows, highs)]
     total = 1
-    for sp in spans.tolist():
-        total *= int(sp)
+    for sp in spans:
+        total *= sp
     return (lows, spans) if total < 2**62 else None
 
 
 def _unique_rows(table: np.ndarray) -> np.ndarray:
-    """np.unique(table, axis=0), through int64 keys when they fit (much faster)."""
+    """np.unique(table, axis=0) in first-seen order, through int64 keys when they fit
+    (much faster)."""
     box = _key_box(table)
     if box is None:
-        return np.unique(table, axis=0) if len(table) else table
+        if not len(table):
+            return table
+        if table.dtype == object:  # Python integers: numpy cannot sort rows of them
+            seen = dict.fromkeys(tuple(row) for row in table.tolist())
+            return np.array(list(seen), dtype=object).reshape(len(seen), table.shape[1])
+        return np.unique(table, axis=0)
     keys = _row_keys(table, *box)
     order = np.argsort(keys, kind="stable")
     ordered = keys[order]
@@ -341,6 +291,10 @@ def _difference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         kx, ky = _row_keys(x, *box), np.sort(_row_keys(y, *box))
         at = np.minimum(np.searchsorted(ky, kx), len(ky) - 1)
         return x[ky[at] != kx]
+    if x.dtype == object or y.dtype == object:
+        other = {tuple(int(v) for v in row) for row in y.tolist()}
+        keep = [tuple(int(v) for v in row) not in other for row in x.tolist()]
+        return x[np.asarray(keep, dtype=bool)]
     both = np.concatenate([y, x])
     _, first, counts = np.unique(both, axis=0, return_index=True, return_counts=True)
     single = first[(counts == 1) & (first >= len(y))]
@@ -349,6 +303,6 @@ def _difference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _image_at(rel: np.ndarray, key: Point) -> Image:
     n = len(key)
-    hit = np.all(rel[:, :n] == np.asarray(key, dtype=np.int64), axis=1) if n else \
+    hit = np.all(rel[:, :n] == _int_array(key), axis=1) if n else \
         np.ones(len(rel), dtype=bool)
     return frozenset(tuple(int(v) for v in row[n:]) for row in rel[hit])

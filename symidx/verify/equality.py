@@ -21,10 +21,11 @@ enough; otherwise the answer is :class:`~symidx.errors.Undecided`, with the reas
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from symidx.errors import MapError, Undecided
-from symidx.indexing_map import IndexingMap
+from symidx.indexing_map import IndexingMap, print_expr
 from symidx.verify.common import Deadline, Progress, non_presburger_reason
 from symidx.verify.enumeration import EXHAUSTIVE_LIMIT, decide_by_enumeration, probe
 from symidx.verify.isl import decide_by_isl, has_isl
@@ -58,13 +59,36 @@ def decide(a: IndexingMap, b: IndexingMap, timeout: float | None = None,
     means): a :class:`Verdict` that says which method decided and, for different maps, a
     point where they differ with both images.
 
-    ``timeout``: seconds (default :data:`DEFAULT_TIMEOUT`). ``method``: one of
+    ``timeout``: seconds (default :data:`DEFAULT_TIMEOUT`; ``float("inf")`` for no limit,
+    which also spares isl its child process). ``method``: one of
     :data:`METHODS`. ``limit``: the most points enumeration visits. ``progress`` is told
     what the procedure is about to do. Raises :class:`~symidx.errors.Undecided` (with the
     reason) when the method cannot decide within the time."""
     if method not in METHODS:
         raise MapError(f"unknown method {method!r}: choose {', '.join(METHODS)}")
     deadline = Deadline(DEFAULT_TIMEOUT if timeout is None else timeout)
+    verdict = _decide(a, b, deadline, method, limit, progress)
+    note = zero_divisor_note(a, b)
+    return replace(verdict, note=note) if note else verdict
+
+
+def zero_divisor_note(*maps: IndexingMap) -> str:
+    """What a verdict takes as given when a divisor can be 0: those points are outside
+    the map's definition (empty when no divisor can be 0)."""
+    found: dict[str, None] = {}
+    for m in maps:
+        names = dict(zip(m.all_vars, m.display_names()))
+        for node, divisor, _ in m.zero_divisors():
+            found[f"{print_expr(divisor, names, 'xla')} in {print_expr(node, names, 'xla')}"] \
+                = None
+    if not found:
+        return ""
+    return (f"a divisor can be 0 ({', '.join(found)}): where it is, the map has no value "
+            f"and the point is outside its definition")
+
+
+def _decide(a: IndexingMap, b: IndexingMap, deadline: Deadline, method: str, limit: int,
+            progress: Progress | None) -> Verdict:
     quick = _without_proof(a, b)
     if quick is not None:
         return quick
@@ -81,7 +105,7 @@ def decide(a: IndexingMap, b: IndexingMap, timeout: float | None = None,
         return decide_by_enumeration(a, b, limit, deadline)
     if method == "isl":
         tell("deciding with isl")
-        return decide_by_isl(a, b, checked=reason is None)
+        return decide_by_isl(a, b, checked=reason is None, deadline=deadline)
     tell("proving with z3")
     return decide_by_smt(a, b, deadline, nonlinear=reason is not None)
 
@@ -128,18 +152,25 @@ def _box(m: IndexingMap) -> int:
 
 def check_step(step: Any, timeout: float | None = None, method: str = "auto") -> Verdict:
     """Does a simplifier step (:class:`symidx.simplify.Step`) hold: are ``before`` and
-    ``after`` equal for every value of the variables in the step's intervals (for a step
-    on a constraint: do the same points satisfy both)?"""
+    ``after`` equal for every value of the variables in the step's intervals where
+    ``before`` has a value (a divisor of it may be 0; for a step on a constraint: do the
+    same points satisfy both)?"""
     from symidx.expr import dim, substitute
 
     variables = [v for v, _ in step.env]
     rename = {v: dim(i) for i, v in enumerate(variables)}
     before, after = substitute([step.before, step.after], rename)
     intervals = [b for _, b in step.env]
+    # where a divisor of ``before`` is 0 it has no value, and the map it came from is not
+    # defined there (the simplifier starts from :meth:`IndexingMap.with_divisors_nonzero`):
+    # the step is asked to hold where ``before`` is defined
+    guard = IndexingMap.create(intervals, [before], check=False).with_divisors_nonzero()
+    extra = list(guard.constraints) if not guard.is_known_empty else [(0, (1, 1))]
     if step.before_interval is not None:
         return decide(IndexingMap.create(intervals, [], constraints=[
-                          (before, step.before_interval)]),
+                          (before, step.before_interval), *extra]),
                       IndexingMap.create(intervals, [], constraints=[
-                          (after, step.after_interval)]), timeout, method)
-    return decide(IndexingMap.create(intervals, [before], check=False),
-                  IndexingMap.create(intervals, [after], check=False), timeout, method)
+                          (after, step.after_interval), *extra]), timeout, method)
+    return decide(IndexingMap.create(intervals, [before], constraints=extra, check=False),
+                  IndexingMap.create(intervals, [after], constraints=extra, check=False),
+                  timeout, method)

@@ -212,7 +212,8 @@ def decide_by_smt(a: IndexingMap, b: IndexingMap, deadline: Deadline,
         remaining = deadline.remaining()
         if remaining <= 0:
             raise Undecided(f"out of time ({deadline.seconds:g} s) before z3 started")
-        solver.set("timeout", max(1, int(remaining * 1000)))
+        if remaining != float("inf"):
+            solver.set("timeout", max(1, int(remaining * 1000)))
         solver.add(*copy.defs, copy.member, missed)
         answer = solver.check()
         if answer == z3.unknown:
@@ -223,5 +224,6 @@ def decide_by_smt(a: IndexingMap, b: IndexingMap, deadline: Deadline,
         if answer == z3.sat:
             model = solver.model()
             point = tuple(model.eval(d, model_completion=True).as_long() for d in dims)
-            return Verdict(False, "z3", point, image_at(a, point), image_at(b, point))
+            return Verdict(False, "z3", point, image_at(a, point, deadline=deadline),
+                           image_at(b, point, deadline=deadline))
     return Verdict(True, "z3 proof")

@@ -9,8 +9,8 @@ from functools import partial
 
 from symidx.errors import Undecided
 from symidx.indexing_map import IndexingMap
-from symidx.verify.common import Progress
-from symidx.verify.equality import check_step, decide
+from symidx.verify.common import Deadline, Progress
+from symidx.verify.equality import DEFAULT_TIMEOUT, check_step, decide
 from symidx.verify.verdict import Verdict
 
 __all__ = ["StepCheck", "TraceCheck", "check_trace"]
@@ -37,6 +37,8 @@ class TraceCheck:
     after: IndexingMap
     steps: tuple[StepCheck, ...]
     whole: StepCheck
+    stopped: tuple[str, ...] = ()
+    """Which of the simplifier's budgets ran out (time included), if any."""
 
     @property
     def holds(self) -> bool:
@@ -53,30 +55,38 @@ class TraceCheck:
 def check_trace(m: IndexingMap, timeout: float | None = None, method: str = "auto",
                 on_step: Callable[[int, StepCheck], None] | None = None,
                 progress: Progress | None = None) -> TraceCheck:
-    """Simplify ``m`` with a trace; decide every step and ``m`` against the result, each
-    within ``timeout`` seconds. ``on_step(k, check)`` is told of each step (k from 1) as
-    it is decided, and of the whole chain last (k = 0); ``progress`` of what is next."""
+    """Simplify ``m`` with a trace; decide every step and ``m`` against the result, all
+    within ``timeout`` seconds in total (default
+    :data:`~symidx.verify.equality.DEFAULT_TIMEOUT`): the simplifier stops its rounds
+    when the time is up, each decision gets the time left, and a decision with no time
+    left is undecided, saying so. ``on_step(k, check)`` is told of each step (k from 1)
+    as it is decided, and of the whole chain last (k = 0); ``progress`` of what is next."""
     from symidx.simplify import simplify
 
+    deadline = Deadline(DEFAULT_TIMEOUT if timeout is None else timeout)
     tell = progress or (lambda _: None)
     tell("simplifying with a trace")
-    result = simplify(m, trace=True)
+    result = simplify(m, trace=True, deadline=deadline.end)
     checks = []
     for k, step in enumerate(result.trace, 1):
         tell(f"checking step {k} of {len(result.trace)}")
-        checked = _checked(partial(check_step, step, timeout, method), step)
+        checked = _checked(partial(check_step, step, method=method), step, deadline)
         checks.append(checked)
         if on_step is not None:
             on_step(k, checked)
     tell("checking the whole chain")
-    whole = _checked(lambda: decide(m, result.map, timeout, method), None)
+    whole = _checked(lambda left: decide(m, result.map, left, method), None, deadline)
     if on_step is not None:
         on_step(0, whole)
-    return TraceCheck(m, result.map, tuple(checks), whole)
+    return TraceCheck(m, result.map, tuple(checks), whole, tuple(result.stats.exhausted))
 
 
-def _checked(run: Callable[[], Verdict], step: object) -> StepCheck:
+def _checked(run: Callable[[float], Verdict], step: object, deadline: Deadline) -> StepCheck:
+    left = deadline.remaining()
+    if left <= 0:
+        return StepCheck(step, None, f"out of time ({deadline.seconds:g} s for the whole "
+                                     f"trace)")
     try:
-        return StepCheck(step, run())
+        return StepCheck(step, run(left))
     except Undecided as e:
         return StepCheck(step, None, e.reason)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from symidx.indexing_map.text import int_text
+
 Point = tuple[int, ...]
 Image = frozenset[Point]
 
@@ -13,7 +15,9 @@ class Verdict:
     """What :func:`symidx.verify.decide` found: ``equal``, the ``method`` that decided
     (``identical``, ``exhaustive``, ``z3 proof``/``z3``, ``isl``, ``shape``, ...), and for
     different maps a source ``point`` and each map's image there (``None``: too large to
-    list), or a ``reason`` when no single point shows the difference."""
+    list), or a ``reason`` when no single point shows the difference. ``note`` says what
+    the answer took as given (points where a divisor is 0 are outside a map's
+    definition)."""
 
     equal: bool
     method: str
@@ -21,6 +25,7 @@ class Verdict:
     left: Image | None = None
     right: Image | None = None
     reason: str = ""
+    note: str = ""
 
     def __bool__(self) -> bool:
         return self.equal
@@ -28,15 +33,17 @@ class Verdict:
     def describe(self) -> str:
         """``equal (<method>)``, or ``different at <point>: <A's image> vs <B's image>``."""
         if self.equal:
-            return f"equal ({self.method})"
-        if self.point is None:
-            return f"different: {self.reason}"
-        return (f"different at {tuple_text(self.point)}: {image_text(self.left)} vs "
-                f"{image_text(self.right)}")
+            text = f"equal ({self.method})"
+        elif self.point is None:
+            text = f"different: {self.reason}"
+        else:
+            text = (f"different at {tuple_text(self.point)}: {image_text(self.left)} vs "
+                    f"{image_text(self.right)}")
+        return f"{text}; {self.note}" if self.note else text
 
 
 def tuple_text(t: Point) -> str:
-    return "(" + ", ".join(str(v) for v in t) + ")"
+    return "(" + ", ".join(int_text(v) for v in t) + ")"
 
 
 def image_text(image: Image | None) -> str:
