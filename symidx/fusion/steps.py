@@ -99,6 +99,11 @@ class Step:
 class Callee(Protocol):
     """What a step needs of the analysis of a called computation."""
 
+    #: The semantics of the maps: False for ``reads`` (an element is read when some IEEE
+    #: value of it changes the output), True for ``finite`` (some finite value, every
+    #: input finite); see :func:`symidx.ops.rule`.
+    assume_finite: bool
+
     def parameters_of(self, comp: HloComputation, output: int, scope: Scope | None = None
                       ) -> Mapping[tuple[int, int], Reached]:
         """From root leaf ``output`` to each (parameter number, leaf) it reads; ``scope``
@@ -167,7 +172,8 @@ def _backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
     if wiring is not None:
         return [_identity_step(instr, out, position, leaf)
                 for out, position, leaf in wiring if out == output]
-    steps = _rule_steps(instr, OUTPUT_TO_INPUT, output, -1, resolve, scope)
+    steps = _rule_steps(instr, OUTPUT_TO_INPUT, output, -1, resolve, scope,
+                        callee.assume_finite)
     return _select_steps(instr, steps, scope) if resolve and instr.opcode == "select" else steps
 
 
@@ -185,7 +191,8 @@ def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Call
     if wiring is not None:
         return [_identity_step(instr, out, p, lf)
                 for out, p, lf in wiring if (p, lf) == (position, leaf)]
-    steps = _rule_steps(instr, INPUT_TO_OUTPUT, position, leaf, resolve, scope)
+    steps = _rule_steps(instr, INPUT_TO_OUTPUT, position, leaf, resolve, scope,
+                        callee.assume_finite)
     return _select_steps(instr, steps, scope) if resolve and instr.opcode == "select" else steps
 
 
@@ -193,18 +200,21 @@ def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Call
 
 
 def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
-                resolve: bool = True, scope: Scope | None = None) -> list[Step]:
+                resolve: bool = True, scope: Scope | None = None,
+                assume_finite: bool = False) -> list[Step]:
     """Steps from the per-op rule (output-to-input: ``index`` is the output leaf;
     input-to-output: the operand position, whose leaf ``leaf`` must be 0). ``resolve``:
     follow runtime variables (through ``scope``: the computation holding ``instr``, and its
-    caller) and keep maps inside their target shape."""
+    caller) and keep maps inside their target shape. ``assume_finite``: the rule's maps
+    under the ``finite`` semantics."""
     if _has_tuple_operand(instr):
         return _everything(instr, direction, index, leaf, _opacity(instr))
     backward = direction == OUTPUT_TO_INPUT
     if resolve and scope is not None and instr.opcode == "scatter":
         instr = _known_indices(instr, scope)
     try:
-        groups = output_to_input(instr, index) if backward else input_to_output(instr, index)
+        groups = (output_to_input(instr, index, assume_finite=assume_finite) if backward
+                  else input_to_output(instr, index, assume_finite=assume_finite))
     except UnsupportedOpError as e:
         reason = opaque_reason(instr)
         if reason is not None:
