@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 
 from helpers import assert_same_function
 from reference_hlo import (
-    finite_semantics,
     Index,
     Values,
     box,
     collective_dependencies,
     dependencies,
+    finite_semantics,
     out_dims,
     static_dependencies,
 )

@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference_hlo import finite_semantics
 from reference_interpreter import execute, held_outside, map_relation
 
+from reference_hlo import finite_semantics
 from symidx.fusion import Analysis, called_computation, output_maps, parameter_maps
 from symidx.hlo import HloComputation, parse_hlo
 

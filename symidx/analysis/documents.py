@@ -7,8 +7,9 @@ Whatever ``--style``, every map is an object: ``text`` (XLA's one-line form),
 ``lo``, ``hi``; expressions as XLA prints them, ``/`` being floor division) and ``special``
 (``null``, ``"known-empty"`` or ``"undefined"``). Every document says under which semantics
 its maps were computed: ``"semantics": "reads"`` (the default) or ``"finite"``
-(``assume_finite=True``; see :class:`symidx.fusion.Analysis`). Each group has ``operand`` (``output``
-input-to-output), ``name``, ``shape``, ``leaf``, ``maps``, ``unsupported`` and ``opaque``.
+(``assume_finite=True``; see :class:`symidx.fusion.Analysis`). Each group has ``operand``
+(``output`` input-to-output), ``name``, ``shape``, ``leaf``, ``maps``, ``unsupported``
+and ``opaque``.
 """
 
 from __future__ import annotations
