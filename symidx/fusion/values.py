@@ -66,7 +66,7 @@ from symidx.interval import Interval
 from symidx.ops import output_to_input
 from symidx.simplify import simplify
 
-__all__ = ["index_value", "index_predicate", "select_constraints", "zero_predicate",
+__all__ = ["index_value", "index_predicate", "select_constraints",
            "nonzero_where", "filling",
            "Scope",
            "MAX_TERMS"]
@@ -593,133 +593,135 @@ def _not(p: Predicate, env: Env) -> Predicate | None:
 _FLOATS = frozenset({"f64", "f32", "f16", "bf16"})
 
 
-def zero_predicate(instr: HloInstruction, element: Sequence[Expr], env: Env,
-                   depth: int = MAX_DEPTH, scope: Scope | None = None) -> Predicate:
-    """Where ``instr`` surely holds a zero (``+0`` or ``-0``) at ``element``, when every
-    value that depends on an input is finite: a union of conjunctions over the variables of
-    ``env``, an under-approximation (FALSE: nowhere known). Used by the ``finite``
-    semantics only, to drop the other factor of a product there.
-
-    Known zeros: a constant's zero elements (all of them, or at most :data:`MAX_TERMS`
-    positions of a table); the edge and interior padding of a ``pad`` whose pad value is a
-    known zero, and its operand's zeros; a ``select``'s branch where its predicate picks it
-    (both branches' common zeros otherwise); ``multiply`` where a factor is zero; ``negate``,
-    a conversion to a floating-point type, a conversion of a ``pred`` (zero where it is
-    false); the element-moving ops, parameters and calls as :func:`index_value` follows
-    them. A product of a zero and a constant infinity is NaN, not zero, but a NaN that no
-    input changes: a factor it multiplies changes nothing either, which is all the caller
-    asks."""
-    if depth <= 0 or not isinstance(instr.shape, Shape):
-        return FALSE
-    found = _zeros(instr, tuple(element), env, depth - 1, scope or Scope(None))
-    return found if len(found) <= MAX_TERMS else FALSE
-
-
 def nonzero_where(instr: HloInstruction, element: Sequence[Expr], env: Env,
                   scope: Scope | None = None) -> Predicate | None:
-    """Where ``instr`` may hold a non-zero value at ``element``: the complement of
-    :func:`zero_predicate` (FALSE: zero everywhere); None when no zero is known (or the
-    complement takes more than :data:`MAX_TERMS` conjunctions)."""
-    zero = zero_predicate(instr, element, env, scope=scope)
-    return None if not zero else _not(zero, env)
+    """Where ``instr`` may hold a non-zero value at ``element``, when every value that
+    depends on an input is finite: a union of conjunctions over the variables of ``env``,
+    an over-approximation (everywhere else it surely holds ``+0`` or ``-0``); None when it
+    may be non-zero everywhere. Used by the ``finite`` semantics only, to drop the other
+    factor of a product where this one is zero.
+
+    Known zeros: a constant's zero elements (all of them, or a table with at most
+    :data:`MAX_TERMS` non-zero entries); the edge and interior padding of a ``pad`` whose
+    pad value is zero, and its operand's zeros; a ``select``'s branch where its predicate
+    picks it (both branches' common zeros otherwise); ``multiply`` where a factor is zero;
+    ``negate``, a conversion to a floating-point type, a conversion of a ``pred`` (zero where
+    it is false); the element-moving ops, parameters and calls as :func:`index_value`
+    follows them. A zero times a constant infinity is NaN, not zero, but a NaN that no
+    input changes: a factor it multiplies changes nothing either, which is all the caller
+    asks."""
+    found = _nonzero(instr, tuple(element), env, MAX_DEPTH, scope or Scope(None))
+    return None if found == TRUE else found
 
 
-def _zeros(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
-           scope: Scope) -> Predicate:
+def _nonzero(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+             scope: Scope) -> Predicate:
+    """:func:`nonzero_where`, TRUE for everywhere."""
+    if depth <= 0 or not isinstance(instr.shape, Shape):
+        return TRUE
+    depth -= 1
+    found = _nonzero_of(instr, element, env, depth, scope)
+    return found if len(found) <= MAX_TERMS else TRUE
+
+
+def _nonzero_of(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+                scope: Scope) -> Predicate:
     op = instr.opcode
     if op in _PASSES:
         source = _source(instr, element, scope)
-        return FALSE if source is None else zero_predicate(source[0], source[1], env, depth,
-                                                           source[2])
+        return TRUE if source is None else _nonzero(source[0], source[1], env, depth,
+                                                    source[2])
     if op == "constant":
-        return _constant_zeros(instr, element, env)
+        return _constant_nonzero(instr, element, env)
     if op == "pad" and len(instr.operands) == 2:
-        return _pad_zeros(instr, element, env, depth, scope)
+        return _pad_nonzero(instr, element, env, depth, scope)
     if op == "select" and len(instr.operands) == 3:
         pred = instr.operands[0]
         at = () if isinstance(pred.shape, Shape) and not pred.shape.dims else element
         where = index_predicate(pred, at, env, depth, scope)
-        a, b = (_operand_zeros(instr, k, element, env, depth, scope) for k in (1, 2))
+        a, b = (_operand_nonzero(instr, k, element, env, depth, scope) for k in (1, 2))
         otherwise = None if where is None else _not(where, env)
         if where is None or otherwise is None:
-            return _and(a, b) or FALSE
-        left, right = _and(where, a), _and(otherwise, b)
-        return FALSE if left is None or right is None else _or(left, right)
+            return _or(a, b)
+        return _union(_and(where, a), _and(otherwise, b))
     if op == "multiply" and len(instr.operands) == 2:
-        return _or(*(_operand_zeros(instr, k, element, env, depth, scope) for k in (0, 1)))
+        a, b = (_operand_nonzero(instr, k, element, env, depth, scope) for k in (0, 1))
+        both = _and(a, b)
+        return TRUE if both is None else both
     if op == "negate" and len(instr.operands) == 1:
-        return _operand_zeros(instr, 0, element, env, depth, scope)
+        return _operand_nonzero(instr, 0, element, env, depth, scope)
     if op == "convert" and len(instr.operands) == 1:
         held = instr.operands[0]
         if isinstance(held.shape, Shape) and held.shape.element_type == "pred":
             where = index_predicate(held, element if held.shape.dims else (), env, depth,
                                     scope)
-            return FALSE if where is None else (_not(where, env) or FALSE)
-        if instr.shape.element_type in _FLOATS:  # type: ignore[union-attr]
-            return _operand_zeros(instr, 0, element, env, depth, scope)
-    return FALSE
+            return TRUE if where is None else where
+        if isinstance(instr.shape, Shape) and instr.shape.element_type in _FLOATS:
+            return _operand_nonzero(instr, 0, element, env, depth, scope)
+    return TRUE
 
 
-def _operand_zeros(instr: HloInstruction, k: int, element: tuple[Expr, ...], env: Env,
-                   depth: int, scope: Scope) -> Predicate:
-    """:func:`zero_predicate` of operand ``k`` of an elementwise op at ``element`` (``()``
-    for a scalar operand)."""
+def _union(a: Predicate | None, b: Predicate | None) -> Predicate:
+    """``a or b`` where None (too many terms to write) stands for TRUE."""
+    return TRUE if a is None or b is None else _or(a, b)
+
+
+def _operand_nonzero(instr: HloInstruction, k: int, element: tuple[Expr, ...], env: Env,
+                     depth: int, scope: Scope) -> Predicate:
+    """:func:`_nonzero` of operand ``k`` of an elementwise op at ``element`` (``()`` for a
+    scalar operand)."""
     op = instr.operands[k]
     if not isinstance(op.shape, Shape) or len(op.shape.dims) not in (0, len(element)):
-        return FALSE
-    return zero_predicate(op, element if op.shape.dims else (), env, depth, scope)
+        return TRUE
+    return _nonzero(op, element if op.shape.dims else (), env, depth, scope)
 
 
 def _is_zero(value: object) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0
 
 
-def _constant_zeros(instr: HloInstruction, element: tuple[Expr, ...], env: Env) -> Predicate:
+def _constant_nonzero(instr: HloInstruction, element: tuple[Expr, ...], env: Env
+                      ) -> Predicate:
     literal = instr.literal
     if literal is None:
-        return FALSE
+        return TRUE
     if all(e.is_Integer for e in element):
-        for i in element:
-            if not isinstance(literal, tuple) or not 0 <= int(i) < len(literal):
-                return FALSE
-            literal = literal[int(i)]
-        return TRUE if _is_zero(literal) else FALSE
+        return FALSE if _is_zero(_at(literal, tuple(int(e) for e in element))) else TRUE
     values = _flatten(literal)
     if all(_is_zero(v) for v in values):
-        return TRUE
-    dims = instr.shape.dims if isinstance(instr.shape, Shape) else ()
-    positions = [p for p in product(*(range(n) for n in dims)) if _is_zero(_at(literal, p))] \
-        if len(values) <= 4096 and len(dims) == len(element) else []
-    if not positions or len(positions) > MAX_TERMS:
         return FALSE
+    dims = instr.shape.dims if isinstance(instr.shape, Shape) else ()
+    if len(values) > 4096 or len(dims) != len(element):
+        return TRUE
+    positions = [p for p in product(*(range(n) for n in dims)) if not _is_zero(_at(literal, p))]
+    if len(positions) > MAX_TERMS:
+        return TRUE
     found: Predicate = FALSE
     for p in positions:
         term: Predicate | None = TRUE
         for e, v in zip(element, p, strict=True):
             term = None if term is None else _and(term, _atom(e, Interval(v, v), bounds(e, env)))
-        if term is None:
-            return FALSE
-        found = _or(found, term)
+        found = _union(found, term)
     return found
 
 
 def _at(literal: object, position: tuple[int, ...]) -> object:
     for i in position:
-        if not isinstance(literal, tuple) or i >= len(literal):
+        if not isinstance(literal, tuple) or not 0 <= i < len(literal):
             return None
         literal = literal[i]
     return literal
 
 
-def _pad_zeros(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
-               scope: Scope) -> Predicate:
-    """A ``pad`` is zero where it holds padding and its pad value is zero, and where it
-    holds an operand element that is zero."""
+def _pad_nonzero(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+                 scope: Scope) -> Predicate:
+    """A ``pad`` holds its operand's values where it holds operand elements, its pad value
+    elsewhere."""
     operand = instr.operands[0]
     padding = instr.padding
     if not isinstance(operand.shape, Shape) or padding is None \
             or not len(padding) == len(element) == len(operand.shape.dims):
-        return FALSE
+        return TRUE
     over: Predicate | None = TRUE
     inner = []
     for e, n, p in zip(element, operand.shape.dims, padding, strict=True):
@@ -731,10 +733,9 @@ def _pad_zeros(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth
             m = Mod(offset, step)
             over = _and(over, _atom(m, Interval(0, 0), bounds(m, env)))
         inner.append(FloorDiv(offset, step) if step > 1 else offset)
-    if over is None:
-        return FALSE
-    outside = _not(over, env)
-    padded = None if outside is None else _and(
-        outside, zero_predicate(instr.operands[1], (), env, depth, scope))
-    held = _and(over, zero_predicate(operand, tuple(inner), env, depth, scope))
-    return _or(padded or FALSE, held or FALSE)
+    outside = None if over is None else _not(over, env)
+    if over is None or outside is None:
+        return TRUE
+    held = _and(over, _nonzero(operand, tuple(inner), env, depth, scope))
+    padded = _and(outside, _nonzero(instr.operands[1], (), env, depth, scope))
+    return _union(held, padded)
