@@ -657,8 +657,10 @@ def _flag(instr, key: str) -> bool:
 def _cholesky(instr, values, output):
     """Cholesky-Banachiewicz on the lower triangle (lower=false: on the transpose of the
     upper one), each factor element carrying the set of elements of ``a`` it was computed
-    from. The other triangle of the output is implementation-defined: any element the op
-    reads (its triangle of ``a``)."""
+    from (``finite``, which takes a positive-definite operand as given). The other triangle
+    of the output is implementation-defined: any element the op reads (its triangle of
+    ``a``). Under ``reads`` every element reads that whole triangle: an operand that is not
+    positive definite (a NaN anywhere in it) leaves the whole result undefined."""
     dims = op_dims(instr, 0)
     n, lower = dims[-1], _flag(instr, "lower")
 
@@ -681,7 +683,7 @@ def _cholesky(instr, values, output):
     for o in box(dims):
         row, col = o[-2:]
         i, j = (row, col) if lower else (col, row)
-        elements = factor[(i, j)] if j <= i else triangle
+        elements = factor[(i, j)] if j <= i and FINITE.get() else triangle
         deps[o] = [{o[:-2] + e for e in elements}]
     return deps
 

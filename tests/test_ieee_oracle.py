@@ -152,6 +152,18 @@ PROGRAMS: dict[str, Case] = {
     # linear algebra whose definition ignores a triangle
     "triangular_solve": (lambda a, b: lax.linalg.triangular_solve(
         a, b, left_side=True, lower=True, transpose_a=False), [((3, 3), F32), ((3, 2), F32)]),
+    "triangular_solve_unit_diagonal": (lambda a, b: lax.linalg.triangular_solve(
+        a, b, left_side=False, lower=False, unit_diagonal=True),
+        [((3, 3), F32), ((2, 3), F32)]),
+    "cholesky": (lambda a: lax.linalg.cholesky(a + 9.0 * jnp.eye(3, dtype=F32),
+                                               symmetrize_input=False), [((3, 3), F32)]),
+    # ops that pick elements by value
+    "max_pool_gradient": (lambda x: jax.grad(lambda x: jnp.sum(lax.reduce_window(
+        x, -jnp.inf, lax.max, (2, 2), (1, 1), [(0, 1), (1, 0)]) ** 2))(x), [((3, 3), F32)]),
+    "sort": (lambda x: jnp.sort(x), [((5,), F32)]),
+    "top_k": (lambda x: lax.top_k(x, 2), [((5,), F32)]),
+    "cond": (lambda x, p: lax.cond(p, lambda v: v[::-1], lambda v: v * 2.0, x),
+             [((3,), F32), ((), PRED)]),
 }
 
 #: Programs whose maps under ``reads`` relate exactly the pairs some value shows. Not

@@ -272,7 +272,7 @@ _PRODUCTS = frozenset({"multiply", "dot"})
 def _product_steps(instr: HloInstruction, steps: list[Step], scope: Scope | None,
                    backward: bool) -> list[Step]:
     """Under the ``finite`` semantics: a factor of a ``multiply`` or a ``dot`` is not read
-    where the other factor is surely zero (:func:`symidx.fusion.values.zero_predicate`):
+    where the other factor is surely zero (:func:`symidx.fusion.values.nonzero_where`):
     a finite value times zero is zero whatever the value (``+0`` or ``-0``, one value to
     this semantics). Elementwise ``multiply`` in both directions (its maps are the
     identity, or from a scalar); ``dot`` output-to-input, where both operand maps share
