@@ -188,8 +188,9 @@ EXACT_READS = frozenset({
 #: kernel holes, and the products with a known zero (padding, a constant zero, a
 #: triangle's zeros, the identity's and a table's zero entries). Not ``dot_one_hot``: its
 #: one-hot rows compare an iota with a table read at a varying element, a value the
-#: analysis does not hold; nor the masked attentions (a probability ``exp(-inf - max)`` is
-#: zero only where the row's max is finite, which the analysis does not show).
+#: analysis does not hold; nor the masked attentions, whose queries and keys cancel out of a
+#: row the mask leaves one element (its softmax is 1 whatever they hold). Their values are
+#: exact under ``finite`` with a ``-inf`` mask (see the test below).
 EXACT_FINITE = frozenset({
     "pad_times_weight", "pad_interior_times_weight", "pad_into_dot", "pad_value_input",
     "dot_identity", "dot_zero_rows", "times_zero", "tril_then_dot",
@@ -256,3 +257,29 @@ def test_a_kernel_over_padding_is_read_only_under_reads() -> None:
     finite, _ = map_pairs(texts["compiled"], assume_finite=True)
     pair = (0, 0, 0, 0, 0, 0)  # output (0, 0, 0) and kernel (0, 0, 0)
     assert pair in reads[(0, 1)] and pair not in finite[(0, 1)]
+
+
+@pytest.mark.parametrize("fill", ["attention_mask_neg_inf", "attention_mask_large"])
+def test_masked_attention_reads_values_only_where_unmasked_when_finite(fill: str) -> None:
+    """``softmax(where(causal, q k^T, -inf)) @ v``: a probability where the mask is false is
+    ``exp(-inf - max)``, zero when the row's max is finite (NaN when the mask empties the
+    row: it multiplies ``v`` into NaN whatever ``v`` holds), so output row ``i`` reads
+    ``v[j]`` for ``j <= i`` only, under ``finite``; every ``v[j]`` under ``reads`` (a NaN or
+    an infinity in ``v[j]`` makes ``0 * v[j]`` NaN). With ``-1e9`` for ``-inf`` the
+    probability is a tiny positive number for the analysis (``exp`` of a finite value), and
+    every ``v[j]`` stays read."""
+    fn, shapes = PROGRAMS[fill]
+    jitted, texts = modules(fn, shapes)
+    finite = dependences(jitted, shapes, trials=2)[(0, 2)]
+    ieee = dependences(jitted, shapes, trials=2, ieee=True)[(0, 2)]
+    every = {(i, c, j, c2) for i in range(3) for c in range(2) for j in range(3)
+             for c2 in range(2) if c == c2}
+    assert ieee == every
+    for text in texts.values():
+        reads, _ = map_pairs(text)
+        assert reads[(0, 2)] == every
+        ours, _ = map_pairs(text, assume_finite=True)
+        if fill == "attention_mask_neg_inf":
+            assert ours[(0, 2)] == finite == {p for p in every if p[2] <= p[0]}
+        else:
+            assert ours[(0, 2)] == every and finite <= every

@@ -3,10 +3,15 @@ included) and ``finite`` (``assume_finite=True``: every value that depends on an
 finite), through the API, the fusion sweep, the CLI and the JSON documents.
 
 The brute-force twin of the ``finite`` products: hypothesis builds a factor from constants
-(tables with zero entries), iotas, masks, pads, selects, converts, negations and products,
-computing its values with numpy from the ops' definitions as it writes the HLO, and
-multiplies a parameter by it (elementwise, or as a dot). Under ``finite`` the parameter must
-be read exactly where the factor is non-zero; under ``reads`` everywhere.
+(tables with zero, NaN and -inf entries), iotas, masks, pads, selects, converts, negations,
+products, quotients, and exponentials of sums, differences, maxima and minima (a masked
+softmax's ``exp(where(mask, s, -inf) - max) / sum``), computing its values with numpy from
+the ops' definitions as it writes the HLO, and multiplies a parameter by it (elementwise,
+or as a dot). Under ``finite`` the parameter must be read exactly where the factor is
+neither zero nor NaN (a finite value times zero is zero, anything times NaN is NaN). The
+values stay in the classes the analysis follows: no ``+inf`` (a difference subtracts a
+finite value, as a softmax subtracts the row's max; a quotient divides by one), NaN only
+from constants. Under ``reads`` the parameter is read everywhere.
 """
 
 from __future__ import annotations
@@ -60,17 +65,68 @@ def zero_factor(draw: Any, product: str) -> tuple[str, np.ndarray]:
         index = np.indices(d)[j]
         return name, DIRECTIONS[direction](index, c)
 
+    def table(d: tuple[int, ...], choices: list[float]) -> tuple[str, np.ndarray]:
+        values = np.array(draw(st.lists(st.sampled_from(choices), min_size=int(np.prod(d)),
+                                        max_size=int(np.prod(d)))),
+                          dtype=np.float32).reshape(d)
+        return emit(f"constant({literal(values)})", d), values
+
+    def pad(d: tuple[int, ...], depth: int, make: Any, values: list[float]
+            ) -> tuple[str, np.ndarray]:
+        """A pad of ``make(inner dims, depth - 1)`` to ``d``, its pad value one of
+        ``values``: an operand of n elements per dim, edge and interior padding adding up."""
+        config, inner = [], []
+        for m in d:
+            interior = draw(st.integers(0, 1))
+            n = draw(st.integers(1, (m + interior) // (interior + 1)))
+            low = draw(st.integers(0, m - n - (n - 1) * interior))
+            high = m - low - n - (n - 1) * interior
+            config.append((low, high, interior))
+            inner.append(n)
+        name, held = make(tuple(inner), depth - 1)
+        v = draw(st.sampled_from(values))
+        pad_value = emit(f"constant({v})", ())
+        text = "x".join(f"{lo}_{hi}_{i}" for lo, hi, i in config)
+        padded = np.full(d, v, np.float32)
+        padded[tuple(slice(lo, lo + (n - 1) * (i + 1) + 1, i + 1)
+                     for (lo, _, i), n in zip(config, inner, strict=True))] = held
+        return emit(f"pad({name}, {pad_value}), padding={text}", d), padded
+
+    def low(d: tuple[int, ...], depth: int) -> tuple[str, np.ndarray]:
+        """A value that is -inf in places (exp makes those zeros)."""
+        kinds = ["constant", "parameter"] + (["pad", "select", "subtract", "add", "maximum",
+                                              "minimum"] if depth > 0 else [])
+        kind = draw(st.sampled_from(kinds))
+        if kind == "constant":
+            return table(d, [-np.inf, -np.inf, 0.0, 1.0])
+        if kind == "parameter":
+            return emit("broadcast(q1), dimensions={}", d), np.full(d, 1.5, np.float32)
+        if kind == "pad":
+            return pad(d, depth, low, [-np.inf, 0.0])
+        if kind == "select":
+            p, where = mask(d)
+            (a, va), (b, vb) = low(d, depth - 1), low(d, depth - 1)
+            return emit(f"select({p}, {a}, {b})", d), np.where(where, va, vb)
+        (a, va), (b, vb) = low(d, depth - 1), low(d, depth - 1)
+        if kind == "subtract":  # minus a finite value, as a softmax subtracts the max
+            b, vb = table(d, [0.0, 1.0, -2.0])
+        fn = {"subtract": np.subtract, "add": np.add, "maximum": np.maximum,
+              "minimum": np.minimum}[kind]
+        return emit(f"{kind}({a}, {b})", d), fn(va, vb)
+
     def factor(d: tuple[int, ...], depth: int) -> tuple[str, np.ndarray]:
         kinds = ["constant", "scalar", "parameter", "convert"]
         if depth > 0:
-            kinds += ["pad", "select", "multiply", "negate"]
+            kinds += ["pad", "select", "multiply", "negate", "divide", "exponential"]
         kind = draw(st.sampled_from(kinds))
         if kind == "constant":
-            values = np.array(draw(st.lists(st.sampled_from([0.0, 0.0, 1.0, -2.0]),
-                                            min_size=int(np.prod(d)),
-                                            max_size=int(np.prod(d)))),
-                              dtype=np.float32).reshape(d)
-            return emit(f"constant({literal(values)})", d), values
+            return table(d, [0.0, 0.0, 1.0, -2.0, np.nan])
+        if kind == "exponential":
+            name, values = low(d, depth - 1)
+            return emit(f"exponential({name})", d), np.exp(values)
+        if kind == "divide":  # by a finite non-zero divisor, as a softmax divides by a sum
+            (a, va), (b, vb) = factor(d, depth - 1), table(d, [1.0, -2.0, 0.5])
+            return emit(f"divide({a}, {b})", d), va / vb
         if kind == "scalar":
             v = draw(st.sampled_from([0.0, 3.0]))
             scalar = emit(f"constant({v})", ())
@@ -90,25 +146,10 @@ def zero_factor(draw: Any, product: str) -> tuple[str, np.ndarray]:
             p, where = mask(d)
             (a, va), (b, vb) = factor(d, depth - 1), factor(d, depth - 1)
             return emit(f"select({p}, {a}, {b})", d), np.where(where, va, vb)
-        # pad: an operand of n elements per dim, edge and interior padding adding up to d
-        config, inner = [], []
-        for m in d:
-            interior = draw(st.integers(0, 1))
-            n = draw(st.integers(1, (m + interior) // (interior + 1)))
-            low = draw(st.integers(0, m - n - (n - 1) * interior))
-            high = m - low - n - (n - 1) * interior
-            config.append((low, high, interior))
-            inner.append(n)
-        name, values = factor(tuple(inner), depth - 1)
-        v = draw(st.sampled_from([0.0, 0.0, 2.0]))
-        pad_value = emit(f"constant({v})", ())
-        text = "x".join(f"{lo}_{hi}_{i}" for lo, hi, i in config)
-        padded = np.full(d, v, np.float32)
-        padded[tuple(slice(lo, lo + (n - 1) * (i + 1) + 1, i + 1)
-                     for (lo, _, i), n in zip(config, inner, strict=True))] = values
-        return emit(f"pad({name}, {pad_value}), padding={text}", d), padded
+        return pad(d, depth, factor, [0.0, 0.0, 2.0])
 
-    name, values = factor(dims, 3)
+    with np.errstate(all="ignore"):
+        name, values = factor(dims, 3)
     if product == "multiply":
         lines.append(f"r = {shape(dims)} multiply({name}, q0)")
         return module([shape(dims), "f32[]"], lines, shape(dims)), values
@@ -144,7 +185,7 @@ def test_finite_multiply_reads_where_the_factor_is_not_zero(case: tuple[str, np.
     n = values.size
     flat = values.reshape(-1)
     everything = codes({(e, e) for e in range(n)}, n)
-    expected = codes({(e, e) for e in range(n) if flat[e] != 0}, n)
+    expected = codes({(e, e) for e in range(n) if flat[e] != 0 and not np.isnan(flat[e])}, n)
     found, inverse = reads_of_q0(text, assume_finite=True)
     assert np.array_equal(found, expected), text
     assert np.array_equal(inverse, expected), text
@@ -164,7 +205,9 @@ def test_finite_dot_reads_where_the_factor_is_not_zero(case: tuple[str, np.ndarr
     j = values.shape[1]
     pairs = {((i * j + jj), i * c + cc) for i in range(k) for jj in range(j)
              for cc in range(c)}
-    expected = codes({(o, q) for o, q in pairs if values[q % c, o % j] != 0}, k * c)
+    expected = codes({(o, q) for o, q in pairs
+                      if values[q % c, o % j] != 0 and not np.isnan(values[q % c, o % j])},
+                     k * c)
     found, inverse = reads_of_q0(text, assume_finite=True)
     assert np.array_equal(found, expected), text
     assert np.isin(found, inverse).all(), text

@@ -529,6 +529,9 @@ def _atom(expr: Expr, interval: Interval, span: Interval) -> Predicate:
         return TRUE if interval.lo <= int(expr) <= interval.hi else FALSE
     if _leading_sign(expr) < 0:
         expr, interval = -expr, Interval(-interval.hi, -interval.lo)
+    shift, rest = expr.as_coeff_Add()
+    if shift and shift.is_Integer and not rest.is_Number:  # d1 - 1 in [-1, -1]: d1 in [0, 0]
+        expr, interval = rest, Interval(interval.lo - int(shift), interval.hi - int(shift))
     return (((expr, interval),),)
 
 
@@ -589,75 +592,102 @@ def _not(p: Predicate, env: Env) -> Predicate | None:
 
 # --- zeros (the finite semantics) ---------------------------------------------------------
 
-#: Element types whose conversion keeps a zero a zero and a NaN a NaN.
+#: Element types whose conversion keeps a zero a zero, an infinity an infinity and a NaN a
+#: NaN.
 _FLOATS = frozenset({"f64", "f32", "f16", "bf16"})
+#: The two classes of values followed: ``ZERO`` is +0, -0 or NaN; ``NEG_INF`` is -inf or
+#: NaN. (NaN belongs to both: an operation on it gives NaN again.)
+ZERO, NEG_INF = "zero", "-inf"
 
 
 def nonzero_where(instr: HloInstruction, element: Sequence[Expr], env: Env,
                   scope: Scope | None = None) -> Predicate | None:
-    """Where ``instr`` may hold a non-zero value at ``element``, when every value that
-    depends on an input is finite: a union of conjunctions over the variables of ``env``,
-    an over-approximation (everywhere else it surely holds ``+0`` or ``-0``); None when it
-    may be non-zero everywhere. Used by the ``finite`` semantics only, to drop the other
-    factor of a product where this one is zero.
+    """Where ``instr`` may hold a value other than a zero (``+0``, ``-0``) or NaN at
+    ``element``: a union of conjunctions over the variables of ``env``, an
+    over-approximation; None when that may be everywhere. Used by the ``finite``
+    semantics, to drop the other factor of a product where this one is zero or NaN: a finite
+    factor times zero is zero, and anything times NaN is NaN, so the other factor changes
+    nothing there.
 
-    Known zeros: a constant's zero elements (all of them, or a table with at most
-    :data:`MAX_TERMS` non-zero entries); the edge and interior padding of a ``pad`` whose
-    pad value is zero, and its operand's zeros; a ``select``'s branch where its predicate
-    picks it (both branches' common zeros otherwise); ``multiply`` where a factor is zero;
-    ``negate``, a conversion to a floating-point type, a conversion of a ``pred`` (zero where
-    it is false); the element-moving ops, parameters and calls as :func:`index_value`
-    follows them. A zero times a constant infinity is NaN, not zero, but a NaN that no
-    input changes: a factor it multiplies changes nothing either, which is all the caller
-    asks."""
-    found = _nonzero(instr, tuple(element), env, MAX_DEPTH, scope or Scope(None))
+    What is followed, for each class (zero-or-NaN, and -inf-or-NaN, which ``exp`` turns into
+    zero): a constant's elements of the class (all of them, or a table with at most
+    :data:`MAX_TERMS` others); the padding of a ``pad`` whose pad value is of the class, and
+    its operand's elements; a ``select``'s branch where its predicate picks it (both
+    branches' common ones otherwise); the element-moving ops, parameters and calls as
+    :func:`index_value` follows them; and
+
+    * zero or NaN: ``multiply`` where a factor is (``0 * x`` is ``±0`` or NaN whatever
+      ``x``), ``divide`` where the dividend is, ``exponential`` where its operand is -inf or
+      NaN, ``negate``, a conversion to a floating-point type, a conversion of a ``pred``
+      (where it is false);
+    * -inf or NaN: ``subtract`` where the minuend is (``-inf - x`` is -inf or NaN),
+      ``add`` where either is, ``maximum`` where both are, ``minimum`` where either is, a
+      conversion to a floating-point type.
+
+    This is how a masked softmax's probabilities, ``exp(where(mask, s, -inf) - max) / sum``,
+    are zero (or NaN, for a row the mask empties) where the mask is false."""
+    found = _may(instr, tuple(element), env, MAX_DEPTH, scope or Scope(None), ZERO)
     return None if found == TRUE else found
 
 
-def _nonzero(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
-             scope: Scope) -> Predicate:
-    """:func:`nonzero_where`, TRUE for everywhere."""
+def _may(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+         scope: Scope, kind: str) -> Predicate:
+    """Where ``instr`` may hold a value outside the class ``kind`` at ``element``; TRUE for
+    everywhere."""
     if depth <= 0 or not isinstance(instr.shape, Shape):
         return TRUE
-    depth -= 1
-    found = _nonzero_of(instr, element, env, depth, scope)
+    found = _may_of(instr, element, env, depth - 1, scope, kind)
     return found if len(found) <= MAX_TERMS else TRUE
 
 
-def _nonzero_of(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
-                scope: Scope) -> Predicate:
-    op = instr.opcode
+def _may_of(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+            scope: Scope, kind: str) -> Predicate:
+    op, n = instr.opcode, len(instr.operands)
+
+    def operand(k: int, of: str = kind) -> Predicate:
+        return _operand_may(instr, k, element, env, depth, scope, of)
+
     if op in _PASSES:
         source = _source(instr, element, scope)
-        return TRUE if source is None else _nonzero(source[0], source[1], env, depth,
-                                                    source[2])
+        return TRUE if source is None else _may(source[0], source[1], env, depth, source[2],
+                                                kind)
     if op == "constant":
-        return _constant_nonzero(instr, element, env)
-    if op == "pad" and len(instr.operands) == 2:
-        return _pad_nonzero(instr, element, env, depth, scope)
-    if op == "select" and len(instr.operands) == 3:
+        return _constant_may(instr, element, env, kind)
+    if op == "pad" and n == 2:
+        return _pad_may(instr, element, env, depth, scope, kind)
+    if op == "select" and n == 3:
         pred = instr.operands[0]
         at = () if isinstance(pred.shape, Shape) and not pred.shape.dims else element
         where = index_predicate(pred, at, env, depth, scope)
-        a, b = (_operand_nonzero(instr, k, element, env, depth, scope) for k in (1, 2))
         otherwise = None if where is None else _not(where, env)
         if where is None or otherwise is None:
-            return _or(a, b)
-        return _union(_and(where, a), _and(otherwise, b))
-    if op == "multiply" and len(instr.operands) == 2:
-        a, b = (_operand_nonzero(instr, k, element, env, depth, scope) for k in (0, 1))
-        both = _and(a, b)
-        return TRUE if both is None else both
-    if op == "negate" and len(instr.operands) == 1:
-        return _operand_nonzero(instr, 0, element, env, depth, scope)
-    if op == "convert" and len(instr.operands) == 1:
+            return _or(operand(1), operand(2))
+        return _union(_and(where, operand(1)), _and(otherwise, operand(2)))
+    if op == "convert" and n == 1:
         held = instr.operands[0]
-        if isinstance(held.shape, Shape) and held.shape.element_type == "pred":
+        if kind == ZERO and isinstance(held.shape, Shape) and held.shape.element_type == "pred":
             where = index_predicate(held, element if held.shape.dims else (), env, depth,
                                     scope)
             return TRUE if where is None else where
         if isinstance(instr.shape, Shape) and instr.shape.element_type in _FLOATS:
-            return _operand_nonzero(instr, 0, element, env, depth, scope)
+            return operand(0)
+        return TRUE
+    if kind == ZERO:
+        if op == "multiply" and n == 2:
+            return _intersection(operand(0), operand(1))
+        if op == "divide" and n == 2:
+            return operand(0)
+        if op == "negate" and n == 1:
+            return operand(0)
+        if op == "exponential" and n == 1:
+            return operand(0, NEG_INF)
+        return TRUE
+    if op == "subtract" and n == 2:
+        return operand(0)
+    if op in ("add", "minimum") and n == 2:
+        return _intersection(operand(0), operand(1))
+    if op == "maximum" and n == 2:
+        return _or(operand(0), operand(1))
     return TRUE
 
 
@@ -666,34 +696,47 @@ def _union(a: Predicate | None, b: Predicate | None) -> Predicate:
     return TRUE if a is None or b is None else _or(a, b)
 
 
-def _operand_nonzero(instr: HloInstruction, k: int, element: tuple[Expr, ...], env: Env,
-                     depth: int, scope: Scope) -> Predicate:
-    """:func:`_nonzero` of operand ``k`` of an elementwise op at ``element`` (``()`` for a
+def _intersection(a: Predicate, b: Predicate) -> Predicate:
+    """``a and b``; TRUE (a superset) when that takes too many terms."""
+    both = _and(a, b)
+    return TRUE if both is None else both
+
+
+def _operand_may(instr: HloInstruction, k: int, element: tuple[Expr, ...], env: Env,
+                 depth: int, scope: Scope, kind: str) -> Predicate:
+    """:func:`_may` of operand ``k`` of an elementwise op at ``element`` (``()`` for a
     scalar operand)."""
     op = instr.operands[k]
     if not isinstance(op.shape, Shape) or len(op.shape.dims) not in (0, len(element)):
         return TRUE
-    return _nonzero(op, element if op.shape.dims else (), env, depth, scope)
+    return _may(op, element if op.shape.dims else (), env, depth, scope, kind)
 
 
-def _is_zero(value: object) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0
+def _in_class(value: object, kind: str) -> bool:
+    """Is a literal element of the class ``kind``?"""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if value != value:  # NaN
+        return True
+    return value == 0 if kind == ZERO else value == float("-inf")
 
 
-def _constant_nonzero(instr: HloInstruction, element: tuple[Expr, ...], env: Env
-                      ) -> Predicate:
+def _constant_may(instr: HloInstruction, element: tuple[Expr, ...], env: Env, kind: str
+                  ) -> Predicate:
     literal = instr.literal
     if literal is None:
         return TRUE
     if all(e.is_Integer for e in element):
-        return FALSE if _is_zero(_at(literal, tuple(int(e) for e in element))) else TRUE
+        return FALSE if _in_class(_at(literal, tuple(int(e) for e in element)), kind) \
+            else TRUE
     values = _flatten(literal)
-    if all(_is_zero(v) for v in values):
+    if all(_in_class(v, kind) for v in values):
         return FALSE
     dims = instr.shape.dims if isinstance(instr.shape, Shape) else ()
     if len(values) > 4096 or len(dims) != len(element):
         return TRUE
-    positions = [p for p in product(*(range(n) for n in dims)) if not _is_zero(_at(literal, p))]
+    positions = [p for p in product(*(range(n) for n in dims))
+                 if not _in_class(_at(literal, p), kind)]
     if len(positions) > MAX_TERMS:
         return TRUE
     found: Predicate = FALSE
@@ -713,8 +756,8 @@ def _at(literal: object, position: tuple[int, ...]) -> object:
     return literal
 
 
-def _pad_nonzero(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
-                 scope: Scope) -> Predicate:
+def _pad_may(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+             scope: Scope, kind: str) -> Predicate:
     """A ``pad`` holds its operand's values where it holds operand elements, its pad value
     elsewhere."""
     operand = instr.operands[0]
@@ -729,13 +772,14 @@ def _pad_nonzero(instr: HloInstruction, element: tuple[Expr, ...], env: Env, dep
         offset = e - p.low
         over = None if over is None else _and(over, _atom(
             offset, Interval(0, (n - 1) * step), bounds(offset, env)))
-        if step > 1 and over is not None:
-            m = Mod(offset, step)
+        span = bounds(offset, env)
+        if step > 1 and over is not None:  # on the grid; Mod is the offset when it is small
+            m = offset if span.lo >= 0 and span.hi < step else Mod(offset, step)
             over = _and(over, _atom(m, Interval(0, 0), bounds(m, env)))
         inner.append(FloorDiv(offset, step) if step > 1 else offset)
     outside = None if over is None else _not(over, env)
     if over is None or outside is None:
         return TRUE
-    held = _and(over, _nonzero(operand, tuple(inner), env, depth, scope))
-    padded = _and(outside, _nonzero(instr.operands[1], (), env, depth, scope))
+    held = _and(over, _may(operand, tuple(inner), env, depth, scope, kind))
+    padded = _and(outside, _may(instr.operands[1], (), env, depth, scope, kind))
     return _union(held, padded)
