@@ -186,14 +186,13 @@ EXACT_READS = frozenset({
 
 #: Programs whose maps under ``finite`` relate exactly the pairs finite values show: the
 #: kernel holes, and the products with a known zero (padding, a constant zero, a
-#: triangle's zeros, the identity's and a table's zero entries). Not ``dot_one_hot``: its
-#: one-hot rows compare an iota with a table read at a varying element, a value the
-#: analysis does not hold; nor the masked attentions, whose queries and keys cancel out of a
+#: triangle's zeros, the identity's, a one-hot matrix's and a table's zero entries). Not the
+#: masked attentions, whose queries and keys cancel out of a
 #: row the mask leaves one element (its softmax is 1 whatever they hold). Their values are
 #: exact under ``finite`` with a ``-inf`` mask (see the test below).
 EXACT_FINITE = frozenset({
     "pad_times_weight", "pad_interior_times_weight", "pad_into_dot", "pad_value_input",
-    "dot_identity", "dot_zero_rows", "times_zero", "tril_then_dot",
+    "dot_identity", "dot_one_hot", "dot_zero_rows", "times_zero", "tril_then_dot",
     "conv_1d_padding", "conv_padding_stride", "conv_negative_padding", "conv_lhs_dilation",
     "conv_rhs_dilation", "conv_both_dilations", "conv_feature_groups", "conv_batch_groups",
     "conv_depthwise_same", "conv_transpose", "conv_transpose_kernel",

@@ -40,7 +40,9 @@ maps stay as the rule gives them.
 **Predicates.** :func:`index_predicate` gives where a ``pred`` holds, as a union of
 conjunctions of constraints ``expr in [lo, hi]`` over the index: ``compare`` of two values
 (``a - b`` in an interval; ``NE`` is two; not a ``TOTALORDER`` compare of floats, which
-orders ``-0.0`` before ``+0.0``) or of two predicates (``EQ``, ``NE``),
+orders ``-0.0`` before ``+0.0``), of a value with a small constant table read at a varying
+element (the union over its entries, as ``jax.nn.one_hot`` compares its classes with an
+iota), or of two predicates (``EQ``, ``NE``),
 ``and``/``or``/``xor``/``not``, ``select`` of predicates, a constant, and the
 element-moving ops above. Negation complements each constraint within the bounds of its
 expression, so the false branch's constraints are exact too. The number of conjunctions is
@@ -55,6 +57,7 @@ from dataclasses import dataclass
 from itertools import product
 from typing import TypeVar
 
+import numpy as np
 from sympy import Integer, Symbol
 
 from symidx.errors import SymidxError
@@ -502,8 +505,68 @@ def _compare(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: 
         return differ if direction == "NE" or differ is None else _not(differ, env)
     values = _each_operand(instr, element,
                            lambda o, at: index_value(o, at, env, depth, scope))
-    return None if values is None else _interval_predicate(values[0] - values[1], direction,
-                                                           env)
+    if values is None:
+        return _table_compare(instr, element, env, depth, scope)
+    return _interval_predicate(values[0] - values[1], direction, env)
+
+
+def _table_compare(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+                   scope: Scope) -> Predicate | None:
+    """A ``compare`` one of whose operands reads a small constant table of integral values at
+    an element that varies (``jax.nn.one_hot`` compares the table of classes with an
+    iota), the other a value: the union, over the table's entries, of "the element is that
+    entry, and the comparison holds with its value". None when it is not that, or takes
+    more than :data:`MAX_TERMS` conjunctions."""
+    direction = instr.comparison_direction or ""
+    for k in (0, 1):
+        op = instr.operands[k]
+        other = instr.operands[1 - k]
+        if not isinstance(op.shape, Shape) or not isinstance(other.shape, Shape) \
+                or len(op.shape.dims) not in (0, len(element)) \
+                or len(other.shape.dims) not in (0, len(element)):
+            continue
+        table = _held_table(op, element if op.shape.dims else (), scope)
+        value = index_value(other, element if other.shape.dims else (), env, depth, scope)
+        if table is None or value is None:
+            continue
+        constant, at = table
+        dims = constant.shape.dims if isinstance(constant.shape, Shape) else ()
+        if int(np.prod(dims, dtype=np.int64)) > MAX_TERMS:
+            continue
+        found: Predicate = FALSE
+        for p in product(*(range(n) for n in dims)):
+            entry = _integral(_at(constant.literal, p))
+            if entry is None:
+                return None
+            here: Predicate | None = TRUE
+            for e, v in zip(at, p, strict=True):
+                here = None if here is None else _and(here, _atom(e, Interval(v, v),
+                                                                  bounds(e, env)))
+            diff = entry - value if k == 0 else value - entry
+            here = None if here is None else _and(here, _interval_predicate(diff, direction,
+                                                                           env))
+            if here is None:
+                return None
+            found = _or(found, here)
+        return found if len(found) <= MAX_TERMS else None
+    return None
+
+
+def _held_table(instr: HloInstruction, element: tuple[Expr, ...], scope: Scope
+                ) -> tuple[HloInstruction, tuple[Expr, ...]] | None:
+    """The constant ``instr`` passes on at ``element`` (through element-moving ops,
+    parameters and calls), with the element of it; None when it is not a constant."""
+    for _ in range(MAX_DEPTH):
+        if instr.opcode == "constant":
+            held = isinstance(instr.shape, Shape) and len(instr.shape.dims) == len(element)
+            return (instr, element) if held and instr.literal is not None else None
+        if instr.opcode not in _PASSES:
+            return None
+        source = _source(instr, element, scope)
+        if source is None:
+            return None
+        instr, element, scope = source
+    return None
 
 
 def _interval_predicate(diff: Expr, direction: str, env: Env) -> Predicate:
