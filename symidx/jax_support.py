@@ -80,13 +80,16 @@ def compiled_hlo(fn: Callable[..., Any], *example_args: Any) -> str:
 
 
 def from_jax(fn: Callable[..., Any], *example_args: Any,
-             direction: Direction = OUTPUT_TO_INPUT) -> JaxAnalysis:
+             direction: Direction = OUTPUT_TO_INPUT, assume_finite: bool = False
+             ) -> JaxAnalysis:
     """Compile ``fn`` with JAX on the CPU for ``example_args`` and compute the maps of every
     fusion of the optimised module, in ``direction`` (by default output-to-input: for each
-    output of each fusion, one group of maps per operand)."""
+    output of each fusion, one group of maps per operand), under the ``reads`` semantics
+    (or ``finite`` with ``assume_finite=True``: see :class:`symidx.fusion.Analysis`)."""
     text = compiled_hlo(fn, *example_args)
     module = parse_hlo(text, source=f"<jax: {_name(fn)}>")
-    return JaxAnalysis(text, module, direction, tuple(module_fusion_maps(module, direction)))
+    return JaxAnalysis(text, module, direction, tuple(module_fusion_maps(
+        module, direction, assume_finite=assume_finite)))
 
 
 def _name(fn: Callable[..., Any]) -> str:

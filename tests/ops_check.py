@@ -12,6 +12,7 @@ Collectives are checked per participant against the reference's relation between
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterable, Sequence
 
@@ -26,6 +27,7 @@ from reference_hlo import (
     box,
     collective_dependencies,
     dependencies,
+    finite_semantics,
     out_dims,
     static_dependencies,
 )
@@ -42,12 +44,15 @@ from symidx.syntax import parse_map
 Data = dict[str, np.ndarray | int]
 
 
-def output_to_input(instr: HloInstruction, output: int = 0) -> list[list[IndexingMap]]:
+def output_to_input(instr: HloInstruction, output: int = 0, assume_finite: bool = False
+                    ) -> list[list[IndexingMap]]:
     """The op's maps: its rule, or for ``scan`` (a loop over a called computation, which
-    the fusion floor analyses) the scan's own maps."""
+    the fusion floor analyses) the scan's own maps; under ``finite`` with
+    ``assume_finite``."""
     if instr.opcode == "scan":
-        return scan_output_to_input(instr, output)[0]
-    return ops.output_to_input(instr, output)
+        return scan_output_to_input(instr, output,
+                                    analysis=Analysis(assume_finite=assume_finite))[0]
+    return ops.output_to_input(instr, output, assume_finite=assume_finite)
 
 
 def opaque_reason(instr: HloInstruction) -> str | None:
@@ -57,11 +62,13 @@ def opaque_reason(instr: HloInstruction) -> str | None:
     return ops.opaque_reason(instr)
 
 
-def input_to_output(instr: HloInstruction, operand: int) -> list[list[IndexingMap]]:
+def input_to_output(instr: HloInstruction, operand: int, assume_finite: bool = False
+                    ) -> list[list[IndexingMap]]:
     """:func:`output_to_input` the other way."""
     if instr.opcode == "scan":
-        return scan_input_to_output(instr, operand)[0]
-    return ops.input_to_output(instr, operand)
+        return scan_input_to_output(instr, operand,
+                                    analysis=Analysis(assume_finite=assume_finite))[0]
+    return ops.input_to_output(instr, operand, assume_finite=assume_finite)
 
 EXAMPLES = settings(max_examples=100)
 
@@ -227,15 +234,17 @@ def operand_dims(instr: HloInstruction, k: int) -> tuple[int, ...]:
 
 
 def check_output_to_input(instr: HloInstruction, values: Values | None = None,
-                          over: Sequence[int] = (), output: int = 0, skip: bool = False
-                          ) -> None:
+                          over: Sequence[int] = (), output: int = 0, skip: bool = False,
+                          assume_finite: bool = False) -> None:
     """Every output element reads exactly the map's image (a superset for operands in
-    ``over``, where the rule over-approximates)."""
+    ``over``, where the rule over-approximates), under the semantics ``assume_finite``
+    names."""
     values = values or {}
     data = data_of(instr, values)
-    groups = output_to_input(instr, output)
+    groups = output_to_input(instr, output, assume_finite)
     assert len(groups) == len(instr.operands)
-    deps = dependencies(instr, values, output)
+    with finite_semantics() if assume_finite else contextlib.nullcontext():
+        deps = dependencies(instr, values, output)
     for o, reads in deps.items():
         for k, group in enumerate(groups):
             dims = operand_dims(instr, k)
@@ -247,41 +256,44 @@ def check_output_to_input(instr: HloInstruction, values: Values | None = None,
 
 
 def relation_out_to_in(instr: HloInstruction, k: int, output: int, data: Data,
-                       skip: bool = False) -> set[tuple[Index, Index]]:
-    group = output_to_input(instr, output)[k]
+                       skip: bool = False, assume_finite: bool = False
+                       ) -> set[tuple[Index, Index]]:
+    group = output_to_input(instr, output, assume_finite)[k]
     dims = operand_dims(instr, k)
     return {(o, i) for o in box(out_dims(instr, output))
             for i in union_image(group, o, data, skip) if _in_box(i, dims)}
 
 
 def relation_in_to_out(instr: HloInstruction, k: int, output: int, data: Data,
-                       skip: bool = False) -> set[tuple[Index, Index]]:
-    group = input_to_output(instr, k)[output]
+                       skip: bool = False, assume_finite: bool = False
+                       ) -> set[tuple[Index, Index]]:
+    group = input_to_output(instr, k, assume_finite)[output]
     dims = out_dims(instr, output)
     return {(o, i) for i in box(operand_dims(instr, k))
             for o in union_image(group, i, data, skip) if _in_box(o, dims)}
 
 
-def check_inverse(instr: HloInstruction, values: Values | None = None, skip: bool = False
-                  ) -> None:
+def check_inverse(instr: HloInstruction, values: Values | None = None, skip: bool = False,
+                  assume_finite: bool = False) -> None:
     """For every operand and output: input-to-output relates exactly the pairs
     output-to-input does (with the same runtime values)."""
     data = data_of(instr, values or {})
     for k in range(len(instr.operands)):
         assert len(input_to_output(instr, k)) == num_outputs(instr)
         for output in range(num_outputs(instr)):
-            forward = relation_out_to_in(instr, k, output, data, skip)
-            backward = relation_in_to_out(instr, k, output, data, skip)
+            forward = relation_out_to_in(instr, k, output, data, skip, assume_finite)
+            backward = relation_in_to_out(instr, k, output, data, skip, assume_finite)
             assert forward == backward, (instr.opcode, k, output,
                                          sorted(forward ^ backward)[:6])
 
 
 def check(instr: HloInstruction, values: Values | None = None, over: Sequence[int] = (),
-          skip: bool = False) -> None:
-    """Both checks, on every output."""
+          skip: bool = False, assume_finite: bool = False) -> None:
+    """Both checks, on every output (under the ``finite`` semantics with
+    ``assume_finite``)."""
     for output in range(num_outputs(instr)):
-        check_output_to_input(instr, values, over, output, skip)
-    check_inverse(instr, values, skip)
+        check_output_to_input(instr, values, over, output, skip, assume_finite)
+    check_inverse(instr, values, skip, assume_finite)
 
 
 def static_image(m: IndexingMap, point: Index, known: Data) -> set[Index]:

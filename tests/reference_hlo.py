@@ -6,13 +6,17 @@ every output index, the set of elements of each operand that the element reads. 
 here is written from the ops' definitions (XLA's operation semantics, StableHLO's spec for
 convolution), one plain loop per output element, independently of :mod:`symidx.ops`.
 
-Dependencies of padding: padded positions read the pad value (pad) or nothing (reduce-window
-and convolution: neither the input nor the kernel element a padded or dilation-hole window
-position would multiply).
+Dependencies of padding: padded positions read the pad value (pad) or nothing
+(reduce-window). A convolution's window position on padding or a dilation hole reads no input
+element; the kernel element there multiplies a zero, which the two semantics tell apart:
+under ``reads`` (the default) it is read (``0 * inf`` is NaN), under ``finite``
+(:func:`finite_semantics`) it is not.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -24,6 +28,21 @@ from symidx.hlo import HloInstruction, Shape, TupleShape
 Index = tuple[int, ...]
 Deps = dict[Index, list[set[Index]]]
 Values = dict[int, np.ndarray]  # operand number -> its values (integer operands only)
+
+
+#: Whether the references give dependences under the ``finite`` semantics (every input
+#: finite) rather than ``reads`` (any IEEE value).
+FINITE: contextvars.ContextVar[bool] = contextvars.ContextVar("finite", default=False)
+
+
+@contextlib.contextmanager
+def finite_semantics() -> Iterator[None]:
+    """The references inside give dependences under the ``finite`` semantics."""
+    token = FINITE.set(True)
+    try:
+        yield
+    finally:
+        FINITE.reset(token)
 
 
 def box(dims: Sequence[int]) -> Iterator[Index]:
@@ -419,7 +438,8 @@ def _convolution(instr, values, output):
         in_b = (f // (n_out_f // bg)) * batch_per_group + b if bg > 1 else b
         first_feature = (f // (n_out_f // fg)) * cg if fg > 1 else 0
         left, right = set(), set()
-        for w, si in _window_reads(x, window, spatial_in):
+        landing = dict(_window_reads(x, window, spatial_in))
+        for w in (landing if FINITE.get() else box([d.size for d in window])):
             kw = tuple(d.size - 1 - p if d.window_reversal else p
                        for p, d in zip(w, window, strict=True))
             for i in range(cg):
@@ -429,6 +449,9 @@ def _convolution(instr, values, output):
                 for t, j in enumerate(dn.kernel_spatial_dimensions):
                     k[j] = kw[t]
                 right.add(tuple(k))
+                if w not in landing:  # padding or a hole: no input element
+                    continue
+                si = landing[w]
                 li = [0] * len(lhs)
                 li[dn.input_batch_dimension] = in_b
                 li[dn.input_feature_dimension] = first_feature + i
@@ -634,8 +657,10 @@ def _flag(instr, key: str) -> bool:
 def _cholesky(instr, values, output):
     """Cholesky-Banachiewicz on the lower triangle (lower=false: on the transpose of the
     upper one), each factor element carrying the set of elements of ``a`` it was computed
-    from. The other triangle of the output is implementation-defined: any element the op
-    reads (its triangle of ``a``)."""
+    from (``finite``, which takes a positive-definite operand as given). The other triangle
+    of the output is implementation-defined: any element the op reads (its triangle of
+    ``a``). Under ``reads`` every element reads that whole triangle: an operand that is not
+    positive definite (a NaN anywhere in it) leaves the whole result undefined."""
     dims = op_dims(instr, 0)
     n, lower = dims[-1], _flag(instr, "lower")
 
@@ -658,7 +683,7 @@ def _cholesky(instr, values, output):
     for o in box(dims):
         row, col = o[-2:]
         i, j = (row, col) if lower else (col, row)
-        elements = factor[(i, j)] if j <= i else triangle
+        elements = factor[(i, j)] if j <= i and FINITE.get() else triangle
         deps[o] = [{o[:-2] + e for e in elements}]
     return deps
 

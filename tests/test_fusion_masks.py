@@ -296,3 +296,27 @@ def test_a_computation_called_twice_is_analysed_per_call() -> None:
     _, y = check_entry_exact(text)
     assert y == ["(d0, d1) -> (d0, d1),\ndomain:\nd0 in [0, 3],\nd1 in [0, 3],\n"
                  "d0 - d1 in [0, 3]"]
+
+
+@st.composite
+def table_mask(draw: Any) -> str:
+    """``select(compare(broadcast(table), iota), q0, q1)``: a one-hot mask
+    (``jax.nn.one_hot`` compares a constant table of classes with an iota)."""
+    n, m = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    axis = draw(st.integers(0, 1))
+    size = (n, m)[axis]
+    table = [draw(st.integers(-1, 4)) for _ in range(size)]
+    direction = draw(st.sampled_from(DIRECTIONS))
+    first = draw(st.booleans())
+    lines = [f"t = {shape((size,), 's32')} constant({{{','.join(map(str, table))}}})",
+             f"b = {shape((n, m), 's32')} broadcast(t), dimensions={{{axis}}}",
+             f"i = {shape((n, m), 's32')} iota(), iota_dimension={1 - axis}",
+             f"p = {shape((n, m), 'pred')} compare({'b, i' if first else 'i, b'}), "
+             f"direction={direction}",
+             f"r = {shape((n, m))} select(p, q0, q1)"]
+    return module([shape((n, m)), shape((n, m))], lines, shape((n, m)))
+
+
+@given(table_mask())
+def test_one_hot_masks_are_exact(text: str) -> None:
+    check_exact(text, None, [])

@@ -48,9 +48,10 @@ p0 = f32[1,12,10,4] parameter(0)
 p1 = f32[4,3,5,8] parameter(1)
 ROOT conv = {out} convolution(p0, p1), window={{{window}}}, dim_labels=b01f_i01o->b01f
 """
-#: The kernel map: as XLA's, but with the input map's window constraints (``extra``): a
-#: kernel element is read only where its window position lands on a real input element
-#: (XLA claims every position, padding and dilation holes included).
+#: The kernel map: XLA's under the ``reads`` semantics (every window position: a kernel
+#: element over padding or a dilation hole is multiplied by zero, and ``0 * inf`` is NaN);
+#: under ``finite`` with the input map's window constraints (``extra``): only where its
+#: window position lands on a real input element.
 KERNEL = ("(d0, d1, d2, d3)[s0, s1, s2] -> (s2, s0, s1, d3), domain: d0 in [0, 0], "
           "d1 in [0, {a}], d2 in [0, {b}], d3 in [0, 7], s0 in [0, 2], s1 in [0, 4], "
           "s2 in [0, 3]{extra}")
@@ -67,15 +68,13 @@ OUTPUT_TO_INPUT_CASES = [
          "(d0, d1, d2, d3)[s0, s1, s2] -> (0, d1 * 2 + s0 - 1, d2 * 2 + s1 - 2, s2), "
          "domain: d0 in [0, 0], d1 in [0, 5], d2 in [0, 4], d3 in [0, 7], s0 in [0, 2], "
          "s1 in [0, 4], s2 in [0, 3], d1 * 2 + s0 in [1, 12], d2 * 2 + s1 in [2, 11]",
-         KERNEL.format(a=5, b=4, extra=", d1 * 2 + s0 in [1, 12], "
-                                            "d2 * 2 + s1 in [2, 11]")], True),
+         KERNEL.format(a=5, b=4, extra="")], True),
     ("conv_lhs_dilation",
      CONV.format(out="f32[1,21,15,8]", window="size=3x5 pad=0_0x0_0 lhs_dilate=2x2"), 0, [
          "(d0, d1, d2, d3)[s0, s1, s2] -> (0, (d1 + s0) / 2, (d2 + s1) / 2, s2), "
          "domain: d0 in [0, 0], d1 in [0, 20], d2 in [0, 14], d3 in [0, 7], s0 in [0, 2], "
          "s1 in [0, 4], s2 in [0, 3], (d1 + s0) mod 2 in [0, 0], (d2 + s1) mod 2 in [0, 0]",
-         KERNEL.format(a=20, b=14, extra=", (d1 + s0) mod 2 in [0, 0], "
-                                              "(d2 + s1) mod 2 in [0, 0]")], True),
+         KERNEL.format(a=20, b=14, extra="")], True),
     ("conv_rhs_dilation",
      CONV.format(out="f32[1,8,2,8]", window="size=3x5 pad=0_0x0_0 rhs_dilate=2x2"), 0, [
          "(d0, d1, d2, d3)[s0, s1, s2] -> (0, s0 * 2 + d1, s1 * 2 + d2, s2), domain: "
@@ -264,6 +263,26 @@ def test_xla_output_to_input(name: str, body: str, output: int, expected: list[s
     for group, texts in zip(groups, expected_groups, strict=True):
         for got, text in zip(group, texts, strict=True):
             _compare(got, text, exact, fold)
+
+
+#: (case name, the window constraints the kernel map gets under ``finite``)
+FINITE_KERNELS = [
+    ("conv_padding_stride", ", d1 * 2 + s0 in [1, 12], d2 * 2 + s1 in [2, 11]"),
+    ("conv_lhs_dilation", ", (d1 + s0) mod 2 in [0, 0], (d2 + s1) mod 2 in [0, 0]"),
+    ("conv_no_padding", ""),
+]
+
+
+@pytest.mark.parametrize(("name", "extra"), FINITE_KERNELS, ids=[c[0] for c in FINITE_KERNELS])
+def test_conv_kernel_under_finite_reads_only_over_input_elements(name: str, extra: str
+                                                                  ) -> None:
+    body = next(c[1] for c in OUTPUT_TO_INPUT_CASES if c[0] == name)
+    instr = root(body)
+    reads = output_to_input(instr, 0)
+    finite = output_to_input(instr, 0, assume_finite=True)
+    assert finite[0] == reads[0]  # the input map is the same under both
+    a, b = (int(n) - 1 for n in instr.shape.dims[1:3])
+    _compare(finite[1][0], KERNEL.format(a=a, b=b, extra=extra), True, True)
 
 
 def test_xla_bitcast_input_to_output() -> None:

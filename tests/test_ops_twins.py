@@ -415,12 +415,14 @@ def test_convolution(instr) -> None:
 
 @settings(max_examples=100)
 @given(conv_case())
-def test_convolution_reads_no_kernel_element_against_padding_or_holes(instr) -> None:
+def test_convolution_kernel_over_padding_or_holes_is_read_unless_finite(instr) -> None:
     """With edge padding or lhs dilation, a window position on padding or on a dilation hole
-    multiplies nothing: the kernel element there is not read (exact, both directions)."""
+    multiplies the kernel element there by zero: read under ``reads`` (``0 * inf`` is NaN),
+    not under ``finite`` (exact, both directions, both semantics)."""
     assume(any(w.padding_low > 0 or w.padding_high > 0 or w.base_dilation > 1
                for w in instr.window))
     check(instr)
+    check(instr, assume_finite=True)
 
 
 @EXAMPLES

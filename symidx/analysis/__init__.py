@@ -28,6 +28,7 @@ from symidx.analysis.groups import (
     find_instruction,
     instruction_maps,
     module_fusion_maps,
+    semantics_name,
 )
 from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
 from symidx.fusion import (
@@ -41,6 +42,7 @@ __all__ = [
     "MapGroup",
     "FusionMaps",
     "ComputationMaps",
+    "semantics_name",
     "find_instruction",
     "find_computation",
     "computation_maps",

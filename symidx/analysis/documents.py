@@ -5,8 +5,11 @@ Whatever ``--style``, every map is an object: ``text`` (XLA's one-line form),
 ``dims``/``symbols``/``runtime`` (name, interval; a runtime variable's ``source``:
 ``instruction`` and the provenance ``map`` text), ``results``, ``constraints`` (``expr``,
 ``lo``, ``hi``; expressions as XLA prints them, ``/`` being floor division) and ``special``
-(``null``, ``"known-empty"`` or ``"undefined"``). Each group has ``operand`` (``output``
-input-to-output), ``name``, ``shape``, ``leaf``, ``maps``, ``unsupported`` and ``opaque``.
+(``null``, ``"known-empty"`` or ``"undefined"``). Every document says under which semantics
+its maps were computed: ``"semantics": "reads"`` (the default) or ``"finite"``
+(``assume_finite=True``; see :class:`symidx.fusion.Analysis`). Each group has ``operand``
+(``output`` input-to-output), ``name``, ``shape``, ``leaf``, ``maps``, ``unsupported``
+and ``opaque``.
 """
 
 from __future__ import annotations
@@ -91,9 +94,11 @@ def _path_json(path: Path) -> list[Any]:
             for step in path.steps()]
 
 
-def _document(module: HloModule, direction: Direction, **fields: Any) -> dict[str, Any]:
+def _document(module: HloModule, direction: Direction, assume_finite: bool,
+              **fields: Any) -> dict[str, Any]:
     return {"schema": SCHEMA, "module": module.name,
-            "direction": direction.replace("_", "-"), **fields}
+            "direction": direction.replace("_", "-"),
+            "semantics": "finite" if assume_finite else "reads", **fields}
 
 
 def dumps(document: dict[str, Any] | list[dict[str, Any]]) -> str:
@@ -102,19 +107,19 @@ def dumps(document: dict[str, Any] | list[dict[str, Any]]) -> str:
 
 
 def instruction_document(module: HloModule, instr: HloInstruction, direction: Direction,
-                         groups: Sequence[MapGroup], index: int, explain: bool = False
-                         ) -> dict[str, Any]:
+                         groups: Sequence[MapGroup], index: int, explain: bool = False,
+                         assume_finite: bool = False) -> dict[str, Any]:
     """The JSON document of one instruction's groups for its output ``index``
     (output-to-input) or input ``index`` (input-to-output): ``{"schema", "module",
     "direction", "instruction", "opcode", "output"|"input", "operands": [groups]}``."""
     selector = "output" if direction == OUTPUT_TO_INPUT else "input"
-    return _document(module, direction, instruction=instr.name, opcode=instr.opcode,
+    return _document(module, direction, assume_finite, instruction=instr.name, opcode=instr.opcode,
                      **{selector: index},
                      operands=[group_json(g, direction, explain) for g in groups])
 
 
 def fusions_document(module: HloModule, direction: Direction, found: Sequence[FusionMaps],
-                     explain: bool = False) -> dict[str, Any]:
+                     explain: bool = False, assume_finite: bool = False) -> dict[str, Any]:
     """The JSON document of every fusion's groups (``symidx maps --all``):
     ``{..., "fusions": [{"instruction", "computation", "calls", "kind", "output"|"input",
     "operands"}]}``."""
@@ -124,12 +129,12 @@ def fusions_document(module: HloModule, direction: Direction, found: Sequence[Fu
                 selector: f.index,
                 "operands": [group_json(g, direction, explain) for g in f.groups]}
                for f in found]
-    return _document(module, direction, fusions=fusions)
+    return _document(module, direction, assume_finite, fusions=fusions)
 
 
 def computations_document(module: HloModule, direction: Direction,
-                          found: Sequence[ComputationMaps], explain: bool = False
-                          ) -> dict[str, Any]:
+                          found: Sequence[ComputationMaps], explain: bool = False,
+                          assume_finite: bool = False) -> dict[str, Any]:
     """The JSON document of a whole computation's groups (``symidx maps
     --computation``): ``{..., "computations": [{"computation", "output"|"input", "leaf",
     "operands"}]}``."""
@@ -137,7 +142,7 @@ def computations_document(module: HloModule, direction: Direction,
     records = [{"computation": c.computation.name, selector: c.index, "leaf": c.leaf,
                 "operands": [group_json(g, direction, explain) for g in c.groups]}
                for c in found]
-    return _document(module, direction, computations=records)
+    return _document(module, direction, assume_finite, computations=records)
 
 
 def _called_name(instr: HloInstruction) -> str | None:

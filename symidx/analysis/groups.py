@@ -34,12 +34,33 @@ from symidx.hlo.leaves import leaf_count, leaves
 from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
 
 __all__ = [
+    "semantics_name",
     "find_instruction",
     "find_computation",
     "computation_maps",
     "instruction_maps",
     "module_fusion_maps",
 ]
+
+
+def semantics_name(assume_finite: bool) -> str:
+    """The name of the semantics maps are given under: ``"reads"`` (the default: an output
+    element reads an input element when some IEEE value of it, NaN and infinities
+    included, changes the output element) or ``"finite"`` (``assume_finite=True``: when
+    some finite value does, every input being finite)."""
+    return "finite" if assume_finite else "reads"
+
+
+def _analysis(analysis: Analysis | None, assume_finite: bool | None) -> Analysis:
+    """``analysis``, or a new one under the semantics ``assume_finite`` asks for (default
+    ``reads``); a given analysis must be under the same semantics."""
+    if analysis is None:
+        return Analysis(assume_finite=bool(assume_finite))
+    if assume_finite is not None and analysis.assume_finite != assume_finite:
+        raise SymidxError(f"the analysis given is under the "
+                          f"{semantics_name(analysis.assume_finite)!r} semantics, not "
+                          f"{semantics_name(assume_finite)!r}")
+    return analysis
 
 
 def find_instruction(module: HloModule, name: str | None = None) -> HloInstruction:
@@ -72,8 +93,8 @@ def find_computation(module: HloModule, name: str) -> HloComputation:
 
 def instruction_maps(instr: HloInstruction, direction: Direction, *,
                      operand: int | None = None, output: int | None = None,
-                     physical: bool = False, analysis: Analysis | None = None
-                     ) -> list[MapGroup]:
+                     physical: bool = False, analysis: Analysis | None = None,
+                     assume_finite: bool | None = None) -> list[MapGroup]:
     """The map groups of ``instr`` in ``direction``.
 
     Output-to-input: one group per operand (per leaf read of a tuple-shaped operand; only
@@ -81,9 +102,10 @@ def instruction_maps(instr: HloInstruction, direction: Direction, *,
     operand ``operand`` (default 0), one group per output (only output ``output`` if
     given). ``physical`` gives the maps between physical indices (dimensions in the
     layout's major-to-minor order). ``analysis`` keeps what was computed for the next
-    query (see :class:`symidx.fusion.Analysis`).
+    query (see :class:`symidx.fusion.Analysis`). ``assume_finite``: the semantics of the
+    maps (default ``reads``, see :func:`semantics_name`); it must agree with ``analysis``'s.
     """
-    analysis = analysis or Analysis()
+    analysis = _analysis(analysis, assume_finite)
     if direction == OUTPUT_TO_INPUT:
         groups = _output_to_input_groups(instr, output or 0, analysis)
         if operand is not None:
@@ -112,15 +134,16 @@ def instruction_maps(instr: HloInstruction, direction: Direction, *,
 def module_fusion_maps(module: HloModule, direction: Direction, *,
                        operand: int | None = None, output: int | None = None,
                        physical: bool = False, analysis: Analysis | None = None,
-                       progress: Callable[[int, int, str], None] | None = None
-                       ) -> list[FusionMaps]:
+                       progress: Callable[[int, int, str], None] | None = None,
+                       assume_finite: bool | None = None) -> list[FusionMaps]:
     """:func:`instruction_maps` of every fusion of ``module``, computation by computation in
     text order. Output-to-input: one entry per output of each fusion (only ``output`` if
     given), its groups restricted to ``operand`` if given; input-to-output: one entry per
     operand (only ``operand`` if given), groups restricted to ``output``. A fused
     computation is analysed once however many fusions call it. ``progress(done, total,
-    "fusion")`` is called after each fusion."""
-    analysis = analysis or Analysis()
+    "fusion")`` is called after each fusion. ``assume_finite``: as for
+    :func:`instruction_maps`."""
+    analysis = _analysis(analysis, assume_finite)
     fusions = [(comp, instr) for comp in module.computations.values()
                for instr in comp.instructions if instr.opcode == "fusion"]
     found = []
@@ -143,8 +166,8 @@ def module_fusion_maps(module: HloModule, direction: Direction, *,
 def computation_maps(comp: HloComputation, direction: Direction, *,
                      operand: int | None = None, output: int | None = None,
                      analysis: Analysis | None = None,
-                     progress: Callable[[int, int, str], None] | None = None
-                     ) -> list[ComputationMaps]:
+                     progress: Callable[[int, int, str], None] | None = None,
+                     assume_finite: bool | None = None) -> list[ComputationMaps]:
     """A whole computation analysed as one fusion, fused or not: from its root's outputs
     to its parameters, through calls, loops, conditionals, tuples and asynchronous ops.
 
@@ -152,8 +175,9 @@ def computation_maps(comp: HloComputation, direction: Direction, *,
     each with a group per parameter leaf (only parameter ``operand`` if given).
     Input-to-output: one entry per parameter leaf (only parameter ``operand``), each with
     a group per output leaf of the root (only ``output``). ``progress(done, total, what)``
-    is called after each entry (``what``: ``"output"`` or ``"parameter leaf"``)."""
-    analysis = analysis or Analysis()
+    is called after each entry (``what``: ``"output"`` or ``"parameter leaf"``).
+    ``assume_finite``: as for :func:`instruction_maps`."""
+    analysis = _analysis(analysis, assume_finite)
     root = comp.root
     if output is not None:
         _check_index(output, leaf_count(root.shape), f"the root of {comp.name} has", "output")

@@ -66,6 +66,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--computation", metavar="NAME",
                    help="analyse computation NAME (ENTRY: the entry computation) whole, "
                         "instead of every fusion")
+    p.add_argument("--assume-finite", action="store_true",
+                   help="the finite semantics: the reads that matter when every input is "
+                        "finite (default: reads, NaN and infinities included)")
     p.add_argument("--maps", action="store_true",
                    help="put the maps themselves in each record (the symidx.maps/1 document)")
     p.add_argument("--report", metavar="FILE.html|FILE.md",
@@ -80,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     from symidx.corpus import Options, Summary, run_corpus, write_report
 
     options = Options(direction=args.direction, computation=args.computation, maps=args.maps,
-                      hook=os.environ.get(HOOK_VARIABLE) or None)
+                      hook=os.environ.get(HOOK_VARIABLE) or None,
+                      assume_finite=args.assume_finite)
     progress = Progress("corpus", unit="module")
 
     def ready(stats: RunStats) -> None:

@@ -31,6 +31,13 @@ analysis with its line and column (exit 2), or, with --no-verify, is read as a l
 over-approximation. Such instructions the analysis did not need are reported as warnings
 on stderr.
 
+Semantics: by default (reads) an output element reads an input element when some value of
+it, NaN and infinities included, changes the output element: a convolution reads its whole
+kernel window even over padding (0 * inf is NaN). --assume-finite gives the reads that
+matter when every input is finite (a Jacobian's sparsity): the kernel element over padding
+or a base-dilation hole drops out. JSON says which in "semantics"; text under
+--assume-finite starts with a line saying so.
+
 A group whose maps over-approximate what is read (an opaque custom-call, a loop-carried
 value) says so: in text, a line "over-approximation (REASON)" under its header; in JSON,
 "opaque": REASON. A leaf of a tuple-shaped operand or parameter is its own group
@@ -48,6 +55,9 @@ from symidx.errors import SymidxError
 
 if TYPE_CHECKING:
     from symidx.hlo import HloComputation, HloModule
+
+#: The first line of text output under --assume-finite (the default, reads, has none).
+SEMANTICS_HEADER = "semantics: finite (every input assumed finite)"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -93,6 +103,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "attributes) to the instructions analysed: one whose shapes do not "
                         "fit is then read as a labelled over-approximation instead of an "
                         "error")
+    p.add_argument("--assume-finite", action="store_true",
+                   help="the finite semantics: an element is read when some finite value of "
+                        "it changes the output, every input finite (a kernel element over "
+                        "padding, a factor of a known zero drop out). Default: the reads "
+                        "semantics, NaN and infinities included; text output under "
+                        "--assume-finite starts with 'semantics: finite'")
     p.add_argument("--explain", action="store_true",
                    help="show, for each map, a path of instructions that produces it")
     p.add_argument("--coalescing", action="store_true",
@@ -179,7 +195,8 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
 
     if args.coalescing:
         return _coalescing(module, args)
-    analysis = Analysis(verify=args.verify)
+    finite = getattr(args, "assume_finite", False)
+    analysis = Analysis(verify=args.verify, assume_finite=finite)
     direction = args.direction.replace("-", "_")
     as_json = args.format == "json"
     if args.computation is not None:
@@ -194,7 +211,8 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
         if not has_any:
             what = "root has no outputs" if backward else "computation has no parameters"
             print(f"symidx: note: the {what}: {comp.name} reads nothing", file=sys.stderr)
-        output = documents.computations_document(module, direction, records, args.explain) \
+        output = documents.computations_document(module, direction, records, args.explain,
+                                                 finite) \
             if as_json else render_computations(module, direction, records, "text",
                                                        args.style, args.explain)
     elif args.all:
@@ -204,7 +222,7 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
         if not found:
             print(f"symidx: note: module {module.name or '(unnamed)'} has no fusions; "
                   f"--computation ENTRY analyses its entry computation whole", file=sys.stderr)
-        output = documents.fusions_document(module, direction, found, args.explain) \
+        output = documents.fusions_document(module, direction, found, args.explain, finite) \
             if as_json else render_fusions(module, direction, found, "text", args.style,
                                                   args.explain)
     else:
@@ -213,11 +231,13 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
                                   physical=args.physical, analysis=analysis)
         index = (args.output if direction == "output_to_input" else args.operand) or 0
         output = documents.instruction_document(module, instr, direction, groups, index,
-                                             args.explain) \
+                                             args.explain, finite) \
             if as_json else render_maps(module, instr, direction, groups, index, "text",
                                                args.style, args.explain)
     if args.verify:
         _warn_about_the_rest(module)
+    if finite and not as_json:
+        output = f"{SEMANTICS_HEADER}\n{output}" if output else SEMANTICS_HEADER
     return output
 
 

@@ -26,6 +26,7 @@ from symidx.analysis import (
     computation_maps,
     find_computation,
     module_fusion_maps,
+    semantics_name,
 )
 from symidx.analysis.documents import computations_document, fusions_document
 from symidx.corpus.sources import Task, sha256_of
@@ -53,7 +54,9 @@ class Options:
     ``computation`` None: every fusion (as ``symidx maps --all``); a name (``ENTRY``: the
     entry computation): that computation analysed whole (as ``symidx maps --computation``:
     output 0 to every parameter, or parameter 0 to every output input-to-output).
-    ``maps``: put the ``symidx.maps/1`` document in the record. ``hook``: for tests only,
+    ``maps``: put the ``symidx.maps/1`` document in the record. ``assume_finite``: the
+    ``finite`` semantics instead of ``reads`` (:class:`symidx.fusion.Analysis`; the record
+    says which in ``semantics``). ``hook``: for tests only,
     ``PATH.py:FUNCTION`` called with each :class:`~symidx.corpus.sources.Task` before it is
     analysed (to make a worker hang or crash)."""
 
@@ -61,6 +64,7 @@ class Options:
     computation: str | None = None
     maps: bool = False
     hook: str | None = None
+    assume_finite: bool = False
 
 
 def analyse(task: Task, options: Options) -> dict[str, Any]:
@@ -120,6 +124,7 @@ def _base(task: Task, options: Options) -> dict[str, Any]:
         "module": task.index, "line": task.line, "name": None,
         "bytes": len(task.text.encode("utf-8")), "status": "ok", "message": None,
         "direction": options.direction, "computation": options.computation,
+        "semantics": semantics_name(options.assume_finite),
         "parse_seconds": None, "analysis_seconds": None, "counts": None,
         "unsupported": {}, "opaque": {}, "warnings": [], "maps": None, "duplicate_of": None,
     }
@@ -163,17 +168,19 @@ def _document(module: HloModule, options: Options) -> dict[str, Any]:
     NAME``) prints for the module, in ``options.direction``."""
     direction: Direction = INPUT_TO_OUTPUT if options.direction == "input-to-output" \
         else OUTPUT_TO_INPUT
-    analysis = Analysis(verify=True)
+    analysis = Analysis(verify=True, assume_finite=options.assume_finite)
     if options.computation is None:
         found = module_fusion_maps(module, direction, analysis=analysis)
-        return fusions_document(module, direction, found)
+        return fusions_document(module, direction, found,
+                                assume_finite=options.assume_finite)
     comp = find_computation(module, options.computation)
     backward = direction == OUTPUT_TO_INPUT
     has_any = bool(leaf_count(comp.root.shape) if backward else comp.parameters)
     first = 0 if has_any else None
     records = computation_maps(comp, direction, output=first if backward else None,
                                operand=None if backward else first, analysis=analysis)
-    return computations_document(module, direction, records)
+    return computations_document(module, direction, records,
+                                 assume_finite=options.assume_finite)
 
 
 def _groups(document: dict[str, Any]) -> Iterator[dict[str, Any]]:

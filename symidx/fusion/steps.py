@@ -36,18 +36,18 @@ read it. Where the maps come from:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from symidx.errors import HloShapeError, ParseError, SymidxError, UnsupportedOpError
-from symidx.expr import Expr, bounds, dim
+from symidx.expr import Expr, bounds, dim, sym
 from symidx.fusion.loops import Unrolled, unrolled_maps
 from symidx.fusion.reached import Path, Reached
 from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources, split_by_tables
 from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
-from symidx.fusion.values import Scope, filling, select_constraints
-from symidx.hlo import HloComputation, HloInstruction, ShapeLike, TupleShape
+from symidx.fusion.values import Scope, filling, nonzero_where, select_constraints
+from symidx.hlo import HloComputation, HloInstruction, Shape, ShapeLike, TupleShape
 from symidx.hlo.facts import called_computation
 from symidx.hlo.fold import integer_values
 from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
@@ -98,6 +98,11 @@ class Step:
 
 class Callee(Protocol):
     """What a step needs of the analysis of a called computation."""
+
+    #: The semantics of the maps: False for ``reads`` (an element is read when some IEEE
+    #: value of it changes the output), True for ``finite`` (some finite value, every
+    #: input finite); see :func:`symidx.ops.rule`.
+    assume_finite: bool
 
     def parameters_of(self, comp: HloComputation, output: int, scope: Scope | None = None
                       ) -> Mapping[tuple[int, int], Reached]:
@@ -167,7 +172,10 @@ def _backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
     if wiring is not None:
         return [_identity_step(instr, out, position, leaf)
                 for out, position, leaf in wiring if out == output]
-    steps = _rule_steps(instr, OUTPUT_TO_INPUT, output, -1, resolve, scope)
+    steps = _rule_steps(instr, OUTPUT_TO_INPUT, output, -1, resolve, scope,
+                        callee.assume_finite)
+    if resolve and callee.assume_finite and instr.opcode in _PRODUCTS:
+        return _product_steps(instr, steps, scope, backward=True)
     return _select_steps(instr, steps, scope) if resolve and instr.opcode == "select" else steps
 
 
@@ -185,7 +193,10 @@ def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Call
     if wiring is not None:
         return [_identity_step(instr, out, p, lf)
                 for out, p, lf in wiring if (p, lf) == (position, leaf)]
-    steps = _rule_steps(instr, INPUT_TO_OUTPUT, position, leaf, resolve, scope)
+    steps = _rule_steps(instr, INPUT_TO_OUTPUT, position, leaf, resolve, scope,
+                        callee.assume_finite)
+    if resolve and callee.assume_finite and instr.opcode in _PRODUCTS:
+        return _product_steps(instr, steps, scope, backward=False)
     return _select_steps(instr, steps, scope) if resolve and instr.opcode == "select" else steps
 
 
@@ -193,18 +204,21 @@ def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Call
 
 
 def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
-                resolve: bool = True, scope: Scope | None = None) -> list[Step]:
+                resolve: bool = True, scope: Scope | None = None,
+                assume_finite: bool = False) -> list[Step]:
     """Steps from the per-op rule (output-to-input: ``index`` is the output leaf;
     input-to-output: the operand position, whose leaf ``leaf`` must be 0). ``resolve``:
     follow runtime variables (through ``scope``: the computation holding ``instr``, and its
-    caller) and keep maps inside their target shape."""
+    caller) and keep maps inside their target shape. ``assume_finite``: the rule's maps
+    under the ``finite`` semantics."""
     if _has_tuple_operand(instr):
         return _everything(instr, direction, index, leaf, _opacity(instr))
     backward = direction == OUTPUT_TO_INPUT
     if resolve and scope is not None and instr.opcode == "scatter":
         instr = _known_indices(instr, scope)
     try:
-        groups = output_to_input(instr, index) if backward else input_to_output(instr, index)
+        groups = (output_to_input(instr, index, assume_finite=assume_finite) if backward
+                  else input_to_output(instr, index, assume_finite=assume_finite))
     except UnsupportedOpError as e:
         reason = opaque_reason(instr)
         if reason is not None:
@@ -249,6 +263,63 @@ def _select_steps(instr: HloInstruction, steps: list[Step], scope: Scope | None
             maps += [(c, path, count) for c in kept] or [(m.as_known_empty(), path, count)]
         refined.append(replace(step, maps=tuple(maps)))
     return refined
+
+
+#: The ops whose factors the ``finite`` semantics drops where the other factor is zero.
+_PRODUCTS = frozenset({"multiply", "dot"})
+
+
+def _product_steps(instr: HloInstruction, steps: list[Step], scope: Scope | None,
+                   backward: bool) -> list[Step]:
+    """Under the ``finite`` semantics: a factor of a ``multiply`` or a ``dot`` is not read
+    where the other factor is surely zero (:func:`symidx.fusion.values.nonzero_where`):
+    a finite value times zero is zero whatever the value (``+0`` or ``-0``, one value to
+    this semantics). Elementwise ``multiply`` in both directions (its maps are the
+    identity, or from a scalar); ``dot`` output-to-input, where both operand maps share
+    the contracting range variables, so the other factor's element is known at every point
+    of the map. (A dot's input-to-output maps keep the reads: an over-approximation.)"""
+    if len(instr.operands) != 2 or (instr.opcode == "dot" and not backward):
+        return steps
+    out = _leaf_dims(instr.shape, 0)
+    refined = []
+    for step in steps:
+        other = 1 - step.position
+        maps = []
+        for m, path, count in step.maps:
+            where = _zero_of_other(instr, other, m, out, steps, scope)
+            kept = [m] if where is None else [
+                c for c in (finish(_constrained(m, conjunction)) for conjunction in where)
+                if not c.is_known_empty]
+            maps += [(c, path, count) for c in kept] or [(m.as_known_empty(), path, count)]
+        refined.append(replace(step, maps=tuple(maps)))
+    return refined
+
+
+def _zero_of_other(instr: HloInstruction, other: int, m: IndexingMap, out: Sequence[int],
+                   steps: list[Step], scope: Scope | None
+                   ) -> tuple[tuple[tuple[Expr, Interval], ...], ...] | None:
+    """Where, over the variables of ``m`` (a map of one factor), the other factor is *not*
+    surely zero, as a union of conjunctions (``()``: nowhere); None when nothing is known
+    (keep ``m``)."""
+    if m.is_known_empty or m.is_undefined or m.num_rts:
+        return None
+    op = instr.operands[other]
+    if not isinstance(op.shape, Shape):
+        return None
+    env = {dim(i): b for i, b in enumerate(m.dims)}
+    env.update({sym(j): b for j, b in enumerate(m.ranges)})
+    if instr.opcode == "multiply":
+        if tuple(b.size for b in m.dims) != tuple(out) or m.num_ranges:
+            return None
+        element: tuple[Expr, ...] = tuple(dim(i) for i in range(len(out))) \
+            if op.shape.dims else ()
+    else:  # dot: the other factor's map at the same point (same dims, same range variables)
+        twins = [t for s in steps if s.position == other for t, _, _ in s.maps]
+        if len(twins) != 1 or twins[0].dims != m.dims or twins[0].ranges != m.ranges \
+                or twins[0].num_rts:
+            return None
+        element = tuple(twins[0].results)
+    return nonzero_where(op, element, env, scope)
 
 
 def _constrained(m: IndexingMap, conjunction: tuple[tuple[Expr, Interval], ...]

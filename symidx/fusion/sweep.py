@@ -95,10 +95,18 @@ class Analysis:
     (:func:`symidx.hlo.validate.validate_instruction`, once each): one whose shapes do not
     fit its attributes raises the located :class:`~symidx.errors.HloValidationError`, or,
     with ``verify=False``, is read as a labelled over-approximation (whatever it computes,
-    it reads only its operands)."""
+    it reads only its operands).
 
-    def __init__(self, verify: bool = True) -> None:
+    ``assume_finite`` chooses the semantics of every map it gives: False (the default,
+    ``reads``) -- an output element reads an input element when some value of it, NaN and
+    infinities included, changes the output element; True (``finite``) -- when some finite
+    value does, every input being finite (a Jacobian's sparsity: a kernel element a
+    convolution multiplies by padding, a factor of a product with a known zero, drop out).
+    """
+
+    def __init__(self, verify: bool = True, assume_finite: bool = False) -> None:
         self.verify = verify
+        self.assume_finite = assume_finite
         self._misfits: dict[HloInstruction, HloValidationError | None] = {}
         self._graphs: dict[tuple[HloComputation, Scope | None], IndexingGraph] = {}
         self._parameters: dict[tuple[HloComputation, int, Scope | None],

@@ -40,7 +40,9 @@ maps stay as the rule gives them.
 **Predicates.** :func:`index_predicate` gives where a ``pred`` holds, as a union of
 conjunctions of constraints ``expr in [lo, hi]`` over the index: ``compare`` of two values
 (``a - b`` in an interval; ``NE`` is two; not a ``TOTALORDER`` compare of floats, which
-orders ``-0.0`` before ``+0.0``) or of two predicates (``EQ``, ``NE``),
+orders ``-0.0`` before ``+0.0``), of a value with a small constant table read at a varying
+element (the union over its entries, as ``jax.nn.one_hot`` compares its classes with an
+iota), or of two predicates (``EQ``, ``NE``),
 ``and``/``or``/``xor``/``not``, ``select`` of predicates, a constant, and the
 element-moving ops above. Negation complements each constraint within the bounds of its
 expression, so the false branch's constraints are exact too. The number of conjunctions is
@@ -55,6 +57,7 @@ from dataclasses import dataclass
 from itertools import product
 from typing import TypeVar
 
+import numpy as np
 from sympy import Integer, Symbol
 
 from symidx.errors import SymidxError
@@ -66,7 +69,9 @@ from symidx.interval import Interval
 from symidx.ops import output_to_input
 from symidx.simplify import simplify
 
-__all__ = ["index_value", "index_predicate", "select_constraints", "filling", "Scope",
+__all__ = ["index_value", "index_predicate", "select_constraints",
+           "nonzero_where", "filling",
+           "Scope",
            "MAX_TERMS"]
 
 #: A constraint ``expr in interval``; a conjunction of them; a union of conjunctions.
@@ -500,8 +505,68 @@ def _compare(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: 
         return differ if direction == "NE" or differ is None else _not(differ, env)
     values = _each_operand(instr, element,
                            lambda o, at: index_value(o, at, env, depth, scope))
-    return None if values is None else _interval_predicate(values[0] - values[1], direction,
-                                                           env)
+    if values is None:
+        return _table_compare(instr, element, env, depth, scope)
+    return _interval_predicate(values[0] - values[1], direction, env)
+
+
+def _table_compare(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+                   scope: Scope) -> Predicate | None:
+    """A ``compare`` one of whose operands reads a small constant table of integral values at
+    an element that varies (``jax.nn.one_hot`` compares the table of classes with an
+    iota), the other a value: the union, over the table's entries, of "the element is that
+    entry, and the comparison holds with its value". None when it is not that, or takes
+    more than :data:`MAX_TERMS` conjunctions."""
+    direction = instr.comparison_direction or ""
+    for k in (0, 1):
+        op = instr.operands[k]
+        other = instr.operands[1 - k]
+        if not isinstance(op.shape, Shape) or not isinstance(other.shape, Shape) \
+                or len(op.shape.dims) not in (0, len(element)) \
+                or len(other.shape.dims) not in (0, len(element)):
+            continue
+        table = _held_table(op, element if op.shape.dims else (), scope)
+        value = index_value(other, element if other.shape.dims else (), env, depth, scope)
+        if table is None or value is None:
+            continue
+        constant, at = table
+        dims = constant.shape.dims if isinstance(constant.shape, Shape) else ()
+        if int(np.prod(dims, dtype=np.int64)) > MAX_TERMS:
+            continue
+        found: Predicate = FALSE
+        for p in product(*(range(n) for n in dims)):
+            entry = _integral(_at(constant.literal, p))
+            if entry is None:
+                return None
+            here: Predicate | None = TRUE
+            for e, v in zip(at, p, strict=True):
+                here = None if here is None else _and(here, _atom(e, Interval(v, v),
+                                                                  bounds(e, env)))
+            diff = entry - value if k == 0 else value - entry
+            here = None if here is None else _and(here, _interval_predicate(diff, direction,
+                                                                           env))
+            if here is None:
+                return None
+            found = _or(found, here)
+        return found if len(found) <= MAX_TERMS else None
+    return None
+
+
+def _held_table(instr: HloInstruction, element: tuple[Expr, ...], scope: Scope
+                ) -> tuple[HloInstruction, tuple[Expr, ...]] | None:
+    """The constant ``instr`` passes on at ``element`` (through element-moving ops,
+    parameters and calls), with the element of it; None when it is not a constant."""
+    for _ in range(MAX_DEPTH):
+        if instr.opcode == "constant":
+            held = isinstance(instr.shape, Shape) and len(instr.shape.dims) == len(element)
+            return (instr, element) if held and instr.literal is not None else None
+        if instr.opcode not in _PASSES:
+            return None
+        source = _source(instr, element, scope)
+        if source is None:
+            return None
+        instr, element, scope = source
+    return None
 
 
 def _interval_predicate(diff: Expr, direction: str, env: Env) -> Predicate:
@@ -527,6 +592,9 @@ def _atom(expr: Expr, interval: Interval, span: Interval) -> Predicate:
         return TRUE if interval.lo <= int(expr) <= interval.hi else FALSE
     if _leading_sign(expr) < 0:
         expr, interval = -expr, Interval(-interval.hi, -interval.lo)
+    shift, rest = expr.as_coeff_Add()
+    if shift and shift.is_Integer and not rest.is_Number:  # d1 - 1 in [-1, -1]: d1 in [0, 0]
+        expr, interval = rest, Interval(interval.lo - int(shift), interval.hi - int(shift))
     return (((expr, interval),),)
 
 
@@ -583,3 +651,198 @@ def _not(p: Predicate, env: Env) -> Predicate | None:
             return None
         result = anded
     return result
+
+
+# --- zeros (the finite semantics) ---------------------------------------------------------
+
+#: Element types whose conversion keeps a zero a zero, an infinity an infinity and a NaN a
+#: NaN.
+_FLOATS = frozenset({"f64", "f32", "f16", "bf16"})
+#: The two classes of values followed: ``ZERO`` is +0, -0 or NaN; ``NEG_INF`` is -inf or
+#: NaN. (NaN belongs to both: an operation on it gives NaN again.)
+ZERO, NEG_INF = "zero", "-inf"
+
+
+def nonzero_where(instr: HloInstruction, element: Sequence[Expr], env: Env,
+                  scope: Scope | None = None) -> Predicate | None:
+    """Where ``instr`` may hold a value other than a zero (``+0``, ``-0``) or NaN at
+    ``element``: a union of conjunctions over the variables of ``env``, an
+    over-approximation; None when that may be everywhere. Used by the ``finite``
+    semantics, to drop the other factor of a product where this one is zero or NaN: a finite
+    factor times zero is zero, and anything times NaN is NaN, so the other factor changes
+    nothing there.
+
+    What is followed, for each class (zero-or-NaN, and -inf-or-NaN, which ``exp`` turns into
+    zero): a constant's elements of the class (all of them, or a table with at most
+    :data:`MAX_TERMS` others); the padding of a ``pad`` whose pad value is of the class, and
+    its operand's elements; a ``select``'s branch where its predicate picks it (both
+    branches' common ones otherwise); the element-moving ops, parameters and calls as
+    :func:`index_value` follows them; and
+
+    * zero or NaN: ``multiply`` where a factor is (``0 * x`` is ``±0`` or NaN whatever
+      ``x``), ``divide`` where the dividend is, ``exponential`` where its operand is -inf or
+      NaN, ``negate``, a conversion to a floating-point type, a conversion of a ``pred``
+      (where it is false);
+    * -inf or NaN: ``subtract`` where the minuend is (``-inf - x`` is -inf or NaN),
+      ``add`` where either is, ``maximum`` where both are, ``minimum`` where either is, a
+      conversion to a floating-point type.
+
+    This is how a masked softmax's probabilities, ``exp(where(mask, s, -inf) - max) / sum``,
+    are zero (or NaN, for a row the mask empties) where the mask is false."""
+    found = _may(instr, tuple(element), env, MAX_DEPTH, scope or Scope(None), ZERO)
+    return None if found == TRUE else found
+
+
+def _may(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+         scope: Scope, kind: str) -> Predicate:
+    """Where ``instr`` may hold a value outside the class ``kind`` at ``element``; TRUE for
+    everywhere."""
+    if depth <= 0 or not isinstance(instr.shape, Shape):
+        return TRUE
+    found = _may_of(instr, element, env, depth - 1, scope, kind)
+    return found if len(found) <= MAX_TERMS else TRUE
+
+
+def _may_of(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+            scope: Scope, kind: str) -> Predicate:
+    op, n = instr.opcode, len(instr.operands)
+
+    def operand(k: int, of: str = kind) -> Predicate:
+        return _operand_may(instr, k, element, env, depth, scope, of)
+
+    if op in _PASSES:
+        source = _source(instr, element, scope)
+        return TRUE if source is None else _may(source[0], source[1], env, depth, source[2],
+                                                kind)
+    if op == "constant":
+        return _constant_may(instr, element, env, kind)
+    if op == "pad" and n == 2:
+        return _pad_may(instr, element, env, depth, scope, kind)
+    if op == "select" and n == 3:
+        pred = instr.operands[0]
+        at = () if isinstance(pred.shape, Shape) and not pred.shape.dims else element
+        where = index_predicate(pred, at, env, depth, scope)
+        otherwise = None if where is None else _not(where, env)
+        if where is None or otherwise is None:
+            return _or(operand(1), operand(2))
+        return _union(_and(where, operand(1)), _and(otherwise, operand(2)))
+    if op == "convert" and n == 1:
+        held = instr.operands[0]
+        if kind == ZERO and isinstance(held.shape, Shape) and held.shape.element_type == "pred":
+            where = index_predicate(held, element if held.shape.dims else (), env, depth,
+                                    scope)
+            return TRUE if where is None else where
+        if isinstance(instr.shape, Shape) and instr.shape.element_type in _FLOATS:
+            return operand(0)
+        return TRUE
+    if kind == ZERO:
+        if op == "multiply" and n == 2:
+            return _intersection(operand(0), operand(1))
+        if op == "divide" and n == 2:
+            return operand(0)
+        if op == "negate" and n == 1:
+            return operand(0)
+        if op == "exponential" and n == 1:
+            return operand(0, NEG_INF)
+        return TRUE
+    if op == "subtract" and n == 2:
+        return operand(0)
+    if op in ("add", "minimum") and n == 2:
+        return _intersection(operand(0), operand(1))
+    if op == "maximum" and n == 2:
+        return _or(operand(0), operand(1))
+    return TRUE
+
+
+def _union(a: Predicate | None, b: Predicate | None) -> Predicate:
+    """``a or b`` where None (too many terms to write) stands for TRUE."""
+    return TRUE if a is None or b is None else _or(a, b)
+
+
+def _intersection(a: Predicate, b: Predicate) -> Predicate:
+    """``a and b``; TRUE (a superset) when that takes too many terms."""
+    both = _and(a, b)
+    return TRUE if both is None else both
+
+
+def _operand_may(instr: HloInstruction, k: int, element: tuple[Expr, ...], env: Env,
+                 depth: int, scope: Scope, kind: str) -> Predicate:
+    """:func:`_may` of operand ``k`` of an elementwise op at ``element`` (``()`` for a
+    scalar operand)."""
+    op = instr.operands[k]
+    if not isinstance(op.shape, Shape) or len(op.shape.dims) not in (0, len(element)):
+        return TRUE
+    return _may(op, element if op.shape.dims else (), env, depth, scope, kind)
+
+
+def _in_class(value: object, kind: str) -> bool:
+    """Is a literal element of the class ``kind``?"""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if value != value:  # NaN
+        return True
+    return value == 0 if kind == ZERO else value == float("-inf")
+
+
+def _constant_may(instr: HloInstruction, element: tuple[Expr, ...], env: Env, kind: str
+                  ) -> Predicate:
+    literal = instr.literal
+    if literal is None:
+        return TRUE
+    if all(e.is_Integer for e in element):
+        return FALSE if _in_class(_at(literal, tuple(int(e) for e in element)), kind) \
+            else TRUE
+    values = _flatten(literal)
+    if all(_in_class(v, kind) for v in values):
+        return FALSE
+    dims = instr.shape.dims if isinstance(instr.shape, Shape) else ()
+    if len(values) > 4096 or len(dims) != len(element):
+        return TRUE
+    positions = [p for p in product(*(range(n) for n in dims))
+                 if not _in_class(_at(literal, p), kind)]
+    if len(positions) > MAX_TERMS:
+        return TRUE
+    found: Predicate = FALSE
+    for p in positions:
+        term: Predicate | None = TRUE
+        for e, v in zip(element, p, strict=True):
+            term = None if term is None else _and(term, _atom(e, Interval(v, v), bounds(e, env)))
+        found = _union(found, term)
+    return found
+
+
+def _at(literal: object, position: tuple[int, ...]) -> object:
+    for i in position:
+        if not isinstance(literal, tuple) or not 0 <= i < len(literal):
+            return None
+        literal = literal[i]
+    return literal
+
+
+def _pad_may(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,
+             scope: Scope, kind: str) -> Predicate:
+    """A ``pad`` holds its operand's values where it holds operand elements, its pad value
+    elsewhere."""
+    operand = instr.operands[0]
+    padding = instr.padding
+    if not isinstance(operand.shape, Shape) or padding is None \
+            or not len(padding) == len(element) == len(operand.shape.dims):
+        return TRUE
+    over: Predicate | None = TRUE
+    inner = []
+    for e, n, p in zip(element, operand.shape.dims, padding, strict=True):
+        step = p.interior + 1
+        offset = e - p.low
+        over = None if over is None else _and(over, _atom(
+            offset, Interval(0, (n - 1) * step), bounds(offset, env)))
+        span = bounds(offset, env)
+        if step > 1 and over is not None:  # on the grid; Mod is the offset when it is small
+            m = offset if span.lo >= 0 and span.hi < step else Mod(offset, step)
+            over = _and(over, _atom(m, Interval(0, 0), bounds(m, env)))
+        inner.append(FloorDiv(offset, step) if step > 1 else offset)
+    outside = None if over is None else _not(over, env)
+    if over is None or outside is None:
+        return TRUE
+    held = _and(over, _may(operand, tuple(inner), env, depth, scope, kind))
+    padded = _and(outside, _may(instr.operands[1], (), env, depth, scope, kind))
+    return _union(held, padded)

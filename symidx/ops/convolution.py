@@ -14,10 +14,17 @@ variable over all groups.
 
 Output-to-input range variables: one per spatial window dim of size > 1, then the kernel
 input feature (if its size is > 1). Window position ``w`` reads the input element under it
-and the kernel element ``(i, o, w)`` -- or ``size - 1 - w`` with window reversal -- only where
-it lands on a real input element: padding and the holes of base (lhs) dilation are not
-read, so neither is the kernel element that would multiply them. Both maps carry the same
-window constraints (exact, where XLA's kernel map claims every window position).
+only where it lands on a real input element: padding and the holes of base (lhs) dilation
+are no element. It multiplies the kernel element ``(i, o, w)`` -- or ``size - 1 - w`` with
+window reversal -- by that element, or by the zero of padding or of a hole:
+
+* under the ``reads`` semantics (the default) the kernel element is read at every window
+  position, as XLA's kernel map says: ``0 * inf`` and ``0 * NaN`` are NaN, so a kernel
+  element over padding changes the output when it is not finite;
+* under the ``finite`` semantics (``assume_finite=True``) a finite kernel element times zero
+  adds nothing, so the kernel map carries the input map's window constraints (the
+  dependences of a Jacobian: exact). A zero times a finite kernel element is ``+0`` or
+  ``-0`` by the kernel's sign; the finite semantics counts the two as one value.
 """
 
 from __future__ import annotations
@@ -64,8 +71,10 @@ class ConvGeometry:
         return self.lhs[self.dn.input_batch_dimension] // self.batch_groups
 
 
-def convolution_operand_maps(g: ConvGeometry) -> tuple[IndexingMap, IndexingMap]:
-    """Output index -> lhs (input) index and rhs (kernel) index."""
+def convolution_operand_maps(g: ConvGeometry, assume_finite: bool = False
+                             ) -> tuple[IndexingMap, IndexingMap]:
+    """Output index -> lhs (input) index and rhs (kernel) index (the kernel at every window
+    position, or with ``assume_finite`` only over input elements)."""
     dn = g.dn
     ranges: list[tuple[int, int]] = []
     positions = [var_or_zero(g.window[k].size, ranges) for k in g.spatial]
@@ -96,7 +105,8 @@ def convolution_operand_maps(g: ConvGeometry) -> tuple[IndexingMap, IndexingMap]
         rhs[dn.kernel_spatial_dimensions[k]] = (Integer(w.size - 1) - positions[k]
                                                 if w.window_reversal else positions[k])
     return (IndexingMap.create(g.out, lhs, ranges, constraints=constraints),
-            IndexingMap.create(g.out, rhs, ranges, constraints=constraints))
+            IndexingMap.create(g.out, rhs, ranges,
+                               constraints=constraints if assume_finite else ()))
 
 
 def convolution_lhs_output_map(g: ConvGeometry) -> IndexingMap:
@@ -129,9 +139,10 @@ def convolution_lhs_output_map(g: ConvGeometry) -> IndexingMap:
     return IndexingMap.create(g.lhs, out, ranges, constraints=constraints)
 
 
-def convolution_rhs_output_map(g: ConvGeometry) -> IndexingMap:
-    """Kernel index -> output index: every batch position of its output feature, at the
-    spatial positions whose window puts this kernel element on a real input element."""
+def convolution_rhs_output_map(g: ConvGeometry, assume_finite: bool = False) -> IndexingMap:
+    """Kernel index -> output index: every batch and spatial position of its output feature
+    (with ``assume_finite``, the spatial positions whose window puts this kernel element on
+    a real input element)."""
     dn = g.dn
     ranges: list[tuple[int, int]] = []
     out: list[Expr] = [Integer(0)] * len(g.out)
@@ -145,7 +156,8 @@ def convolution_rhs_output_map(g: ConvGeometry) -> IndexingMap:
         kernel = dim(dn.kernel_spatial_dimensions[k])
         position = Integer(w.size - 1) - kernel if w.window_reversal else kernel
         i = dn.input_spatial_dimensions[k]
-        constraints += operand_term(out[o], position, w, g.lhs[i])[1]
+        if assume_finite:
+            constraints += operand_term(out[o], position, w, g.lhs[i])[1]
     return IndexingMap.create(g.rhs, out, ranges, constraints=constraints)
 
 
@@ -174,18 +186,20 @@ def conv_geometry(instr: HloInstruction) -> ConvGeometry:
     return g
 
 
-@rule(OUTPUT_TO_INPUT, "convolution", fold_point_dims=True)
-def _conv_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
-    lhs_map, rhs_map = convolution_operand_maps(conv_geometry(instr))
+@rule(OUTPUT_TO_INPUT, "convolution", fold_point_dims=True, semantics=True)
+def _conv_out(instr: HloInstruction, output_index: int, *, assume_finite: bool = False
+              ) -> list[list[IndexingMap]]:
+    lhs_map, rhs_map = convolution_operand_maps(conv_geometry(instr), assume_finite)
     return [[lhs_map], [rhs_map]]
 
 
-@rule(INPUT_TO_OUTPUT, "convolution", fold_point_dims=True)
-def _conv_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+@rule(INPUT_TO_OUTPUT, "convolution", fold_point_dims=True, semantics=True)
+def _conv_in(instr: HloInstruction, operand_index: int, *, assume_finite: bool = False
+             ) -> list[list[IndexingMap]]:
     g = conv_geometry(instr)
     if operand_index == 0:
         return [[convolution_lhs_output_map(g)]]
-    return [[convolution_rhs_output_map(g)]]
+    return [[convolution_rhs_output_map(g, assume_finite)]]
 
 
 __all__ = ["ConvGeometry", "conv_geometry", "convolution_operand_maps",

@@ -12,7 +12,12 @@ Each output element reads what the op's defining formula makes it depend on:
   operand element with the same index along ``f``); per-feature operands (scale, offset,
   mean, variance) are read at the feature. ``batch-norm-inference`` reads its operand at the
   same index.
-* ``cholesky``: with ``lower=true``, element ``(i, j)``, ``j <= i``, of the factor reads
+* ``cholesky``: the result is defined only for a positive-definite operand; for any other
+  (a NaN or an infinity in the triangle read, or a finite value that breaks definiteness)
+  StableHLO leaves it undefined, and XLA's CPU returns NaN everywhere. So under the
+  ``reads`` semantics every element of the factor reads the whole triangle the op reads.
+  Under ``finite``, which also takes the op's precondition (a positive-definite operand) as
+  given, with ``lower=true``, element ``(i, j)``, ``j <= i``, of the factor reads
   ``a[p, q]`` for ``q <= p``, ``q <= j`` and ``p <= j`` or ``p == i`` (the recurrence
   ``L[i][j] = (a[i][j] - sum_k<j L[i][k] L[j][k]) / L[j][j]``); ``lower=false`` is the
   transpose. The other triangle of the output is implementation-defined: it is said to read
@@ -296,13 +301,34 @@ def _cholesky_dims(instr: HloInstruction) -> Dims:
     return dims
 
 
-@rule(OUTPUT_TO_INPUT, "cholesky")
-def _cholesky_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+def cholesky_triangle_maps(dims: Sequence[int], lower: bool
+                           ) -> tuple[IndexingMap, IndexingMap]:
+    """Under ``reads``: output index -> every element of the triangle of ``a`` the op reads
+    (``q <= p`` for ``a[p, q]`` with ``lower``, ``p <= q`` without), and back: an element
+    of that triangle -> every output of its matrix."""
+    r, n = len(dims), dims[-1]
+    square = [(0, n - 1), (0, n - 1)]
+    rows, cols = sym(0), sym(1)
+    within = _le(cols, rows, n) if lower else _le(rows, cols, n)
+    p, q = dim(r - 2), dim(r - 1)
+    held = _le(q, p, n) if lower else _le(p, q, n)
+    return (_matrix_map(dims, r, rows, cols, square, [within]),
+            _matrix_map(dims, r, rows, cols, square, [held]))
+
+
+@rule(OUTPUT_TO_INPUT, "cholesky", semantics=True)
+def _cholesky_out(instr: HloInstruction, output_index: int, *, assume_finite: bool = False
+                  ) -> list[list[IndexingMap]]:
+    if not assume_finite:
+        return [[cholesky_triangle_maps(_cholesky_dims(instr), _lower(instr))[0]]]
     return [cholesky_operand_maps(_cholesky_dims(instr), _lower(instr))]
 
 
-@rule(INPUT_TO_OUTPUT, "cholesky")
-def _cholesky_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+@rule(INPUT_TO_OUTPUT, "cholesky", semantics=True)
+def _cholesky_in(instr: HloInstruction, operand_index: int, *, assume_finite: bool = False
+                 ) -> list[list[IndexingMap]]:
+    if not assume_finite:
+        return [[cholesky_triangle_maps(_cholesky_dims(instr), _lower(instr))[1]]]
     return [cholesky_output_maps(_cholesky_dims(instr), _lower(instr))]
 
 

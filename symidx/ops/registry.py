@@ -57,18 +57,24 @@ Rule = Callable[[HloInstruction, int], list[list[IndexingMap]]]
 class _Entry:
     fn: Rule
     fold_point_dims: bool
+    #: The rule takes ``assume_finite`` (its maps differ between the two semantics).
+    semantics: bool = False
 
 
 _RULES: dict[tuple[Direction, str], _Entry] = {}
 
 
-def rule(direction: Direction, *opcodes: str, fold_point_dims: bool = False
-         ) -> Callable[[Rule], Rule]:
+def rule(direction: Direction, *opcodes: str, fold_point_dims: bool = False,
+         semantics: bool = False) -> Callable[[Rule], Rule]:
     """Register ``fn`` as the ``direction`` rule of every opcode in ``opcodes``.
 
     The rule receives the instruction and the output index (output-to-input) or the operand
     index (input-to-output); indices are checked before it is called. It returns raw maps;
-    :func:`finish` simplifies them.
+    :func:`finish` simplifies them. A rule registered with ``semantics=True`` also receives
+    ``assume_finite`` (keyword): its maps under the ``reads`` semantics (False: an element
+    is read when some IEEE value of it, NaN and infinities included, changes the output)
+    and under the ``finite`` semantics (True: when some finite value does, every input
+    finite) differ; every other rule's maps hold under both.
     """
     if direction not in (OUTPUT_TO_INPUT, INPUT_TO_OUTPUT):
         raise ValueError(f"unknown direction {direction!r}")
@@ -77,7 +83,7 @@ def rule(direction: Direction, *opcodes: str, fold_point_dims: bool = False
         for opcode in opcodes:
             if (direction, opcode) in _RULES:
                 raise ValueError(f"two {direction} rules for {opcode!r}")
-            _RULES[(direction, opcode)] = _Entry(fn, fold_point_dims)
+            _RULES[(direction, opcode)] = _Entry(fn, fold_point_dims, semantics)
         return fn
 
     return register
@@ -123,6 +129,13 @@ def finish(m: IndexingMap, fold_point_dims: bool = False) -> IndexingMap:
     return remove_unused_symbols(m)[0]
 
 
+def _call(entry: _Entry, instr: HloInstruction, index: int, assume_finite: bool
+          ) -> list[list[IndexingMap]]:
+    if entry.semantics:
+        return entry.fn(instr, index, assume_finite=assume_finite)  # type: ignore[call-arg]
+    return entry.fn(instr, index)
+
+
 def _lookup(direction: Direction, instr: HloInstruction) -> _Entry:
     entry = _RULES.get((direction, instr.opcode))
     if entry is None:
@@ -130,21 +143,25 @@ def _lookup(direction: Direction, instr: HloInstruction) -> _Entry:
     return entry
 
 
-def output_to_input(instr: HloInstruction, output_index: int = 0) -> list[list[IndexingMap]]:
+def output_to_input(instr: HloInstruction, output_index: int = 0, *,
+                    assume_finite: bool = False) -> list[list[IndexingMap]]:
     """For output ``output_index`` of ``instr``: per operand, the maps from an output index
-    to the operand elements it reads. Raises :class:`UnsupportedOpError` for an op without a
-    rule, :class:`SymidxError` for a bad index."""
+    to the operand elements it reads (``assume_finite``: under the ``finite`` semantics, see
+    :func:`rule`). Raises :class:`UnsupportedOpError` for an op without a rule,
+    :class:`SymidxError` for a bad index."""
     entry = _lookup(OUTPUT_TO_INPUT, instr)
     check_index(output_index, num_outputs(instr), instr.name, "output")
-    groups = entry.fn(instr, output_index)
+    groups = _call(entry, instr, output_index, assume_finite)
     return [[finish(m, entry.fold_point_dims) for m in group] for group in groups]
 
 
-def input_to_output(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+def input_to_output(instr: HloInstruction, operand_index: int, *,
+                    assume_finite: bool = False) -> list[list[IndexingMap]]:
     """For operand ``operand_index`` of ``instr``: per output, the maps from an operand index
-    to the output elements that read it. Raises :class:`UnsupportedOpError` for an op
-    without a rule, :class:`SymidxError` for a bad index."""
+    to the output elements that read it (``assume_finite``: see :func:`output_to_input`).
+    Raises :class:`UnsupportedOpError` for an op without a rule, :class:`SymidxError` for a
+    bad index."""
     entry = _lookup(INPUT_TO_OUTPUT, instr)
     check_index(operand_index, len(instr.operands), instr.name, "operand")
-    groups = entry.fn(instr, operand_index)
+    groups = _call(entry, instr, operand_index, assume_finite)
     return [[finish(m, entry.fold_point_dims) for m in group] for group in groups]
