@@ -1,0 +1,84 @@
+"""Valid tilings without the Cartesian blow-up.
+
+The candidates per parameter are XLA's (powers of two below the size, and the size). The
+constraints are a conjunction of DNFs over disjoint groups of parameters
+(:class:`~symidx.tiling.constraints.Constraints`), so the valid tilings are a product:
+each group's valid sub-tilings (enumerated over that group's parameters only) times the
+candidates of the parameters no constraint mentions. Counting multiplies; streaming walks
+the product lazily.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from itertools import product
+from math import prod
+from typing import TYPE_CHECKING
+
+from symidx.expr import dim, free_vars, var_index
+
+if TYPE_CHECKING:
+    from symidx.tiling.analysis import FusionTiling
+    from symidx.tiling.constraints import Constraints
+
+__all__ = ["candidates", "valid_tilings", "count_valid", "group_solutions"]
+
+
+def candidates(n: int) -> list[int]:
+    """Powers of two below ``n``, then ``n``."""
+    out, p = [], 1
+    while p < n:
+        out.append(p)
+        p *= 2
+    return out + [n]
+
+
+def group_solutions(cons: Constraints, cands: Sequence[Sequence[int]]
+                    ) -> tuple[list[list[int]], list[list[tuple[int, ...]]]]:
+    """Per group: its parameters and their valid value tuples."""
+    params_of, sols = [], []
+    for g in cons.groups:
+        ps = sorted({var_index(v) for c in g for e, _, _ in c for v in free_vars(e)})
+        from symidx.tiling.constraints import Constraints as _C
+
+        ev = _C((g,)).evaluator([dim(p) for p in ps])
+        good = [vals for vals in product(*[cands[p] for p in ps]) if ev(list(vals))]
+        params_of.append(ps)
+        sols.append(good)
+    return params_of, sols
+
+
+def _parts(t: FusionTiling, cands: Sequence[Sequence[int]] | None = None):  # type: ignore[no-untyped-def]
+    flat = t.flat_sizes
+    cands = cands or [candidates(n) for n in flat]
+    params_of, sols = group_solutions(t.constraints, cands)
+    constrained = {p for ps in params_of for p in ps}
+    free = [p for p in range(len(flat)) if p not in constrained]
+    return flat, cands, params_of, sols, free
+
+
+def count_valid(t: FusionTiling, cands: Sequence[Sequence[int]] | None = None
+                ) -> tuple[int, int]:
+    """(valid tilings, candidate tilings), by multiplying per group."""
+    flat, cands, params_of, sols, free = _parts(t, cands)
+    n = prod(len(s) for s in sols) * prod(len(cands[p]) for p in free)
+    return n, prod(len(c) for c in cands)
+
+
+def valid_tilings(t: FusionTiling, cands: Sequence[Sequence[int]] | None = None
+                  ) -> Iterator[tuple[int, ...]]:
+    """Every valid tiling, in lexicographic order of the candidates, lazily."""
+    flat, cands, params_of, sols, free = _parts(t, cands)
+    pos: dict[int, tuple[int, int]] = {}
+    for g, ps in enumerate(params_of):
+        for k, p in enumerate(ps):
+            pos[p] = (g, k)
+    for choice in product(*sols, *[cands[p] for p in free]):
+        groups, rest = choice[:len(sols)], choice[len(sols):]
+        value = [0] * len(flat)
+        for p, v in zip(free, rest):
+            value[p] = v
+        for g, ps in enumerate(params_of):
+            for k, p in enumerate(ps):
+                value[p] = groups[g][k]
+        yield tuple(value)
