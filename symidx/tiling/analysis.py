@@ -24,7 +24,7 @@ from math import prod
 from sympy import Integer, Symbol
 
 from symidx.errors import SymidxError, UnsupportedOpError
-from symidx.expr import Expr, FloorDiv, Mod, as_expr, dim, sym
+from symidx.expr import Expr, FloorDiv, Mod, as_expr, dim, rt, sym
 from symidx.hlo import HloComputation, HloInstruction, HloModule
 from symidx.hlo.facts import array_dims
 from symidx.indexing_map import IndexingMap, print_map
@@ -163,10 +163,10 @@ def analyze(comp: HloComputation) -> FusionTiling:
     tiling = FusionTiling(comp, roots, real, params, [], Constraints.always(), [], out_idx)
     # Dimensions of one value are folded to constants (their stride is 0), except the
     # non-batch output dimensions of a dot, which XLA keeps as parameters.
-    keep = set()
+    keep = {i for i, size in enumerate(flat) if size != 1}
     if _is_dot(real):
         nb = len(real.dot_dimension_numbers.lhs_batch_dims)  # type: ignore[union-attr]
-        keep = set(out_idx[nb:])
+        keep |= set(out_idx[nb:])
     root_map = _fold_points(root_map, keep)
     seen: dict[tuple[int, IndexingMap], TiledInstruction] = {}
     order: list[tuple[HloInstruction, IndexingMap, str, tuple[int, ...]]] = []
@@ -313,9 +313,16 @@ def tiled_computation(t: FusionTiling, sizes: Sequence[int], assume_satisfied: b
             inner = prod(counts[j + 1:])
             origin[dim(p)] = Mod(FloorDiv(pid, inner), c) * sizes[p]
         results = [as_expr(r).xreplace(origin) for r in ti.map.results]
-        low = {sym(j): Integer(b.lo) for j, b in enumerate(ti.map.ranges)}
+        low: dict[Symbol, Expr] = {sym(j): Integer(b.lo) for j, b in enumerate(ti.map.ranges)}
+        # a runtime variable with one feasible value is that value
+        low.update({rt(k): Integer(v.bounds.lo) for k, v in enumerate(ti.map.rts)
+                    if v.bounds.lo == v.bounds.hi})
         results = [r.xreplace(low) for r in results]
         cons = [(as_expr(e).xreplace(origin), i) for e, i in ti.map.constraints]
+        # a parameter narrowed in the instruction's map (a concatenate's operand) keeps
+        # only the tiles whose origin lies in its range
+        cons += [(origin[dim(p)], b) for p, b in enumerate(ti.map.dims)
+                 if b != Interval(0, flat[p] - 1)]
         om = IndexingMap.create([Interval(0, total - 1)], results, ti.map.ranges, ti.map.rts,
                                 cons, names=["pid_0"] + [None] * (ti.map.num_ranges +
                                                                ti.map.num_rts))
