@@ -64,15 +64,20 @@ def run(args: argparse.Namespace, module: Any, comp: Any, sizes: list[int] | Non
                 for k, t in enumerate(space.to_input(instr, tile)):
                     tiles.append({"kind": "operand", "operand": k, **t.to_json()})
             else:
-                t = space.to_output(instr, args.operand, tile)
-                tiles.append({"kind": "output", "operand": args.operand, **t.to_json()})
+                for k, t in enumerate(space.to_output(instr, args.operand, tile)):
+                    tiles.append({"kind": "output", "output": k, **t.to_json()})
         else:
             for r in range(len(space.roots)):
                 tiles.append({"kind": "root", "root": r, **space.root_tile(r).to_json()})
             if sizes is not None:
-                for instr, k, t in tile_computation(space):
-                    tiles.append({"kind": "instruction", "name": instr.name, "tile_id": k,
-                                  "opcode": instr.opcode, **t.to_json()})
+                try:
+                    for instr, k, t in tile_computation(space):
+                        tiles.append({"kind": "instruction", "name": instr.name,
+                                      "tile_id": k, "opcode": instr.opcode, **t.to_json()})
+                except SpaceRefusal as e:
+                    # the space and its tile sizes stand; the tiled computation does not
+                    doc["tiling_refused"] = str(e)
+                    print(f"symidx: the tiled computation is refused: {e}", file=sys.stderr)
     except SpaceRefusal as e:
         print(f"symidx: cannot tile: {e}", file=sys.stderr)
         return 2

@@ -100,6 +100,7 @@ class Space:
     seq: dict[tuple[str, str, int], int]          # (instr, kind, index) -> dimension id
     rt_of: dict[tuple[str, int], int]             # (instr, offset operand) -> rt id
     tile_sizes: list[int] | None = None
+    root_shape: list[int] = field(default_factory=list)
     root_dims: list[list[int]] = field(default_factory=list)  # per root: its dimension ids
 
     # ----- the symbols' values
@@ -123,8 +124,7 @@ class Space:
         return XTile(f(t.offsets), f(t.sizes), f(t.strides), f(t.upper_bounds))
 
     def root_tile(self, r: int) -> XTile:
-        root = self.roots[r]
-        shape = array_dims(root.shape, root.name)
+        shape = self.root_shape
         ids = self.root_dims[r]
         return self.finish(XTile(tuple(tid(i) * ts(i) for i in ids), tuple(ts(i) for i in ids),
                                  tuple(Integer(1) for _ in ids),
@@ -153,17 +153,21 @@ class Space:
             raise SpaceRefusal(f"{instr.name}: {e}") from None
         out = []
         for k, (op, maps) in enumerate(zip(instr.operands, groups)):
+            if not _is_tuple(op) and not array_dims(op.shape, op.name):
+                out.append(XTile((), (), (), ()))      # a scalar: the empty tile
+                continue
             if len(maps) != 1:
                 raise SpaceRefusal(f"{instr.name} reads operand {k} through {len(maps)} maps")
             out.append(self.finish(self._through(instr, k, maps[0], tile,
                                                  array_dims(op.shape, op.name), False)))
         return out
 
-    def to_output(self, instr: HloInstruction, operand: int, tile: XTile) -> XTile:
+    def to_output(self, instr: HloInstruction, operand: int, tile: XTile) -> list[XTile]:
         if instr.opcode == "get-tuple-element":
-            return tile
+            return [tile]
         if instr.opcode == "scan":
-            return self._scan_input(instr, tile)[0]
+            shapes = [array_dims(x, instr.name) for x in instr.shape.elements]  # type: ignore[union-attr]
+            return self._scan_like(instr, tile, shapes)
         try:
             groups = input_to_output(instr, operand)
         except UnsupportedOpError as e:
@@ -173,15 +177,20 @@ class Space:
             raise SpaceRefusal(f"{instr.name}: operand {operand} reaches the output through "
                                f"{len(maps)} maps")
         shape = array_dims(instr.shape, instr.name) if not _is_tuple(instr) else \
-            array_dims(instr.shape.shapes[0], instr.name)  # type: ignore[union-attr]
-        return self.finish(self._through(instr, operand, maps[0], tile, shape, True))
+            array_dims(instr.shape.elements[0], instr.name)  # type: ignore[union-attr]
+        return [self.finish(self._through(instr, operand, maps[0], tile, shape, True))]
 
     def _scan_input(self, instr: HloInstruction, tile: XTile) -> list[XTile]:
+        return self._scan_like(instr, tile, [array_dims(op.shape, op.name)
+                                             for op in instr.operands])
+
+    def _scan_like(self, instr: HloInstruction, tile: XTile, shapes: list[tuple[int, ...]]
+                   ) -> list[XTile]:
+        """A scan's arrays share its tile; its carries drop the scanned dimension."""
         dims_attr = instr.dimensions or (0,)
         out = []
-        n_in = len(instr.operands)
-        for k, op in enumerate(instr.operands):
-            shape = array_dims(op.shape, op.name)
+        n_in = len(shapes)
+        for k, shape in enumerate(shapes):
             if len(shape) == len(tile.offsets):
                 out.append(tile)
             elif len(shape) == len(tile.offsets) - 1:
@@ -287,7 +296,7 @@ def _next_pow2(n: int) -> int:
 
 
 def _is_tuple(instr: HloInstruction) -> bool:
-    return hasattr(instr.shape, "shapes")
+    return hasattr(instr.shape, "elements")
 
 
 def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -> Space:
@@ -295,11 +304,13 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
     roots = [root]
     if root.opcode == "tuple":
         roots = list(root.operands)
+    elif _is_tuple(root):      # a variadic reduce: one root tile per output
+        roots = [root] * len(root.shape.elements)  # type: ignore[union-attr]
     first = roots[0]
     dims: list[Dimension] = []
     seq: dict[tuple[str, str, int], int] = {}
     if _is_tuple(first):
-        out_shape = array_dims(first.shape.shapes[0], first.name)  # type: ignore[union-attr]
+        out_shape = array_dims(first.shape.elements[0], first.name)  # type: ignore[union-attr]
     else:
         out_shape = array_dims(first.shape, first.name)
     definer = first
@@ -308,7 +319,7 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
     scan_dims = set(definer.dimensions or ()) if definer.opcode == "scan" else set()
     for i, n in enumerate(out_shape):
         dims.append(Dimension(len(dims), n, "sequential" if i in scan_dims else "parallel",
-                              definer.name, i))
+                              definer.name if i in scan_dims else first.name, i))
     rts: list[RtVar] = []
     rt_of: dict[tuple[str, int], int] = {}
     for instr in reversed(comp.instructions):
@@ -324,7 +335,7 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
                 seq[(instr.name, "dot", idx)] = len(dims)
                 dims.append(Dimension(len(dims), shape[d], "sequential", instr.name,
                                       len(dims)))
-    for instr in comp.instructions:
+    for instr in reversed(comp.instructions):
         if instr.opcode == "dynamic-slice":
             src = array_dims(instr.operands[0].shape, instr.operands[0].name)
             out = array_dims(instr.shape, instr.name)
@@ -334,6 +345,7 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
                                  instr.operands[j].name))
     space = Space(comp, roots, dims, rts, seq, rt_of)
     space.root_dims = [list(range(len(out_shape))) for _ in roots]
+    space.root_shape = list(out_shape)
     if tile_sizes is not None:
         if len(tile_sizes) != len(dims):
             raise SpaceRefusal(f"{len(tile_sizes)} tile sizes for {len(dims)} dimensions")
@@ -346,12 +358,13 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
 def tile_computation(space: Space) -> list[tuple[HloInstruction, int, XTile]]:
     """Every instruction reached from the roots, with its distinct tiles (numbered per
     instruction), by propagating the root tiles to the operands."""
-    seen: dict[str, list[XTile]] = {}
+    seen: dict[tuple[str, bool], list[XTile]] = {}
     out: list[tuple[HloInstruction, int, XTile]] = []
-    stack = [(r, space.root_tile(i)) for i, r in enumerate(space.roots)]
+    # A root that is also read inside the computation keeps its own tile (as XLA's).
+    stack = [(r, space.root_tile(i), True) for i, r in enumerate(space.roots)][::-1]
     while stack:
-        instr, tile = stack.pop()
-        known = seen.setdefault(instr.name, [])
+        instr, tile, is_root = stack.pop()
+        known = seen.setdefault((instr.name, is_root and instr.opcode == "parameter"), [])
         if any(t.key() == tile.key() for t in known):
             continue
         known.append(tile)
@@ -359,6 +372,6 @@ def tile_computation(space: Space) -> list[tuple[HloInstruction, int, XTile]]:
         if instr.opcode in ("parameter", "constant", "iota") or not instr.operands:
             continue
         for op, t in zip(instr.operands, space.to_input(instr, tile)):
-            stack.append((op, t))
+            stack.append((op, t, False))
     return out
 
