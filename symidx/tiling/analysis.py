@@ -190,7 +190,7 @@ def analyze(comp: HloComputation) -> FusionTiling:
             raise AnalysisRefusal(f"more than {MAX_TILED} tiled instructions (paths); the "
                                   "fusion is too large to tile per path")
         try:
-            tile = symbolic_tile(m, simplified=True)
+            tile = symbolic_tile(m, simplified=True, constant_stride=None)
         except TileRefusal as e:
             raise AnalysisRefusal(f"no symbolic tile for {instr.name} ({instr.opcode}) at "
                                   f"{path}: {e.reason}" +

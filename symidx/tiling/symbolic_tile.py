@@ -286,16 +286,17 @@ def constraints_ignorable(m: IndexingMap) -> Expr | None:
     return None
 
 
-def symbolic_tile(m: IndexingMap, *, simplified: bool = False) -> SymbolicTile:
+def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
+                  constant_stride: int | None = 1) -> SymbolicTile:
     """The symbolic tile of ``m`` (see the module docstring); :class:`TileRefusal` when
-    XLA's rules give none."""
+    XLA's rules give none. A result that is a constant has one element; its stride is
+    ``constant_stride`` (None: 0, XLA's stride of a constant expression)."""
     if m.is_undefined:
         raise TileRefusal("the map is undefined")
     if m.is_known_empty and m.num_results == 0:   # a scalar read nowhere: the empty tile
         m = IndexingMap.create(m.dims, ())
     if m.is_known_empty:
         raise TileRefusal("the map is known empty (it reads nothing)")
-    original = m
     if not simplified:
         m = simplify(m, replace_point_dims=False)
     # A constraint on runtime variables is a data-dependent mask (a dynamic-update-slice
@@ -321,19 +322,10 @@ def symbolic_tile(m: IndexingMap, *, simplified: bool = False) -> SymbolicTile:
         if any(var_kind(v) == "s" for v in free_vars(off)):
             raise ex.refuse("a range variable left in the offset", off)
         part = ex.extract(strided)
-        if strided.is_Integer and k < original.num_results and \
-                original.num_dims == m.num_dims and original.num_ranges == m.num_ranges:
-            # The simplifier folded a dimension's floordiv by more than its extent (a
-            # reshape's size-1 dimension) to a constant; XLA keeps the floordiv, whose
-            # size is 1 and stride 1. Use the unsimplified result when it is strided.
-            raw = as_expr(original.results[k])
-            if free_vars(raw) and not free_vars(raw) - set(m.dim_vars):
-                try:
-                    alt = ex.extract(simplify_expr(raw - off, env))
-                except TileRefusal:
-                    alt = None
-                if alt is not None and alt.constraints.is_always:
-                    part = alt
+        if strided.is_Integer and constant_stride is not None:
+            # One element: its stride is arbitrary. XLA's own maps keep a reshape's size-1
+            # dimension as a floordiv (stride 1) where symidx folds it to a constant.
+            part = SizeAndStride(part.size, Integer(constant_stride), part.constraints)
         offsets.append(off)
         sizes.append(part.size)
         strides.append(part.stride)
