@@ -13,14 +13,11 @@ violates the constraints) exits 2 with the reason on stderr; a limit hit exits 3
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from typing import Any
 
 from symidx.cli.common import UsageError
-
-SCHEMA = "symidx.tiles/1"
+from symidx.cli.tile_emit import emit
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,13 +61,6 @@ def run(args: argparse.Namespace) -> int:
     from symidx.cli import tile_fusion
 
     return tile_fusion.run(args)
-
-
-def emit(doc: dict[str, Any], fmt: str, text: str) -> None:
-    if fmt == "json":
-        print(json.dumps({"schema": SCHEMA, **doc}, indent=2))
-    else:
-        print(text)
 
 
 def _run_map(args: argparse.Namespace) -> int:

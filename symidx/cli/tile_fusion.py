@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from symidx.cli.common import UsageError
-from symidx.cli.tile import emit
+from symidx.cli.tile_emit import emit
 
 
 def _sizes(text: str | None) -> list[int] | None:
@@ -101,7 +101,7 @@ def _valid(args: argparse.Namespace, t: Any) -> int:
         n, total = count_valid(t)
         emit({"count": n, "candidates": total}, args.format, f"{n} of {total} candidates")
         return 0
-    tilings = []
+    tilings: list[list[int]] = []
     for k, tiling in enumerate(valid_tilings(t)):
         if k >= args.limit:
             print(f"symidx: stopped at --limit {args.limit} tilings", file=sys.stderr)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from typing import Any
 
 from symidx.cli.common import UsageError
-from symidx.cli.tile import emit
+from symidx.cli.tile_emit import emit
 from symidx.errors import SymidxError
 
 
@@ -87,12 +86,11 @@ def run(args: argparse.Namespace, module: Any, comp: Any, sizes: list[int] | Non
     lines = [f"dimension {d['id']}: {d['type']} size {d['size']} ({d['hlo']})"
              for d in doc["dimensions"]]
     lines += [f"rt_{r['id']} in {r['bounds']} ({r['hlo']})" for r in doc["rt_vars"]]
-    for t in tiles:
-        label = t.get("name") or f"{t['kind']} {t.get('root', t.get('operand', ''))}"
-        lines.append(f"{label}: offsets {t['offsets']} sizes {t['sizes']} strides "
-                     f"{t['strides']} upper bounds {t['upper_bounds']}")
+    for entry in tiles:
+        label = entry.get("name") or \
+            f"{entry['kind']} {entry.get('root', entry.get('operand', ''))}"
+        lines.append(f"{label}: offsets {entry['offsets']} sizes {entry['sizes']} strides "
+                     f"{entry['strides']} upper bounds {entry['upper_bounds']}")
     emit(doc, args.format, "\n".join(lines))
     return 0
 
-
-_ = re

@@ -141,10 +141,10 @@ def analyze(comp: HloComputation) -> FusionTiling:
     out_dims = _dims(real)
     dot_param: dict[int, list[int]] = {}     # id(dot) -> its hidden parameter indices
     if _is_dot(real):
-        k = _contracting_sizes(real)
-        params.append(Parameter(real.name, k + out_dims, False))
-        dot_param[id(real)] = list(range(len(k)))
-        out_idx = list(range(len(k), len(k) + len(out_dims)))
+        kc = _contracting_sizes(real)
+        params.append(Parameter(real.name, kc + out_dims, False))
+        dot_param[id(real)] = list(range(len(kc)))
+        out_idx = list(range(len(kc), len(kc) + len(out_dims)))
     else:
         params.append(Parameter(real.name, out_dims, False))
         out_idx = list(range(len(out_dims)))
@@ -152,10 +152,10 @@ def analyze(comp: HloComputation) -> FusionTiling:
     n = len(out_dims) + len(hidden_of_root)
     for instr in reversed(comp.instructions):
         if _is_dot(instr) and id(instr) not in dot_param and _reaches(real, instr):
-            k = _contracting_sizes(instr)
-            dot_param[id(instr)] = list(range(n, n + len(k)))
-            params.append(Parameter(instr.name, k, True))
-            n += len(k)
+            kc = _contracting_sizes(instr)
+            dot_param[id(instr)] = list(range(n, n + len(kc)))
+            params.append(Parameter(instr.name, kc, True))
+            n += len(kc)
     flat = [s for p in params for s in p.sizes]
     space = [Interval(0, s - 1) for s in flat]
     root_map = simplify(IndexingMap.create(space, [dim(i) for i in out_idx]),
@@ -278,7 +278,7 @@ def check_sizes(t: FusionTiling, sizes: Sequence[int]) -> None:
     if len(sizes) != len(flat):
         raise AnalysisRefusal(f"{len(sizes)} tile sizes for {len(flat)} parameters "
                               f"({', '.join(p.instruction for p in t.parameters)})")
-    for i, (s, n) in enumerate(zip(sizes, flat)):
+    for i, s in enumerate(sizes):
         if s < 1:
             raise AnalysisRefusal(f"tile size {s} of parameter d{i} is below 1")
 

@@ -221,7 +221,10 @@ class Space:
     def _result(self, instr: HloInstruction, k: int, j: int, e: Expr, tile: XTile,
                 m: IndexingMap, extent: int, forward: bool
                 ) -> tuple[Expr, Expr, Expr, Expr]:
-        const, dims_, syms, rts = 0, [], [], []
+        const = 0
+        dims_: list[tuple[int, Expr]] = []
+        syms: list[tuple[int, Expr]] = []
+        rts: list[tuple[int, Expr]] = []
         for c, mono in terms(e):
             if mono.is_Integer or mono == 1:
                 const += c
@@ -285,7 +288,7 @@ class Space:
 
 def _text(x: Expr) -> str:
     e = as_expr(x)
-    return print_expr(e, {v: _label(v) for v in e.free_symbols})  # type: ignore[misc]
+    return print_expr(e, {v: _label(v) for v in e.free_symbols})
 
 
 def _next_pow2(n: int) -> int:

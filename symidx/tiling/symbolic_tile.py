@@ -38,8 +38,8 @@ from symidx.expr import (
     dim,
     free_vars,
     rt,
-    var_kind,
     var_index,
+    var_kind,
 )
 from symidx.indexing_map import IndexingMap, print_map
 from symidx.indexing_map.text import print_expr
@@ -316,7 +316,7 @@ def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
     ex = _Extractor(m)
     offsets, sizes, strides = [], [], []
     cons = Constraints.always()
-    for k, r in enumerate(m.results):
+    for r in m.results:
         off = simplify_expr(as_expr(r).xreplace(zero), env)
         strided = simplify_expr(as_expr(r) - off, env)
         if any(var_kind(v) == "s" for v in free_vars(off)):
@@ -339,9 +339,9 @@ def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
     renumber = {rt(k): rt(i) for i, k in enumerate(used)}
     offsets = [as_expr(e).xreplace(renumber) for e in offsets]
     size_bounds = tuple(Interval(b.lo + 1, b.hi + 1) for b in m.dims)
-    names = m.display_names()[:m.num_dims]
+    dim_names = m.display_names()[:m.num_dims]
     return SymbolicTile(tuple(offsets), tuple(sizes), tuple(strides), size_bounds,
-                        tuple(m.rts[k].bounds for k in used), cons, tuple(names))
+                        tuple(m.rts[k].bounds for k in used), cons, tuple(dim_names))
 
 
 def describe_map(m: IndexingMap) -> str:

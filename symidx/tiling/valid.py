@@ -39,16 +39,16 @@ def group_solutions(cons: Constraints, cands: Sequence[Sequence[int]]
     params_of, sols = [], []
     for g in cons.groups:
         ps = sorted({var_index(v) for c in g for e, _, _ in c for v in free_vars(e)})
-        from symidx.tiling.constraints import Constraints as _C
-
-        ev = _C((g,)).evaluator([dim(p) for p in ps])
+        ev = type(cons)((g,)).evaluator([dim(p) for p in ps])
         good = [vals for vals in product(*[cands[p] for p in ps]) if ev(list(vals))]
         params_of.append(ps)
         sols.append(good)
     return params_of, sols
 
 
-def _parts(t: FusionTiling, cands: Sequence[Sequence[int]] | None = None):  # type: ignore[no-untyped-def]
+def _parts(t: FusionTiling, cands: Sequence[Sequence[int]] | None = None
+           ) -> tuple[list[int], Sequence[Sequence[int]], list[list[int]],
+                      list[list[tuple[int, ...]]], list[int]]:
     flat = t.flat_sizes
     cands = cands or [candidates(n) for n in flat]
     params_of, sols = group_solutions(t.constraints, cands)
@@ -69,16 +69,12 @@ def valid_tilings(t: FusionTiling, cands: Sequence[Sequence[int]] | None = None
                   ) -> Iterator[tuple[int, ...]]:
     """Every valid tiling, in lexicographic order of the candidates, lazily."""
     flat, cands, params_of, sols, free = _parts(t, cands)
-    pos: dict[int, tuple[int, int]] = {}
-    for g, ps in enumerate(params_of):
-        for k, p in enumerate(ps):
-            pos[p] = (g, k)
-    for choice in product(*sols, *[cands[p] for p in free]):
-        groups, rest = choice[:len(sols)], choice[len(sols):]
+    for picked in product(*sols):
         value = [0] * len(flat)
-        for p, v in zip(free, rest):
-            value[p] = v
-        for g, ps in enumerate(params_of):
-            for k, p in enumerate(ps):
-                value[p] = groups[g][k]
-        yield tuple(value)
+        for ps, vals in zip(params_of, picked):
+            for p, v in zip(ps, vals):
+                value[p] = v
+        for rest in product(*[cands[p] for p in free]):
+            for p, v in zip(free, rest):
+                value[p] = v
+            yield tuple(value)
