@@ -63,6 +63,8 @@ def _conj_and(a: Conj, b: Conj) -> Conj | None:
 
 
 def _dedupe(conjs: Sequence[Conj]) -> DNF:
+    """Duplicates dropped, and (for small DNFs) every conjunction that contains all the
+    atoms of another (absorption: ``a || a && b`` is ``a``)."""
     seen: set[frozenset[Atom]] = set()
     out: list[Conj] = []
     for c in conjs:
@@ -72,6 +74,10 @@ def _dedupe(conjs: Sequence[Conj]) -> DNF:
         if key not in seen:
             seen.add(key)
             out.append(c)
+    if len(out) <= 512:
+        keys = [frozenset(c) for c in out]
+        out = [c for i, c in enumerate(out)
+               if not any(j != i and keys[j] < keys[i] for j in range(len(out)))]
     return tuple(out)
 
 
