@@ -142,10 +142,7 @@ def dnfs(draw: st.DrawFn, variables: int = 3) -> tuple:  # type: ignore[type-arg
 
 
 def _flat_holds(d: tuple, env: dict) -> bool:  # type: ignore[type-arg]
-    for conj in d:
-        if all(lo <= int(e.xreplace(env)) <= hi for e, lo, hi in conj):
-            return True
-    return False
+    return any(all(lo <= int(e.xreplace(env)) <= hi for e, lo, hi in conj) for conj in d)
 
 
 @given(st.lists(dnfs(), min_size=1, max_size=4))
