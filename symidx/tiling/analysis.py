@@ -31,7 +31,7 @@ from symidx.indexing_map import IndexingMap, print_map
 from symidx.interval import Interval
 from symidx.ops import output_to_input
 from symidx.simplify import compose, remove_unused_symbols, simplify
-from symidx.tiling.constraints import Constraints
+from symidx.tiling.constraints import Constraints, atom
 from symidx.tiling.symbolic_tile import SymbolicTile, TileRefusal, symbolic_tile
 
 __all__ = ["FusionTiling", "TiledInstruction", "Parameter", "analyze", "AnalysisRefusal",
@@ -205,6 +205,12 @@ def analyze(comp: HloComputation) -> FusionTiling:
             continue
         if instr.opcode == "concatenate" and instr.dimensions:
             tiling.concats.append((instr, instr.dimensions[0]))
+            # every operand but the last starts a tile: the tile size along the cut
+            # divides its extent (XLA checks this when it tiles; here it constrains)
+            cut = instr.dimensions[0]
+            for op in instr.operands[:-1]:
+                tiling.constraints = tiling.constraints.and_dnf(
+                    atom(Mod(_dims(op)[cut], tile.sizes[cut]), 0, 0))
         try:
             groups = output_to_input(instr, 0)
         except UnsupportedOpError as e:
