@@ -286,3 +286,32 @@ def test_propagation_refusal_is_located(capsys: pytest.CaptureFixture[str]) -> N
     assert code == 2
     assert "b:" in err and "d0" in err and "Traceback" not in err
 
+
+
+# --------------------------------------------------------------------------- the schema
+@pytest.mark.parametrize("argv", [
+    ["(d0) -> (d0 floordiv 4, d0 mod 4), domain: d0 in [0, 15]"],
+    ["(d0, d1) -> (d0 * d1), domain: d0 in [0, 3], d1 in [0, 3]"],
+    [str(DATA / "dot.hlo"), "--fusion", "fusion"],
+    [str(DATA / "dot.hlo"), "--fusion", "fusion", "--sizes", "16,4,8", "--check",
+     "--smem", "4096"],
+    [str(DATA / "bitcast.hlo"), "--fusion", "fusion", "--valid-tilings"],
+    [str(DATA / "bitcast.hlo"), "--fusion", "fusion", "--valid-tilings", "--count"],
+    [str(DATA / "diamond.hlo"), "--fusion", "fusion", "--space", "--sizes", "8,32,32"],
+    [str(DATA / "concat.hlo"), "--fusion", "fusion", "--space", "--propagate", "input",
+     "--instruction", "c", "--input-tile", "root:0"],
+])
+def test_json_validates_against_the_schema(capsys: pytest.CaptureFixture[str],
+                                           argv: list[str]) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from importlib import resources
+
+    schema = json.loads(resources.files("symidx").joinpath("schemas/tiles-1.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    code, out, err = run_cli(capsys, "tile", *argv, "--format", "json")
+    assert code in (0, 2), err
+    doc = json.loads(out)
+    jsonschema.validate(doc, schema)
+    bad = dict(doc, unexpected=1)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
