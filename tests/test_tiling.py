@@ -160,7 +160,7 @@ def test_factored_constraints_equal_their_flat_conjunction(parts: list) -> None:
     # groups share no variable
     seen: set = set()  # type: ignore[type-arg]
     for g in cons.groups:
-        vs = {v for c in g for e, _, _ in c for v in e.free_symbols}
+        vs = {v for d in g for c in d for e, _, _ in c for v in e.free_symbols}
         assert not vs & seen
         seen |= vs
 

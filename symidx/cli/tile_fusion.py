@@ -55,7 +55,7 @@ def _analysis(args: argparse.Namespace, t: Any) -> int:
                        "indexing_map": print_map(ti.map, "xla").split("\nruntime")[0]})
     doc = {"parameters": [{"instruction": p.instruction, "sizes": list(p.sizes),
                            "hidden": p.hidden} for p in t.parameters],
-           "constraints": t.constraints.text(names),
+           "constraints": _flat_text(t.constraints, names),
            "constraint_groups": t.constraints.factored_text(names),
            "roots": [r.name for r in t.roots],
            "instructions": instrs}
@@ -67,6 +67,17 @@ def _analysis(args: argparse.Namespace, t: Any) -> int:
         lines.extend("  " + x for x in ti.tile.to_text().splitlines())
     emit(doc, args.format, "\n".join(lines))
     return 0
+
+
+def _flat_text(cons: Any, names: Any) -> str:
+    """The constraints as one DNF text (the contract's form), unless multiplying the DNFs
+    out passes the limit: then says so (the factored form is in ``constraint_groups``)."""
+    from symidx.errors import TooLargeError
+
+    try:
+        return str(cons.text(names))
+    except TooLargeError as e:
+        return f"too large to print as one DNF ({e}); see constraint_groups"
 
 
 def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:

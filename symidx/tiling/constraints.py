@@ -119,9 +119,12 @@ def dnf_text(d: DNF, names: Mapping[Symbol, str] | None = None) -> str:
 
 @dataclass(frozen=True)
 class Constraints:
-    """A conjunction of DNFs over disjoint sets of variables (the groups)."""
+    """A conjunction of DNFs, grouped: the DNFs of one group share variables (directly or
+    through each other), two groups share none. Nothing is ever distributed here: a
+    group is evaluated by checking each of its DNFs; only :meth:`flat` (the text the
+    contract asks for) multiplies them out, under a limit."""
 
-    groups: tuple[DNF, ...] = ()
+    groups: tuple[tuple[DNF, ...], ...] = ()
 
     @classmethod
     def always(cls) -> Constraints:
@@ -137,34 +140,34 @@ class Constraints:
 
     @property
     def is_unsatisfiable(self) -> bool:
-        return any(g == FALSE for g in self.groups)
+        return any(d == FALSE for g in self.groups for d in g)
 
     def and_dnf(self, d: DNF, limit: int = EXPAND_LIMIT) -> Constraints:
         if d == TRUE:
             return self
         if d == FALSE:
-            return Constraints((FALSE,))
+            return Constraints(((FALSE,),))
         if self.is_unsatisfiable:
             return self
         vs = _vars_of(d)
-        merged = d
+        merged: list[DNF] = []
         rest = []
         for g in self.groups:
-            if _vars_of(g) & vs:
-                merged = dnf_and(g, merged, limit)
-                vs = vs | _vars_of(g)
+            gv = frozenset().union(*(_vars_of(x) for x in g))
+            if gv & vs:
+                merged.extend(g)
+                vs = vs | gv
             else:
                 rest.append(g)
-        if merged == TRUE:
-            return Constraints(tuple(rest))
-        if merged == FALSE:
-            return Constraints((FALSE,))
-        return Constraints(tuple(rest) + (merged,))
+        if d not in merged:
+            merged.append(d)
+        return Constraints(tuple(rest) + (tuple(merged),))
 
     def and_(self, other: Constraints, limit: int = EXPAND_LIMIT) -> Constraints:
         out = self
         for g in other.groups:
-            out = out.and_dnf(g, limit)
+            for d in g:
+                out = out.and_dnf(d, limit)
         return out
 
     def substitute(self, mapping: Mapping[Symbol, Expr]) -> Constraints:
@@ -172,35 +175,38 @@ class Constraints:
         fusion's parameters); groups are regrouped by their new variables."""
         out = Constraints.always()
         for g in self.groups:
-            new: DNF = FALSE
-            for c in g:
-                conj: DNF = TRUE
-                for e, lo, hi in c:
-                    conj = dnf_and(conj, atom(as_expr(e).xreplace(dict(mapping)), lo, hi))
-                new = dnf_or(new, conj)
-            out = out.and_dnf(new)
+            for d in g:
+                new: DNF = FALSE
+                for c in d:
+                    conj: DNF = TRUE
+                    for e, lo, hi in c:
+                        conj = dnf_and(conj, atom(as_expr(e).xreplace(dict(mapping)), lo, hi))
+                    new = dnf_or(new, conj)
+                out = out.and_dnf(new)
         return out
+
+    def group_variables(self) -> list[list[Symbol]]:
+        return [sorted(frozenset().union(*(_vars_of(d) for d in g)), key=str)
+                for g in self.groups]
 
     def variables(self) -> frozenset[Symbol]:
         out: frozenset[Symbol] = frozenset()
-        for g in self.groups:
-            out |= _vars_of(g)
+        for vs in self.group_variables():
+            out |= frozenset(vs)
         return out
 
-    def num_disjuncts(self) -> int:
-        n = 1
-        for g in self.groups:
-            n *= len(g)
-        return n
+    def num_dnfs(self) -> int:
+        return sum(len(g) for g in self.groups)
 
     def num_atoms(self) -> int:
-        return sum(len(c) for g in self.groups for c in g)
+        return sum(len(c) for g in self.groups for d in g for c in d)
 
     def flat(self, limit: int = EXPAND_LIMIT) -> DNF:
-        """One DNF (the product of the groups); TooLargeError above ``limit``."""
+        """One DNF (the product of every DNF); TooLargeError above ``limit``."""
         out: DNF = TRUE
         for g in self.groups:
-            out = dnf_and(out, g, limit)
+            for d in g:
+                out = dnf_and(out, d, limit)
         return out
 
     def text(self, names: Mapping[Symbol, str] | None = None,
@@ -208,8 +214,8 @@ class Constraints:
         return dnf_text(self.flat(limit), names)
 
     def factored_text(self, names: Mapping[Symbol, str] | None = None) -> list[str]:
-        """One DNF text per group."""
-        return [dnf_text(g, names) for g in self.groups]
+        """Every DNF of every group, one text each (their conjunction is the whole)."""
+        return [dnf_text(d, names) for g in self.groups for d in g]
 
     def evaluator(self, variables: Sequence[Symbol]) -> _Evaluator:
         return _Evaluator(self, variables)
@@ -220,19 +226,22 @@ class Constraints:
 
 
 class _Evaluator:
-    """The constraints compiled over positional variable values."""
+    """The constraints compiled over positional variable values: ints, or numpy integer
+    arrays (then the answer is a boolean array)."""
 
     def __init__(self, cons: Constraints, variables: Sequence[Symbol]):
-        self.groups: list[list[list[tuple[Any, int, int]]]] = [
-            [[(compile_expr(e, list(variables)), lo, hi) for e, lo, hi in c] for c in g]
-            for g in cons.groups]
+        self.dnfs: list[list[list[tuple[Any, int, int]]]] = [
+            [[(compile_expr(e, list(variables)), lo, hi) for e, lo, hi in c] for c in d]
+            for g in cons.groups for d in g]
 
-    def __call__(self, values: Sequence[int]) -> bool:
-        return all(self.group_holds(g, values) for g in self.groups)
+    def __call__(self, values: Sequence[Any]) -> Any:
+        if values and not isinstance(values[0], int) and hasattr(values[0], "shape"):
+            return self.vectorised(values)
+        return all(self.dnf_holds(d, values) for d in self.dnfs)
 
     @staticmethod
-    def group_holds(group: list[list[tuple[Any, int, int]]], values: Sequence[int]) -> bool:
-        for conj in group:
+    def dnf_holds(dnf: list[list[tuple[Any, int, int]]], values: Sequence[int]) -> bool:
+        for conj in dnf:
             ok = True
             for fn, lo, hi in conj:
                 try:
@@ -246,6 +255,23 @@ class _Evaluator:
             if ok:
                 return True
         return False
+
+    def vectorised(self, values: Sequence[Any]) -> Any:
+        import numpy as np
+
+        shape = np.broadcast_shapes(*(np.shape(v) for v in values))
+        result = np.ones(shape, dtype=bool)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for dnf in self.dnfs:
+                any_conj = np.zeros(shape, dtype=bool)
+                for conj in dnf:
+                    ok = np.ones(shape, dtype=bool)
+                    for fn, lo, hi in conj:
+                        v = np.asarray(fn(values))
+                        ok &= (v >= lo) & (v <= hi)
+                    any_conj |= ok
+                result &= any_conj
+        return result
 
 
 def iter_dnf_atoms(d: DNF) -> Iterator[Atom]:

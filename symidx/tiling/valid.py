@@ -1,10 +1,11 @@
 """Valid tilings without the Cartesian blow-up.
 
 The candidates per parameter are XLA's (powers of two below the size, and the size). The
-constraints are a conjunction of DNFs over disjoint groups of parameters
+constraints are a conjunction of DNFs in groups over disjoint sets of parameters
 (:class:`~symidx.tiling.constraints.Constraints`), so the valid tilings are a product:
-each group's valid sub-tilings (enumerated over that group's parameters only) times the
-candidates of the parameters no constraint mentions. Counting multiplies; streaming walks
+each group's valid sub-tilings (its DNFs evaluated together over the grid of that group's
+parameters only, vectorised, never multiplied out) times the candidates of the
+parameters no constraint mentions. Counting multiplies; streaming walks
 the product lazily.
 """
 
@@ -15,7 +16,8 @@ from itertools import product
 from math import prod
 from typing import TYPE_CHECKING
 
-from symidx.expr import dim, free_vars, var_index
+from symidx.errors import TooLargeError
+from symidx.expr import dim, var_index
 
 if TYPE_CHECKING:
     from symidx.tiling.analysis import FusionTiling
@@ -33,16 +35,32 @@ def candidates(n: int) -> list[int]:
     return out + [n]
 
 
+GROUP_LIMIT = 20_000_000     # most candidate points one group may span
+
+
 def group_solutions(cons: Constraints, cands: Sequence[Sequence[int]]
                     ) -> tuple[list[list[int]], list[list[tuple[int, ...]]]]:
-    """Per group: its parameters and their valid value tuples."""
+    """Per group: its parameters and their valid value tuples, found by evaluating the
+    group's DNFs (never multiplied out) over the grid of its parameters' candidates at
+    once, with numpy."""
+    import numpy as np
+
     params_of, sols = [], []
-    for g in cons.groups:
-        ps = sorted({var_index(v) for c in g for e, _, _ in c for v in free_vars(e)})
+    for g, variables in zip(cons.groups, cons.group_variables()):
+        ps = [var_index(v) for v in variables]
+        grid_size = prod(len(cands[p]) for p in ps)
+        if grid_size > GROUP_LIMIT:
+            raise TooLargeError(f"a constraint group over {len(ps)} parameters spans "
+                                f"{grid_size} candidate tilings (limit {GROUP_LIMIT})")
         ev = type(cons)((g,)).evaluator([dim(p) for p in ps])
-        good = [vals for vals in product(*[cands[p] for p in ps]) if ev(list(vals))]
+        axes = np.meshgrid(*[np.asarray(cands[p], dtype=np.int64) for p in ps],
+                           indexing="ij")
+        flat_axes = [a.reshape(-1) for a in axes]
+        mask = ev(flat_axes) if flat_axes else np.ones(1, dtype=bool)
+        good = np.stack(flat_axes, axis=1)[np.asarray(mask, dtype=bool)] if flat_axes \
+            else np.zeros((1, 0), dtype=np.int64)
         params_of.append(ps)
-        sols.append(good)
+        sols.append([tuple(int(x) for x in row) for row in good])
     return params_of, sols
 
 
