@@ -315,3 +315,41 @@ def test_json_validates_against_the_schema(capsys: pytest.CaptureFixture[str],
     bad = dict(doc, unexpected=1)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, schema)
+
+
+# --------------------------------------------------------------------------- rank 12
+def _analyse(name: str):  # type: ignore[no-untyped-def]
+    from symidx.cli.maps import load_module
+    from symidx.tiling import analysis
+
+    return analysis.analyze(analysis.fusion_computation(load_module(str(DATA / name)),
+                                                        "fusion"))
+
+
+def test_rank8_count_equals_the_flat_dnf_at_every_candidate() -> None:
+    from symidx.tiling.valid import candidates, count_valid, valid_tilings
+
+    t = _analyse("tensor_network_rank8.hlo")
+    flat = t.constraints.flat()
+    variables = [dim(i) for i in range(len(t.flat_sizes))]
+    want = {c for c in itertools.product(*[candidates(n) for n in t.flat_sizes])
+            if _flat_holds(flat, dict(zip(variables, c)))}
+    assert set(valid_tilings(t)) == want
+    assert count_valid(t)[0] == len(want) > 0
+
+
+def test_rank12_tensor_network_is_analysed_and_counted() -> None:
+    """openxla/xla#41173's shape of problem: 18 parameters, three bitcast disjunctions whose
+    product has tens of thousands of disjuncts; symidx keeps them apart."""
+    import numpy as np
+
+    from symidx.tiling.valid import candidates, count_valid
+
+    t = _analyse("tensor_network_rank12.hlo")
+    assert len(t.flat_sizes) == 18
+    n, total = count_valid(t)
+    assert total == 2 ** 18
+    # the whole grid at once (no grouping), evaluated with numpy: the same count
+    axes = np.meshgrid(*[np.asarray(candidates(s)) for s in t.flat_sizes], indexing="ij")
+    mask = t.constraints.evaluator([dim(i) for i in range(18)])([a.reshape(-1) for a in axes])
+    assert int(mask.sum()) == n > 0
