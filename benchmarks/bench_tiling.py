@@ -45,7 +45,8 @@ fusion {{
   p1 = f32[{side * side}] parameter(1)
   a = f32[{dims}] bitcast(p0)
   b = f32[{dims}] bitcast(p1)
-  ROOT dot = f32[{out}] dot(a, b), lhs_contracting_dims={{{lhs_c}}}, rhs_contracting_dims={{{rhs_c}}}
+  ROOT dot = f32[{out}] dot(a, b),
+    lhs_contracting_dims={{{lhs_c}}}, rhs_contracting_dims={{{rhs_c}}}
 }}
 
 ENTRY main {{
