@@ -34,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         tiling = analyze(comp)
         if args.fusion:
-            tiling.fusion = module.entry.instruction(args.fusion)
+            tiling.fusion = next(i for c in [module.entry, *module.computations.values()]
+                                 for i in c.instructions if i.name == args.fusion)
         if args.valid_tilings:
             return _valid(args, tiling)
         if sizes is not None:

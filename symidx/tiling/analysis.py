@@ -92,7 +92,11 @@ class FusionTiling:
 def fusion_computation(module: HloModule, fusion: str | None) -> HloComputation:
     if fusion is None:
         return module.entry
-    instr = module.entry.instruction(fusion)
+    found = [i for c in [module.entry, *module.computations.values()]
+             for i in c.instructions if i.name == fusion]
+    if not found:
+        raise SymidxError(f"no instruction {fusion!r} in the module")
+    instr = found[0]
     comps = [c for cs in instr.called_computations.values() for c in cs]
     if instr.opcode != "fusion" or not comps:
         raise SymidxError(f"{fusion} is a {instr.opcode}, not a fusion")
@@ -217,14 +221,32 @@ def analyze(comp: HloComputation) -> FusionTiling:
             raise AnalysisRefusal(f"{instr.name}: {e}") from None
         sub_region = region + tuple(dot_param.get(id(instr), ()))
         for k, (op, maps) in enumerate(zip(instr.operands, groups)):
+            maps = _one_map(maps)
             if len(maps) != 1:
                 raise AnalysisRefusal(f"{instr.name} reads operand {k} ({op.name}) through "
-                                      f"{len(maps)} maps; a tile needs one")
+                                      f"{len(maps)} maps with different results; a tile "
+                                      "needs one")
             composed = _compose(m, maps[0], dot_param.get(id(instr), []), keep, instr)
             stack.append((op, composed, f"{path}.operand({k})", sub_region))
     if tiling.constraints.is_unsatisfiable:
         raise AnalysisRefusal("the constraints of the tiles are unsatisfiable")
     return tiling
+
+
+def _one_map(maps: list[IndexingMap]) -> list[IndexingMap]:
+    """Pieces of one read that differ only in their constraints (a pad's value, a
+    dynamic-update-slice's operand around the window) as one map without those
+    constraints: the box around the pieces, a sound over-approximation of the reads."""
+    if len(maps) <= 1:
+        return maps
+    first = maps[0]
+    same = all(m.results == first.results and m.ranges == first.ranges and
+               m.rts == first.rts and m.num_dims == first.num_dims for m in maps)
+    if not same:
+        return maps
+    dims = [Interval(min(m.dims[i].lo for m in maps), max(m.dims[i].hi for m in maps))
+            for i in range(first.num_dims)]
+    return [IndexingMap.create(dims, first.results, first.ranges, first.rts)]
 
 
 def _other_root_map(real: HloInstruction, other: HloInstruction, root_map: IndexingMap

@@ -245,7 +245,8 @@ class _Extractor:
         stride: Expr = Integer(0)
         for p in ordered:
             b = self.dim_range_size(p.size)
-            assert b is not None
+            if b is None:
+                raise self.refuse("a summand over a dimension that does not start at 0", e)
             cond = FloorDiv(b + 1 - p.size, b)
             stride = cond * stride + (1 - cond) * p.stride
         cons = cons.and_dnf(self.sum_constraints(ordered))
