@@ -44,7 +44,7 @@ def _parse_tile(text: str, space: Any) -> Any:
         parts.append(tuple(parse_expr(str(v), names) for v in vals))
     if len({len(p) for p in parts}) > 1:
         raise UsageError("symidx tile: --input-tile lists differ in length")
-    return space.finish(XTile(*parts))
+    return space.finish(XTile(parts[0], parts[1], parts[2], parts[3]))
 
 
 def run(args: argparse.Namespace, module: Any, comp: Any, sizes: list[int] | None) -> int:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from sympy import Integer, Symbol
 
 from symidx.errors import SymidxError, UnsupportedOpError
-from symidx.expr import Expr, as_expr, dim, rt, sym, terms, var_index, var_kind
+from symidx.expr import Expr, FloorDiv, Mod, as_expr, dim, rt, sym, terms, var_index, var_kind
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.facts import array_dims
 from symidx.indexing_map import IndexingMap
@@ -63,15 +63,21 @@ class XTile:
     sizes: tuple[Expr, ...]
     strides: tuple[Expr, ...]
     upper_bounds: tuple[Expr, ...]
+    replica_ids: XTile | None = None    # an all-gather's operand: which replica holds it
 
-    def key(self) -> tuple[tuple[Expr, ...], ...]:
-        return (self.offsets, self.sizes, self.strides, self.upper_bounds)
+    def key(self) -> tuple[object, ...]:
+        return (self.offsets, self.sizes, self.strides, self.upper_bounds,
+                self.replica_ids.key() if self.replica_ids else None)
 
     def to_json(self) -> dict[str, object]:
         def p(xs: Sequence[Expr]) -> list[str]:
             return [_text(x) for x in xs]
-        return {"offsets": p(self.offsets), "sizes": p(self.sizes), "strides": p(self.strides),
-                "upper_bounds": p(self.upper_bounds), "constraints": None}
+        out: dict[str, object] = {
+            "offsets": p(self.offsets), "sizes": p(self.sizes), "strides": p(self.strides),
+            "upper_bounds": p(self.upper_bounds), "constraints": None}
+        if self.replica_ids is not None:
+            out["replica_ids"] = self.replica_ids.to_json()
+        return out
 
 
 @dataclass
@@ -121,7 +127,8 @@ class Space:
 
         def f(xs: Sequence[Expr]) -> tuple[Expr, ...]:
             return tuple(as_expr(x).xreplace(sub) for x in xs)
-        return XTile(f(t.offsets), f(t.sizes), f(t.strides), f(t.upper_bounds))
+        return XTile(f(t.offsets), f(t.sizes), f(t.strides), f(t.upper_bounds),
+                     self.finish(t.replica_ids) if t.replica_ids else None)
 
     def root_tile(self, r: int) -> XTile:
         shape = self.root_shape
@@ -195,8 +202,10 @@ class Space:
                 out.append(tile)
             elif len(shape) == len(tile.offsets) - 1:
                 keep = [i for i in range(len(tile.offsets)) if i not in dims_attr]
-                out.append(XTile(*(tuple(getattr(tile, f)[i] for i in keep)
-                                   for f in ("offsets", "sizes", "strides", "upper_bounds"))))
+                def pick(xs: tuple[Expr, ...]) -> tuple[Expr, ...]:
+                    return tuple(xs[i] for i in keep)
+                out.append(XTile(pick(tile.offsets), pick(tile.sizes), pick(tile.strides),
+                                 pick(tile.upper_bounds)))
             else:
                 raise SpaceRefusal(f"{instr.name}: operand {k} of {n_in} has rank "
                                    f"{len(shape)}, the tile rank {len(tile.offsets)}")
@@ -208,7 +217,12 @@ class Space:
             return XTile((), (), (), ())
         if m.is_undefined or m.is_known_empty:
             raise SpaceRefusal(f"{instr.name}: operand {k} has no map to propagate through")
+        for c, _ in m.constraints:
+            if any(isinstance(x, Mod) for x in as_expr(c).atoms(Mod)):
+                raise SpaceRefusal(f"{instr.name}: operand {k} is read through a strided "
+                                   f"mask ({print_expr(c)}), e.g. interior padding")
         offs, sizes, strides, ubs = [], [], [], []
+        self._replica: list[tuple[Expr, ...]] = []
         for j, e in enumerate(m.results):
             o, s, st, ub = self._result(instr, k, j, as_expr(e), tile, m,
                                         shape[j] if j < len(shape) else 1, forward)
@@ -216,11 +230,36 @@ class Space:
             sizes.append(s)
             strides.append(st)
             ubs.append(ub)
-        return XTile(tuple(offs), tuple(sizes), tuple(strides), tuple(ubs))
+        replica = None
+        if self._replica:
+            o, ub = self._replica[0]
+            replica = XTile((o,), (Integer(1),), (Integer(1),), (ub,))
+        return XTile(tuple(offs), tuple(sizes), tuple(strides), tuple(ubs), replica)
 
     def _result(self, instr: HloInstruction, k: int, j: int, e: Expr, tile: XTile,
                 m: IndexingMap, extent: int, forward: bool
                 ) -> tuple[Expr, Expr, Expr, Expr]:
+        if isinstance(e, (FloorDiv, Mod)) and e.args[1].is_Integer and int(e.args[1]) > 0:
+            c = int(e.args[1])
+            o, size, st, ub = self._result(instr, k, j, as_expr(e.args[0]), tile, m,
+                                           extent * c, forward)
+            if st != 1:
+                raise SpaceRefusal(f"{instr.name}: operand {k} dimension {j} is "
+                                   f"{print_expr(e)}, a non-unit stride under a division")
+            if isinstance(e, FloorDiv):
+                # the tile's elements, divided: ceil(size / c) of them
+                new_ub = FloorDiv(ub + (c - 1), c)
+                if as_expr(new_ub).is_Integer:
+                    new_ub = Integer(min(int(new_ub), extent))
+                # the blocks the tile touches: exact whatever the tile's alignment
+                blocks = FloorDiv(o + size - 1, c) - FloorDiv(o, c) + 1
+                return FloorDiv(o, c), blocks, Integer(1), new_ub
+            if instr.opcode != "all-gather":
+                raise SpaceRefusal(f"{instr.name}: operand {k} dimension {j} is "
+                                   f"{print_expr(e)}, a tile that may wrap around")
+            # an all-gather's operand: the offset within the replica, and which replica
+            self._replica.append((FloorDiv(o, c), FloorDiv(ub + (c - 1), c)))
+            return Mod(o, c), size, st, Integer(extent)
         const = 0
         dims_: list[tuple[int, Expr]] = []
         syms: list[tuple[int, Expr]] = []
