@@ -16,10 +16,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
 from reference_interpreter import execute
 
 from symidx.cli.maps import load_module
 from symidx.hlo.facts import array_dims
+from symidx.strategies import hlo_modules
 from symidx.tiling import analysis
 from symidx.tiling.valid import valid_tilings
 
@@ -98,3 +100,25 @@ def test_twin_sees_a_wrong_tiling() -> None:
     t = analysis.analyze(analysis.fusion_computation(module, "fusion"))
     assert not analysis.constraints_hold(t, [3])
     assert differences(DATA / "reshape_split.hlo", [3]) > 0
+
+
+@settings(max_examples=40)
+@given(hlo_modules(max_ops=4, fused=True, shared=True, max_inputs=2))
+def test_random_fusions_are_reproduced_tile_by_tile(text: str) -> None:
+    """Random fusions (symidx.strategies): every tiling symidx accepts, among the smallest,
+    the largest and a middle valid one, reproduces the whole output."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "random.hlo"
+        path.write_text(text)
+        module = load_module(str(path))
+        try:
+            t = analysis.analyze(analysis.fusion_computation(module, "fusion"))
+        except analysis.AnalysisRefusal:
+            assume(False)
+            return
+        tilings = list(itertools.islice(valid_tilings(t), 0, 200))
+        assume(tilings)
+        for sizes in {tilings[0], tilings[-1], tilings[len(tilings) // 2]}:
+            assert differences(path, list(sizes)) == 0, (sizes, text)

@@ -347,10 +347,10 @@ def tiled_computation(t: FusionTiling, sizes: Sequence[int], assume_satisfied: b
                     if v.bounds.lo == v.bounds.hi})
         results = [r.xreplace(low) for r in results]
         cons = [(as_expr(e).xreplace(origin), i) for e, i in ti.map.constraints]
-        # a parameter narrowed in the instruction's map (a concatenate's operand) keeps
-        # only the tiles whose origin lies in its range
-        cons += [(origin[dim(p)], b) for p, b in enumerate(ti.map.dims)
-                 if b != Interval(0, flat[p] - 1)]
+        # a parameter narrowed in the instruction's map (a concatenate's operand, a padded
+        # operand) keeps only the tiles that meet its range
+        cons += [(origin[dim(p)], Interval(b.lo - sizes[p] + 1, b.hi))
+                 for p, b in enumerate(ti.map.dims) if b != Interval(0, flat[p] - 1)]
         om = IndexingMap.create([Interval(0, total - 1)], results, ti.map.ranges, ti.map.rts,
                                 cons, names=["pid_0"] + [None] * (ti.map.num_ranges +
                                                                ti.map.num_rts))
