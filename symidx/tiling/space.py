@@ -202,10 +202,8 @@ class Space:
                 out.append(tile)
             elif len(shape) == len(tile.offsets) - 1:
                 keep = [i for i in range(len(tile.offsets)) if i not in dims_attr]
-                def pick(xs: tuple[Expr, ...]) -> tuple[Expr, ...]:
-                    return tuple(xs[i] for i in keep)
-                out.append(XTile(pick(tile.offsets), pick(tile.sizes), pick(tile.strides),
-                                 pick(tile.upper_bounds)))
+                out.append(XTile(_pick(tile.offsets, keep), _pick(tile.sizes, keep),
+                                 _pick(tile.strides, keep), _pick(tile.upper_bounds, keep)))
             else:
                 raise SpaceRefusal(f"{instr.name}: operand {k} of {n_in} has rank "
                                    f"{len(shape)}, the tile rank {len(tile.offsets)}")
@@ -323,6 +321,10 @@ class Space:
             if j in side:
                 return self.seq.get((instr.name, "dot", side.index(j)))
         return None
+
+
+def _pick(xs: tuple[Expr, ...], keep: Sequence[int]) -> tuple[Expr, ...]:
+    return tuple(xs[i] for i in keep)
 
 
 def _text(x: Expr) -> str:
