@@ -353,3 +353,13 @@ def test_rank12_tensor_network_is_analysed_and_counted() -> None:
     axes = np.meshgrid(*[np.asarray(candidates(s)) for s in t.flat_sizes], indexing="ij")
     mask = t.constraints.evaluator([dim(i) for i in range(18)])([a.reshape(-1) for a in axes])
     assert int(mask.sum()) == n > 0
+
+
+def test_a_group_too_large_is_undecided_exit_3(capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from symidx.tiling import valid
+
+    monkeypatch.setattr(valid, "GROUP_LIMIT", 10)
+    code, _, err = run_cli(capsys, "tile", str(DATA / "tensor_network_rank8.hlo"), "--fusion",
+                           "fusion", "--valid-tilings", "--count", "--format", "json")
+    assert code == 3 and "undecided" in err and "limit 10" in err

@@ -107,6 +107,16 @@ def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:
 
 
 def _valid(args: argparse.Namespace, t: Any) -> int:
+    from symidx.errors import TooLargeError
+
+    try:
+        return _valid_within_limits(args, t)
+    except TooLargeError as e:
+        print(f"symidx: valid tilings undecided: {e}", file=sys.stderr)
+        return 3
+
+
+def _valid_within_limits(args: argparse.Namespace, t: Any) -> int:
     from symidx.tiling.valid import count_valid, valid_tilings
 
     if args.count:
