@@ -363,3 +363,17 @@ def test_a_group_too_large_is_undecided_exit_3(capsys: pytest.CaptureFixture[str
     code, _, err = run_cli(capsys, "tile", str(DATA / "tensor_network_rank8.hlo"), "--fusion",
                            "fusion", "--valid-tilings", "--count", "--format", "json")
     assert code == 3 and "undecided" in err and "limit 10" in err
+
+
+def test_check_reports_an_overrun_that_loads_an_unread_element(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A reversed slice: the last row tile overruns the output by two rows, which lands on
+    row 0 of the parameter, a real element the map never reads. --check says so (exit 1)."""
+    code, out, err = run_cli(capsys, "tile", str(DATA / "mixed.hlo"), "--fusion", "fusion",
+                             "--sizes", "4,4", "--check", "--format", "json")
+    assert code == 1, err
+    by_name = {i["name"]: i for i in json.loads(out)["check"]["instructions"]}
+    assert by_name["p1"]["covers"] and not by_name["p1"]["exact"]
+    assert by_name["p1"]["first_extra"] == [0, 0]
+    assert by_name["p0"]["covers"] and by_name["p0"]["exact"]
+    assert by_name["p0"]["contiguous_elements"] == 4

@@ -10,7 +10,9 @@ statement holds for the union over its values). Enumeration runs under a deadlin
 point limit; hitting either leaves the instruction undecided (never a guess).
 
 Costs per tiled instruction: the elements one tile spans (its footprint, also in bytes),
-the elements all tiles read (with re-reads), and the shared-memory verdict for a budget.
+the elements all tiles read (with re-reads), the run of consecutive elements a tile row
+reads along the layout's minor-most dimension (a first measure of coalescing), and the
+shared-memory verdict for a budget.
 """
 
 from __future__ import annotations
@@ -111,6 +113,7 @@ def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 30.0,
         esize = _bytes_per_element(ti.instr)
         footprint = prod(r.tile_sizes) if r.tile_sizes else 1
         entry.update({"tile_elements": footprint, "tile_bytes": footprint * esize})
+        entry.update(_contiguity(ti.instr, r.tile_sizes, r.tile_strides, esize))
         footprint_total += footprint * esize
         try:
             image = _image(ti.map, shape, stop)
@@ -137,6 +140,19 @@ def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 30.0,
         out["smem_budget"] = smem
         out["fits_smem"] = footprint_total <= smem
     return out
+
+
+def _contiguity(instr: Any, sizes: Sequence[int], strides: Sequence[int], esize: int
+                ) -> dict[str, Any]:
+    """How a tile meets memory under the instruction's layout: the minor-most dimension and
+    the run of consecutive elements one row of the tile reads there (its tile size when the
+    stride is 1, else 1), in elements and bytes."""
+    shape = instr.shape
+    if not sizes or not hasattr(shape, "layout_or_default"):
+        return {}
+    minor = shape.layout_or_default.minor_to_major[0]
+    run = sizes[minor] if abs(strides[minor]) == 1 else 1
+    return {"minor_dim": minor, "contiguous_elements": run, "contiguous_bytes": run * esize}
 
 
 def _unlinear(lin: int, shape: Sequence[int]) -> list[int]:
