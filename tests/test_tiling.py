@@ -377,3 +377,19 @@ def test_check_reports_an_overrun_that_loads_an_unread_element(
     assert by_name["p1"]["first_extra"] == [0, 0]
     assert by_name["p0"]["covers"] and by_name["p0"]["exact"]
     assert by_name["p0"]["contiguous_elements"] == 4
+
+
+def test_an_operand_no_tile_reads_is_listed_unread(capsys: pytest.CaptureFixture[str]) -> None:
+    """slice(concat): the slice [13:43] never reaches the first operand; XLA refuses the
+    shifted tiles of the second (its remaining size 17 is not a multiple of 5), symidx tiles
+    them and --check proves the tiles cover exactly what is read."""
+    code, out, err = run_cli(capsys, "tile", str(DATA / "slice_concat.hlo"), "--fusion",
+                             "fusion", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["unread"] == [{"name": "p0", "path": "roots[0].operand(0).operand(0)"}]
+    code, out, err = run_cli(capsys, "tile", str(DATA / "slice_concat.hlo"), "--fusion",
+                             "fusion", "--sizes", "5", "--check", "--format", "json")
+    assert code == 0, err
+    check = json.loads(out)["check"]
+    assert check["ok"] and {i["name"] for i in check["instructions"]} == \
+        {"slice", "concat", "p1", "p2"}

@@ -27,7 +27,7 @@ from symidx.tiling.valid import valid_tilings
 
 DATA = Path(__file__).parent / "data" / "tiling"
 CASES = ["diamond.hlo", "dot.hlo", "bitcast.hlo", "concat.hlo", "mixed.hlo",
-         "reshape_split.hlo"]
+         "reshape_split.hlo", "slice_concat.hlo"]
 
 
 def tile_elements(result: analysis.TiledResult, pid: int, shape: list[int]) -> set[int]:

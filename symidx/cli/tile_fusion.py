@@ -59,6 +59,7 @@ def _analysis(args: argparse.Namespace, t: Any) -> int:
            "constraints": _flat_text(t.constraints, names),
            "constraint_groups": t.constraints.factored_text(names),
            "roots": [r.name for r in t.roots],
+           "unread": [{"name": n, "path": p} for n, p in t.unread],
            "instructions": instrs}
     lines = ["parameters: " + ", ".join(f"{p.instruction} {list(p.sizes)}"
                                         for p in t.parameters),

@@ -75,6 +75,7 @@ class FusionTiling:
     constraints: Constraints
     concats: list[tuple[HloInstruction, int]]   # (concatenate, its parameter of the cut dim)
     outputs: list[int] = field(default_factory=list)   # the root's output parameters
+    unread: list[tuple[str, str]] = field(default_factory=list)  # (instruction, path)
     fusion: HloInstruction | None = None
 
     @property
@@ -188,6 +189,11 @@ def analyze(comp: HloComputation) -> FusionTiling:
         instr, m, path, region = stack.pop()
         key = (id(instr), m)
         if key in seen:
+            continue
+        if m.is_known_empty:
+            # read by no element of the output (a concatenate operand a slice skips): no
+            # tile loads it, and nothing below it is reached along this path
+            tiling.unread.append((instr.name, path))
             continue
         count += 1
         if count > MAX_TILED:
