@@ -14,13 +14,13 @@ import sys
 from collections.abc import Sequence
 
 from symidx import __version__
-from symidx.cli import batch, bench, corpus, layout, maps, mapverbs
+from symidx.cli import batch, bench, corpus, layout, maps, mapverbs, tile
 from symidx.cli.common import Parser, UsageError
 from symidx.errors import ParseError, SymidxError
 
 __all__ = ["main", "main_entry"]
 
-COMMAND_MODULES = (mapverbs, maps, bench, layout, batch, corpus)
+COMMAND_MODULES = (mapverbs, maps, bench, layout, batch, corpus, tile)
 
 
 def build_parser() -> Parser:

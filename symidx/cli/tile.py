@@ -1,0 +1,82 @@
+"""``symidx tile``: the symbolic tile of a map, or the tiling of a fusion.
+
+    symidx tile "<map>" [--format json|text]
+    symidx tile FILE.hlo [--fusion NAME] [--sizes A,B,..] [--assume-satisfied]
+                [--valid-tilings [--count] [--limit N]] [--space] [--check] [--smem BYTES]
+                [--propagate input|output --instruction NAME --operand K --input-tile T]
+
+The contract the tiling scoreboard runs is ../shared/conformance/TILING.md; the JSON
+documents follow ``symidx/schemas/tiles-1.json``. A refusal (no tile, a tiling that
+violates the constraints) exits 2 with the reason on stderr; a limit hit exits 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from symidx.cli.common import UsageError
+from symidx.cli.tile_emit import emit
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tile", help="the symbolic tile of a map, or the tiling of a fusion",
+                       description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument("input", help="a map in XLA's text, or an HLO file (- for stdin)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--fusion", help="the fusion instruction of the entry computation to tile "
+                                    "(default: the entry computation is the fusion)")
+    p.add_argument("--sizes", help="a tiling: comma-separated tile sizes in parameter order")
+    p.add_argument("--assume-satisfied", action="store_true",
+                   help="with --sizes: do not check the constraints")
+    p.add_argument("--valid-tilings", action="store_true",
+                   help="the tilings (powers of two and the full size per parameter) that "
+                        "satisfy the constraints")
+    p.add_argument("--count", action="store_true", help="with --valid-tilings: count only")
+    p.add_argument("--limit", type=int, default=100_000,
+                   help="with --valid-tilings: most tilings listed (default 100000)")
+    p.add_argument("--space", action="store_true", help="the experimental tiling-space view")
+    p.add_argument("--propagate", choices=("input", "output"))
+    p.add_argument("--instruction")
+    p.add_argument("--operand", type=int, default=0)
+    p.add_argument("--input-tile")
+    p.add_argument("--check", action="store_true",
+                   help="with --sizes: prove that the tiles cover what each operand map reads")
+    p.add_argument("--smem", type=int, help="with --sizes: a shared-memory budget in bytes")
+    p.add_argument("--deadline", type=float, default=30.0,
+                   help="seconds for --check and --valid-tilings (default 30)")
+    p.set_defaults(run=run)
+
+
+def _is_file_argument(text: str) -> bool:
+    if text == "-" or os.path.exists(text):
+        return True
+    return "->" not in text and text.endswith((".hlo", ".txt"))
+
+
+def run(args: argparse.Namespace) -> int:
+    if not _is_file_argument(args.input):
+        return _run_map(args)
+    from symidx.cli import tile_fusion
+
+    return tile_fusion.run(args)
+
+
+def _run_map(args: argparse.Namespace) -> int:
+    from symidx.cli.common import read_map
+    from symidx.tiling import TileRefusal, symbolic_tile
+
+    for flag in ("sizes", "fusion", "propagate"):
+        if getattr(args, flag):
+            raise UsageError(f"symidx tile: --{flag.replace('_', '-')} is for an HLO file")
+    m = read_map(args.input, "<map>")
+    try:
+        tile = symbolic_tile(m)
+    except TileRefusal as e:
+        if args.format == "json":
+            emit({"tile": None, "reason": str(e)}, "json", "")
+        print(f"symidx: no symbolic tile: {e}", file=sys.stderr)
+        return 2
+    emit({"tile": tile.to_json()}, args.format, tile.to_text())
+    return 0

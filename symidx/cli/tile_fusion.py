@@ -1,0 +1,136 @@
+"""``symidx tile FILE.hlo ...``: a fusion's tiling (see :mod:`symidx.cli.tile`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from symidx.cli.common import UsageError
+from symidx.cli.tile_emit import emit
+
+
+def _sizes(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        return [int(x) for x in text.split(",") if x.strip() != ""]
+    except ValueError:
+        raise UsageError(f"symidx tile: --sizes takes integers separated by commas, "
+                         f"not {text!r}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from symidx.cli.maps import load_module
+    from symidx.tiling.analysis import AnalysisRefusal, analyze, fusion_computation
+
+    sizes = _sizes(args.sizes)
+    module = load_module(args.input)
+    comp = fusion_computation(module, args.fusion)
+    if args.space or args.propagate:
+        from symidx.cli import tile_space
+
+        return tile_space.run(args, module, comp, sizes)
+    try:
+        tiling = analyze(comp)
+        if args.fusion:
+            tiling.fusion = next(i for c in [module.entry, *module.computations.values()]
+                                 for i in c.instructions if i.name == args.fusion)
+        if args.valid_tilings:
+            return _valid(args, tiling)
+        if sizes is not None:
+            return _tiled(args, tiling, sizes)
+    except AnalysisRefusal as e:
+        print(f"symidx: no tiling: {e}", file=sys.stderr)
+        return 2
+    return _analysis(args, tiling)
+
+
+def _analysis(args: argparse.Namespace, t: Any) -> int:
+    from symidx.indexing_map import print_map
+
+    names = t.names()
+    instrs = []
+    for ti in t.tiled:
+        instrs.append({"name": ti.name, "path": ti.path, "tile": ti.tile.to_json(),
+                       "indexing_map": print_map(ti.map, "xla").split("\nruntime")[0]})
+    doc = {"parameters": [{"instruction": p.instruction, "sizes": list(p.sizes),
+                           "hidden": p.hidden} for p in t.parameters],
+           "constraints": _flat_text(t.constraints, names),
+           "constraint_groups": t.constraints.factored_text(names),
+           "roots": [r.name for r in t.roots],
+           "unread": [{"name": n, "path": p} for n, p in t.unread],
+           "instructions": instrs}
+    lines = ["parameters: " + ", ".join(f"{p.instruction} {list(p.sizes)}"
+                                        for p in t.parameters),
+             "constraints: " + doc["constraints"]]
+    for ti in t.tiled:
+        lines.append(f"{ti.name} ({ti.path})")
+        lines.extend("  " + x for x in ti.tile.to_text().splitlines())
+    emit(doc, args.format, "\n".join(lines))
+    return 0
+
+
+def _flat_text(cons: Any, names: Any) -> str:
+    """The constraints as one DNF text (the contract's form), unless multiplying the DNFs
+    out passes the limit: then says so (the factored form is in ``constraint_groups``)."""
+    from symidx.errors import TooLargeError
+
+    try:
+        return str(cons.text(names))
+    except TooLargeError as e:
+        return f"too large to print as one DNF ({e}); see constraint_groups"
+
+
+def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:
+    from symidx.indexing_map import print_map
+    from symidx.tiling.analysis import tiled_computation
+
+    results = tiled_computation(t, sizes, args.assume_satisfied)
+    tiled = []
+    for r in results:
+        tiled.append({"name": r.name, "path": r.path, "tile_sizes": r.tile_sizes,
+                      "tile_strides": r.tile_strides,
+                      "tile_offsets_indexing": print_map(r.offsets_map, "xla")
+                      .split("\nruntime")[0],
+                      "runtime_variables": r.runtime_variables})
+    doc: dict[str, Any] = {"sizes": sizes, "tiled": tiled, "roots": [x.name for x in t.roots]}
+    if args.check:
+        from symidx.tiling.check import check_tiling
+
+        doc["check"] = check_tiling(t, sizes, deadline=args.deadline, smem=args.smem)
+    lines = [f"{x['name']} ({x['path']}): sizes {x['tile_sizes']} strides "
+             f"{x['tile_strides']} offsets {x['tile_offsets_indexing']}" for x in tiled]
+    emit(doc, args.format, "\n".join(lines))
+    if args.check and not doc["check"].get("ok", False):
+        return 3 if doc["check"].get("undecided") else 1
+    return 0
+
+
+def _valid(args: argparse.Namespace, t: Any) -> int:
+    from symidx.errors import TooLargeError
+
+    try:
+        return _valid_within_limits(args, t)
+    except TooLargeError as e:
+        print(f"symidx: valid tilings undecided: {e}", file=sys.stderr)
+        return 3
+
+
+def _valid_within_limits(args: argparse.Namespace, t: Any) -> int:
+    from symidx.tiling.valid import count_valid, valid_tilings
+
+    if args.count:
+        n, total = count_valid(t)
+        emit({"count": n, "candidates": total}, args.format, f"{n} of {total} candidates")
+        return 0
+    tilings: list[list[int]] = []
+    for k, tiling in enumerate(valid_tilings(t)):
+        if k >= args.limit:
+            print(f"symidx: stopped at --limit {args.limit} tilings", file=sys.stderr)
+            emit({"tilings": tilings, "truncated": True}, args.format,
+                 "\n".join(",".join(map(str, x)) for x in tilings))
+            return 3
+        tilings.append(list(tiling))
+    emit({"tilings": tilings}, args.format, "\n".join(",".join(map(str, x)) for x in tilings))
+    return 0

@@ -1,0 +1,421 @@
+"""The experimental tiling view (XLA's ``TilingSpace`` and expression tiles).
+
+A **tiling space** has one dimension per output dimension of the root (*parallel*), then
+one per reduced dimension of every reduce and per contracting dimension of every dot
+(*sequential*, visited from the root down), and one runtime variable per offset operand of
+every dynamic-slice. A **tile** of an instruction is four lists of expressions over the tile
+ids ``tid_i``, the tile sizes ``ts_i`` and the runtime variables ``rt_j``: per dimension its
+offset, size, stride and upper bound (the end of the valid range, a mask for the last tile).
+
+Tiles are propagated through an op by its indexing map (symidx's op rules): a result
+``d_i + c (+ rt)`` moves dimension ``i``'s tile by ``c`` and cuts its upper bound to the
+operand (a concatenate or pad operand gets ``tid * ts - C`` and a clamped bound: beyond
+XLA's symbolic tile, which refuses such offsets); a range variable that is a reduced or
+contracted dimension becomes that sequential dimension's tile; a constant is a one-element
+tile. Any other result (a reshape that merges or splits dimensions, interior padding) is
+refused with the expression that is not a shifted dimension (:class:`SpaceRefusal`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sympy import Integer, Symbol
+
+from symidx.errors import SymidxError, UnsupportedOpError
+from symidx.expr import Expr, FloorDiv, Mod, as_expr, dim, rt, sym, terms, var_index, var_kind
+from symidx.hlo import HloComputation, HloInstruction
+from symidx.hlo.facts import array_dims
+from symidx.indexing_map import IndexingMap
+from symidx.indexing_map.text import print_expr
+from symidx.ops import input_to_output, output_to_input
+
+__all__ = ["Space", "XTile", "SpaceRefusal", "build_space", "tid", "ts", "rtv"]
+
+
+class SpaceRefusal(SymidxError):
+    pass
+
+
+# The space's symbols are symidx's positional variables, printed with XLA's names: tile id
+# ``tid_i`` is ``d_i``, tile size ``ts_i`` is ``s_i``, runtime variable ``rt_j`` is ``rt_j``.
+def tid(i: int) -> Symbol:
+    return dim(i)
+
+
+def ts(i: int) -> Symbol:
+    return sym(i)
+
+
+def rtv(j: int) -> Symbol:
+    return rt(j)
+
+
+def _label(v: Symbol) -> str:
+    kind = var_kind(v)
+    return {"d": "tid_", "s": "ts_", "rt": "rt_"}[kind] + str(var_index(v))
+
+
+@dataclass(frozen=True)
+class XTile:
+    offsets: tuple[Expr, ...]
+    sizes: tuple[Expr, ...]
+    strides: tuple[Expr, ...]
+    upper_bounds: tuple[Expr, ...]
+    replica_ids: XTile | None = None    # an all-gather's operand: which replica holds it
+
+    def key(self) -> tuple[object, ...]:
+        return (self.offsets, self.sizes, self.strides, self.upper_bounds,
+                self.replica_ids.key() if self.replica_ids else None)
+
+    def to_json(self) -> dict[str, object]:
+        def p(xs: Sequence[Expr]) -> list[str]:
+            return [_text(x) for x in xs]
+        out: dict[str, object] = {
+            "offsets": p(self.offsets), "sizes": p(self.sizes), "strides": p(self.strides),
+            "upper_bounds": p(self.upper_bounds), "constraints": None}
+        if self.replica_ids is not None:
+            out["replica_ids"] = self.replica_ids.to_json()
+        return out
+
+
+@dataclass
+class Dimension:
+    id: int
+    size: int
+    type: str
+    hlo: str
+    dim_id: int
+
+
+@dataclass
+class RtVar:
+    id: int
+    lo: int
+    hi: int
+    hlo: str
+
+
+@dataclass
+class Space:
+    comp: HloComputation
+    roots: list[HloInstruction]
+    dims: list[Dimension]
+    rts: list[RtVar]
+    seq: dict[tuple[str, str, int], int]          # (instr, kind, index) -> dimension id
+    rt_of: dict[tuple[str, int], int]             # (instr, offset operand) -> rt id
+    tile_sizes: list[int] | None = None
+    root_shape: list[int] = field(default_factory=list)
+    root_dims: list[list[int]] = field(default_factory=list)  # per root: its dimension ids
+
+    # ----- the symbols' values
+    def subst(self) -> dict[Symbol, Expr]:
+        out: dict[Symbol, Expr] = {}
+        if self.tile_sizes is None:
+            return out
+        for d, s in zip(self.dims, self.tile_sizes):
+            out[ts(d.id)] = Integer(s)
+            if -(-d.size // s) <= 1:
+                out[tid(d.id)] = Integer(0)
+        return out
+
+    def finish(self, t: XTile) -> XTile:
+        sub = self.subst()
+        if not sub:
+            return t
+
+        def f(xs: Sequence[Expr]) -> tuple[Expr, ...]:
+            return tuple(as_expr(x).xreplace(sub) for x in xs)
+        return XTile(f(t.offsets), f(t.sizes), f(t.strides), f(t.upper_bounds),
+                     self.finish(t.replica_ids) if t.replica_ids else None)
+
+    def root_tile(self, r: int) -> XTile:
+        shape = self.root_shape
+        ids = self.root_dims[r]
+        return self.finish(XTile(tuple(tid(i) * ts(i) for i in ids), tuple(ts(i) for i in ids),
+                                 tuple(Integer(1) for _ in ids),
+                                 tuple(Integer(n) for n in shape)))
+
+    def to_json(self) -> dict[str, object]:
+        dims = []
+        for d in self.dims:
+            e: dict[str, object] = {"id": d.id, "size": d.size, "type": d.type, "hlo": d.hlo,
+                                    "dim_id": d.dim_id}
+            if self.tile_sizes is not None:
+                e["tile_size"] = self.tile_sizes[d.id]
+            dims.append(e)
+        return {"dimensions": dims,
+                "rt_vars": [{"id": r.id, "bounds": [r.lo, r.hi], "hlo": r.hlo} for r in self.rts]}
+
+    # ----- propagation
+    def to_input(self, instr: HloInstruction, tile: XTile) -> list[XTile]:
+        if instr.opcode == "get-tuple-element":
+            return [tile]
+        if instr.opcode == "scan":
+            return self._scan_input(instr, tile)
+        try:
+            groups = output_to_input(instr, 0)
+        except UnsupportedOpError as e:
+            raise SpaceRefusal(f"{instr.name}: {e}") from None
+        out = []
+        for k, (op, maps) in enumerate(zip(instr.operands, groups)):
+            if not _is_tuple(op) and not array_dims(op.shape, op.name):
+                out.append(XTile((), (), (), ()))      # a scalar: the empty tile
+                continue
+            if len(maps) != 1:
+                raise SpaceRefusal(f"{instr.name} reads operand {k} through {len(maps)} maps")
+            out.append(self.finish(self._through(instr, k, maps[0], tile,
+                                                 array_dims(op.shape, op.name), False)))
+        return out
+
+    def to_output(self, instr: HloInstruction, operand: int, tile: XTile) -> list[XTile]:
+        if instr.opcode == "get-tuple-element":
+            return [tile]
+        if instr.opcode == "scan":
+            shapes = [array_dims(x, instr.name) for x in instr.shape.elements]  # type: ignore[union-attr]
+            return self._scan_like(instr, tile, shapes)
+        try:
+            groups = input_to_output(instr, operand)
+        except UnsupportedOpError as e:
+            raise SpaceRefusal(f"{instr.name}: {e}") from None
+        maps = groups[0]
+        if len(maps) != 1:
+            raise SpaceRefusal(f"{instr.name}: operand {operand} reaches the output through "
+                               f"{len(maps)} maps")
+        shape = array_dims(instr.shape, instr.name) if not _is_tuple(instr) else \
+            array_dims(instr.shape.elements[0], instr.name)  # type: ignore[union-attr]
+        return [self.finish(self._through(instr, operand, maps[0], tile, shape, True))]
+
+    def _scan_input(self, instr: HloInstruction, tile: XTile) -> list[XTile]:
+        return self._scan_like(instr, tile, [array_dims(op.shape, op.name)
+                                             for op in instr.operands])
+
+    def _scan_like(self, instr: HloInstruction, tile: XTile, shapes: list[tuple[int, ...]]
+                   ) -> list[XTile]:
+        """A scan's arrays share its tile; its carries drop the scanned dimension."""
+        dims_attr = instr.dimensions or (0,)
+        out = []
+        n_in = len(shapes)
+        for k, shape in enumerate(shapes):
+            if len(shape) == len(tile.offsets):
+                out.append(tile)
+            elif len(shape) == len(tile.offsets) - 1:
+                keep = [i for i in range(len(tile.offsets)) if i not in dims_attr]
+                out.append(XTile(_pick(tile.offsets, keep), _pick(tile.sizes, keep),
+                                 _pick(tile.strides, keep), _pick(tile.upper_bounds, keep)))
+            else:
+                raise SpaceRefusal(f"{instr.name}: operand {k} of {n_in} has rank "
+                                   f"{len(shape)}, the tile rank {len(tile.offsets)}")
+        return out
+
+    def _through(self, instr: HloInstruction, k: int, m: IndexingMap, tile: XTile,
+                 shape: Sequence[int], forward: bool) -> XTile:
+        if m.is_known_empty and m.num_results == 0:
+            return XTile((), (), (), ())
+        if m.is_undefined or m.is_known_empty:
+            raise SpaceRefusal(f"{instr.name}: operand {k} has no map to propagate through")
+        for c, _ in m.constraints:
+            if any(isinstance(x, Mod) for x in as_expr(c).atoms(Mod)):
+                raise SpaceRefusal(f"{instr.name}: operand {k} is read through a strided "
+                                   f"mask ({print_expr(c)}), e.g. interior padding")
+        offs, sizes, strides, ubs = [], [], [], []
+        self._replica: list[tuple[Expr, ...]] = []
+        for j, e in enumerate(m.results):
+            o, s, st, ub = self._result(instr, k, j, as_expr(e), tile, m,
+                                        shape[j] if j < len(shape) else 1, forward)
+            offs.append(o)
+            sizes.append(s)
+            strides.append(st)
+            ubs.append(ub)
+        replica = None
+        if self._replica:
+            o, ub = self._replica[0]
+            replica = XTile((o,), (Integer(1),), (Integer(1),), (ub,))
+        return XTile(tuple(offs), tuple(sizes), tuple(strides), tuple(ubs), replica)
+
+    def _result(self, instr: HloInstruction, k: int, j: int, e: Expr, tile: XTile,
+                m: IndexingMap, extent: int, forward: bool
+                ) -> tuple[Expr, Expr, Expr, Expr]:
+        if isinstance(e, (FloorDiv, Mod)) and e.args[1].is_Integer and int(e.args[1]) > 0:
+            c = int(e.args[1])
+            o, size, st, ub = self._result(instr, k, j, as_expr(e.args[0]), tile, m,
+                                           extent * c, forward)
+            if st != 1:
+                raise SpaceRefusal(f"{instr.name}: operand {k} dimension {j} is "
+                                   f"{print_expr(e)}, a non-unit stride under a division")
+            if isinstance(e, FloorDiv):
+                # the tile's elements, divided: ceil(size / c) of them
+                new_ub = FloorDiv(ub + (c - 1), c)
+                if as_expr(new_ub).is_Integer:
+                    new_ub = Integer(min(int(new_ub), extent))
+                # the blocks the tile touches: exact whatever the tile's alignment
+                blocks = FloorDiv(o + size - 1, c) - FloorDiv(o, c) + 1
+                return FloorDiv(o, c), blocks, Integer(1), new_ub
+            if instr.opcode != "all-gather":
+                raise SpaceRefusal(f"{instr.name}: operand {k} dimension {j} is "
+                                   f"{print_expr(e)}, a tile that may wrap around")
+            # an all-gather's operand: the offset within the replica, and which replica
+            self._replica.append((FloorDiv(o, c), FloorDiv(ub + (c - 1), c)))
+            return Mod(o, c), size, st, Integer(extent)
+        const = 0
+        dims_: list[tuple[int, Expr]] = []
+        syms: list[tuple[int, Expr]] = []
+        rts: list[tuple[int, Expr]] = []
+        for c, mono in terms(e):
+            if mono.is_Integer or mono == 1:
+                const += c
+                continue
+            if not mono.is_Symbol:
+                raise SpaceRefusal(f"{instr.name}: operand {k} dimension {j} is "
+                                   f"{print_expr(e)}, not a shifted dimension")
+            kind = var_kind(mono)
+            (dims_ if kind == "d" else syms if kind == "s" else rts).append((c, mono))
+        shift: Expr = Integer(const)
+        for c, r in rts:
+            if c != 1:
+                raise SpaceRefusal(f"{instr.name}: runtime offset {print_expr(e)}")
+            shift = shift + rtv(self._rt_id(instr, j, var_index(r)))
+        if len(dims_) == 1 and not syms:
+            c, d = dims_[0]
+            i = var_index(d)
+            if c != 1:
+                raise SpaceRefusal(f"{instr.name}: operand {k} dimension {j} is "
+                                   f"{print_expr(e)}, a scaled dimension")
+            ub = tile.upper_bounds[i] + shift
+            if as_expr(ub).is_Integer:
+                ub = Integer(max(0, min(int(ub), extent)))
+            return tile.offsets[i] + shift, tile.sizes[i], tile.strides[i], ub
+        if not dims_ and len(syms) == 1 and syms[0][0] == 1:
+            s = syms[0][1]
+            seq = self._seq_dim(instr, k, j)
+            if seq is not None and not forward:
+                d = self.dims[seq]
+                return (tid(seq) * ts(seq) + shift, ts(seq), Integer(1), Integer(d.size))
+            b = m.ranges[var_index(s)]
+            n = b.hi - b.lo + 1
+            size = Integer(_next_pow2(n)) if forward else Integer(n)
+            return Integer(b.lo) + shift, size, Integer(1), Integer(extent)
+        if not dims_ and not syms:
+            return shift, Integer(1), Integer(1), shift + 1
+        raise SpaceRefusal(f"{instr.name}: operand {k} dimension {j} is {print_expr(e)}, "
+                           "not a shifted dimension (a reshape or bitcast that merges or "
+                           "splits dimensions, or interior padding)")
+
+    def _rt_id(self, instr: HloInstruction, j: int, r: int) -> int:
+        if (instr.name, j + 1) in self.rt_of:
+            return self.rt_of[(instr.name, j + 1)]
+        mine = sorted(v for (n, _), v in self.rt_of.items() if n == instr.name)
+        if r < len(mine):
+            return mine[r]
+        raise SpaceRefusal(f"{instr.name}: a runtime variable the space does not have")
+
+    def _seq_dim(self, instr: HloInstruction, k: int, j: int) -> int | None:
+        if instr.opcode == "reduce":
+            return self.seq.get((instr.name, "reduce", j))
+        if instr.opcode in ("dot", "scaled-dot") and instr.dot_dimension_numbers is not None:
+            dn = instr.dot_dimension_numbers
+            side = dn.lhs_contracting_dims if k % 2 == 0 else dn.rhs_contracting_dims
+            if k >= 2:   # a scaled dot's scales follow their operands' contraction
+                side = dn.lhs_contracting_dims if k == 2 else dn.rhs_contracting_dims
+            if j in side:
+                return self.seq.get((instr.name, "dot", side.index(j)))
+        return None
+
+
+def _pick(xs: tuple[Expr, ...], keep: Sequence[int]) -> tuple[Expr, ...]:
+    return tuple(xs[i] for i in keep)
+
+
+def _text(x: Expr) -> str:
+    e = as_expr(x)
+    return print_expr(e, {v: _label(v) for v in e.free_symbols})
+
+
+def _next_pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+def _is_tuple(instr: HloInstruction) -> bool:
+    return hasattr(instr.shape, "elements")
+
+
+def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -> Space:
+    root = comp.root
+    roots = [root]
+    if root.opcode == "tuple":
+        roots = list(root.operands)
+    elif _is_tuple(root):      # a variadic reduce: one root tile per output
+        roots = [root] * len(root.shape.elements)  # type: ignore[union-attr]
+    first = roots[0]
+    dims: list[Dimension] = []
+    seq: dict[tuple[str, str, int], int] = {}
+    if _is_tuple(first):
+        out_shape = array_dims(first.shape.elements[0], first.name)  # type: ignore[union-attr]
+    else:
+        out_shape = array_dims(first.shape, first.name)
+    definer = first
+    if first.opcode == "get-tuple-element" and first.operands[0].opcode == "scan":
+        definer = first.operands[0]
+    scan_dims = set(definer.dimensions or ()) if definer.opcode == "scan" else set()
+    for i, n in enumerate(out_shape):
+        dims.append(Dimension(len(dims), n, "sequential" if i in scan_dims else "parallel",
+                              definer.name if i in scan_dims else first.name, i))
+    rts: list[RtVar] = []
+    rt_of: dict[tuple[str, int], int] = {}
+    for instr in reversed(comp.instructions):
+        if instr.opcode == "reduce" and instr.dimensions is not None:
+            shape = array_dims(instr.operands[0].shape, instr.operands[0].name)
+            for d in instr.dimensions:
+                seq[(instr.name, "reduce", d)] = len(dims)
+                dims.append(Dimension(len(dims), shape[d], "sequential", instr.name,
+                                      len(dims)))
+        elif instr.opcode in ("dot", "scaled-dot") and instr.dot_dimension_numbers is not None:
+            shape = array_dims(instr.operands[0].shape, instr.operands[0].name)
+            for idx, d in enumerate(instr.dot_dimension_numbers.lhs_contracting_dims):
+                seq[(instr.name, "dot", idx)] = len(dims)
+                dims.append(Dimension(len(dims), shape[d], "sequential", instr.name,
+                                      len(dims)))
+    for instr in reversed(comp.instructions):
+        if instr.opcode == "dynamic-slice":
+            src = array_dims(instr.operands[0].shape, instr.operands[0].name)
+            out = array_dims(instr.shape, instr.name)
+            for j in range(1, len(instr.operands)):
+                rt_of[(instr.name, j)] = len(rts)
+                rts.append(RtVar(len(rts), 0, src[j - 1] - out[j - 1],
+                                 instr.operands[j].name))
+    space = Space(comp, roots, dims, rts, seq, rt_of)
+    space.root_dims = [list(range(len(out_shape))) for _ in roots]
+    space.root_shape = list(out_shape)
+    if tile_sizes is not None:
+        if len(tile_sizes) != len(dims):
+            raise SpaceRefusal(f"{len(tile_sizes)} tile sizes for {len(dims)} dimensions")
+        if any(s < 1 for s in tile_sizes):
+            raise SpaceRefusal("tile sizes must be at least 1")
+        space.tile_sizes = list(tile_sizes)
+    return space
+
+
+def tile_computation(space: Space) -> list[tuple[HloInstruction, int, XTile]]:
+    """Every instruction reached from the roots, with its distinct tiles (numbered per
+    instruction), by propagating the root tiles to the operands."""
+    seen: dict[tuple[str, bool], list[XTile]] = {}
+    out: list[tuple[HloInstruction, int, XTile]] = []
+    # A root that is also read inside the computation keeps its own tile (as XLA's).
+    stack = [(r, space.root_tile(i), True) for i, r in enumerate(space.roots)][::-1]
+    while stack:
+        instr, tile, is_root = stack.pop()
+        known = seen.setdefault((instr.name, is_root and instr.opcode == "parameter"), [])
+        if any(t.key() == tile.key() for t in known):
+            continue
+        known.append(tile)
+        out.append((instr, len(known) - 1, tile))
+        if instr.opcode in ("parameter", "constant", "iota") or not instr.operands:
+            continue
+        for op, t in zip(instr.operands, space.to_input(instr, tile)):
+            stack.append((op, t, False))
+    return out
+

@@ -1,0 +1,350 @@
+"""The symbolic tile of an indexing map (XLA's ``SymbolicTile::FromIndexingMap``).
+
+Given a map from an output index to an operand index, and a tile of the output that starts
+at the origin and has size ``ts_i`` along output dimension ``i``, the symbolic tile says
+which operand elements the tile reads, as a strided box per operand dimension:
+
+* ``offset``: the operand index of output index 0 (the map at dims = 0 and range
+  variables = 0); runtime variables stay in it;
+* ``size``: how many distinct values the result takes over the tile, an expression of the
+  tile sizes (the map's dims, renamed: dimension ``d_i`` of the tile map *is* ``ts_i``);
+* ``stride``: the distance between consecutive values;
+* ``constraints`` on the tile sizes under which that strided box is exact.
+
+The rules follow XLA's (facts from ``size_and_stride_expression.cc``): a dimension is
+``(ts, 1)``; a range variable in ``[0, n-1]`` is ``(n, 1)``; a constant ``(1, 0)``;
+``e * c`` scales the stride; ``d floordiv c`` is ``(ceil(ts / c), 1)``; ``d mod c`` and
+``(d floordiv k) mod c`` give ``n - ((n - 1) floordiv c) * c`` with ``n`` the size of the
+dividend, under ``c mod n == 0 || n mod c == 0``; a sum of strided terms (a reshape or
+bitcast collapsing dimensions) is the product of the sizes with one stride, chosen by a
+nest of "size != 1" tests, under a disjunction saying the tile is ``(1*, partial?, full*,
+1*)`` in decreasing stride order. Anything else is refused with the sub-expression that
+is not strided (:class:`TileRefusal`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sympy import Add, Integer, Mul, Symbol
+
+from symidx.errors import SymidxError
+from symidx.expr import (
+    Expr,
+    FloorDiv,
+    Mod,
+    as_expr,
+    dim,
+    free_vars,
+    rt,
+    var_index,
+    var_kind,
+)
+from symidx.indexing_map import IndexingMap, print_map
+from symidx.indexing_map.text import print_expr
+from symidx.interval import Interval
+from symidx.simplify import simplify, simplify_expr
+from symidx.tiling.constraints import DNF, FALSE, TRUE, Constraints, atom, dnf_and, dnf_or
+
+__all__ = ["SymbolicTile", "TileRefusal", "symbolic_tile", "SizeAndStride"]
+
+
+class TileRefusal(SymidxError):
+    """No symbolic tile: ``reason`` says why, ``subexpr`` names the part that is not a
+    strided expression (or None)."""
+
+    def __init__(self, reason: str, subexpr: str | None = None):
+        super().__init__(reason + (f": {subexpr}" if subexpr else ""))
+        self.reason = reason
+        self.subexpr = subexpr
+
+
+@dataclass(frozen=True)
+class SizeAndStride:
+    size: Expr
+    stride: Expr
+    constraints: Constraints = field(default_factory=Constraints.always)
+
+
+@dataclass(frozen=True)
+class SymbolicTile:
+    """Offsets, sizes and strides per operand dimension, as expressions of the tile sizes
+    ``d0..d{n-1}`` (bounds ``size_bounds``) and, for offsets, the runtime variables
+    ``rt0..`` (bounds ``rt_bounds``)."""
+
+    offsets: tuple[Expr, ...]
+    sizes: tuple[Expr, ...]
+    strides: tuple[Expr, ...]
+    size_bounds: tuple[Interval, ...]
+    rt_bounds: tuple[Interval, ...]
+    constraints: Constraints
+    dim_names: tuple[str, ...] = ()
+
+    @property
+    def rank(self) -> int:
+        return len(self.offsets)
+
+    def _names(self) -> dict[Symbol, str]:
+        names = {dim(i): n for i, n in enumerate(self.dim_names or
+                                                 [f"d{i}" for i in range(len(self.size_bounds))])}
+        names.update({rt(k): f"s{k}" for k in range(len(self.rt_bounds))})
+        return names
+
+    def _head(self, with_rts: bool) -> str:
+        names = self._names()
+        head = "(" + ", ".join(names[dim(i)] for i in range(len(self.size_bounds))) + ")"
+        if with_rts and self.rt_bounds:
+            head += "[" + ", ".join(f"s{k}" for k in range(len(self.rt_bounds))) + "]"
+        return head
+
+    def _map(self, exprs: Sequence[Expr], with_rts: bool) -> str:
+        names = self._names()
+        return f"{self._head(with_rts)} -> (" + ", ".join(print_expr(e, names)
+                                                         for e in exprs) + ")"
+
+    @property
+    def offset_map(self) -> str:
+        return self._map(self.offsets, True)
+
+    @property
+    def size_map(self) -> str:
+        return self._map(self.sizes, False)
+
+    @property
+    def stride_map(self) -> str:
+        return self._map(self.strides, False)
+
+    def rt_var_texts(self) -> list[str]:
+        return [f"s{k} in [{b.lo}, {b.hi}]" for k, b in enumerate(self.rt_bounds)]
+
+    def constraints_text(self) -> str:
+        return self.constraints.text(self._names())
+
+    def to_text(self) -> str:
+        """XLA's ``SymbolicTile::ToString`` layout."""
+        lines = ["Symbolic tile with", f"offset_map: {self.offset_map}",
+                 f"size_map: {self.size_map}", f"stride_map: {self.stride_map}"]
+        if self.rt_bounds:
+            lines.append("rt_vars: " + "".join(t + ", " for t in self.rt_var_texts()))
+        if not self.constraints.is_always:
+            lines.append("constraints: " + self.constraints_text())
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, object]:
+        return {"offset_map": self.offset_map, "size_map": self.size_map,
+                "stride_map": self.stride_map, "rt_vars": self.rt_var_texts(),
+                "constraints": self.constraints_text(),
+                "constraint_groups": self.constraints.factored_text(self._names())}
+
+    def evaluate(self, tile_sizes: Sequence[int], rt_values: Sequence[int] = ()
+                 ) -> tuple[list[int], list[int], list[int]]:
+        env = {dim(i): Integer(v) for i, v in enumerate(tile_sizes)}
+        env.update({rt(k): Integer(v) for k, v in enumerate(rt_values)})
+        def ev(e: Expr) -> int:
+            v = as_expr(e).xreplace(env)
+            if not v.is_Integer:
+                raise SymidxError(f"cannot evaluate {print_expr(e)} at {list(tile_sizes)}")
+            return int(v)
+        return ([ev(e) for e in self.offsets], [ev(e) for e in self.sizes],
+                [ev(e) for e in self.strides])
+
+
+# --------------------------------------------------------------------------- extraction
+def _is_dim(e: Expr) -> bool:
+    return e.is_Symbol and var_kind(e) == "d"
+
+
+class _Extractor:
+    def __init__(self, m: IndexingMap):
+        self.m = m
+
+    def refuse(self, why: str, e: Expr) -> TileRefusal:
+        names = dict(zip(self.m.all_vars, self.m.display_names()))
+        return TileRefusal(why, print_expr(e, names))
+
+    def dim_range_size(self, size: Expr) -> int | None:
+        """The most values a size expression takes: a constant, or a dimension's extent
+        (its index interval must start at 0)."""
+        if size.is_Integer:
+            return int(size)
+        if _is_dim(size):
+            b = self.m.dims[var_index(size)]
+            return b.hi + 1 if b.lo == 0 else None
+        return None
+
+    def extract(self, e: Expr) -> SizeAndStride:
+        if e.is_Integer:
+            return SizeAndStride(Integer(1), Integer(0))
+        if e.is_Symbol:
+            kind = var_kind(e)
+            if kind == "d":
+                return SizeAndStride(e, Integer(1))
+            if kind == "s":
+                b = self.m.ranges[var_index(e)]
+                if b.lo != 0:
+                    raise self.refuse("a range variable whose interval does not start at 0", e)
+                return SizeAndStride(Integer(b.hi + 1), Integer(1))
+            raise self.refuse("a runtime variable that is not an additive offset", e)
+        if isinstance(e, Mul):
+            coeff, rest = e.as_coeff_Mul()
+            if not coeff.is_Integer or isinstance(rest, Mul):
+                raise self.refuse("a product of variables is not a strided expression", e)
+            inner = self.extract(rest)
+            return SizeAndStride(inner.size, inner.stride * coeff, inner.constraints)
+        if isinstance(e, Mod):
+            return self.extract_mod(e)
+        if isinstance(e, FloorDiv):
+            num, den = e.args
+            if not den.is_Integer:
+                raise self.refuse("a division by a non-constant", e)
+            if not _is_dim(num):
+                raise self.refuse("a floordiv of something other than a dimension", e)
+            return SizeAndStride(FloorDiv(num + (int(den) - 1), den), Integer(1))
+        if isinstance(e, Add):
+            return self.combine([self.extract(t) for t in e.args], e)
+        raise self.refuse("not a strided expression", e)
+
+    def extract_mod(self, e: Expr) -> SizeAndStride:
+        lhs, c = e.args
+        if not c.is_Integer:
+            raise self.refuse("a modulus that is not a constant", e)
+        if _is_dim(lhs):
+            dividend = lhs
+        elif isinstance(lhs, FloorDiv) and _is_dim(lhs.args[0]) and lhs.args[1].is_Integer:
+            k = int(lhs.args[1])
+            dividend = FloorDiv(lhs.args[0] + (k - 1), k)
+        else:
+            raise self.refuse("a mod of something other than a dimension or a dimension's "
+                              "floordiv (a non-unit stride under mod)", e)
+        size = dividend - FloorDiv(dividend - 1, c) * c
+        cons = dnf_or(atom(Mod(c, dividend), 0, 0), atom(Mod(dividend, c), 0, 0))
+        return SizeAndStride(size, Integer(1), Constraints.of(cons))
+
+    def combine(self, parts: list[SizeAndStride], e: Expr) -> SizeAndStride:
+        cons = Constraints.always()
+        for p in parts:
+            cons = cons.and_(p.constraints)
+        size: Expr = Integer(1)
+        for p in parts:
+            size = size * p.size
+        for p in parts:
+            if not p.stride.is_Integer:
+                raise self.refuse("a summand with a non-constant stride", e)
+            if not (p.size.is_Integer or _is_dim(p.size)):
+                raise self.refuse("a summand whose size is neither a constant nor a "
+                                  "dimension", e)
+        ordered = sorted(parts, key=lambda p: -abs(int(p.stride)))
+        for k in range(1, len(ordered)):
+            n = self.dim_range_size(ordered[k].size)
+            if n is None:
+                raise self.refuse("a summand over a dimension that does not start at 0", e)
+            if n * abs(int(ordered[k].stride)) != abs(int(ordered[k - 1].stride)):
+                raise self.refuse("the strides of a sum do not nest (size x stride of one "
+                                  "term is not the next stride)", e)
+        stride: Expr = Integer(0)
+        for p in ordered:
+            b = self.dim_range_size(p.size)
+            if b is None:
+                raise self.refuse("a summand over a dimension that does not start at 0", e)
+            cond = FloorDiv(b + 1 - p.size, b)
+            stride = cond * stride + (1 - cond) * p.stride
+        cons = cons.and_dnf(self.sum_constraints(ordered))
+        return SizeAndStride(size, stride, cons)
+
+    def sum_constraints(self, ordered: list[SizeAndStride]) -> DNF:
+        """(1*, partial?, full*, 1*) in decreasing stride order, as a DNF."""
+        n = len(ordered)
+        out = FALSE
+        for partial in range(n):
+            for full in range(n - partial):
+                conj = TRUE
+                ok = True
+                for k, p in enumerate(ordered):
+                    if k == partial:
+                        continue
+                    if partial < k <= partial + full:
+                        top = self.dim_range_size(p.size)
+                        if top is None:
+                            ok = False
+                            break
+                        piece = atom(p.size, top, top)
+                    else:
+                        piece = atom(p.size, 1, 1)
+                    conj = dnf_and(conj, piece)
+                if ok:
+                    out = dnf_or(out, conj)
+        return out
+
+
+def constraints_ignorable(m: IndexingMap) -> Expr | None:
+    """None when every constraint of ``m`` only cuts high values of one of its results
+    (high padding, which a tile may overrun); else the first constraint that does not."""
+    for e, interval in m.constraints:
+        if interval.lo == 0 and e in m.results:
+            continue
+        return e
+    return None
+
+
+def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
+                  constant_stride: int | None = 1) -> SymbolicTile:
+    """The symbolic tile of ``m`` (see the module docstring); :class:`TileRefusal` when
+    XLA's rules give none. A result that is a constant has one element; its stride is
+    ``constant_stride`` (None: 0, XLA's stride of a constant expression)."""
+    if m.is_undefined:
+        raise TileRefusal("the map is undefined")
+    if m.is_known_empty and m.num_results == 0:   # a scalar read nowhere: the empty tile
+        m = IndexingMap.create(m.dims, ())
+    if m.is_known_empty:
+        raise TileRefusal("the map is known empty (it reads nothing)")
+    if not simplified:
+        m = simplify(m, replace_point_dims=False)
+    # A constraint on runtime variables is a data-dependent mask (a dynamic-update-slice
+    # reads its update only inside the window): the tile is the box around it, a sound
+    # over-approximation of what is read, as XLA's maps (which carry no such constraint).
+    masked = [(e, i) for e, i in m.constraints
+              if any(var_kind(v) == "rt" for v in free_vars(e))]
+    if masked:
+        m = m.replace(constraints=tuple(c for c in m.constraints if c not in masked))
+    bad = constraints_ignorable(m)
+    if bad is not None:
+        names = dict(zip(m.all_vars, m.display_names()))
+        raise TileRefusal("the map has a constraint that is not a high-padding bound on a "
+                          "result (e.g. low or interior padding)", print_expr(bad, names))
+    env = m.variable_bounds()
+    zero = {v: Integer(0) for v in m.dim_vars + m.range_vars}
+    ex = _Extractor(m)
+    offsets, sizes, strides = [], [], []
+    cons = Constraints.always()
+    for r in m.results:
+        off = simplify_expr(as_expr(r).xreplace(zero), env)
+        strided = simplify_expr(as_expr(r) - off, env)
+        if any(var_kind(v) == "s" for v in free_vars(off)):
+            raise ex.refuse("a range variable left in the offset", off)
+        part = ex.extract(strided)
+        if strided.is_Integer and constant_stride is not None:
+            # One element: its stride is arbitrary. XLA's own maps keep a reshape's size-1
+            # dimension as a floordiv (stride 1) where symidx folds it to a constant.
+            part = SizeAndStride(part.size, Integer(constant_stride), part.constraints)
+        offsets.append(off)
+        sizes.append(part.size)
+        strides.append(part.stride)
+        cons = cons.and_(part.constraints)
+    for e in sizes + strides:
+        if any(var_kind(v) != "d" for v in free_vars(e)):
+            raise TileRefusal("a size or stride depends on a runtime or range variable",
+                              print_expr(e))
+    # Runtime variables the offsets do not use are dropped, the others renumbered.
+    used = sorted({var_index(v) for e in offsets for v in free_vars(e) if var_kind(v) == "rt"})
+    renumber = {rt(k): rt(i) for i, k in enumerate(used)}
+    offsets = [as_expr(e).xreplace(renumber) for e in offsets]
+    size_bounds = tuple(Interval(b.lo + 1, b.hi + 1) for b in m.dims)
+    dim_names = m.display_names()[:m.num_dims]
+    return SymbolicTile(tuple(offsets), tuple(sizes), tuple(strides), size_bounds,
+                        tuple(m.rts[k].bounds for k in used), cons, tuple(dim_names))
+
+
+def describe_map(m: IndexingMap) -> str:
+    return print_map(m, "xla").split("\nruntime variables:")[0]
+
