@@ -12,7 +12,7 @@ from symidx.errors import MapError
 from symidx.expr import Expr, constrained_bounds
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
-from symidx.simplify.passes import PASSES, KnownEmpty, Work
+from symidx.simplify.passes import PASSES, KnownEmpty, Work, results_only_round
 from symidx.simplify.rewriter import Rewriter, Step
 from symidx.simplify.stats import DEFAULT_BUDGET, Budget, SimplifyStats
 
@@ -63,6 +63,10 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
     steps: list[Step] | None = [] if trace else None
     stats = SimplifyStats() if trace else None
     result = m
+    quick = None if trace or m.is_known_empty or m.is_undefined or budget.rounds < 1 \
+        else results_only_round(m, budget, replace_point_dims)
+    if quick is not None:
+        return quick
     if not (m.is_known_empty or m.is_undefined):
         for _ in range(budget.rounds):
             new, eliminated = _round(result, budget, steps, stats, replace_point_dims)

@@ -10,7 +10,7 @@ a pass that finds the domain empty raises :class:`KnownEmpty`. The driver
 from __future__ import annotations
 
 from collections.abc import Callable
-from operator import is_not
+from operator import is_, is_not
 
 from sympy import Integer, Symbol
 
@@ -27,7 +27,7 @@ from symidx.simplify.constraints import (
 from symidx.simplify.rewriter import Rewriter, Step
 from symidx.simplify.stats import Budget, SimplifyStats
 
-__all__ = ["Work", "KnownEmpty", "PASSES", "Pass"]
+__all__ = ["Work", "KnownEmpty", "PASSES", "Pass", "results_only_round"]
 
 
 class KnownEmpty(Exception):
@@ -208,6 +208,33 @@ def simplify_results(w: Work) -> int:
     simplify = w.rw.simplify
     w.results = [simplify(r) for r in w.results]
     return sum(map(is_not, w.results, w.m.results))
+
+
+def results_only_round(m: IndexingMap, budget: Budget, replace_point_dims: bool
+                       ) -> IndexingMap | None:
+    """What the rounds give a map without constraints whose range variables all span more
+    than one value, or None for any other map. On such a map the constraint passes have
+    nothing to do and no interval can narrow, so one round settles it: dimensions with a
+    single value become constants and the results are rewritten (:func:`substitute_values`,
+    :func:`simplify_results`), without building the round's state. The map itself when
+    nothing changes."""
+    if m.constraints:
+        return None
+    bounds = m.all_bounds
+    nd, nr = m.num_dims, m.num_ranges
+    for b in bounds[nd:nd + nr]:
+        if b.lo == b.hi:
+            return None
+    results = m.results
+    if replace_point_dims:
+        point_dims = {dim(i): Integer(b.lo) for i, b in enumerate(bounds[:nd]) if b.lo == b.hi}
+        if point_dims:
+            results = tuple(substitute(results, point_dims))
+    simplify = Rewriter(dict(zip(m.all_vars, bounds)), None, budget.steps).simplify
+    new = [simplify(r) for r in results]
+    if all(map(is_, new, m.results)):
+        return m
+    return IndexingMap(m.dims, tuple(new), m.ranges, m.rts, (), m.names)
 
 
 PASSES: tuple[Pass, ...] = (

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sympy import Add, Symbol
+from sympy import Add, Mul, Symbol
 
-from symidx.expr import Expr, bounds, rebuild
+from symidx.expr import Expr, add, bounds, rebuild, scale
 from symidx.interval import Interval
 from symidx.simplify.rules import RULES, Context, Rule, has_division_term, is_plain
 from symidx.simplify.stats import DEFAULT_BUDGET, SimplifyStats
@@ -76,15 +76,12 @@ class Rewriter:
     def simplify(self, e: Expr) -> Expr:
         if e.is_Atom:
             return e
+        if is_plain(e):  # a sum of multiples of variables: no rule applies anywhere in it
+            return e
         done = self._memo.get(e)
         if done is not None:
             return done
-        if is_plain(e):  # a sum of multiples of variables: no rule applies anywhere in it
-            return e
-        args = e.args
-        new_args = tuple(self.simplify(a) for a in args)
-        node = rebuild(e, new_args) if new_args != args else e
-        node = self._rewrite(node)
+        node = self._rewrite(self._with_simplified_args(e))
         self._memo[e] = node
         self._memo[node] = node
         return node
@@ -105,7 +102,7 @@ class Rewriter:
                 return node
             for rule in rules:
                 new = rule(node, self)
-                if new is None or new == node:
+                if new is None or new is node or (type(new) is type(node) and new == node):
                     continue
                 self.steps_left -= 1
                 if self.trace is not None:
@@ -117,10 +114,40 @@ class Rewriter:
         return node
 
     def _with_simplified_args(self, e: Expr) -> Expr:
+        """``e`` with its arguments simplified. A sum is rebuilt as one flat sum: a term
+        ``k*t`` whose ``t`` simplifies to a sum contributes that sum's terms times ``k``
+        (what rebuilding ``k*t`` and then the sum would give, without the intermediate
+        sum)."""
         if e.is_Atom:
             return e
-        args = tuple(self.simplify(a) for a in e.args)
-        return rebuild(e, args) if args != e.args else e
+        args = e._args
+        if type(e) is not Add:
+            new_args = tuple([self.simplify(a) for a in args])
+            return rebuild(e, new_args) if new_args != args else e
+        changed = False
+        parts: list[Expr] = []
+        for t in args:
+            if t.is_Atom:
+                parts.append(t)
+                continue
+            if type(t) is Mul and len(t._args) == 2 and t._args[0].is_Integer:
+                inner = t._args[1]
+                new = self.simplify(inner)
+                if new is inner:
+                    parts.append(t)
+                    continue
+                changed = True
+                k = int(t._args[0])
+                if type(new) is Add:
+                    parts.extend([scale(k, u) for u in new._args])
+                else:
+                    parts.append(scale(k, new))
+                continue
+            new = self.simplify(t)
+            if new is not t:
+                changed = True
+            parts.append(new)
+        return add(parts) if changed else e
 
 
 def _counted_table(stats: SimplifyStats) -> dict[type, tuple[Rule, ...]]:
