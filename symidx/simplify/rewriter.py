@@ -107,7 +107,10 @@ class Rewriter:
                 self.steps_left -= 1
                 if self.trace is not None:
                     self.trace.append(Step(rule.__name__, node, new, self._env_items))
-                node = self._memo.get(new) or self._with_simplified_args(new)
+                if new.is_Atom or is_plain(new):  # no rule applies inside it
+                    node = new
+                else:
+                    node = self._memo.get(new) or self._with_simplified_args(new)
                 break
             else:
                 return node

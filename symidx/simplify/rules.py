@@ -19,7 +19,8 @@ from collections.abc import Callable
 from math import gcd
 from typing import Protocol
 
-from sympy import Add, Integer, Mul, Pow
+from sympy import Add, Integer, Mul, Pow, Symbol
+from sympy.core.add import _args_sortkey
 
 from symidx._arith import ceil_div
 from symidx.expr import (
@@ -132,15 +133,49 @@ def _times(*factors: Expr) -> Expr:
     return kept[0] if len(kept) == 1 else Mul(*kept)
 
 
+_MONOMIALS = frozenset({Symbol, FloorDiv, Mod, CeilDiv, Min, Max})
+"""The types of monomial :func:`sum_of_terms` builds directly (``add`` does too)."""
+
+
+def sum_of_terms(parts: Terms) -> Expr:
+    """:func:`~symidx.expr.from_terms` (the same expression), built directly when every
+    monomial is a variable or one of our operations: like monomials merged, each scaled
+    once, in sympy's canonical order; anything else goes to ``from_terms``."""
+    coeffs: dict[Expr, int] = {}
+    const = 0
+    for c, m in parts:
+        if m is ONE:
+            const += c
+        elif type(m) in _MONOMIALS:
+            coeffs[m] = coeffs.get(m, 0) + c
+        else:
+            return from_terms(parts)
+    out = [m if c == 1 else Mul._from_args((Integer(c), m), True)
+           for m, c in coeffs.items() if c]
+    if not out:
+        return Integer(const)
+    if len(out) == 1 and not const:
+        return out[0]
+    if len(out) > 1:
+        out.sort(key=_args_sortkey)
+    if const:
+        out.insert(0, Integer(const))
+    return Add._from_args(out, True)
+
+
 def is_plain(e: Expr) -> bool:
     """Is ``e`` a sum or product of integers and variables (``d0 * 4 + d1 - 3``), where no
     rule applies?"""
-    if not isinstance(e, (Add, Mul)):
+    kind = type(e)
+    if kind is not Add and kind is not Mul:
         return False
-    for a in e.args:
+    for a in e._args:
         if a.is_Atom:
             continue
-        if isinstance(a, Mul) and all(f.is_Atom for f in a.args):
+        if type(a) is Mul:
+            for f in a._args:
+                if not f.is_Atom:
+                    return False
             continue
         return False
     return True
@@ -161,6 +196,16 @@ def has_division_term(e: Expr) -> bool:
 def constant_by_range(node: Expr, ctx: Context) -> Expr | None:
     """``F(x, c) = k`` when every value of ``x`` lies in ``[k*c, k*c + c - 1]``; in general,
     an operation whose range is a single value is that value (``ceildiv`` likewise)."""
+    d = node._args[1]
+    if d.is_Integer and type(node) is not Mod:  # F or C by a constant: from x's interval
+        c = int(d)
+        if c > 0:
+            b = ctx.bounds(node._args[0])
+            if b.lo > b.hi:
+                return None
+            lo, hi = (b.lo // c, b.hi // c) if type(node) is FloorDiv else (
+                ceil_div(b.lo, c), ceil_div(b.hi, c))
+            return Integer(lo) if lo == hi else None
     b = ctx.bounds(node)
     return Integer(b.lo) if b.is_point else None
 
@@ -170,13 +215,21 @@ def _extract_terms(node: Expr, symbolic: bool) -> tuple[Terms, Terms] | None:
     """``(q, y)`` as term lists with ``node.args[0] = c*q + y``, the terms that are
     multiples of the divisor ``c`` moved into ``q``; for a constant divisor unless
     ``symbolic``. None when no term is a multiple."""
-    c = node.args[1]
+    c = node._args[1]
     if c.is_Integer == symbolic:
         return None
-    divisor = _split_divisor(c)
     out: Terms = []
     kept: Terms = []
-    for coeff, mono in terms(node.args[0]):
+    if not symbolic:  # the multiples of a constant, by their coefficients
+        k = int(c)
+        for coeff, mono in terms(node._args[0]):
+            if coeff % k:
+                kept.append((coeff, mono))
+            else:
+                out.append((coeff // k, mono))
+        return (out, kept) if out else None
+    divisor = _split_divisor(c)
+    for coeff, mono in terms(node._args[0]):
         q = _multiple(coeff, mono, divisor)
         if q is None:
             kept.append((coeff, mono))
@@ -190,18 +243,19 @@ def _extract_terms(node: Expr, symbolic: bool) -> tuple[Terms, Terms] | None:
 def _extract(node: Expr, symbolic: bool) -> tuple[Expr, Expr] | None:
     """As :func:`_extract_terms`, the two parts as expressions."""
     split = _extract_terms(node, symbolic)
-    return None if split is None else (from_terms(split[0]), from_terms(split[1]))
+    return None if split is None else (sum_of_terms(split[0]), sum_of_terms(split[1]))
 
 
 def _terms_bounds(parts: Terms, ctx: Context) -> Interval:
     """The interval of a sum given as terms, without building it."""
     lo = hi = 0
+    bounds = ctx.bounds
     for coeff, mono in parts:
         if mono is ONE:
             lo += coeff
             hi += coeff
             continue
-        b = ctx.bounds(mono)
+        b = bounds(mono)
         if b.is_empty:
             return b
         if coeff >= 0:
@@ -225,8 +279,8 @@ def floordiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
     c = int(node.args[1])
     b = _terms_bounds(kept, ctx)
     if not b.is_empty and b.lo // c == b.hi // c:
-        return from_terms([*out, (b.lo // c, ONE)])
-    return from_terms([*out, (1, FloorDiv(from_terms(kept), c))])
+        return sum_of_terms([*out, (b.lo // c, ONE)])
+    return sum_of_terms([*out, (1, FloorDiv(sum_of_terms(kept), c))])
 def floordiv_cancel_divisor(node: Expr, ctx: Context) -> Expr | None:
     """``F(c*q + y, c) = q + F(y, c)`` for a divisor ``c`` that is not a constant (nonzero
     on the domain): the same derivation as :func:`floordiv_extract_multiples`, with the
@@ -251,7 +305,7 @@ def floordiv_drop_remainder(node: Expr, ctx: Context) -> Expr | None:
     if split is None:
         return None
     g, big, _ = split
-    reduced = from_terms([(coeff // g, mono) for coeff, mono in big])
+    reduced = sum_of_terms([(coeff // g, mono) for coeff, mono in big])
     return FloorDiv(reduced, c // g)
 
 
@@ -273,7 +327,7 @@ def _split_remainder(parts: Terms, c: int, ctx: Context, ceil: bool = False
         if const - whole:
             small.append((const - whole, ONE))
         if small:
-            b = ctx.bounds(from_terms(small))
+            b = ctx.bounds(sum_of_terms(small))
             if b.is_empty or (b.hi > 0 or b.lo <= -g if ceil else b.lo < 0 or b.hi >= g):
                 continue
         return g, big, small
@@ -299,7 +353,7 @@ def floordiv_nested(node: Expr, ctx: Context) -> Expr | None:
         rest = [(k * int(a), m) for k, m in parts if m is not div]
     else:
         rest = [(k, _times(a, m)) for k, m in parts if m is not div]
-    return FloorDiv(add([from_terms(rest), div.args[0]]), _times(a, b) if not (
+    return FloorDiv(add([sum_of_terms(rest), div.args[0]]), _times(a, b) if not (
         a.is_Integer and b.is_Integer) else Integer(int(a) * int(b)))
 
 
@@ -343,8 +397,8 @@ def ceildiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
         b = _terms_bounds(kept, ctx)
         k = int(c)
         if not b.is_empty and ceil_div(b.lo, k) == ceil_div(b.hi, k):  # C(y, c) is one value
-            return from_terms([*out, (ceil_div(b.lo, k), ONE)])
-    return from_terms([*out, (1, CeilDiv(from_terms(kept), c))])
+            return sum_of_terms([*out, (ceil_div(b.lo, k), ONE)])
+    return sum_of_terms([*out, (1, CeilDiv(sum_of_terms(kept), c))])
 
 
 def ceildiv_drop_remainder(node: Expr, ctx: Context) -> Expr | None:
@@ -358,7 +412,7 @@ def ceildiv_drop_remainder(node: Expr, ctx: Context) -> Expr | None:
     if split is None:
         return None
     g, big, _ = split
-    return CeilDiv(from_terms([(coeff // g, mono) for coeff, mono in big]), c // g)
+    return CeilDiv(sum_of_terms([(coeff // g, mono) for coeff, mono in big]), c // g)
 
 
 def ceildiv_negative_divisor(node: Expr, ctx: Context) -> Expr | None:
@@ -405,8 +459,8 @@ def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
     c = int(node.args[1])
     b = _terms_bounds(kept, ctx)
     if not b.is_empty and b.lo // c == b.hi // c:
-        return from_terms([*kept, (-(b.lo // c) * c, ONE)])
-    return Mod(from_terms(kept), c)
+        return sum_of_terms([*kept, (-(b.lo // c) * c, ONE)])
+    return Mod(sum_of_terms(kept), c)
 
 
 def mod_drop_divisor_multiples(node: Expr, ctx: Context) -> Expr | None:
@@ -434,8 +488,8 @@ def mod_factor_gcd(node: Expr, ctx: Context) -> Expr | None:
     g, big, small = split
     if small and all(m is ONE for _, m in small):
         return None
-    reduced = from_terms([(coeff // g, mono) for coeff, mono in big])
-    return add([scale(g, Mod(reduced, c // g)), from_terms(small)])
+    reduced = sum_of_terms([(coeff // g, mono) for coeff, mono in big])
+    return add([scale(g, Mod(reduced, c // g)), sum_of_terms(small)])
 
 
 def mod_nested(node: Expr, ctx: Context) -> Expr | None:
@@ -452,7 +506,7 @@ def mod_nested(node: Expr, ctx: Context) -> Expr | None:
             a = positive_divisor(mono)
             if a is not None and (k * a) % b == 0:
                 rest = parts[:i] + parts[i + 1:]
-                return Mod(add([from_terms(rest), scale(k, mono.args[0])]), b)
+                return Mod(add([sum_of_terms(rest), scale(k, mono.args[0])]), b)
     return None
 
 
@@ -484,7 +538,7 @@ def sum_recombine_div_mod(node: Expr, ctx: Context) -> Expr | None:
         partner = _times(extra, _product(c_factors), quotient)
         if partner is not mono and index.get(partner) == k * c_int:
             rest = [(kk, m) for kk, m in parts if m is not mono and m != partner]
-            return add([from_terms(rest), scale(k, _times(extra, op.args[0]))])
+            return add([sum_of_terms(rest), scale(k, _times(extra, op.args[0]))])
     return None
 
 
@@ -515,7 +569,7 @@ def sum_to_mod(node: Expr, ctx: Context) -> Expr | None:
         for coeff, t in wanted:
             remaining[t] = remaining.get(t, 0) - coeff
         rest = [(coeff, t) for t, coeff in remaining.items() if coeff]
-        return add([from_terms(rest), scale(m, Mod(op.args[0], op.args[1]))])
+        return add([sum_of_terms(rest), scale(m, Mod(op.args[0], op.args[1]))])
     return None
 
 
@@ -544,7 +598,7 @@ def sum_join_mod_digits(node: Expr, ctx: Context) -> Expr | None:
             m = op2.args[1]
             cm = Integer(int(c) * int(m)) if c.is_Integer and m.is_Integer else _times(c, m)
             rest = [(kk, t) for kk, t in parts if t is not mono and t is not mono2]
-            return add([from_terms(rest), scale(k, _times(extra, Mod(op.args[0], cm)))])
+            return add([sum_of_terms(rest), scale(k, _times(extra, Mod(op.args[0], cm)))])
     return None
 
 
