@@ -205,7 +205,7 @@ def substitute_values(w: Work) -> int:
 
 def simplify_results(w: Work) -> int:
     """Every result rewritten by the expression rules. Counts the results changed."""
-    simplify = w.rw.simplify
+    simplify = w.rw.simplify_result
     w.results = [simplify(r) for r in w.results]
     return sum(map(is_not, w.results, w.m.results))
 
@@ -230,7 +230,7 @@ def results_only_round(m: IndexingMap, budget: Budget, replace_point_dims: bool
         point_dims = {dim(i): Integer(b.lo) for i, b in enumerate(bounds[:nd]) if b.lo == b.hi}
         if point_dims:
             results = tuple(substitute(results, point_dims))
-    simplify = Rewriter(dict(zip(m.all_vars, bounds)), None, budget.steps).simplify
+    simplify = Rewriter(dict(zip(m.all_vars, bounds)), None, budget.steps).simplify_result
     new = [simplify(r) for r in results]
     if all(map(is_, new, m.results)):
         return m

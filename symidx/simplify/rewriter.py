@@ -15,11 +15,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sympy import Add, Mul, Symbol
+from sympy import Add, Symbol
 
-from symidx.expr import Expr, add, bounds, rebuild, scale
+from symidx.expr import ONE, Expr, Terms, bounds, rebuild, terms
 from symidx.interval import Interval
-from symidx.simplify.rules import RULES, Context, Rule, has_division_term, is_plain
+from symidx.simplify.rules import (
+    RULES,
+    Context,
+    Rule,
+    has_division_term,
+    is_plain,
+    sum_of_terms,
+)
 from symidx.simplify.stats import DEFAULT_BUDGET, SimplifyStats
 
 DEFAULT_MAX_STEPS = DEFAULT_BUDGET.steps
@@ -86,6 +93,13 @@ class Rewriter:
         self._memo[node] = node
         return node
 
+    def simplify_result(self, e: Expr) -> Expr:
+        """As :meth:`simplify`, for an expression that is a whole result (met once): its
+        own node is neither looked up nor remembered (its sub-expressions are)."""
+        if e.is_Atom or is_plain(e):
+            return e
+        return self._rewrite(self._with_simplified_args(e))
+
     @property
     def exhausted(self) -> bool:
         """Did the step budget run out (here or in a look-ahead) before a node was done?"""
@@ -128,29 +142,21 @@ class Rewriter:
             new_args = tuple([self.simplify(a) for a in args])
             return rebuild(e, new_args) if new_args != args else e
         changed = False
-        parts: list[Expr] = []
-        for t in args:
+        parts: Terms = []
+        for k, t in terms(e):
             if t.is_Atom:
-                parts.append(t)
-                continue
-            if type(t) is Mul and len(t._args) == 2 and t._args[0].is_Integer:
-                inner = t._args[1]
-                new = self.simplify(inner)
-                if new is inner:
-                    parts.append(t)
-                    continue
-                changed = True
-                k = int(t._args[0])
-                if type(new) is Add:
-                    parts.extend([scale(k, u) for u in new._args])
-                else:
-                    parts.append(scale(k, new))
+                parts.append((k, t))
                 continue
             new = self.simplify(t)
-            if new is not t:
-                changed = True
-            parts.append(new)
-        return add(parts) if changed else e
+            if new is t:
+                parts.append((k, t))
+                continue
+            changed = True
+            if new.is_Integer:
+                parts.append((k * int(new), ONE))
+            else:
+                parts.extend([(k * c, u) for c, u in terms(new)])
+        return sum_of_terms(parts) if changed else e
 
 
 def _counted_table(stats: SimplifyStats) -> dict[type, tuple[Rule, ...]]:

@@ -200,11 +200,11 @@ def constant_by_range(node: Expr, ctx: Context) -> Expr | None:
     if d.is_Integer and type(node) is not Mod:  # F or C by a constant: from x's interval
         c = int(d)
         if c > 0:
-            b = ctx.bounds(node._args[0])
-            if b.lo > b.hi:
+            span = _terms_span(terms(node._args[0]), ctx)
+            if span is None:
                 return None
-            lo, hi = (b.lo // c, b.hi // c) if type(node) is FloorDiv else (
-                ceil_div(b.lo, c), ceil_div(b.hi, c))
+            lo, hi = (span[0] // c, span[1] // c) if type(node) is FloorDiv else (
+                ceil_div(span[0], c), ceil_div(span[1], c))
             return Integer(lo) if lo == hi else None
     b = ctx.bounds(node)
     return Integer(b.lo) if b.is_point else None
@@ -248,6 +248,13 @@ def _extract(node: Expr, symbolic: bool) -> tuple[Expr, Expr] | None:
 
 def _terms_bounds(parts: Terms, ctx: Context) -> Interval:
     """The interval of a sum given as terms, without building it."""
+    span = _terms_span(parts, ctx)
+    return Interval.EMPTY if span is None else Interval(*span)
+
+
+def _terms_span(parts: Terms, ctx: Context) -> tuple[int, int] | None:
+    """The least and greatest value of a sum given as terms (None when empty), without
+    building the sum or its interval."""
     lo = hi = 0
     bounds = ctx.bounds
     for coeff, mono in parts:
@@ -256,13 +263,13 @@ def _terms_bounds(parts: Terms, ctx: Context) -> Interval:
             hi += coeff
             continue
         b = bounds(mono)
-        if b.is_empty:
-            return b
+        if b.lo > b.hi:
+            return None
         if coeff >= 0:
             lo, hi = lo + coeff * b.lo, hi + coeff * b.hi
         else:
             lo, hi = lo + coeff * b.hi, hi + coeff * b.lo
-    return Interval(lo, hi)
+    return lo, hi
 
 
 def floordiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
@@ -276,10 +283,10 @@ def floordiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
     if split is None:
         return None
     out, kept = split
-    c = int(node.args[1])
-    b = _terms_bounds(kept, ctx)
-    if not b.is_empty and b.lo // c == b.hi // c:
-        return sum_of_terms([*out, (b.lo // c, ONE)])
+    c = int(node._args[1])
+    span = _terms_span(kept, ctx)
+    if span is not None and span[0] // c == span[1] // c:
+        return sum_of_terms([*out, (span[0] // c, ONE)])
     return sum_of_terms([*out, (1, FloorDiv(sum_of_terms(kept), c))])
 def floordiv_cancel_divisor(node: Expr, ctx: Context) -> Expr | None:
     """``F(c*q + y, c) = q + F(y, c)`` for a divisor ``c`` that is not a constant (nonzero
@@ -456,10 +463,10 @@ def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
     if split is None:
         return None
     _, kept = split
-    c = int(node.args[1])
-    b = _terms_bounds(kept, ctx)
-    if not b.is_empty and b.lo // c == b.hi // c:
-        return sum_of_terms([*kept, (-(b.lo // c) * c, ONE)])
+    c = int(node._args[1])
+    span = _terms_span(kept, ctx)
+    if span is not None and span[0] // c == span[1] // c:
+        return sum_of_terms([*kept, (-(span[0] // c) * c, ONE)])
     return Mod(sum_of_terms(kept), c)
 
 
