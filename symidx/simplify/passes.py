@@ -204,7 +204,11 @@ def substitute_values(w: Work) -> int:
 
 
 def simplify_results(w: Work) -> int:
-    """Every result rewritten by the expression rules. Counts the results changed."""
+    """Every result rewritten by the expression rules, which may assume the constraints
+    (a result is only evaluated where they hold; the constraints themselves are never
+    rewritten under their own assumption). Counts the results changed."""
+    if w.constraints:  # a result is only evaluated where the constraints hold
+        w.rw.assume(w.constraints)
     simplify = w.rw.simplify_result
     w.results = [simplify(r) for r in w.results]
     return sum(map(is_not, w.results, w.m.results))

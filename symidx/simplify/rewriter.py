@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from sympy import Add, Symbol
 
-from symidx.expr import ONE, Expr, Terms, bounds, rebuild, terms
+from symidx.expr import ONE, Expr, Terms, bounds, constrained_bounds, rebuild, terms
 from symidx.interval import Interval
 from symidx.simplify.rules import (
     RULES,
@@ -45,13 +45,16 @@ class Step:
     env: tuple[tuple[Symbol, Interval], ...] = ()
     before_interval: Interval | None = None
     after_interval: Interval | None = None
+    #: constraints the rewrite also relies on (``expr in interval``; a result's rewrite
+    #: may use the map's constraints, as the result is only evaluated where they hold)
+    facts: tuple[tuple[Expr, Interval], ...] = ()
 
 
 class Rewriter:
     """Simplifies expressions under fixed variable intervals."""
 
     __slots__ = ("env", "trace", "_rules", "_env_items", "max_steps", "steps_left",
-                 "_starved", "_memo", "_bounds", "_prober")
+                 "_starved", "_memo", "_bounds", "_prober", "facts", "_known")
 
     def __init__(self, env: Mapping[Symbol, Interval], trace: list[Step] | None = None,
                  max_steps: int = DEFAULT_MAX_STEPS, stats: SimplifyStats | None = None):
@@ -67,9 +70,31 @@ class Rewriter:
         self._memo: dict[Expr, Expr] = {}
         self._bounds: dict[Expr, Interval] = {}
         self._prober: Rewriter | None = None
+        #: constraints the expressions may assume (those of the map, for its results)
+        self.facts: dict[Expr, Interval] = {}
+        self._known: dict[Expr, Interval] = {}
 
     def bounds(self, e: Expr) -> Interval:
         return bounds(e, self.env, self._bounds)
+
+    def known_bounds(self, e: Expr) -> Interval:
+        """The interval of ``e`` where the variables lie in their intervals and every
+        fact holds (:func:`~symidx.expr.constrained_bounds`); :meth:`bounds` without
+        facts."""
+        if not self.facts:
+            return self.bounds(e)
+        got = self._known.get(e)
+        if got is None:
+            got = self._known[e] = constrained_bounds(e, self.env, self.facts)
+        return got
+
+    def assume(self, facts: dict[Expr, Interval]) -> None:
+        """From now on, rewrite assuming ``facts`` (a map's constraints, for its results).
+        Rewrites remembered so far hold without them and stay."""
+        self.facts = dict(facts)
+        self._known = {}
+        if self._prober is not None:
+            self._prober.assume(facts)
 
     def probe(self, e: Expr) -> Expr:
         """Simplify on the side, recording nothing (for rules that look for a partner
@@ -78,6 +103,8 @@ class Rewriter:
         if self._prober is None:
             self._prober = Rewriter(self.env, None, self.max_steps)
             self._prober._bounds = self._bounds
+            if self.facts:
+                self._prober.assume(self.facts)
         return self._prober.simplify(e)
 
     def simplify(self, e: Expr) -> Expr:
@@ -120,7 +147,8 @@ class Rewriter:
                     continue
                 self.steps_left -= 1
                 if self.trace is not None:
-                    self.trace.append(Step(rule.__name__, node, new, self._env_items))
+                    self.trace.append(Step(rule.__name__, node, new, self._env_items,
+                                           facts=tuple(self.facts.items())))
                 if new.is_Atom or is_plain(new):  # no rule applies inside it
                     node = new
                 else:

@@ -47,6 +47,8 @@ class Context(Protocol):
 
     def probe(self, e: Expr) -> Expr: ...
 
+    def known_bounds(self, e: Expr) -> Interval: ...
+
 
 Rule = Callable[[Expr, Context], "Expr | None"]
 
@@ -529,6 +531,177 @@ def mod_negative_divisor(node: Expr, ctx: Context) -> Expr | None:
     return scale(-1, folded) if folded != flipped else None
 
 
+def mod_nested_divisor(node: Expr, ctx: Context) -> Expr | None:
+    """``M(y + k*M(x, c), c) = M(y + k*x, c)`` for a divisor ``c`` that is not a constant
+    (nonzero on the domain), the same expression inside and out: ``k*M(x, c) = k*x -
+    k*c*F(x, c)`` and the multiple of ``c`` does not change the remainder. So
+    ``(x - x mod y) mod y = M(x - x, y) = 0`` (``x - M(x, y)`` is ``y*F(x, y)``)."""
+    c = node._args[1]
+    if c.is_Integer:
+        return None
+    parts = terms(node._args[0])
+    for i, (k, mono) in enumerate(parts):
+        if type(mono) is Mod and mono._args[1] == c:
+            rest = parts[:i] + parts[i + 1:]
+            return Mod(add([sum_of_terms(rest), scale(k, mono._args[0])]), c)
+    return None
+
+
+def _factors(coeff: int, mono: Expr) -> tuple[int, dict[Expr, int]]:
+    """A term ``coeff * mono`` as its integer coefficient and the multiset of its other
+    factors (a constant term has none)."""
+    if mono is ONE:
+        return coeff, {}
+    k, factors = _split_divisor(mono)
+    return coeff * k, factors
+
+
+def _common_factor(node: Expr, ctx: Context) -> tuple[int, dict[Expr, int]] | None:
+    """The greatest common factor ``g`` (its integer part and its other factors) of the
+    dividend's terms and the divisor, when it is more than 1 and its symbolic part is
+    provably at least 1 (so ``g`` is positive wherever the map is defined)."""
+    c = node._args[1]
+    if c.is_Integer:
+        return None  # constant divisors: floordiv_drop_remainder and mod_factor_gcd
+    g, common = _split_divisor(c)
+    g = abs(g)
+    for coeff, mono in terms(node._args[0]):
+        k, factors = _factors(coeff, mono)
+        g = gcd(g, k)
+        common = {f: min(n, factors.get(f, 0)) for f, n in common.items()}
+        common = {f: n for f, n in common.items() if n}
+        if g == 1 and not common:
+            return None
+    if g == 1 and not common:
+        return None
+    if common and not _is_positive(_product(common), ctx):
+        return None
+    return g, common
+
+
+def _divide_out(e: Expr, g: int, common: dict[Expr, int]) -> Expr:
+    """``e / (g * common)`` for a sum every term of which that divides."""
+    out = []
+    for coeff, mono in terms(e):
+        k, factors = _factors(coeff, mono)
+        rest = dict(factors)
+        for f, n in common.items():
+            rest[f] -= n
+        out.append((k // g, _product(rest)))
+    return add([Integer(k) if m is ONE else scale(k, m) for k, m in out if k])
+
+
+def floordiv_cancel_factor(node: Expr, ctx: Context) -> Expr | None:
+    """``F(g*x, g*y) = F(x, y)`` for ``g >= 1`` (an integer, or a product of factors whose
+    interval is at least 1), ``y`` not a constant: ``floor(g*x / (g*y)) = floor(x / y)``.
+    ``g`` is the greatest common factor of every term of the dividend and the divisor; its
+    being positive keeps ``g*y`` and ``y`` zero at the same points, so the map is defined
+    where it was. ``(s0 * d0) floordiv (s0 * s1) = d0 floordiv s1`` for ``s0 >= 1``.
+    (``ceildiv`` likewise: ``ceil(g*x / (g*y)) = ceil(x / y)``.)"""
+    found = _common_factor(node, ctx)
+    if found is None:
+        return None
+    g, common = found
+    return type(node)(_divide_out(node._args[0], g, common),
+                      _divide_out(node._args[1], g, common))
+
+
+def mod_cancel_factor(node: Expr, ctx: Context) -> Expr | None:
+    """``M(g*x, g*y) = g*M(x, y)`` for ``g >= 1`` as in :func:`floordiv_cancel_factor`:
+    ``g*x - g*y*F(g*x, g*y) = g*(x - y*F(x, y))``. ``(s0 * d0) mod (s0 * s1) =
+    s0 * (d0 mod s1)`` for ``s0 >= 1``."""
+    found = _common_factor(node, ctx)
+    if found is None:
+        return None
+    g, common = found
+    inner = Mod(_divide_out(node._args[0], g, common), _divide_out(node._args[1], g, common))
+    return scale(g, _times(_product(common), inner))
+
+
+def divide_below_divisor(node: Expr, ctx: Context) -> Expr | None:
+    """``F(x, y) = 0`` and ``M(x, y) = x`` when ``0 <= x < y`` on the map's domain, for a
+    divisor ``y`` that is not a constant: then ``0 <= x/y < 1``. The facts come from the
+    intervals *and the constraints* (a result is only ever evaluated where they hold), so
+    ``d0 mod (s0 * s0 * 32) = d0`` where a constraint gives ``d0 - s0 * s0 * 32 <= -1``
+    and ``d0 >= 0``."""
+    x, y = node._args
+    if y.is_Integer:
+        return None
+    known = ctx.known_bounds
+    if known(x).lo < 0:
+        return None
+    gap = known(add([x, scale(-1, y)]))
+    if gap.is_empty or gap.hi > -1:
+        gap = -known(add([y, scale(-1, x)]))
+        if gap.is_empty or gap.hi > -1:
+            return None
+    return Integer(0) if type(node) is FloorDiv else x
+
+
+# --- sums (complementary) --------------------------------------------------------------------------------------
+def sum_complementary_mods(node: Expr, ctx: Context) -> Expr | None:
+    """``k*M(x + a_1, c) + ... + k*M(x + a_c, c) = k*c*(c - 1)/2`` when ``a_1, ..., a_c``
+    are a complete set of residues mod ``c`` (``c > 0`` a constant, ``x`` any integer
+    expression): ``x + a_i`` then take every residue once, so their remainders are
+    ``0, 1, ..., c - 1`` in some order. ``x mod 2 + (x + 1) mod 2 = 1``;
+    ``(x + 1) mod 3 + (x + 2) mod 3 + (x + 3) mod 3 = 3``."""
+    groups: dict[tuple[int, int, Expr], dict[int, Expr]] = {}
+    for k, mono in terms(node):
+        if type(mono) is not Mod:
+            continue
+        c = positive_divisor(mono)
+        if c is None or c > 64:
+            continue
+        parts = terms(mono._args[0])
+        shift = sum(coeff for coeff, m in parts if m is ONE)
+        base = sum_of_terms([(coeff, m) for coeff, m in parts if m is not ONE])
+        groups.setdefault((k, c, base), {}).setdefault(shift % c, mono)
+    for (k, c, _), by_residue in groups.items():
+        if len(by_residue) == c:
+            used = set(by_residue.values())
+            rest = [(kk, m) for kk, m in terms(node) if not (kk == k and m in used)]
+            return sum_of_terms([*rest, (k * c * (c - 1) // 2, ONE)])
+    return None
+
+
+# --- min / max -------------------------------------------------------------------
+def minmax_rounding(node: Expr, ctx: Context) -> Expr | None:
+    """``min(a, b)`` / ``max(a, b)`` decided by the sign of ``a - b`` after writing each
+    rounded multiple in it by its remainder: ``c*F(y, c) = y - M(y, c)`` and
+    ``c*C(y, c) = y + M(-y, c)`` (``c > 0``), with ``M(., c)`` in ``[0, c - 1]``. So
+    ``min(((x + 3) floordiv 4) * 4, x) = x`` (the difference is ``3 - M(x + 3, 4) >= 0``)
+    and ``max((x floordiv 8) * 8, x) = x`` (it is ``-M(x, 8) <= 0``)."""
+    a, b = node._args
+    parts = terms(add([a, scale(-1, b)]))
+    out: Terms = []
+    rounded = False
+    for k, mono in parts:
+        kind = type(mono)
+        c = positive_divisor(mono) if kind is FloorDiv or kind is CeilDiv else None
+        if c is None or k % c:
+            out.append((k, mono))
+            continue
+        rounded = True
+        m = k // c  # k*F(y, c) = m*(y - M(y, c)); k*C(y, c) = m*(y + M(-y, c))
+        y = mono._args[0]
+        out += [(m * coeff, t) for coeff, t in terms(y)]
+        if kind is FloorDiv:
+            out.append((-m, Mod(y, c)))
+        else:
+            out.append((m, Mod(scale(-1, y), c)))
+    if not rounded:
+        return None
+    diff = ctx.bounds(sum_of_terms(out))
+    if diff.is_empty:
+        return None
+    is_min = type(node) is Min
+    if diff.hi <= 0:
+        return a if is_min else b
+    if diff.lo >= 0:
+        return b if is_min else a
+    return None
+
+
 # --- sums --------------------------------------------------------------------------------------
 def sum_recombine_div_mod(node: Expr, ctx: Context) -> Expr | None:
     """``k*c*F(x, c) + k*M(x, c) = k*x`` (Euclid: ``x = c*F(x, c) + M(x, c)``, for any
@@ -629,13 +802,14 @@ def minmax_by_range(node: Expr, ctx: Context) -> Expr | None:
 RULES: dict[type, tuple[Rule, ...]] = {
     FloorDiv: (constant_by_range, floordiv_extract_multiples, floordiv_cancel_divisor,
                floordiv_drop_remainder, floordiv_nested, floordiv_of_mod,
-               floordiv_negative_divisor),
+               floordiv_negative_divisor, floordiv_cancel_factor, divide_below_divisor),
     Mod: (mod_single_period, mod_drop_multiples, mod_drop_divisor_multiples, mod_factor_gcd,
-          mod_nested, mod_negative_divisor),
+          mod_nested, mod_negative_divisor, mod_nested_divisor, mod_cancel_factor,
+          divide_below_divisor),
     CeilDiv: (constant_by_range, ceildiv_negative_divisor, ceildiv_extract_multiples,
-              ceildiv_drop_remainder),
-    Add: (sum_recombine_div_mod, sum_to_mod, sum_join_mod_digits),
-    Min: (minmax_by_range,),
-    Max: (minmax_by_range,),
+              ceildiv_drop_remainder, floordiv_cancel_factor),
+    Add: (sum_recombine_div_mod, sum_to_mod, sum_join_mod_digits, sum_complementary_mods),
+    Min: (minmax_by_range, minmax_rounding),
+    Max: (minmax_by_range, minmax_rounding),
     Mul: (),
 }

@@ -136,10 +136,14 @@ def check_step(step: Any, timeout: float | None = None, method: str = "auto") ->
     rename = {v: dim(i) for i, v in enumerate(variables)}
     before, after = substitute([step.before, step.after], rename)
     intervals = [b for _, b in step.env]
+    facts = list(zip(substitute([e for e, _ in getattr(step, "facts", ())], rename),
+                     [iv for _, iv in getattr(step, "facts", ())]))
     if step.before_interval is not None:
         return decide(IndexingMap.create(intervals, [], constraints=[
                           (before, step.before_interval)]),
                       IndexingMap.create(intervals, [], constraints=[
                           (after, step.after_interval)]), timeout, method)
-    return decide(IndexingMap.create(intervals, [before], check=False),
-                  IndexingMap.create(intervals, [after], check=False), timeout, method)
+    # a result's rewrite may rely on the map's constraints: both sides assume them
+    return decide(IndexingMap.create(intervals, [before], constraints=facts, check=False),
+                  IndexingMap.create(intervals, [after], constraints=facts, check=False),
+                  timeout, method)
