@@ -26,7 +26,7 @@ from symidx.simplify import (
     rescale_symbols,
     simplify,
 )
-from symidx.simplify.constraints import CONSTRAINT_RULES
+from symidx.simplify.constraints import CONSTRAINT_RULES, VARIABLE_RULES
 from symidx.simplify.passes import PASSES
 from symidx.simplify.rewriter import Rewriter
 from symidx.simplify.rules import RULES
@@ -562,7 +562,8 @@ def test_simplify_with_variable_divisors_preserves_meaning(m):
 # --- every rule is named, derived and documented ----------------------------------------------
 def test_every_rule_has_a_derivation_and_a_line_in_the_docs():
     docs = (Path(__file__).resolve().parent.parent / "docs" / "simplifier.md").read_text()
-    every = {rule for rules in RULES.values() for rule in rules} | set(CONSTRAINT_RULES)
+    every = {rule for rules in RULES.values() for rule in rules} | set(CONSTRAINT_RULES) \
+        | set(VARIABLE_RULES)
     for rule in every:
         assert rule.__doc__ and "=" in rule.__doc__, rule.__name__
         assert f"`{rule.__name__}`" in docs, rule.__name__

@@ -22,6 +22,8 @@ from symidx.simplify.constraints import (
     as_mod,
     merge_residues,
     residue,
+    residue_range,
+    tighten_by_mod_range,
     tighten_to_residue,
 )
 from symidx.simplify.rewriter import Rewriter, Step
@@ -150,8 +152,37 @@ def tighten_to_residues(w: Work) -> int:
         if tightened.is_point:
             continue
         w.constraints[as_mod(x, c)] = Interval(r, r)
+    changes += _tighten_by_mod_ranges(w)
     if any(b.is_empty for b in w.bounds):
         raise KnownEmpty
+    return changes
+
+
+def _tighten_by_mod_ranges(w: Work) -> int:
+    """``x mod c in [a, b]`` (not a single residue): the ends of ``x``'s interval move to
+    the nearest values whose residue lies in ``[a, b]`` (:func:`tighten_by_mod_range`);
+    the constraint stays. Counts the narrowed intervals."""
+    changes = 0
+    for expr, iv in w.constraints.items():
+        found = residue_range(expr, iv)
+        if found is None:
+            continue
+        x, c, a, b = found
+        i = w.variables.index(x)
+        before = w.bounds[i]
+        tightened = tighten_by_mod_range(before, c, a, b)
+        if w.stats is not None:
+            count = w.stats.rule(tighten_by_mod_range.__name__)
+            count.tried += 1
+            count.fired += tightened != before
+        if tightened == before:
+            continue
+        if w.trace is not None:  # x in before <=> x in tightened, where x mod c in [a, b]
+            w.trace.append(Step(tighten_by_mod_range.__name__, x, x,
+                                tuple(zip(w.variables, w.bounds)), before, tightened,
+                                facts=((expr, iv),)))
+        w.bounds[i] = tightened
+        changes += 1
     return changes
 
 

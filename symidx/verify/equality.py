@@ -140,9 +140,9 @@ def check_step(step: Any, timeout: float | None = None, method: str = "auto") ->
                      [iv for _, iv in getattr(step, "facts", ())]))
     if step.before_interval is not None:
         return decide(IndexingMap.create(intervals, [], constraints=[
-                          (before, step.before_interval)]),
+                          (before, step.before_interval), *facts]),
                       IndexingMap.create(intervals, [], constraints=[
-                          (after, step.after_interval)]), timeout, method)
+                          (after, step.after_interval), *facts]), timeout, method)
     # a result's rewrite may rely on the map's constraints: both sides assume them
     return decide(IndexingMap.create(intervals, [before], constraints=facts, check=False),
                   IndexingMap.create(intervals, [after], constraints=facts, check=False),
