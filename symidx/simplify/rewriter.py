@@ -117,7 +117,8 @@ class Rewriter:
             return done
         node = self._rewrite(self._with_simplified_args(e))
         self._memo[e] = node
-        self._memo[node] = node
+        if node is not e and not node.is_Atom and not is_plain(node):
+            self._memo[node] = node  # (atoms and plain sums are never looked up)
         return node
 
     def simplify_result(self, e: Expr) -> Expr:

@@ -15,7 +15,7 @@ interval.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from math import gcd
 from typing import Protocol
 
@@ -41,6 +41,8 @@ from symidx.interval import Interval
 
 
 class Context(Protocol):
+    env: Mapping[Symbol, Interval]
+
     def bounds(self, e: Expr) -> Interval: ...
 
     def simplify(self, e: Expr) -> Expr: ...
@@ -186,11 +188,15 @@ def is_plain(e: Expr) -> bool:
 def has_division_term(e: Expr) -> bool:
     """Does the sum hold a term that is a division, or a multiple of one (what the sum
     rules look for)?"""
-    for a in e.args:
-        if isinstance(a, (FloorDiv, Mod, CeilDiv)):
+    for a in e._args:
+        kind = type(a)
+        if kind is FloorDiv or kind is Mod or kind is CeilDiv:
             return True
-        if isinstance(a, Mul) and any(isinstance(f, (FloorDiv, Mod, CeilDiv)) for f in a.args):
-            return True
+        if kind is Mul:
+            for f in a._args:
+                kind = type(f)
+                if kind is FloorDiv or kind is Mod or kind is CeilDiv:
+                    return True
     return False
 
 
@@ -258,13 +264,13 @@ def _terms_span(parts: Terms, ctx: Context) -> tuple[int, int] | None:
     """The least and greatest value of a sum given as terms (None when empty), without
     building the sum or its interval."""
     lo = hi = 0
-    bounds = ctx.bounds
+    bounds, env = ctx.bounds, ctx.env
     for coeff, mono in parts:
         if mono is ONE:
             lo += coeff
             hi += coeff
             continue
-        b = bounds(mono)
+        b = env[mono] if type(mono) is Symbol else bounds(mono)
         if b.lo > b.hi:
             return None
         if coeff >= 0:
