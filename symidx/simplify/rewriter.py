@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sympy import Add, Symbol
+from sympy import Add, Mul, Symbol
 
 from symidx.expr import ONE, Expr, Terms, bounds, constrained_bounds, rebuild, terms
 from symidx.interval import Interval
@@ -172,19 +172,24 @@ class Rewriter:
             return rebuild(e, new_args) if new_args != args else e
         changed = False
         parts: Terms = []
-        for k, t in terms(e):
+        for t in args:  # the terms (coefficient, monomial), as terms() splits them
             if t.is_Atom:
-                parts.append((k, t))
+                parts.append((int(t), ONE) if t.is_Integer else (1, t))
                 continue
-            new = self.simplify(t)
-            if new is t:
-                parts.append((k, t))
+            k, u = 1, t
+            if type(t) is Mul:
+                targs = t._args
+                if len(targs) == 2 and targs[0].is_Integer:
+                    k, u = int(targs[0]), targs[1]
+            new = self.simplify(u)
+            if new is u:
+                parts.append((k, u))
                 continue
             changed = True
             if new.is_Integer:
                 parts.append((k * int(new), ONE))
             else:
-                parts.extend([(k * c, u) for c, u in terms(new)])
+                parts.extend([(k * c, m) for c, m in terms(new)])
         return sum_of_terms(parts) if changed else e
 
 
