@@ -455,10 +455,11 @@ def mod_single_period(node: Expr, ctx: Context) -> Expr | None:
     c = int(d)
     if c <= 0:
         return None
-    b = ctx.bounds(x)
-    if b.is_empty or b.lo // c != b.hi // c:
+    span = _terms_span(terms(x), ctx)  # x's interval, its terms kept for the next rules
+    if span is None or span[0] // c != span[1] // c:
         return None
-    return add([x, Integer(-(b.lo // c) * c)])
+    k = span[0] // c
+    return x if k == 0 else add([x, Integer(-k * c)])
 
 
 def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
