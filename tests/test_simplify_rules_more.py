@@ -9,10 +9,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy import Integer, preorder_traversal
+from test_simplify import assert_equal_on
 
 from helpers import assert_same_function
 from symidx import result_ranges
-from symidx.expr import FloorDiv, Max, Min, Mod, CeilDiv, dim, sym
+from symidx.expr import CeilDiv, FloorDiv, Max, Min, Mod, dim, sym
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify import simplify
@@ -20,7 +21,6 @@ from symidx.simplify.constraints import tighten_by_mod_range
 from symidx.simplify.rewriter import Rewriter
 from symidx.simplify.rules import RULES
 from symidx.strategies import intervals
-from test_simplify import assert_equal_on
 
 RULE_FAMILY = settings(max_examples=300)
 X, Y, N, M = dim(0), dim(1), sym(0), sym(1)
