@@ -542,9 +542,14 @@ def mod_nested_divisor(node: Expr, ctx: Context) -> Expr | None:
     """``M(y + k*M(x, c), c) = M(y + k*x, c)`` for a divisor ``c`` that is not a constant
     (nonzero on the domain), the same expression inside and out: ``k*M(x, c) = k*x -
     k*c*F(x, c)`` and the multiple of ``c`` does not change the remainder. So
-    ``(x - x mod y) mod y = M(x - x, y) = 0`` (``x - M(x, y)`` is ``y*F(x, y)``)."""
+    ``(x - x mod y) mod y = M(x - x, y) = 0`` (``x - M(x, y)`` is ``y*F(x, y)``). Taken
+    only when ``c``'s interval excludes 0, so the result is defined wherever the input is
+    and nowhere else (``M(0, c) = 0`` would hide a division by 0)."""
     c = node._args[1]
     if c.is_Integer:
+        return None
+    b = ctx.bounds(c)
+    if b.is_empty or b.lo <= 0 <= b.hi:
         return None
     parts = terms(node._args[0])
     for i, (k, mono) in enumerate(parts):
