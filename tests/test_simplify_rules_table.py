@@ -13,7 +13,7 @@ import pytest
 from conftest import DATA
 from helpers import assert_same_function
 from symidx.simplify import simplify
-from symidx.simplify.constraints import CONSTRAINT_RULES
+from symidx.simplify.constraints import CONSTRAINT_RULES, VARIABLE_RULES
 from symidx.simplify.rules import RULES
 from symidx.syntax import parse_map, print_map
 
@@ -41,5 +41,5 @@ def test_rule_fires_and_gives_the_expected_map(case):
 
 def test_every_rule_has_a_row():
     names = {rule.__name__ for rules in RULES.values() for rule in rules}
-    names |= {rule.__name__ for rule in CONSTRAINT_RULES}
+    names |= {rule.__name__ for rule in (*CONSTRAINT_RULES, *VARIABLE_RULES)}
     assert names == {case["rule"] for case in CASES}

@@ -1,17 +1,16 @@
 """The engines a benchmark runs its operations on: symidx, islpy, MLIR's affine maps.
 
-Each engine gets the same work. ``prepare`` (untimed) turns freshly built maps into the
-engine's inputs, at the point where symidx holds freshly built :class:`IndexingMap` values;
-whatever an engine does to normalise a map as it reads it is part of the timed operation
-when symidx's equivalent is (simplification, equality), and of the untimed preparation
-when it is not (the inputs of a composition).
+Each engine gets the same work. ``prepare`` (untimed, afresh for every sample) turns
+freshly built maps into the engine's inputs: symidx gets :class:`IndexingMap` values (its
+caches cleared), isl gets its objects read from the maps' text. Reading is parsing, on both
+sides, and neither side's parse is timed; the timed operation starts from the parsed maps.
 
 * **symidx**: :func:`compose`, :func:`simplify`, :func:`symidx.verify.equal`.
-* **islpy**: simplify = read the map (isl normalises it), ``gist`` it by its own domain
-  (keeping the domain, as symidx does), then ``coalesce``; compose = ``pullback`` of
-  explicit piecewise affine forms (or ``apply_range`` of relations when a map is
-  set-valued, turned back into explicit form where it is single-valued); equal = read both
-  maps and ``is_equal``.
+* **islpy**: simplify = ``gist`` of the map (read untimed, in explicit form where it is
+  single-valued) by its own domain (keeping the domain, as symidx does), then
+  ``coalesce``; compose = ``pullback`` of explicit piecewise affine forms (or
+  ``apply_range`` of relations when a map is set-valued, turned back into explicit form
+  where it is single-valued); equal = ``is_equal`` of the two relations (read untimed).
 * **MLIR** (jaxlib's bindings): affine maps have no domain; compose, and
   ``simplify_affine_expr``; no equality on a domain.
 """
@@ -122,17 +121,15 @@ class IslBackend(Backend):
         return joined if explicit is None else explicit
 
     def simplify(self, m: Any) -> Any:
-        if isinstance(m, IslInput):  # read it: isl normalises the map here
-            relation = self.isl.Map(m.text)
-            explicit = self._explicit(relation)
-            m = relation if explicit is None else explicit
+        if isinstance(m, IslInput):  # read (untimed) in prepare, like symidx's map
+            m = m.relation if m.explicit is None else m.explicit
         domain = m.domain()  # gist drops what the domain implies; the domain is kept
         if isinstance(m, self.isl.PwMultiAff):
             return m.gist(domain).intersect_domain(domain).coalesce()
         return m.gist_domain(domain).intersect_domain(domain).coalesce()
 
     def equal(self, a: Any, b: Any) -> bool:
-        return bool(self.isl.Map(a.text).is_equal(self.isl.Map(b.text)))
+        return bool(self._as_relation(a).is_equal(self._as_relation(b)))
 
     def _as_explicit(self, m: Any) -> Any | None:
         if isinstance(m, IslInput):

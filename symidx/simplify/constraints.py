@@ -119,6 +119,40 @@ def tighten_to_residue(b: Interval, c: int, r: int) -> Interval:
     return Interval(lo, hi)
 
 
+def residue_range(e: Expr, iv: Interval) -> tuple[Expr, int, int, int] | None:
+    """``(x, c, a, b)`` when the constraint says ``x mod c in [a, b]`` for a variable ``x``
+    and a constant ``c > 0``, with ``0 <= a <= b < c`` (the interval cut to ``[0, c - 1]``,
+    the values ``x mod c`` takes) and not every residue allowed."""
+    if isinstance(e, Mod) and e.args[0].is_Symbol:
+        c = positive_divisor(e)
+        if c is not None:
+            a, b = max(iv.lo, 0), min(iv.hi, c - 1)
+            if a <= b and (a, b) != (0, c - 1):
+                return e.args[0], c, a, b
+    return None
+
+
+def tighten_by_mod_range(bounds: Interval, c: int, a: int, b: int) -> Interval:
+    """``x in [lo, hi]`` and ``x mod c in [a, b]`` (``0 <= a <= b < c``): the smallest
+    interval inside ``[lo, hi]`` holding every value whose residue lies in ``[a, b]``:
+    ``lo`` moves up to the next such value, ``hi`` down to the previous one. So
+    ``x in [0, 19]`` and ``x mod 5 in [0, 1]`` give ``x in [0, 16]`` (17, 18, 19 have
+    residues 2, 3, 4), and ``x in [3, 20]`` with ``x mod 5 in [1, 2]`` gives ``[6, 17]``.
+    Every value the two constraints allow stays; the mod constraint itself is kept."""
+    if bounds.is_empty:
+        return bounds
+    r = bounds.lo % c
+    lo = bounds.lo if a <= r <= b else bounds.lo + (a - r if r < a else c - r + a)
+    r = bounds.hi % c
+    hi = bounds.hi if a <= r <= b else bounds.hi - (r - b if r > b else r + c - b)
+    return Interval(lo, hi)
+
+
+VARIABLE_RULES = (tighten_by_mod_range,)
+"""Rules that narrow a variable's interval by a constraint (run in the
+``tighten_to_residues`` pass; each needs a row in the rule table too)."""
+
+
 def merge_residues(c1: int, r1: int, c2: int, r2: int) -> tuple[int, int] | None:
     """Chinese remainder: ``x = r1 (mod c1)`` and ``x = r2 (mod c2)`` as one congruence
     ``x = r (mod lcm)``, or None when they are incompatible."""

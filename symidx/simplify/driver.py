@@ -10,10 +10,11 @@ from typing import Literal, overload
 from sympy import Symbol
 
 from symidx.errors import MapError
-from symidx.expr import Expr, constrained_bounds
+from symidx.expr import Expr
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
-from symidx.simplify.passes import PASSES, KnownEmpty, Work
+from symidx.simplify.passes import PASSES, KnownEmpty, Work, results_only_round
+from symidx.simplify.ranges import linear_bounds
 from symidx.simplify.rewriter import Rewriter, Step
 from symidx.simplify.stats import DEFAULT_BUDGET, Budget, SimplifyStats
 
@@ -68,6 +69,10 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
     steps: list[Step] | None = [] if trace else None
     stats = SimplifyStats() if trace else None
     result = m.with_divisors_nonzero()  # no rule may assume a divisor that can be 0 is not
+    quick = None if trace or result.is_known_empty or result.is_undefined \
+        or budget.rounds < 1 else results_only_round(result, budget, replace_point_dims)
+    if quick is not None:
+        return quick
     if not (result.is_known_empty or result.is_undefined):
         for _ in range(budget.rounds):
             if deadline is not None and time.monotonic() >= deadline:
@@ -97,7 +102,9 @@ def result_ranges(m: IndexingMap) -> list[Interval]:
     A sub-expression that a constraint bounds takes the constraint's interval, so
     ``((d0 * 86 + d1) floordiv 64, (d0 * 86 + d1) mod 64)`` with ``d0 in [0, 11]``,
     ``d1 in [0, 85]`` and ``d0 * 86 + d1 in [0, 1023]`` gives ``[0, 15]`` and ``[0, 63]``
-    (the intervals alone give ``[0, 16]``). Sound, not always tight. A known-empty map
+    (the intervals alone give ``[0, 16]``); a sum is also bounded through a constraint on
+    another linear combination (:func:`~symidx.simplify.ranges.linear_bounds`). Sound,
+    not always tight. A known-empty map
     has empty ranges; an undefined one has none (:class:`~symidx.errors.MapError`)."""
     if m.is_undefined:
         raise MapError("an UNDEFINED map has no result ranges")
@@ -105,7 +112,7 @@ def result_ranges(m: IndexingMap) -> list[Interval]:
         return [Interval.EMPTY] * m.num_results
     env = m.variable_bounds()
     known = dict(m.constraints)
-    return [constrained_bounds(r, env, known) for r in m.results]
+    return [linear_bounds(r, env, known) for r in m.results]
 
 
 def simplify_expr(expr: Expr, env: dict[Symbol, Interval]) -> Expr:

@@ -10,7 +10,7 @@ a pass that finds the domain empty raises :class:`KnownEmpty`. The driver
 from __future__ import annotations
 
 from collections.abc import Callable
-from operator import is_not
+from operator import is_, is_not
 
 from sympy import Integer, Symbol
 
@@ -22,12 +22,14 @@ from symidx.simplify.constraints import (
     as_mod,
     merge_residues,
     residue,
+    residue_range,
+    tighten_by_mod_range,
     tighten_to_residue,
 )
 from symidx.simplify.rewriter import Rewriter, Step
 from symidx.simplify.stats import Budget, SimplifyStats
 
-__all__ = ["Work", "KnownEmpty", "PASSES", "Pass"]
+__all__ = ["Work", "KnownEmpty", "PASSES", "Pass", "results_only_round"]
 
 
 class KnownEmpty(Exception):
@@ -150,8 +152,37 @@ def tighten_to_residues(w: Work) -> int:
         if tightened.is_point:
             continue
         w.constraints[as_mod(x, c)] = Interval(r, r)
+    changes += _tighten_by_mod_ranges(w)
     if any(b.is_empty for b in w.bounds):
         raise KnownEmpty
+    return changes
+
+
+def _tighten_by_mod_ranges(w: Work) -> int:
+    """``x mod c in [a, b]`` (not a single residue): the ends of ``x``'s interval move to
+    the nearest values whose residue lies in ``[a, b]`` (:func:`tighten_by_mod_range`);
+    the constraint stays. Counts the narrowed intervals."""
+    changes = 0
+    for expr, iv in w.constraints.items():
+        found = residue_range(expr, iv)
+        if found is None:
+            continue
+        x, c, a, b = found
+        i = w.variables.index(x)
+        before = w.bounds[i]
+        tightened = tighten_by_mod_range(before, c, a, b)
+        if w.stats is not None:
+            count = w.stats.rule(tighten_by_mod_range.__name__)
+            count.tried += 1
+            count.fired += tightened != before
+        if tightened == before:
+            continue
+        if w.trace is not None:  # x in before <=> x in tightened, where x mod c in [a, b]
+            w.trace.append(Step(tighten_by_mod_range.__name__, x, x,
+                                tuple(zip(w.variables, w.bounds)), before, tightened,
+                                facts=((expr, iv),)))
+        w.bounds[i] = tightened
+        changes += 1
     return changes
 
 
@@ -204,10 +235,41 @@ def substitute_values(w: Work) -> int:
 
 
 def simplify_results(w: Work) -> int:
-    """Every result rewritten by the expression rules. Counts the results changed."""
-    simplify = w.rw.simplify
+    """Every result rewritten by the expression rules, which may assume the constraints
+    (a result is only evaluated where they hold; the constraints themselves are never
+    rewritten under their own assumption). Counts the results changed."""
+    if w.constraints:  # a result is only evaluated where the constraints hold
+        w.rw.assume(w.constraints)
+    simplify = w.rw.simplify_result
     w.results = [simplify(r) for r in w.results]
     return sum(map(is_not, w.results, w.m.results))
+
+
+def results_only_round(m: IndexingMap, budget: Budget, replace_point_dims: bool
+                       ) -> IndexingMap | None:
+    """What the rounds give a map without constraints whose range variables all span more
+    than one value, or None for any other map. On such a map the constraint passes have
+    nothing to do and no interval can narrow, so one round settles it: dimensions with a
+    single value become constants and the results are rewritten (:func:`substitute_values`,
+    :func:`simplify_results`), without building the round's state. The map itself when
+    nothing changes."""
+    if m.constraints:
+        return None
+    bounds = m.all_bounds
+    nd, nr = m.num_dims, m.num_ranges
+    for b in bounds[nd:nd + nr]:
+        if b.lo == b.hi:
+            return None
+    results = m.results
+    if replace_point_dims:
+        point_dims = {dim(i): Integer(b.lo) for i, b in enumerate(bounds[:nd]) if b.lo == b.hi}
+        if point_dims:
+            results = tuple(substitute(results, point_dims))
+    simplify = Rewriter(dict(zip(m.all_vars, bounds)), None, budget.steps).simplify_result
+    new = [simplify(r) for r in results]
+    if all(map(is_, new, m.results)):
+        return m
+    return IndexingMap(m.dims, tuple(new), m.ranges, m.rts, (), m.names)
 
 
 PASSES: tuple[Pass, ...] = (

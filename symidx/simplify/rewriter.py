@@ -15,11 +15,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sympy import Add, Symbol
+from sympy import Add, Mul, Symbol
 
-from symidx.expr import Expr, bounds, rebuild
+from symidx.expr import ONE, Expr, Terms, bounds, constrained_bounds, rebuild, terms
 from symidx.interval import Interval
-from symidx.simplify.rules import RULES, Context, Rule, has_division_term, is_plain
+from symidx.simplify.rules import (
+    RULES,
+    Context,
+    Rule,
+    has_division_term,
+    is_plain,
+    sum_of_terms,
+)
 from symidx.simplify.stats import DEFAULT_BUDGET, SimplifyStats
 
 DEFAULT_MAX_STEPS = DEFAULT_BUDGET.steps
@@ -38,13 +45,16 @@ class Step:
     env: tuple[tuple[Symbol, Interval], ...] = ()
     before_interval: Interval | None = None
     after_interval: Interval | None = None
+    #: constraints the rewrite also relies on (``expr in interval``; a result's rewrite
+    #: may use the map's constraints, as the result is only evaluated where they hold)
+    facts: tuple[tuple[Expr, Interval], ...] = ()
 
 
 class Rewriter:
     """Simplifies expressions under fixed variable intervals."""
 
     __slots__ = ("env", "trace", "_rules", "_env_items", "max_steps", "steps_left",
-                 "_starved", "_memo", "_bounds", "_prober")
+                 "_starved", "_memo", "_bounds", "_prober", "facts", "_known")
 
     def __init__(self, env: Mapping[Symbol, Interval], trace: list[Step] | None = None,
                  max_steps: int = DEFAULT_MAX_STEPS, stats: SimplifyStats | None = None):
@@ -60,9 +70,31 @@ class Rewriter:
         self._memo: dict[Expr, Expr] = {}
         self._bounds: dict[Expr, Interval] = {}
         self._prober: Rewriter | None = None
+        #: constraints the expressions may assume (those of the map, for its results)
+        self.facts: dict[Expr, Interval] = {}
+        self._known: dict[Expr, Interval] = {}
 
     def bounds(self, e: Expr) -> Interval:
         return bounds(e, self.env, self._bounds)
+
+    def known_bounds(self, e: Expr) -> Interval:
+        """The interval of ``e`` where the variables lie in their intervals and every
+        fact holds (:func:`~symidx.expr.constrained_bounds`); :meth:`bounds` without
+        facts."""
+        if not self.facts:
+            return self.bounds(e)
+        got = self._known.get(e)
+        if got is None:
+            got = self._known[e] = constrained_bounds(e, self.env, self.facts)
+        return got
+
+    def assume(self, facts: dict[Expr, Interval]) -> None:
+        """From now on, rewrite assuming ``facts`` (a map's constraints, for its results).
+        Rewrites remembered so far hold without them and stay."""
+        self.facts = dict(facts)
+        self._known = {}
+        if self._prober is not None:
+            self._prober.assume(facts)
 
     def probe(self, e: Expr) -> Expr:
         """Simplify on the side, recording nothing (for rules that look for a partner
@@ -71,23 +103,30 @@ class Rewriter:
         if self._prober is None:
             self._prober = Rewriter(self.env, None, self.max_steps)
             self._prober._bounds = self._bounds
+            if self.facts:
+                self._prober.assume(self.facts)
         return self._prober.simplify(e)
 
     def simplify(self, e: Expr) -> Expr:
         if e.is_Atom:
             return e
+        if is_plain(e):  # a sum of multiples of variables: no rule applies anywhere in it
+            return e
         done = self._memo.get(e)
         if done is not None:
             return done
-        if is_plain(e):  # a sum of multiples of variables: no rule applies anywhere in it
-            return e
-        args = e.args
-        new_args = tuple(self.simplify(a) for a in args)
-        node = rebuild(e, new_args) if new_args != args else e
-        node = self._rewrite(node)
+        node = self._rewrite(self._with_simplified_args(e))
         self._memo[e] = node
-        self._memo[node] = node
+        if node is not e and not node.is_Atom and not is_plain(node):
+            self._memo[node] = node  # (atoms and plain sums are never looked up)
         return node
+
+    def simplify_result(self, e: Expr) -> Expr:
+        """As :meth:`simplify`, for an expression that is a whole result (met once): its
+        own node is neither looked up nor remembered (its sub-expressions are)."""
+        if e.is_Atom or is_plain(e):
+            return e
+        return self._rewrite(self._with_simplified_args(e))
 
     @property
     def exhausted(self) -> bool:
@@ -105,22 +144,53 @@ class Rewriter:
                 return node
             for rule in rules:
                 new = rule(node, self)
-                if new is None or new == node:
+                if new is None or new is node or (type(new) is type(node) and new == node):
                     continue
                 self.steps_left -= 1
                 if self.trace is not None:
-                    self.trace.append(Step(rule.__name__, node, new, self._env_items))
-                node = self._memo.get(new) or self._with_simplified_args(new)
+                    self.trace.append(Step(rule.__name__, node, new, self._env_items,
+                                           facts=tuple(self.facts.items())))
+                if new.is_Atom or is_plain(new):  # no rule applies inside it
+                    node = new
+                else:
+                    node = self._memo.get(new) or self._with_simplified_args(new)
                 break
             else:
                 return node
         return node
 
     def _with_simplified_args(self, e: Expr) -> Expr:
+        """``e`` with its arguments simplified. A sum is rebuilt as one flat sum: a term
+        ``k*t`` whose ``t`` simplifies to a sum contributes that sum's terms times ``k``
+        (what rebuilding ``k*t`` and then the sum would give, without the intermediate
+        sum)."""
         if e.is_Atom:
             return e
-        args = tuple(self.simplify(a) for a in e.args)
-        return rebuild(e, args) if args != e.args else e
+        args = e._args
+        if type(e) is not Add:
+            new_args = tuple([self.simplify(a) for a in args])
+            return rebuild(e, new_args) if new_args != args else e
+        changed = False
+        parts: Terms = []
+        for t in args:  # the terms (coefficient, monomial), as terms() splits them
+            if t.is_Atom:
+                parts.append((int(t), ONE) if t.is_Integer else (1, t))
+                continue
+            k, u = 1, t
+            if type(t) is Mul:
+                targs = t._args
+                if len(targs) == 2 and targs[0].is_Integer:
+                    k, u = int(targs[0]), targs[1]
+            new = self.simplify(u)
+            if new is u:
+                parts.append((k, u))
+                continue
+            changed = True
+            if new.is_Integer:
+                parts.append((k * int(new), ONE))
+            else:
+                parts.extend([(k * c, m) for c, m in terms(new)])
+        return sum_of_terms(parts) if changed else e
 
 
 def _counted_table(stats: SimplifyStats) -> dict[type, tuple[Rule, ...]]:

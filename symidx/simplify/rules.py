@@ -15,11 +15,12 @@ interval.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from math import gcd
 from typing import Protocol
 
-from sympy import Add, Integer, Mul, Pow
+from sympy import Add, Integer, Mul, Pow, Symbol
+from sympy.core.add import _args_sortkey
 
 from symidx._arith import ceil_div
 from symidx.expr import (
@@ -40,11 +41,15 @@ from symidx.interval import Interval
 
 
 class Context(Protocol):
+    env: Mapping[Symbol, Interval]
+
     def bounds(self, e: Expr) -> Interval: ...
 
     def simplify(self, e: Expr) -> Expr: ...
 
     def probe(self, e: Expr) -> Expr: ...
+
+    def known_bounds(self, e: Expr) -> Interval: ...
 
 
 Rule = Callable[[Expr, Context], "Expr | None"]
@@ -132,15 +137,49 @@ def _times(*factors: Expr) -> Expr:
     return kept[0] if len(kept) == 1 else Mul(*kept)
 
 
+_MONOMIALS = frozenset({Symbol, FloorDiv, Mod, CeilDiv, Min, Max})
+"""The types of monomial :func:`sum_of_terms` builds directly (``add`` does too)."""
+
+
+def sum_of_terms(parts: Terms) -> Expr:
+    """:func:`~symidx.expr.from_terms` (the same expression), built directly when every
+    monomial is a variable or one of our operations: like monomials merged, each scaled
+    once, in sympy's canonical order; anything else goes to ``from_terms``."""
+    coeffs: dict[Expr, int] = {}
+    const = 0
+    for c, m in parts:
+        if m is ONE:
+            const += c
+        elif type(m) in _MONOMIALS:
+            coeffs[m] = coeffs.get(m, 0) + c
+        else:
+            return from_terms(parts)
+    out = [m if c == 1 else Mul._from_args((Integer(c), m), True)
+           for m, c in coeffs.items() if c]
+    if not out:
+        return Integer(const)
+    if len(out) == 1 and not const:
+        return out[0]
+    if len(out) > 1:
+        out.sort(key=_args_sortkey)
+    if const:
+        out.insert(0, Integer(const))
+    return Add._from_args(out, True)
+
+
 def is_plain(e: Expr) -> bool:
     """Is ``e`` a sum or product of integers and variables (``d0 * 4 + d1 - 3``), where no
     rule applies?"""
-    if not isinstance(e, (Add, Mul)):
+    kind = type(e)
+    if kind is not Add and kind is not Mul:
         return False
-    for a in e.args:
+    for a in e._args:
         if a.is_Atom:
             continue
-        if isinstance(a, Mul) and all(f.is_Atom for f in a.args):
+        if type(a) is Mul:
+            for f in a._args:
+                if not f.is_Atom:
+                    return False
             continue
         return False
     return True
@@ -149,11 +188,15 @@ def is_plain(e: Expr) -> bool:
 def has_division_term(e: Expr) -> bool:
     """Does the sum hold a term that is a division, or a multiple of one (what the sum
     rules look for)?"""
-    for a in e.args:
-        if isinstance(a, (FloorDiv, Mod, CeilDiv)):
+    for a in e._args:
+        kind = type(a)
+        if kind is FloorDiv or kind is Mod or kind is CeilDiv:
             return True
-        if isinstance(a, Mul) and any(isinstance(f, (FloorDiv, Mod, CeilDiv)) for f in a.args):
-            return True
+        if kind is Mul:
+            for f in a._args:
+                kind = type(f)
+                if kind is FloorDiv or kind is Mod or kind is CeilDiv:
+                    return True
     return False
 
 
@@ -161,6 +204,16 @@ def has_division_term(e: Expr) -> bool:
 def constant_by_range(node: Expr, ctx: Context) -> Expr | None:
     """``F(x, c) = k`` when every value of ``x`` lies in ``[k*c, k*c + c - 1]``; in general,
     an operation whose range is a single value is that value (``ceildiv`` likewise)."""
+    d = node._args[1]
+    if d.is_Integer and type(node) is not Mod:  # F or C by a constant: from x's interval
+        c = int(d)
+        if c > 0:
+            span = _terms_span(terms(node._args[0]), ctx)
+            if span is None:
+                return None
+            lo, hi = (span[0] // c, span[1] // c) if type(node) is FloorDiv else (
+                ceil_div(span[0], c), ceil_div(span[1], c))
+            return Integer(lo) if lo == hi else None
     b = ctx.bounds(node)
     return Integer(b.lo) if b.is_point else None
 
@@ -170,13 +223,21 @@ def _extract_terms(node: Expr, symbolic: bool) -> tuple[Terms, Terms] | None:
     """``(q, y)`` as term lists with ``node.args[0] = c*q + y``, the terms that are
     multiples of the divisor ``c`` moved into ``q``; for a constant divisor unless
     ``symbolic``. None when no term is a multiple."""
-    c = node.args[1]
+    c = node._args[1]
     if c.is_Integer == symbolic:
         return None
-    divisor = _split_divisor(c)
     out: Terms = []
     kept: Terms = []
-    for coeff, mono in terms(node.args[0]):
+    if not symbolic:  # the multiples of a constant, by their coefficients
+        k = int(c)
+        for coeff, mono in terms(node._args[0]):
+            if coeff % k:
+                kept.append((coeff, mono))
+            else:
+                out.append((coeff // k, mono))
+        return (out, kept) if out else None
+    divisor = _split_divisor(c)
+    for coeff, mono in terms(node._args[0]):
         q = _multiple(coeff, mono, divisor)
         if q is None:
             kept.append((coeff, mono))
@@ -190,25 +251,33 @@ def _extract_terms(node: Expr, symbolic: bool) -> tuple[Terms, Terms] | None:
 def _extract(node: Expr, symbolic: bool) -> tuple[Expr, Expr] | None:
     """As :func:`_extract_terms`, the two parts as expressions."""
     split = _extract_terms(node, symbolic)
-    return None if split is None else (from_terms(split[0]), from_terms(split[1]))
+    return None if split is None else (sum_of_terms(split[0]), sum_of_terms(split[1]))
 
 
 def _terms_bounds(parts: Terms, ctx: Context) -> Interval:
     """The interval of a sum given as terms, without building it."""
+    span = _terms_span(parts, ctx)
+    return Interval.EMPTY if span is None else Interval(*span)
+
+
+def _terms_span(parts: Terms, ctx: Context) -> tuple[int, int] | None:
+    """The least and greatest value of a sum given as terms (None when empty), without
+    building the sum or its interval."""
     lo = hi = 0
+    bounds, env = ctx.bounds, ctx.env
     for coeff, mono in parts:
         if mono is ONE:
             lo += coeff
             hi += coeff
             continue
-        b = ctx.bounds(mono)
-        if b.is_empty:
-            return b
+        b = env[mono] if type(mono) is Symbol else bounds(mono)
+        if b.lo > b.hi:
+            return None
         if coeff >= 0:
             lo, hi = lo + coeff * b.lo, hi + coeff * b.hi
         else:
             lo, hi = lo + coeff * b.hi, hi + coeff * b.lo
-    return Interval(lo, hi)
+    return lo, hi
 
 
 def floordiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
@@ -222,11 +291,11 @@ def floordiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
     if split is None:
         return None
     out, kept = split
-    c = int(node.args[1])
-    b = _terms_bounds(kept, ctx)
-    if not b.is_empty and b.lo // c == b.hi // c:
-        return from_terms([*out, (b.lo // c, ONE)])
-    return from_terms([*out, (1, FloorDiv(from_terms(kept), c))])
+    c = int(node._args[1])
+    span = _terms_span(kept, ctx)
+    if span is not None and span[0] // c == span[1] // c:
+        return sum_of_terms([*out, (span[0] // c, ONE)])
+    return sum_of_terms([*out, (1, FloorDiv(sum_of_terms(kept), c))])
 def floordiv_cancel_divisor(node: Expr, ctx: Context) -> Expr | None:
     """``F(c*q + y, c) = q + F(y, c)`` for a divisor ``c`` that is not a constant (nonzero
     on the domain): the same derivation as :func:`floordiv_extract_multiples`, with the
@@ -251,7 +320,7 @@ def floordiv_drop_remainder(node: Expr, ctx: Context) -> Expr | None:
     if split is None:
         return None
     g, big, _ = split
-    reduced = from_terms([(coeff // g, mono) for coeff, mono in big])
+    reduced = sum_of_terms([(coeff // g, mono) for coeff, mono in big])
     return FloorDiv(reduced, c // g)
 
 
@@ -273,7 +342,7 @@ def _split_remainder(parts: Terms, c: int, ctx: Context, ceil: bool = False
         if const - whole:
             small.append((const - whole, ONE))
         if small:
-            b = ctx.bounds(from_terms(small))
+            b = ctx.bounds(sum_of_terms(small))
             if b.is_empty or (b.hi > 0 or b.lo <= -g if ceil else b.lo < 0 or b.hi >= g):
                 continue
         return g, big, small
@@ -299,7 +368,7 @@ def floordiv_nested(node: Expr, ctx: Context) -> Expr | None:
         rest = [(k * int(a), m) for k, m in parts if m is not div]
     else:
         rest = [(k, _times(a, m)) for k, m in parts if m is not div]
-    return FloorDiv(add([from_terms(rest), div.args[0]]), _times(a, b) if not (
+    return FloorDiv(add([sum_of_terms(rest), div.args[0]]), _times(a, b) if not (
         a.is_Integer and b.is_Integer) else Integer(int(a) * int(b)))
 
 
@@ -343,8 +412,8 @@ def ceildiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
         b = _terms_bounds(kept, ctx)
         k = int(c)
         if not b.is_empty and ceil_div(b.lo, k) == ceil_div(b.hi, k):  # C(y, c) is one value
-            return from_terms([*out, (ceil_div(b.lo, k), ONE)])
-    return from_terms([*out, (1, CeilDiv(from_terms(kept), c))])
+            return sum_of_terms([*out, (ceil_div(b.lo, k), ONE)])
+    return sum_of_terms([*out, (1, CeilDiv(sum_of_terms(kept), c))])
 
 
 def ceildiv_drop_remainder(node: Expr, ctx: Context) -> Expr | None:
@@ -358,7 +427,7 @@ def ceildiv_drop_remainder(node: Expr, ctx: Context) -> Expr | None:
     if split is None:
         return None
     g, big, _ = split
-    return CeilDiv(from_terms([(coeff // g, mono) for coeff, mono in big]), c // g)
+    return CeilDiv(sum_of_terms([(coeff // g, mono) for coeff, mono in big]), c // g)
 
 
 def ceildiv_negative_divisor(node: Expr, ctx: Context) -> Expr | None:
@@ -386,10 +455,11 @@ def mod_single_period(node: Expr, ctx: Context) -> Expr | None:
     c = int(d)
     if c <= 0:
         return None
-    b = ctx.bounds(x)
-    if b.is_empty or b.lo // c != b.hi // c:
+    span = _terms_span(terms(x), ctx)  # x's interval, its terms kept for the next rules
+    if span is None or span[0] // c != span[1] // c:
         return None
-    return add([x, Integer(-(b.lo // c) * c)])
+    k = span[0] // c
+    return x if k == 0 else add([x, Integer(-k * c)])
 
 
 def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
@@ -402,11 +472,11 @@ def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
     if split is None:
         return None
     _, kept = split
-    c = int(node.args[1])
-    b = _terms_bounds(kept, ctx)
-    if not b.is_empty and b.lo // c == b.hi // c:
-        return from_terms([*kept, (-(b.lo // c) * c, ONE)])
-    return Mod(from_terms(kept), c)
+    c = int(node._args[1])
+    span = _terms_span(kept, ctx)
+    if span is not None and span[0] // c == span[1] // c:
+        return sum_of_terms([*kept, (-(span[0] // c) * c, ONE)])
+    return Mod(sum_of_terms(kept), c)
 
 
 def mod_drop_divisor_multiples(node: Expr, ctx: Context) -> Expr | None:
@@ -434,8 +504,8 @@ def mod_factor_gcd(node: Expr, ctx: Context) -> Expr | None:
     g, big, small = split
     if small and all(m is ONE for _, m in small):
         return None
-    reduced = from_terms([(coeff // g, mono) for coeff, mono in big])
-    return add([scale(g, Mod(reduced, c // g)), from_terms(small)])
+    reduced = sum_of_terms([(coeff // g, mono) for coeff, mono in big])
+    return add([scale(g, Mod(reduced, c // g)), sum_of_terms(small)])
 
 
 def mod_nested(node: Expr, ctx: Context) -> Expr | None:
@@ -452,7 +522,7 @@ def mod_nested(node: Expr, ctx: Context) -> Expr | None:
             a = positive_divisor(mono)
             if a is not None and (k * a) % b == 0:
                 rest = parts[:i] + parts[i + 1:]
-                return Mod(add([from_terms(rest), scale(k, mono.args[0])]), b)
+                return Mod(add([sum_of_terms(rest), scale(k, mono.args[0])]), b)
     return None
 
 
@@ -466,6 +536,182 @@ def mod_negative_divisor(node: Expr, ctx: Context) -> Expr | None:
     flipped = Mod(scale(-1, node.args[0]), Integer(-int(c)), evaluate=False)
     folded = ctx.probe(flipped)
     return scale(-1, folded) if folded != flipped else None
+
+
+def mod_nested_divisor(node: Expr, ctx: Context) -> Expr | None:
+    """``M(y + k*M(x, c), c) = M(y + k*x, c)`` for a divisor ``c`` that is not a constant
+    (nonzero on the domain), the same expression inside and out: ``k*M(x, c) = k*x -
+    k*c*F(x, c)`` and the multiple of ``c`` does not change the remainder. So
+    ``(x - x mod y) mod y = M(x - x, y) = 0`` (``x - M(x, y)`` is ``y*F(x, y)``). Taken
+    only when ``c``'s interval excludes 0, so the result is defined wherever the input is
+    and nowhere else (``M(0, c) = 0`` would hide a division by 0)."""
+    c = node._args[1]
+    if c.is_Integer:
+        return None
+    b = ctx.bounds(c)
+    if b.is_empty or b.lo <= 0 <= b.hi:
+        return None
+    parts = terms(node._args[0])
+    for i, (k, mono) in enumerate(parts):
+        if type(mono) is Mod and mono._args[1] == c:
+            rest = parts[:i] + parts[i + 1:]
+            return Mod(add([sum_of_terms(rest), scale(k, mono._args[0])]), c)
+    return None
+
+
+def _factors(coeff: int, mono: Expr) -> tuple[int, dict[Expr, int]]:
+    """A term ``coeff * mono`` as its integer coefficient and the multiset of its other
+    factors (a constant term has none)."""
+    if mono is ONE:
+        return coeff, {}
+    k, factors = _split_divisor(mono)
+    return coeff * k, factors
+
+
+def _common_factor(node: Expr, ctx: Context) -> tuple[int, dict[Expr, int]] | None:
+    """The greatest common factor ``g`` (its integer part and its other factors) of the
+    dividend's terms and the divisor, when it is more than 1 and its symbolic part is
+    provably at least 1 (so ``g`` is positive wherever the map is defined)."""
+    c = node._args[1]
+    if c.is_Integer:
+        return None  # constant divisors: floordiv_drop_remainder and mod_factor_gcd
+    g, common = _split_divisor(c)
+    g = abs(g)
+    for coeff, mono in terms(node._args[0]):
+        k, factors = _factors(coeff, mono)
+        g = gcd(g, k)
+        common = {f: min(n, factors.get(f, 0)) for f, n in common.items()}
+        common = {f: n for f, n in common.items() if n}
+        if g == 1 and not common:
+            return None
+    if g == 1 and not common:
+        return None
+    if common and not _is_positive(_product(common), ctx):
+        return None
+    return g, common
+
+
+def _divide_out(e: Expr, g: int, common: dict[Expr, int]) -> Expr:
+    """``e / (g * common)`` for a sum every term of which that divides."""
+    out = []
+    for coeff, mono in terms(e):
+        k, factors = _factors(coeff, mono)
+        rest = dict(factors)
+        for f, n in common.items():
+            rest[f] -= n
+        out.append((k // g, _product(rest)))
+    return add([Integer(k) if m is ONE else scale(k, m) for k, m in out if k])
+
+
+def floordiv_cancel_factor(node: Expr, ctx: Context) -> Expr | None:
+    """``F(g*x, g*y) = F(x, y)`` for ``g >= 1`` (an integer, or a product of factors whose
+    interval is at least 1), ``y`` not a constant: ``floor(g*x / (g*y)) = floor(x / y)``.
+    ``g`` is the greatest common factor of every term of the dividend and the divisor; its
+    being positive keeps ``g*y`` and ``y`` zero at the same points, so the map is defined
+    where it was. ``(s0 * d0) floordiv (s0 * s1) = d0 floordiv s1`` for ``s0 >= 1``.
+    (``ceildiv`` likewise: ``ceil(g*x / (g*y)) = ceil(x / y)``.)"""
+    found = _common_factor(node, ctx)
+    if found is None:
+        return None
+    g, common = found
+    return type(node)(_divide_out(node._args[0], g, common),
+                      _divide_out(node._args[1], g, common))
+
+
+def mod_cancel_factor(node: Expr, ctx: Context) -> Expr | None:
+    """``M(g*x, g*y) = g*M(x, y)`` for ``g >= 1`` as in :func:`floordiv_cancel_factor`:
+    ``g*x - g*y*F(g*x, g*y) = g*(x - y*F(x, y))``. ``(s0 * d0) mod (s0 * s1) =
+    s0 * (d0 mod s1)`` for ``s0 >= 1``."""
+    found = _common_factor(node, ctx)
+    if found is None:
+        return None
+    g, common = found
+    inner = Mod(_divide_out(node._args[0], g, common), _divide_out(node._args[1], g, common))
+    return scale(g, _times(_product(common), inner))
+
+
+def divide_below_divisor(node: Expr, ctx: Context) -> Expr | None:
+    """``F(x, y) = 0`` and ``M(x, y) = x`` when ``0 <= x < y`` on the map's domain, for a
+    divisor ``y`` that is not a constant: then ``0 <= x/y < 1``. The facts come from the
+    intervals *and the constraints* (a result is only ever evaluated where they hold), so
+    ``d0 mod (s0 * s0 * 32) = d0`` where a constraint gives ``d0 - s0 * s0 * 32 <= -1``
+    and ``d0 >= 0``."""
+    x, y = node._args
+    if y.is_Integer:
+        return None
+    known = ctx.known_bounds
+    if known(x).lo < 0:
+        return None
+    gap = known(add([x, scale(-1, y)]))
+    if gap.is_empty or gap.hi > -1:
+        gap = -known(add([y, scale(-1, x)]))
+        if gap.is_empty or gap.hi > -1:
+            return None
+    return Integer(0) if type(node) is FloorDiv else x
+
+
+# --- sums (complementary) --------------------------------------------------------------------------------------
+def sum_complementary_mods(node: Expr, ctx: Context) -> Expr | None:
+    """``k*M(x + a_1, c) + ... + k*M(x + a_c, c) = k*c*(c - 1)/2`` when ``a_1, ..., a_c``
+    are a complete set of residues mod ``c`` (``c > 0`` a constant, ``x`` any integer
+    expression): ``x + a_i`` then take every residue once, so their remainders are
+    ``0, 1, ..., c - 1`` in some order. ``x mod 2 + (x + 1) mod 2 = 1``;
+    ``(x + 1) mod 3 + (x + 2) mod 3 + (x + 3) mod 3 = 3``."""
+    groups: dict[tuple[int, int, Expr], dict[int, Expr]] = {}
+    for k, mono in terms(node):
+        if type(mono) is not Mod:
+            continue
+        c = positive_divisor(mono)
+        if c is None or c > 64:
+            continue
+        parts = terms(mono._args[0])
+        shift = sum(coeff for coeff, m in parts if m is ONE)
+        base = sum_of_terms([(coeff, m) for coeff, m in parts if m is not ONE])
+        groups.setdefault((k, c, base), {}).setdefault(shift % c, mono)
+    for (k, c, _), by_residue in groups.items():
+        if len(by_residue) == c:
+            used = set(by_residue.values())
+            rest = [(kk, m) for kk, m in terms(node) if not (kk == k and m in used)]
+            return sum_of_terms([*rest, (k * c * (c - 1) // 2, ONE)])
+    return None
+
+
+# --- min / max -------------------------------------------------------------------
+def minmax_rounding(node: Expr, ctx: Context) -> Expr | None:
+    """``min(a, b)`` / ``max(a, b)`` decided by the sign of ``a - b`` after writing each
+    rounded multiple in it by its remainder: ``c*F(y, c) = y - M(y, c)`` and
+    ``c*C(y, c) = y + M(-y, c)`` (``c > 0``), with ``M(., c)`` in ``[0, c - 1]``. So
+    ``min(((x + 3) floordiv 4) * 4, x) = x`` (the difference is ``3 - M(x + 3, 4) >= 0``)
+    and ``max((x floordiv 8) * 8, x) = x`` (it is ``-M(x, 8) <= 0``)."""
+    a, b = node._args
+    parts = terms(add([a, scale(-1, b)]))
+    out: Terms = []
+    rounded = False
+    for k, mono in parts:
+        kind = type(mono)
+        c = positive_divisor(mono) if kind is FloorDiv or kind is CeilDiv else None
+        if c is None or k % c:
+            out.append((k, mono))
+            continue
+        rounded = True
+        m = k // c  # k*F(y, c) = m*(y - M(y, c)); k*C(y, c) = m*(y + M(-y, c))
+        y = mono._args[0]
+        out += [(m * coeff, t) for coeff, t in terms(y)]
+        if kind is FloorDiv:
+            out.append((-m, Mod(y, c)))
+        else:
+            out.append((m, Mod(scale(-1, y), c)))
+    if not rounded:
+        return None
+    diff = ctx.bounds(sum_of_terms(out))
+    if diff.is_empty:
+        return None
+    is_min = type(node) is Min
+    if diff.hi <= 0:
+        return a if is_min else b
+    if diff.lo >= 0:
+        return b if is_min else a
+    return None
 
 
 # --- sums --------------------------------------------------------------------------------------
@@ -484,7 +730,7 @@ def sum_recombine_div_mod(node: Expr, ctx: Context) -> Expr | None:
         partner = _times(extra, _product(c_factors), quotient)
         if partner is not mono and index.get(partner) == k * c_int:
             rest = [(kk, m) for kk, m in parts if m is not mono and m != partner]
-            return add([from_terms(rest), scale(k, _times(extra, op.args[0]))])
+            return add([sum_of_terms(rest), scale(k, _times(extra, op.args[0]))])
     return None
 
 
@@ -515,7 +761,7 @@ def sum_to_mod(node: Expr, ctx: Context) -> Expr | None:
         for coeff, t in wanted:
             remaining[t] = remaining.get(t, 0) - coeff
         rest = [(coeff, t) for t, coeff in remaining.items() if coeff]
-        return add([from_terms(rest), scale(m, Mod(op.args[0], op.args[1]))])
+        return add([sum_of_terms(rest), scale(m, Mod(op.args[0], op.args[1]))])
     return None
 
 
@@ -544,7 +790,7 @@ def sum_join_mod_digits(node: Expr, ctx: Context) -> Expr | None:
             m = op2.args[1]
             cm = Integer(int(c) * int(m)) if c.is_Integer and m.is_Integer else _times(c, m)
             rest = [(kk, t) for kk, t in parts if t is not mono and t is not mono2]
-            return add([from_terms(rest), scale(k, _times(extra, Mod(op.args[0], cm)))])
+            return add([sum_of_terms(rest), scale(k, _times(extra, Mod(op.args[0], cm)))])
     return None
 
 
@@ -568,13 +814,14 @@ def minmax_by_range(node: Expr, ctx: Context) -> Expr | None:
 RULES: dict[type, tuple[Rule, ...]] = {
     FloorDiv: (constant_by_range, floordiv_extract_multiples, floordiv_cancel_divisor,
                floordiv_drop_remainder, floordiv_nested, floordiv_of_mod,
-               floordiv_negative_divisor),
+               floordiv_negative_divisor, floordiv_cancel_factor, divide_below_divisor),
     Mod: (mod_single_period, mod_drop_multiples, mod_drop_divisor_multiples, mod_factor_gcd,
-          mod_nested, mod_negative_divisor),
+          mod_nested, mod_negative_divisor, mod_nested_divisor, mod_cancel_factor,
+          divide_below_divisor),
     CeilDiv: (constant_by_range, ceildiv_negative_divisor, ceildiv_extract_multiples,
-              ceildiv_drop_remainder),
-    Add: (sum_recombine_div_mod, sum_to_mod, sum_join_mod_digits),
-    Min: (minmax_by_range,),
-    Max: (minmax_by_range,),
+              ceildiv_drop_remainder, floordiv_cancel_factor),
+    Add: (sum_recombine_div_mod, sum_to_mod, sum_join_mod_digits, sum_complementary_mods),
+    Min: (minmax_by_range, minmax_rounding),
+    Max: (minmax_by_range, minmax_rounding),
     Mul: (),
 }

@@ -166,11 +166,14 @@ def check_step(step: Any, timeout: float | None = None, method: str = "auto") ->
     # the step is asked to hold where ``before`` is defined
     guard = IndexingMap.create(intervals, [before], check=False).with_divisors_nonzero()
     extra = list(guard.constraints) if not guard.is_known_empty else [(0, (1, 1))]
+    # a result's rewrite may rely on the map's constraints: both sides assume them
+    facts = [*zip(substitute([e for e, _ in getattr(step, "facts", ())], rename),
+                  [iv for _, iv in getattr(step, "facts", ())]), *extra]
     if step.before_interval is not None:
         return decide(IndexingMap.create(intervals, [], constraints=[
-                          (before, step.before_interval), *extra]),
+                          (before, step.before_interval), *facts]),
                       IndexingMap.create(intervals, [], constraints=[
-                          (after, step.after_interval), *extra]), timeout, method)
-    return decide(IndexingMap.create(intervals, [before], constraints=extra, check=False),
-                  IndexingMap.create(intervals, [after], constraints=extra, check=False),
+                          (after, step.after_interval), *facts]), timeout, method)
+    return decide(IndexingMap.create(intervals, [before], constraints=facts, check=False),
+                  IndexingMap.create(intervals, [after], constraints=facts, check=False),
                   timeout, method)
