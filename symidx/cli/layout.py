@@ -48,9 +48,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                           help="shared-memory bank conflicts (32 banks of 4-byte words) of "
                                "one warp's access, see --warp")
     p.add_argument("--warp", metavar="PATTERN",
-                   help="with --banks: a shape:stride layout from lane (0..31) to the linear "
-                        "index of the element it reads (colexicographic for a nested layout,"
-                        " row-major for an XLA array); default 32:1")
+                   help="with --banks: a shape:stride layout from lane to the row-major "
+                        "linear index of the logical element it reads (r * cols + c, for "
+                        "every kind of layout); default 32:1 (64:1 on AMD)")
+    p.add_argument("--access", choices=("lanes", "ldmatrix", "tma"), default="lanes",
+                   help="with --banks: each lane reads --vector elements (scalar, 64/128-bit "
+                        "vector, ds_read_b64/b128; default), ldmatrix rows of 16 bytes "
+                        "(--matrices 1, 2 or 4), or a TMA copy of the whole box in 128-byte "
+                        "lines")
+    p.add_argument("--matrices", type=int, default=4, metavar="N",
+                   help="with --access ldmatrix: .x1, .x2 or .x4 (default 4)")
+    p.add_argument("--machine", choices=("nvidia", "cdna3", "cdna4"), default="nvidia",
+                   help="with --banks: nvidia (32 banks, 32 lanes; default), cdna3 (AMD LDS, "
+                        "32 banks, wave64), cdna4 (AMD LDS, 64 banks, wave64)")
     p.add_argument("--vector", type=int, default=1, metavar="N",
                    help="with --banks: elements each lane reads, along the memory-minor "
                         "dimension (default 1)")
@@ -101,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
     if args.banks or args.contiguity:
         return _question(spec, args)
     for flag, given in (("--warp", args.warp is not None), ("--vector", args.vector != 1),
-                        ("--element-bits", args.element_bits is not None)):
+                        ("--element-bits", args.element_bits is not None),
+                        ("--access", args.access != "lanes"), ("--matrices", args.matrices != 4),
+                        ("--machine", args.machine != "nvidia")):
         if given:
             raise UsageError(f"symidx layout: {flag} is for --banks or --contiguity")
     block = None if args.tile is None else parse_ints(args.tile, "--tile")
@@ -168,7 +180,9 @@ def _question(spec: Shape | cute.Layout | cute.ComposedLayout, args: argparse.Na
         print(contiguity.contiguity_text(v, contiguity.contiguity(v)))
         return 0
     warp = None if args.warp is None else cute.parse_layout(args.warp)
-    report = banks.bank_conflicts(v, warp, args.vector)
+    report = banks.bank_conflicts(v, warp, args.vector, access=args.access,
+                                  machine=banks.MACHINES[args.machine],
+                                  matrices=args.matrices)
     print(banks.banks_text(v, warp, args.vector, report))
     if args.png:
         from symidx.layout import pictures

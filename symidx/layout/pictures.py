@@ -275,7 +275,7 @@ def save_banks_png(title: str, report: Any, path: str) -> None:
     one column per bank, one row per 128-byte row of words the warp touches; each word
     touched shows the lanes that read it, coloured by how many distinct words its bank
     serves in that phase (white: one, darker: a conflict)."""
-    from symidx.layout.banks import BANKS
+    BANKS = report.banks  # noqa: N806
 
     plt = _pyplot()
     from matplotlib.patches import Rectangle
