@@ -37,9 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="only the tile at the origin: CATLASS MakeLayoutTile for a nested "
                         "layout, the sub-array [0:A, 0:B, ...] for an XLA shape")
     p.add_argument("--png", metavar="FILE",
-                   help="also draw the layout to FILE: a colour per tile, offsets in the "
-                        "cells, padding hatched; with --banks, the banks the warp touches "
-                        "(needs matplotlib)")
+                   help="also draw the layout to FILE (PNG, or SVG for a .svg name): "
+                        "rows and columns numbered, offsets in the cells, a legend or "
+                        "colour scale (see --colour), padding hatched; with --banks, the "
+                        "banks the warp touches (needs matplotlib)")
+    p.add_argument("--colour", default="auto", metavar="KIND",
+                   help="with --png: colour cells by 'tile', 'bank' (32 banks of 4 bytes), "
+                        "'mod:K' (offset mod K) or 'auto' (bank for a swizzle or an untiled "
+                        "layout, else tile; the default)")
     question = p.add_mutually_exclusive_group()
     question.add_argument("--contiguity", action="store_true",
                           help="per dimension: contiguous runs and the widest legal vector "
@@ -147,7 +152,8 @@ def _run_xla(shape: Shape, block: tuple[int, ...] | None, args: argparse.Namespa
         print()
         print(_grid(lambda: pictures.grid_text(pictures.xla_picture(shape, block))))
     if args.png:
-        pictures.save_png(pictures.xla_picture(shape, block), args.png)
+        pictures.save_png(pictures.xla_picture(shape, block, pictures.FIGURE_LIMIT), args.png,
+                          args.colour)
 
 
 def _question(spec: Shape | cute.Layout | cute.ComposedLayout, args: argparse.Namespace
@@ -206,7 +212,8 @@ def _run_cute(layout: cute.Layout | cute.ComposedLayout, args: argparse.Namespac
         print()
         print(_grid(lambda: pictures.grid_text(pictures.cute_picture(layout))))
     if args.png:
-        pictures.save_png(pictures.cute_picture(layout), args.png)
+        pictures.save_png(pictures.cute_picture(layout, limit=pictures.FIGURE_LIMIT), args.png,
+                          args.colour)
 
 
 def _grid(draw: Callable[[], str]) -> str:
