@@ -48,8 +48,8 @@ from symidx.layout.shapes import (
 )
 
 __all__ = ["FIGURE_LIMIT", "LEGIBLE", "MAX_INCHES", "MIN_FONT", "PICTURE_LIMIT", "SUMMARY",
-           "Cell", "Colour", "Picture", "bank_of", "banks_figure", "colour_keys", "cute_picture", "figure",
-           "grid_text", "save", "save_banks_png", "save_png", "tv_figure", "xla_picture"]
+           "Cell", "Colour", "Picture", "bank_of", "banks_figure", "colour_keys", "cute_picture",
+           "figure", "grid_text", "save", "save_banks_png", "save_png", "tv_figure", "xla_picture"]
 
 PICTURE_LIMIT = 4096
 """Most elements (and buffer slots) a picture holds by default (the text grid's limit)."""
