@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -274,16 +275,20 @@ class LinearLayout:
     def compose(self, outer: LinearLayout) -> LinearLayout:
         """``outer(self(x))``: ``self``'s output dimensions are ``outer``'s inputs (by name,
         each no larger there). Keeps ``outer``'s output sizes (not required surjective)."""
-        if set(self.out_dims) != set(outer.in_dims):
-            raise MapError(f"compose: outputs {list(self.out_dims)} are not the inputs "
-                           f"{list(outer.in_dims)}")
-        for o, size in self.outs:
-            if size > outer.in_dim_size(o):
-                raise MapError(f"compose: {o!r} has size {size}, the outer layout takes "
-                               f"{outer.in_dim_size(o)}")
+        self._outputs_fit("compose", outer.in_dims, outer.in_dim_size)
         bases = tuple((name, tuple(tuple(v for _, v in outer.apply(zip(self.out_dims, b)))
                                    for b in bs)) for name, bs in self.bases)
         return LinearLayout(bases, outer.outs)
+
+    def _outputs_fit(self, op: str, names: Sequence[str], size_of: Any) -> None:
+        """Raise unless this layout's outputs are exactly ``names``, each no larger than
+        ``size_of(name)``."""
+        if set(self.out_dims) != set(names):
+            raise MapError(f"{op}: outputs {list(self.out_dims)} do not match {list(names)}")
+        for o, size in self.outs:
+            if size > size_of(o):
+                raise MapError(f"{op}: {o!r} has size {size}, the other layout takes "
+                               f"{size_of(o)}")
 
     def invert_and_compose(self, other: LinearLayout) -> LinearLayout:
         """``C`` with ``other(C(x)) == self(x)``: ``other``'s (pseudo-)inverse after
@@ -291,13 +296,7 @@ class LinearLayout:
         result's outputs are ``other``'s inputs, sizes kept. Where ``other`` is not
         injective (zero or dependent bases), the solution uses the earliest independent
         bases; raises :class:`MapError` where ``self`` reaches what ``other`` cannot."""
-        if set(self.out_dims) != set(other.out_dims):
-            raise MapError(f"invert_and_compose: outputs {list(self.out_dims)} and "
-                           f"{list(other.out_dims)} differ")
-        for o, size in self.outs:
-            if size > other.out_dim_size(o):
-                raise MapError(f"invert_and_compose: {o!r} has size {size}, more than "
-                               f"{other.out_dim_size(o)}")
+        self._outputs_fit("invert_and_compose", other.out_dims, other.out_dim_size)
         solver = _Solver(other._columns())
         ins = [(n, len(bs)) for n, bs in other.bases]
         bases = []
