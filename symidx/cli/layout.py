@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--warp", metavar="PATTERN",
                    help="with --banks: a shape:stride layout from lane to the row-major "
                         "linear index of the logical element it reads (r * cols + c, for "
-                        "every kind of layout); default 32:1 (64:1 on AMD)")
+                        "every kind of layout); default 32:N for --vector N (64:N on AMD)")
     p.add_argument("--access", choices=("lanes", "ldmatrix", "tma"), default="lanes",
                    help="with --banks: each lane reads --vector elements (scalar, 64/128-bit "
                         "vector, ds_read_b64/b128; default), ldmatrix rows of 16 bytes "
@@ -193,7 +193,8 @@ def _question(spec: Shape | cute.Layout | cute.ComposedLayout, args: argparse.Na
     if args.png:
         from symidx.layout import pictures
 
-        pictures.save_banks_png(f"{v.title}, warp {warp or '32:1'}", report, args.png)
+        default = f"{banks.MACHINES[args.machine].lanes}:{args.vector}"
+        pictures.save_banks_png(f"{v.title}, warp {warp or default}", report, args.png)
     return 0
 
 

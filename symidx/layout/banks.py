@@ -26,9 +26,9 @@ logical element the lane reads: ``r * cols + c`` for element ``(r, c)`` of a 2-D
 whether the view is a CuTe layout (whose own linear index is colexicographic) or an XLA
 shape. So ``--warp 32:32`` on any 32x32 matrix has lane ``i`` read element ``(i, 0)`` (a
 column), and ``32:1`` reads row 0. (A pattern with basis strides, ``E(i)``, gives the
-coordinate directly.) The default is lane ``i`` -> linear index ``i``; for ``ldmatrix``,
-lane ``i`` -> the start of row ``i`` (element ``(i, 0)``, rows along the non-minor
-dimension).
+coordinate directly.) The default is lane ``i`` -> linear index ``i * vector`` (the
+``i``-th vector of the row-major order); for ``ldmatrix``, lane ``i`` -> the start of row
+``i`` (element ``(i, 0)``, rows along the non-minor dimension).
 """
 
 from __future__ import annotations
@@ -157,10 +157,11 @@ def serve(requests: Sequence[Sequence[tuple[int, Sequence[int]]]], element_bits:
     return report
 
 
-def lane_starts(v: LayoutView, warp: cute.Layout | None, lanes: int, default_row: bool = False
-                ) -> np.ndarray:
+def lane_starts(v: LayoutView, warp: cute.Layout | None, lanes: int, default_row: bool = False,
+                vector: int = 1) -> np.ndarray:
     """The view's own linear index of the element each lane starts at, under the one lane
-    convention (see the module docstring)."""
+    convention (see the module docstring); without a pattern, lane ``i`` starts at row-major
+    index ``i * vector`` (the ``i``-th vector), or for ldmatrix at row ``i``."""
     if warp is None:
         if default_row:
             minor = v.minor[0]
@@ -174,7 +175,7 @@ def lane_starts(v: LayoutView, warp: cute.Layout | None, lanes: int, default_row
             index = [np.zeros(lanes, dtype=np.int64) for _ in v.dims]
             index[row_dim] = np.arange(lanes, dtype=np.int64)
             return v.linear(index)
-        warp = cute.Layout(lanes, 1)
+        warp = cute.Layout(lanes, vector)
     if cute.size(warp) != lanes:
         raise MapError(f"a warp pattern maps the {lanes} lanes, {warp} has size "
                        f"{cute.size(warp)}")
@@ -240,7 +241,7 @@ def bank_conflicts(v: LayoutView, warp: cute.Layout | None = None, vector: int =
         raise MapError(f"unknown access {access!r}: 'lanes', 'ldmatrix' or 'tma'")
     if vector < 1:
         raise MapError(f"a lane reads at least one element, got {vector}")
-    offsets = _runs(v, lane_starts(v, warp, machine.lanes), vector)
+    offsets = _runs(v, lane_starts(v, warp, machine.lanes, vector=vector), vector)
     per_phase = machine.lanes_per_phase(ceil_div(vector * bits, 8))
     requests = [[(lane, offsets[lane]) for lane in range(p, min(p + per_phase, machine.lanes))]
                 for p in range(0, machine.lanes, per_phase)]
@@ -279,7 +280,8 @@ def banks_text(v: LayoutView, warp: cute.Layout | None, vector: int, r: BankRepo
     if r.access == "tma":
         what = "a TMA copy of the whole box in 128-byte lines"
     else:
-        default = "row i" if r.access.startswith("ldmatrix") else "32:1"
+        lanes = MACHINES[r.machine].lanes if r.machine in MACHINES else LANES
+        default = "row i" if r.access.startswith("ldmatrix") else f"{lanes}:{vector}"
         warp_text = default if warp is None else str(warp)
         what = (f"{r.access}, warp {warp_text}" + (
             f", {vector} element{'s' if vector != 1 else ''} per lane"
