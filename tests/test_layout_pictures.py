@@ -124,3 +124,153 @@ def test_png_without_matplotlib_says_what_to_install(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(SymidxError, match=r"symidx\[plot\]"):
         save_png(cute_picture(ZN), "unused.png")
+
+
+# ---------------------------------------------------------------------------------------------
+# Pictures people read: colours that show a swizzle, indices, legends, sizes, TV layouts
+
+
+def png_size(path) -> tuple[int, int]:
+    """Width and height from the PNG header (IHDR)."""
+    with open(path, "rb") as f:
+        data = f.read(24)
+    assert data[:8] == PNG_MAGIC
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def cells_and_colours(ax) -> dict[tuple[int, int], tuple[float, ...]]:
+    """(row, col) -> RGBA of each cell drawn on ``ax`` (the cells' image; transparent
+    pixels are no cell)."""
+    image = ax.images[0].get_array()
+    rows, cols = image.shape[:2]
+    return {(r, c): tuple(float(x) for x in image[r, c]) for r in range(rows)
+            for c in range(cols) if image[r, c][3] > 0}
+
+
+SWIZZLED = "Sw<3,3,3> o (8,64):(64,1)"
+
+
+def test_distinct_banks_get_distinct_colours() -> None:
+    pytest.importorskip("matplotlib")
+    from symidx.layout.pictures import figure
+
+    layout = cute.parse_any_layout(SWIZZLED)
+    fig = figure(cute_picture(layout, 16), "bank")
+    colours = cells_and_colours(fig.axes[0])
+    assert len(colours) == 8 * 64
+    by_bank: dict[int, set[tuple[float, ...]]] = {}
+    for (r, c), rgba in colours.items():
+        bank = (layout(r, c) * 16 // 32) % 32  # twin: 16-bit elements, 4-byte banks
+        by_bank.setdefault(bank, set()).add(rgba)
+    assert len(by_bank) == 32
+    assert all(len(s) == 1 for s in by_bank.values())            # one colour per bank
+    assert len({next(iter(s)) for s in by_bank.values()}) == 32  # distinct banks, distinct
+    # the swizzle shows: row 1 does not repeat row 0's colours, an unswizzled layout does
+    assert [colours[(1, c)] for c in range(64)] != [colours[(0, c)] for c in range(64)]
+    plain = cells_and_colours(figure(cute_picture(cute.parse_any_layout("(8,64):(64,1)"), 16),
+                                     "bank").axes[0])
+    assert [plain[(1, c)] for c in range(64)] == [plain[(0, c)] for c in range(64)]
+
+
+def test_offset_mod_k_and_tile_colours_are_distinct() -> None:
+    pytest.importorskip("matplotlib")
+    from symidx.layout.pictures import figure
+
+    layout = cute.parse_any_layout("Sw<2,0,2> o (4,4):(4,1)")
+    colours = cells_and_colours(figure(cute_picture(layout), "mod:4").axes[0])
+    keys = {}
+    for (r, c), rgba in colours.items():
+        keys.setdefault(layout(r, c) % 4, set()).add(rgba)
+    assert len(keys) == 4 and all(len(s) == 1 for s in keys.values())
+    assert len({next(iter(s)) for s in keys.values()}) == 4
+    fig = figure(cute_picture(ZN), "tile")
+    tiles = {}
+    for (r, c), rgba in cells_and_colours(fig.axes[0]).items():
+        tiles.setdefault((r // 4, c // 4), set()).add(rgba)
+    assert len(tiles) == 6 and len({next(iter(s)) for s in tiles.values()}) == 6
+    assert fig.legends and "colour = tile" in fig.legends[0].get_title().get_text()
+    with pytest.raises(MapError, match="mod:K"):
+        figure(cute_picture(ZN), "mod:0")
+
+
+def test_indices_legend_and_colour_scale() -> None:
+    pytest.importorskip("matplotlib")
+    from symidx.layout.pictures import figure
+
+    fig = figure(cute_picture(cute.parse_any_layout(SWIZZLED), 16))  # auto: bank
+    grid = fig.axes[0]
+    assert [t.get_text() for t in grid.get_yticklabels()] == [str(r) for r in range(8)]
+    assert [t.get_text() for t in grid.get_xticklabels()][:3] == ["0", "8", "16"]
+    bar = fig.axes[-1]
+    assert "bank" in bar.get_ylabel() and len(bar.get_yticks()) == 16
+    texts = {t.get_text() for t in grid.texts}
+    assert {"0", "64", "511"} <= texts  # offsets printed at this size
+
+
+@pytest.mark.parametrize(("text", "note"), [
+    ("(16,16):(16,1)", None),
+    ("(64,64):(64,1)", "colour only"),
+    ("(200,200):(200,1)", "only the first 128 rows and columns"),
+])
+def test_size_policy_keeps_pictures_bounded_and_says_so(tmp_path, text: str, note) -> None:
+    pytest.importorskip("matplotlib")
+    from symidx.layout.pictures import figure
+
+    layout = cute.parse_any_layout(text)
+    fig = figure(cute_picture(layout, limit=1 << 16))
+    title = fig._suptitle.get_text()
+    if note is None:
+        assert "\n" not in title
+    else:
+        assert note in title
+    path = tmp_path / "p.png"
+    save_png(cute_picture(layout, limit=1 << 16), str(path))
+    width, height = png_size(path)
+    assert width <= 1800 and height <= 1800
+
+
+def test_tv_picture_labels_thread_and_value(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    from symidx.layout.pictures import save, tv_figure
+    from symidx.layout.tv import mma_sm80_16x8x16
+
+    tv = mma_sm80_16x8x16("C")
+    fig = tv_figure(tv)
+    ax = fig.axes[0]
+    labels = {(int(t.get_position()[1]), int(t.get_position()[0])): t.get_text()
+              for t in ax.texts}
+    assert len(labels) == 16 * 8
+    for (r, c), text in labels.items():  # twin: PTX's C fragment (groupID, threadID_in_group)
+        t, v = (int(x[1:]) for x in text.split("\n"))
+        group, tig = t >> 2, t % 4
+        assert (group + 8 * (v >= 2), 2 * tig + (v & 1)) == (r, c)
+    colours = cells_and_colours(ax)
+    by_thread = {}
+    for (r, c), text in labels.items():
+        by_thread.setdefault(text.split("\n")[0], set()).add(colours[(r, c)])
+    assert len(by_thread) == 32 and all(len(s) == 1 for s in by_thread.values())
+    assert len({next(iter(s)) for s in by_thread.values()}) == 32
+    save(fig, str(tmp_path / "tv.svg"))
+    assert "<svg" in (tmp_path / "tv.svg").read_text()[:400]
+
+
+def test_figures_do_not_switch_the_global_backend() -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    from symidx.layout.pictures import figure
+
+    before = matplotlib.get_backend()
+    figure(cute_picture(ZN))
+    assert matplotlib.get_backend() == before
+
+
+def test_docs_pictures_are_legible_sizes() -> None:
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    text = (docs / "layouts.md").read_text()
+    names = ["layout-zN.png", "layout-f32-3x5-T2x2.png", "layout-swizzle-Sw333-8x64.png",
+             "tv-SM80_16x8x16-A.png", "banks-Sw333-8x64-rows.png", "layout-64x64.png"]
+    for name in names:
+        assert f"({name})" in text, name
+        width, height = png_size(docs / name)
+        assert 200 <= width <= 1800 and 150 <= height <= 1800, (name, width, height)

@@ -193,3 +193,26 @@ def test_swizzle_is_an_involution(sw: Swizzle) -> None:
     # Swizzle(0, 4, 0) is legal C++; pycute 4.2 recurses forever on a zero shift.
     assert all(sw(sw(x)) == x for x in range(sw.size()))
     assert sorted(sw(x) for x in range(sw.size())) == list(range(sw.size()))
+
+
+# test_typing.py: pycute's Integer is int and its subclasses, bool excluded
+
+
+@pytest.mark.parametrize(("cls", "obj", "want"), [
+    (int, 1, True), (float, 1.0, False), (str, "hi", False), (bool, False, False),
+])
+def test_integer_typing(cls: type, obj: object, want: bool) -> None:
+    assert issubclass(cls, cute.Integer) is want
+    assert isinstance(obj, cute.Integer) is want
+
+
+# pycute's spellings: Layout(shape) is compact column-major; make_layout of layouts
+
+
+def test_pycute_spellings() -> None:
+    assert L(4) == L(4, 1) and L((4, 3)) == L((4, 3), (1, 4))
+    assert L(((2, 3), 4)).stride == ((1, 2), 6)
+    assert cute.logical_product(L((2, 5), (5, 1)), 4) == cute.logical_product(
+        L((2, 5), (5, 1)), L(4))
+    r = cute.make_layout(L(4), L(2, 8))
+    assert r == L((4, 2), (1, 8)) and len(r) == 2

@@ -214,26 +214,27 @@ def test_bank_conflicts_match_brute_force(seed: int) -> None:
     vector = rng.choice([1, 1, 2, 4])
     if rng.random() < 0.5:
         warp = Layout(32, 1) if rows * cols >= 32 else None
-    else:
-        warp = Layout((8, 4), (1, rows * rng.choice([1, 2])))
+    else:  # lane (i, j) reads (i, j * k): the warp maps lanes to row-major indices
+        warp = Layout((8, 4), (cols, rng.choice([1, 2])))
     v = views.view(layout, bits)
     try:
         report = banks.bank_conflicts(v, warp, vector)
     except MapError:
         return  # the pattern reads outside the layout
-    minor = v.minor[0]
-    step = 1 if minor == 0 else rows
-    lanes = cute.layout_values(warp or Layout(32, 1))
-    offsets = [[layout(int(i) + k * step) for k in range(vector)] for i in lanes]
+    along_rows = v.minor[0] == 0
+    starts = [divmod(int(i), cols) for i in cute.layout_values(warp or Layout(32, 1))]
+    offsets = [[layout(r + k, c) if along_rows else layout(r, c + k) for k in range(vector)]
+               for r, c in starts]
     assert report.wavefronts == banks_twin(offsets, bits)
 
 
 def test_classic_conflicts() -> None:
-    column = views.view(cute.parse_any_layout("(32,32):(32,1)"))
-    assert banks.bank_conflicts(column).wavefronts == 32
+    row_major = views.view(cute.parse_any_layout("(32,32):(32,1)"))
+    assert banks.bank_conflicts(row_major, Layout(32, 32)).wavefronts == 32  # a column
+    assert banks.bank_conflicts(row_major).wavefronts == 1                   # a row
     padded = views.view(cute.parse_any_layout("(32,32):(33,1)"))
-    assert banks.bank_conflicts(padded).wavefronts == 1
-    rows = cute.parse_layout("(8,4):(1,64)")
+    assert banks.bank_conflicts(padded, Layout(32, 32)).wavefronts == 1
+    rows = cute.parse_layout("(8,4):(64,8)")  # lane (i, j) reads (i, 8j): 16-byte rows
     plain = views.view(cute.parse_any_layout("(8,64):(64,1)"), 16)
     assert banks.bank_conflicts(plain, rows, 8).wavefronts == 32
     swizzled = views.view(cute.parse_any_layout("Sw<3,3,3> o (8,64):(64,1)"), 16)
@@ -245,7 +246,7 @@ def test_classic_conflicts() -> None:
 
 
 def test_cli_questions(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["layout", "Sw<3,3,3> o (8,64):(64,1)", "--banks", "--warp", "(8,4):(1,64)",
+    assert main(["layout", "Sw<3,3,3> o (8,64):(64,1)", "--banks", "--warp", "(8,4):(64,8)",
                  "--vector", "8", "--element-bits", "16"]) == 0
     out = capsys.readouterr().out
     assert "4 wavefronts for 4 without conflicts" in out

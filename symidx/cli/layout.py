@@ -37,9 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="only the tile at the origin: CATLASS MakeLayoutTile for a nested "
                         "layout, the sub-array [0:A, 0:B, ...] for an XLA shape")
     p.add_argument("--png", metavar="FILE",
-                   help="also draw the layout to FILE: a colour per tile, offsets in the "
-                        "cells, padding hatched; with --banks, the banks the warp touches "
-                        "(needs matplotlib)")
+                   help="also draw the layout to FILE (PNG, or SVG for a .svg name): "
+                        "rows and columns numbered, offsets in the cells, a legend or "
+                        "colour scale (see --colour), padding hatched; with --banks, the "
+                        "banks the warp touches (needs matplotlib)")
+    p.add_argument("--colour", default="auto", metavar="KIND",
+                   help="with --png: colour cells by 'tile', 'bank' (32 banks of 4 bytes), "
+                        "'mod:K' (offset mod K) or 'auto' (bank for a swizzle or an untiled "
+                        "layout, else tile; the default)")
     question = p.add_mutually_exclusive_group()
     question.add_argument("--contiguity", action="store_true",
                           help="per dimension: contiguous runs and the widest legal vector "
@@ -48,9 +53,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                           help="shared-memory bank conflicts (32 banks of 4-byte words) of "
                                "one warp's access, see --warp")
     p.add_argument("--warp", metavar="PATTERN",
-                   help="with --banks: a shape:stride layout from lane (0..31) to the linear "
-                        "index of the element it reads (colexicographic for a nested layout,"
-                        " row-major for an XLA array); default 32:1")
+                   help="with --banks: a shape:stride layout from lane to the row-major "
+                        "linear index of the logical element it reads (r * cols + c, for "
+                        "every kind of layout); default 32:N for --vector N (64:N on AMD)")
+    p.add_argument("--access", choices=("lanes", "ldmatrix", "tma"), default="lanes",
+                   help="with --banks: each lane reads --vector elements (scalar, 64/128-bit "
+                        "vector, ds_read_b64/b128; default), ldmatrix rows of 16 bytes "
+                        "(--matrices 1, 2 or 4), or a TMA copy of the whole box in 128-byte "
+                        "lines")
+    p.add_argument("--matrices", type=int, default=4, metavar="N",
+                   help="with --access ldmatrix: .x1, .x2 or .x4 (default 4)")
+    p.add_argument("--machine", choices=("nvidia", "cdna3", "cdna4"), default="nvidia",
+                   help="with --banks: nvidia (32 banks, 32 lanes; default), cdna3 (AMD LDS, "
+                        "32 banks, wave64), cdna4 (AMD LDS, 64 banks, wave64)")
     p.add_argument("--vector", type=int, default=1, metavar="N",
                    help="with --banks: elements each lane reads, along the memory-minor "
                         "dimension (default 1)")
@@ -101,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
     if args.banks or args.contiguity:
         return _question(spec, args)
     for flag, given in (("--warp", args.warp is not None), ("--vector", args.vector != 1),
-                        ("--element-bits", args.element_bits is not None)):
+                        ("--element-bits", args.element_bits is not None),
+                        ("--access", args.access != "lanes"), ("--matrices", args.matrices != 4),
+                        ("--machine", args.machine != "nvidia")):
         if given:
             raise UsageError(f"symidx layout: {flag} is for --banks or --contiguity")
     block = None if args.tile is None else parse_ints(args.tile, "--tile")
@@ -135,7 +152,8 @@ def _run_xla(shape: Shape, block: tuple[int, ...] | None, args: argparse.Namespa
         print()
         print(_grid(lambda: pictures.grid_text(pictures.xla_picture(shape, block))))
     if args.png:
-        pictures.save_png(pictures.xla_picture(shape, block), args.png)
+        pictures.save_png(pictures.xla_picture(shape, block, pictures.FIGURE_LIMIT), args.png,
+                          args.colour)
 
 
 def _question(spec: Shape | cute.Layout | cute.ComposedLayout, args: argparse.Namespace
@@ -168,12 +186,15 @@ def _question(spec: Shape | cute.Layout | cute.ComposedLayout, args: argparse.Na
         print(contiguity.contiguity_text(v, contiguity.contiguity(v)))
         return 0
     warp = None if args.warp is None else cute.parse_layout(args.warp)
-    report = banks.bank_conflicts(v, warp, args.vector)
+    report = banks.bank_conflicts(v, warp, args.vector, access=args.access,
+                                  machine=banks.MACHINES[args.machine],
+                                  matrices=args.matrices)
     print(banks.banks_text(v, warp, args.vector, report))
     if args.png:
         from symidx.layout import pictures
 
-        pictures.save_banks_png(f"{v.title}, warp {warp or '32:1'}", report, args.png)
+        default = f"{banks.MACHINES[args.machine].lanes}:{args.vector}"
+        pictures.save_banks_png(f"{v.title}, warp {warp or default}", report, args.png)
     return 0
 
 
@@ -192,7 +213,8 @@ def _run_cute(layout: cute.Layout | cute.ComposedLayout, args: argparse.Namespac
         print()
         print(_grid(lambda: pictures.grid_text(pictures.cute_picture(layout))))
     if args.png:
-        pictures.save_png(pictures.cute_picture(layout), args.png)
+        pictures.save_png(pictures.cute_picture(layout, limit=pictures.FIGURE_LIMIT), args.png,
+                          args.colour)
 
 
 def _grid(draw: Callable[[], str]) -> str:

@@ -55,6 +55,7 @@ from symidx.layout.nested import (
     from_modes,
     layout_values,
     make_layout,
+    require_int_strides,
     size,
 )
 
@@ -273,8 +274,11 @@ def _check_distributes(a: Layout, modes: Modes, b: Layout, result: Layout) -> No
         raise TooLargeError(f"cannot compose {a} with {b}: the modes of {b} carry into each "
                             f"other in the coordinates of {a}, and {n} points are too many "
                             f"to check the mode-by-mode result")
-    want = evaluate_layout(a, layout_values(b))
-    if not np.array_equal(layout_values(result), want):
+    if a.has_basis:  # coordinate values: compare point by point
+        same = all(a(int(x)) == result(i) for i, x in enumerate(layout_values(b)))
+    else:
+        same = np.array_equal(layout_values(result), evaluate_layout(a, layout_values(b)))
+    if not same:
         raise MapError(f"cannot compose {a} with {b}: the modes of {b} carry into each other "
                        f"in the coordinates of {a}, so composing mode by mode (as CuTe does) "
                        f"would be wrong")
@@ -296,6 +300,7 @@ def complement(layout: Layout | int, cotarget: int = 1) -> Layout:
     modes overlap (a stride below the extent of the smaller modes).
     """
     layout = _as_layout(layout)
+    require_int_strides(layout, "complement")
     if not is_int(cotarget) or cotarget < 1:
         raise MapError(f"complement needs a positive cotarget, got {cotarget!r}")
     if any(d < 0 for d in flatten(layout.stride)):
@@ -327,6 +332,7 @@ def right_inverse(layout: Layout | int) -> Layout:
     """A layout ``R`` with ``layout(R(i)) == i`` for every ``i < size(R)``: the modes whose
     strides chain ``1, s0, s0*s1, ...`` in sorted order, as far as they do (pycute)."""
     layout = _as_layout(layout)
+    require_int_strides(layout, "right_inverse")
     shapes = flatten(layout.shape)
     positions = flatten(_prefix(shapes))
     result: Modes = []
@@ -358,6 +364,7 @@ def left_inverse(layout: Layout | int) -> Layout:
     outside the inverse's reach).
     """
     layout = _as_layout(layout)
+    require_int_strides(layout, "left_inverse")
     if any(s > 1 and d == 0 for s, d in flat_modes(layout)):
         raise MapError(f"{layout} is not injective (a stride-0 mode), no left inverse")
     inverse = right_inverse(make_layout(layout, complement(layout)))

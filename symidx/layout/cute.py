@@ -43,9 +43,14 @@ from symidx.layout.algebra import (
     zipped_divide,
     zipped_product,
 )
+from symidx.layout.foreign import as_layout
 from symidx.layout.int_tuple import (
+    ArithTuple,
     Coord,
+    E,
+    Integer,
     IntTuple,
+    ScaledBasis,
     ceil_div,
     compatible,
     congruent,
@@ -88,6 +93,7 @@ from symidx.layout.nested import (
     fractal_layout,
     from_modes,
     layout_values,
+    make_identity_layout,
     make_layout,
     make_layout_tile,
     parse_layout,
@@ -115,6 +121,7 @@ def depth(x: IntTuple | Layout) -> int:
 
 
 __all__ = [
+    "ArithTuple", "E", "Integer", "ScaledBasis", "as_layout", "make_identity_layout",
     "BYTES_PER_C0", "C0_PER_FRACTAL", "CHECK_LIMIT", "FRACTAL_FORMATS", "OFFSET_SEARCH_LIMIT",
     "ComposedLayout", "Coord", "FractalFormat", "IntTuple", "Layout", "Swizzle", "Tiler",
     "blocked_product", "ceil_div", "coalesce", "column_major", "compact_col_major",

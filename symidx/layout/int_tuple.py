@@ -11,7 +11,8 @@ The helpers keep CuTe's names and meanings: ``product``, ``flatten``, ``prefix_p
 from __future__ import annotations
 
 import math
-from typing import TypeAlias
+from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from symidx import _arith
 from symidx.errors import MapError
@@ -24,7 +25,10 @@ Coord: TypeAlias = int | None | tuple["Coord", ...]
 
 __all__ = [
     "Coord",
+    "E",
     "IntTuple",
+    "Integer",
+    "ScaledBasis",
     "ceil_div",
     "check_int_tuple",
     "compatible",
@@ -59,6 +63,105 @@ def is_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+class _IntegerMeta(type):
+    def __instancecheck__(cls, obj: object) -> bool:
+        return is_int(obj)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, int) and not issubclass(sub, bool)
+
+
+class Integer(metaclass=_IntegerMeta):
+    """The type of an IntTuple's leaves, for ``isinstance`` / ``issubclass`` (pycute's
+    ``Integer``): ``int`` and its subclasses except ``bool``.
+
+    >>> isinstance(3, Integer), isinstance(True, Integer), issubclass(int, Integer)
+    (True, False, True)
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class ScaledBasis:
+    """CuTe's basis stride ``value@mode`` (``E<i>`` scaled): a stride that adds ``value``
+    to coordinate ``mode`` of a multi-dimensional result instead of to an offset. ``mode``
+    is a path: ``(1,)`` is mode 1, ``(1, 0)`` mode 0 of mode 1.
+
+    A layout whose strides are basis elements maps a coordinate to a coordinate (CuTe's
+    identity layouts): ``Layout((4, 2), (E(0), E(1)))(3, 1) == (3, 1)``.
+    """
+
+    value: int
+    mode: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if not is_int(self.value) or not self.mode or not all(
+                is_int(m) and m >= 0 for m in self.mode):
+            raise MapError(f"a basis stride is an int value and a path of non-negative modes, "
+                           f"got {self.value!r}@{self.mode!r}")
+
+    def __mul__(self, k: object) -> ScaledBasis:
+        if not isinstance(k, int) or isinstance(k, bool):
+            return NotImplemented
+        return ScaledBasis(self.value * k, self.mode)
+
+    __rmul__ = __mul__
+
+    def __add__(self, other: object) -> ArithTuple:
+        return ArithTuple.of(self) + other
+
+    __radd__ = __add__
+
+    def __str__(self) -> str:
+        return f"{self.value}@" + "@".join(str(m) for m in reversed(self.mode))
+
+
+def E(*mode: int) -> ScaledBasis:  # noqa: N802  (CuTe's name)
+    """The unit basis stride of mode ``mode`` (CuTe's ``E<i>``; ``E(1, 0)`` is ``E<1,0>``)."""
+    return ScaledBasis(1, tuple(mode))
+
+
+class ArithTuple(tuple):
+    """A coordinate that adds element by element (CuTe's ``ArithmeticTuple``): the value of
+    a layout with basis strides. Shorter tuples are padded with zeros; an int 0 is the
+    neutral element; nested modes are nested ArithTuples."""
+
+    @staticmethod
+    def of(b: ScaledBasis) -> Any:
+        value: object = b.value
+        for m in reversed(b.mode):
+            value = ArithTuple((0,) * m + (value,))
+        return value
+
+    def __add__(self, other: object) -> ArithTuple:
+        if isinstance(other, ScaledBasis):
+            other = ArithTuple.of(other)
+        if is_int(other):
+            if other == 0:
+                return self
+            raise MapError(f"cannot add the int {other} to the coordinate {self}: a layout "
+                           f"mixes basis and int strides")
+        if not isinstance(other, tuple):
+            return NotImplemented
+        n = max(len(self), len(other))
+        a = tuple(self) + (0,) * (n - len(self))
+        b = tuple(other) + (0,) * (n - len(other))
+        return ArithTuple(_add_leaf(x, y) for x, y in zip(a, b))
+
+    __radd__ = __add__
+
+    def __repr__(self) -> str:
+        return tuple.__repr__(self)
+
+
+def _add_leaf(x: object, y: object) -> object:
+    if isinstance(x, tuple) or isinstance(y, tuple):
+        left = x if isinstance(x, ArithTuple) else ArithTuple(x if isinstance(x, tuple) else ())
+        if is_int(x) and x != 0 or is_int(y) and y != 0:
+            raise MapError(f"cannot add {x} and {y}: a mode is both an int and a tuple")
+        return left + (y if isinstance(y, tuple) else 0)
+    return x + y  # type: ignore[operator]
+
+
 def is_tuple(x: object) -> bool:
     """True for a tuple (an IntTuple with modes)."""
     return isinstance(x, tuple)
@@ -77,7 +180,7 @@ def check_int_tuple(x: object, what: str) -> None:
 
 def format_int_tuple(t: object) -> str:
     """CuTe's text: ``4``, ``(4,2)``, ``((4,2),(4,3))``; a 1-tuple prints as ``(4)``;
-    ``None`` (CuTe's ``_``) as ``_``."""
+    ``None`` (CuTe's ``_``) as ``_``; a basis stride as ``1@0``."""
     if isinstance(t, tuple):
         return "(" + ",".join(format_int_tuple(child) for child in t) + ")"
     return "_" if t is None else str(t)

@@ -170,17 +170,50 @@ def row_major_reshape_map(src: Sequence[int], dst: Sequence[int]) -> IndexingMap
 # CuTe layouts
 
 
-def cute_map(layout: cute.Layout | cute.ComposedLayout) -> IndexingMap:
+def cute_map(layout: cute.Layout | cute.ComposedLayout | object) -> IndexingMap:
     """One dimension per top-level mode, ``[0, size(mode) - 1]``, -> the offset.
+
+    ``layout`` may also be a pycute ``Layout`` or ``ComposedLayout`` (read by
+    :func:`symidx.layout.foreign.as_layout`). A layout with basis strides (``E(i)``) maps to
+    one result per coordinate mode.
 
     A composed layout ``outer o offset o inner`` gives ``outer(offset + inner(d))``: an outer
     swizzle exactly, bit by bit (:func:`symidx.layout.swizzle.swizzle_expr`: each swizzled
     bit is a sum of two bits mod 2, no piecewise cases); an outer ``shape:stride`` layout by
     its colexicographic digits, its last mode taking any overflow.
     """
+    from symidx.layout.foreign import as_layout
+
+    layout = as_layout(layout)
+    if isinstance(layout, cute.Swizzle):
+        raise MapError(f"{layout} is a swizzle, not a layout: compose it with one "
+                       f"(ComposedLayout) to get a map")
     if isinstance(layout, cute.ComposedLayout):
         return _composed_map(layout)
+    if layout.has_basis:
+        return _basis_map(layout)
     return _simplified(IndexingMap.create(*_offset_of_modes(layout)))
+
+
+def _basis_map(layout: cute.Layout) -> IndexingMap:
+    """A layout with basis strides: one result per top-level coordinate mode it reaches
+    (nested basis paths are not flattened: they raise)."""
+    modes = list(layout.modes()) if cute.is_tuple(layout.shape) else [layout]
+    results: dict[int, list[Expr]] = {}
+    for i, mode in enumerate(modes):
+        stride_so_far = 1
+        for n, s in zip(cute.flatten(mode.shape), cute.flatten(mode.stride)):
+            if n > 1 and isinstance(s, cute.ScaledBasis) and s.value != 0:
+                if len(s.mode) != 1:
+                    raise MapError(f"{layout}: basis strides into nested modes ({s}) have no "
+                                   f"map form yet")
+                coord = Mod(FloorDiv(dim(i), stride_so_far), n)
+                results.setdefault(s.mode[0], []).append(scale(s.value, coord))
+            stride_so_far *= n
+    width = max(results, default=0) + 1
+    sizes = [cute.size(m) for m in modes]
+    return _simplified(IndexingMap.create(
+        sizes, [add(results[k]) if k in results else Integer(0) for k in range(width)]))
 
 
 def _offset_of_modes(layout: cute.Layout) -> tuple[list[int], list[Expr]]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -27,8 +27,11 @@ from symidx._arith import ceil_div
 from symidx.errors import MapError, ParseError, TooLargeError
 from symidx.layout.grid import draw_grid
 from symidx.layout.int_tuple import (
+    ArithTuple,
     Coord,
+    E,
     IntTuple,
+    ScaledBasis,
     check_int_tuple,
     congruent,
     crd2idx,
@@ -72,6 +75,7 @@ __all__ = [
     "fractal_layout",
     "from_modes",
     "layout_values",
+    "make_identity_layout",
     "make_layout",
     "make_layout_tile",
     "parse_layout",
@@ -104,11 +108,16 @@ class Layout:
     """
 
     shape: IntTuple
-    stride: IntTuple
+    stride: IntTuple = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         check_int_tuple(self.shape, "shape")
-        check_int_tuple(self.stride, "stride")
+        if self.stride is None:  # pycute's and CuTe's default: compact column-major
+            object.__setattr__(self, "stride", prefix_product(self.shape))
+        if any(isinstance(d, ScaledBasis) for d in flatten(self.stride)):
+            _check_basis_stride(self.stride)
+        else:
+            check_int_tuple(self.stride, "stride")
         if not congruent(self.shape, self.stride):
             raise MapError(f"shape {format_int_tuple(self.shape)} and stride "
                            f"{format_int_tuple(self.stride)} are not congruent")
@@ -127,7 +136,8 @@ class Layout:
         if has_none(whole):
             raise MapError(f"coordinate {format_int_tuple(whole)} has a '_': slicing is "
                            f"slice_and_offset(crd, layout)")
-        return crd2idx(whole, self.shape, self.stride)
+        value = crd2idx(whole, self.shape, self.stride)
+        return ArithTuple.of(value) if isinstance(value, ScaledBasis) else value
 
     def __getitem__(self, i: int) -> Layout:
         """The ``i``-th mode as a layout (an int-shaped layout is its own only mode)."""
@@ -153,6 +163,55 @@ class Layout:
     def __str__(self) -> str:
         return f"{format_int_tuple(self.shape)}:{format_int_tuple(self.stride)}"
 
+    @property
+    def has_basis(self) -> bool:
+        """True when some stride is a basis element (``E(i)``): the layout maps coordinates
+        to coordinates."""
+        return any(isinstance(d, ScaledBasis) for d in flatten(self.stride))
+
+
+def require_int_strides(layout: Layout, what: str) -> None:
+    """Raise :class:`MapError` when ``layout`` has basis strides: ``what`` needs offsets."""
+    if layout.has_basis:
+        raise MapError(f"{what} needs int strides; {layout} has basis strides (E(i))")
+
+
+def _check_basis_stride(stride: object) -> None:
+    if isinstance(stride, tuple):
+        if not stride:
+            raise MapError("stride contains an empty tuple")
+        for child in stride:
+            _check_basis_stride(child)
+    elif not isinstance(stride, ScaledBasis) and stride != 0:
+        raise MapError(f"a layout with basis strides (E(i)) may also have stride 0, not "
+                       f"{stride!r}: an int stride adds to an offset, a basis stride to a "
+                       f"coordinate")
+
+
+def make_identity_layout(shape: IntTuple) -> Layout:
+    """CuTe's ``make_identity_layout``: ``shape`` with basis strides, mapping each coordinate
+    to itself (as an :class:`~symidx.layout.int_tuple.ArithTuple`).
+
+    >>> make_identity_layout((4, 2))(5)
+    (1, 1)
+    """
+    check_int_tuple(shape, "shape")
+    if not isinstance(shape, tuple):
+        return Layout(shape, E(0))  # type: ignore[arg-type]
+
+    def strides(s: IntTuple, path: tuple[int, ...]) -> IntTuple:
+        if isinstance(s, tuple):
+            return tuple(strides(c, path + (k,)) if isinstance(c, tuple) else
+                         _basis_of(c, path + (k,)) for k, c in enumerate(s))
+        return _basis_of(s, path)
+
+    return Layout(shape, strides(shape, ()))
+
+
+def _basis_of(s: IntTuple, path: tuple[int, ...]) -> Any:
+    return ScaledBasis(1, path) if not isinstance(s, tuple) else tuple(
+        _basis_of(c, path + (k,)) for k, c in enumerate(s))
+
 
 def size(x: IntTuple | Layout) -> int:
     """Size of the domain: the product of the shape."""
@@ -161,16 +220,31 @@ def size(x: IntTuple | Layout) -> int:
 
 def cosize(layout: Layout) -> int:
     """Size of the codomain: one past the largest offset (strides are non-negative)."""
+    require_int_strides(layout, "cosize")
     if any(d < 0 for d in flatten(layout.stride)):
         raise MapError(f"cosize needs non-negative strides: {layout}")
     return layout(size(layout) - 1) + 1
 
 
-def make_layout(*layouts: Layout) -> Layout:
-    """The layout whose modes are ``layouts``, in order."""
+def make_layout(*layouts: Layout | IntTuple, stride: IntTuple | None = None) -> Layout:
+    """The layout whose modes are ``layouts``, in order (CuTe's ``make_layout(a, b, ...)``).
+
+    Given a shape instead (the CuTe DSL's ``make_layout((4, 2), stride=(1, 4))``), the layout
+    of that shape and stride; without ``stride``, compact column-major (CuTe's default).
+
+    >>> str(make_layout((4, 2), stride=(1, 4))), str(make_layout((4, 2)))
+    ('(4,2):(1,4)', '(4,2):(1,4)')
+    """
     if not layouts:
         raise MapError("make_layout needs at least one layout")
-    return Layout(tuple(a.shape for a in layouts), tuple(a.stride for a in layouts))
+    if not all(isinstance(a, Layout) for a in layouts):
+        if len(layouts) != 1:
+            raise MapError("make_layout takes layouts, or one shape (and stride=...)")
+        return Layout(layouts[0], stride)  # type: ignore[arg-type]
+    if stride is not None:
+        raise MapError("make_layout: stride= goes with a shape, not with layouts")
+    return Layout(tuple(a.shape for a in layouts),  # type: ignore[union-attr]
+                  tuple(a.stride for a in layouts))  # type: ignore[union-attr]
 
 
 def compact_col_major(shape: IntTuple) -> Layout:
@@ -208,6 +282,7 @@ def layout_values(layout: Layout, count: int | None = None) -> np.ndarray:
 def evaluate_layout(layout: Layout, index: np.ndarray) -> np.ndarray:
     """``layout(i)`` for every non-negative int ``i`` of ``index``, vectorised; indices past
     the size spill into the last mode, as ``layout(i)`` does."""
+    require_int_strides(layout, "evaluate_layout")
     index = np.asarray(index, dtype=np.int64)
     out = np.zeros(index.shape, dtype=np.int64)
     modes = flat_modes(layout)

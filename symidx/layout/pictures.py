@@ -9,9 +9,18 @@ A :class:`Picture` has two panels of :class:`Cell` s:
   row when the tiles are small), padding included.
 
 Each cell knows its first-level tile, so a drawing can give every tile its own colour, as
-the tiled-layout seed's figures do. :func:`grid_text` draws the grid as the TLA seed draws a
-layout; :func:`save_png` draws both panels with matplotlib (the optional ``plot`` extra),
-imported only when called.
+the tiled-layout seed's figures do; or a cell is coloured by its shared-memory bank, or by
+its offset mod ``k``, so that a swizzle shows. :func:`grid_text` draws the grid as the TLA
+seed draws a layout; :func:`figure` draws both panels with matplotlib (the optional ``plot``
+extra, imported only when called; object-oriented ``Figure`` s, no global backend), with row
+and column indices and a legend or colour scale, and :func:`save` writes PNG or SVG (by the
+file's suffix). :func:`tv_figure` draws a thread-value layout as CuTe's drawers do (thread
+and value in each cell), :func:`banks_figure` a warp's request to the banks.
+
+**Size policy.** Figures stay below :data:`MAX_INCHES` inches a side (100 pixels an inch),
+so cells shrink as a layout grows; offsets are printed while they fit at
+:data:`MIN_FONT` points or more, else cells are colour only; past :data:`SUMMARY` rows or
+columns only the top-left ``SUMMARY x SUMMARY`` corner is drawn. The title says which.
 
 Grids are two-dimensional: a rank-1 layout is one row; a rank-3+ XLA array puts its leading
 dims (row-major) on the rows and its last dim on the columns; a rank-3+ CuTe layout puts
@@ -38,12 +47,25 @@ from symidx.layout.shapes import (
     size_in_elements,
 )
 
-__all__ = ["PICTURE_LIMIT", "Cell", "Picture", "cute_picture", "grid_text", "save_banks_png",
-           "save_png",
-           "xla_picture"]
+__all__ = ["FIGURE_LIMIT", "LEGIBLE", "MAX_INCHES", "MIN_FONT", "PICTURE_LIMIT", "SUMMARY",
+           "Cell", "Colour", "Picture", "bank_of", "banks_figure", "colour_keys", "cute_picture",
+           "figure", "grid_text", "save", "save_banks_png", "save_png", "tv_figure", "xla_picture"]
 
 PICTURE_LIMIT = 4096
-"""Most elements (and buffer slots) a picture draws."""
+"""Most elements (and buffer slots) a picture holds by default (the text grid's limit)."""
+
+FIGURE_LIMIT = 1 << 15
+"""Most elements (and buffer slots) a picture drawn as a figure may hold (pass it as
+``limit``); the figure itself shows at most ``SUMMARY x SUMMARY`` cells."""
+
+LEGIBLE = 32
+"""Most rows or columns with every index on the axes (past it, every 8th)."""
+
+SUMMARY = 128
+"""Most rows or columns drawn at all (the top-left corner past that)."""
+
+MAX_INCHES = 16.0
+"""Largest side of a figure, in inches (100 pixels an inch)."""
 
 MAX_ROW = 32
 """Widest row of the memory panel."""
@@ -71,6 +93,7 @@ class Picture:
     title: str
     grid: tuple[Cell, ...]
     memory: tuple[Cell, ...]
+    element_bits: int = 32
 
     def values(self) -> list[list[int]]:
         """The offsets of the elements, one list per grid row."""
@@ -88,9 +111,9 @@ def grid_text(picture: Picture) -> str:
     return draw_grid(picture.title, picture.values())
 
 
-def _check_size(what: str, count: int) -> None:
-    if count > PICTURE_LIMIT:
-        raise TooLargeError(f"{what} has {count} cells; pictures draw at most {PICTURE_LIMIT}")
+def _check_size(what: str, count: int, limit: int = PICTURE_LIMIT) -> None:
+    if count > limit:
+        raise TooLargeError(f"{what} has {count} cells; pictures draw at most {limit}")
 
 
 def _wrap(width: int) -> Callable[[int], tuple[int, int]]:
@@ -115,7 +138,8 @@ def _grid_position(dims: Sequence[int]) -> Callable[[Sequence[int]], tuple[int, 
     return position
 
 
-def xla_picture(shape: ArrayShape, block: Sequence[int] | None = None) -> Picture:
+def xla_picture(shape: ArrayShape, block: Sequence[int] | None = None,
+                limit: int = PICTURE_LIMIT) -> Picture:
     """The picture of an XLA array's layout; tiles are the first-level tiles.
 
     With ``block`` (one size per dim), only the sub-array ``[0:block[0], 0:block[1], ...]``:
@@ -128,7 +152,7 @@ def xla_picture(shape: ArrayShape, block: Sequence[int] | None = None) -> Pictur
     if not math.prod(dims):
         raise MapError(f"{s} has no elements to draw")
     total = size_in_elements(s)
-    _check_size(str(s), max(total, math.prod(dims)))
+    _check_size(str(s), max(total, math.prod(dims)), limit)
     _, _, steps = xla.tiling_plan(dims, m2m, tiles)
     tiled = math.prod(xla.tiled_shape(dims, m2m, tiles))
     order = xla.major_to_minor(m2m)
@@ -155,7 +179,9 @@ def xla_picture(shape: ArrayShape, block: Sequence[int] | None = None) -> Pictur
             grid.append(Cell(*position(padded), p, tile, True))
     if block is not None:
         memory = _reached(grid, 1 + max(c.col for c in memory))
-    return Picture(str(s), tuple(grid), tuple(memory))
+    from symidx.layout.shapes import element_size_in_bits
+
+    return Picture(str(s), tuple(grid), tuple(memory), element_size_in_bits(s))
 
 
 def _reached(grid: Sequence[Cell], width: int) -> list[Cell]:
@@ -185,7 +211,8 @@ def _grid_layout(layout: cute.Layout) -> cute.Layout:
     return cute.make_layout(layout[0], cute.make_layout(*(layout[i] for i in range(1, r))))
 
 
-def cute_picture(layout: cute.Layout | cute.ComposedLayout) -> Picture:
+def cute_picture(layout: cute.Layout | cute.ComposedLayout, element_bits: int = 32,
+                 limit: int = PICTURE_LIMIT) -> Picture:
     """The picture of a nested (or composed) layout. An element's tile is, per mode, its
     coordinate divided by the mode's first sub-mode (the fractal of a ``zN`` layout); the
     memory panel spans the smallest to the largest offset, and slots no coordinate reaches
@@ -193,125 +220,375 @@ def cute_picture(layout: cute.Layout | cute.ComposedLayout) -> Picture:
     inner = layout.inner if isinstance(layout, cute.ComposedLayout) else layout
     view = _grid_layout(inner)
     n_rows, n_cols = cute.size(view[0]), cute.size(view[1])
-    _check_size(str(layout), n_rows * n_cols)
+    _check_size(str(layout), n_rows * n_cols, limit)
     first = [cute.flatten(view[k].shape)[0] for k in range(2)]
     offsets = cute.composed_values(layout, np.arange(n_rows * n_cols, dtype=np.int64))
     grid = [Cell(m, n, int(offsets[m + n_rows * n]), (m // first[0], n // first[1]))
             for m in range(n_rows) for n in range(n_cols)]
-    _check_size(f"the buffer of {layout}", int(offsets.max() - offsets.min()) + 1)
+    _check_size(f"the buffer of {layout}", int(offsets.max() - offsets.min()) + 1, limit)
     memory = _reached(grid, first[0] * first[1] if first[0] * first[1] > 1 else n_cols)
-    return Picture(str(layout), tuple(grid), tuple(memory))
+    return Picture(str(layout), tuple(grid), tuple(memory), element_bits)
 
 
 # ---------------------------------------------------------------------------------------------
-# PNG
+# Drawing (matplotlib, object-oriented)
+
+Colour = str
+"""``"tile"``, ``"bank"``, ``"mod:K"`` (offset mod K) or ``"auto"`` (bank for a swizzled
+layout, else tile)."""
+
+BANKS = 32
 
 
-def _pyplot() -> Any:
+def bank_of(offset: int, element_bits: int) -> int:
+    """The shared-memory bank (32 banks of 4-byte words) of an element's first byte."""
+    return (offset * element_bits // 32) % BANKS
+
+
+def _matplotlib() -> Any:
     try:
         import matplotlib
+        import matplotlib.figure  # noqa: F401
     except ImportError:
-        raise SymidxError("--png needs matplotlib: pip install 'symidx[plot]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+        raise SymidxError("pictures need matplotlib: pip install 'symidx[plot]'") from None
+    return matplotlib
 
 
-def _colours(picture: Picture, plt: Any) -> dict[TileId, Any]:
-    tiles = sorted({c.tile for c in picture.grid + picture.memory if c.tile is not None})
-    palette = plt.get_cmap("tab20")
-    return {t: palette(i % palette.N) for i, t in enumerate(tiles)}
+def _palette(n: int) -> list[Any]:
+    """``n`` distinct colours: the qualitative tab20, tab20b, tab20c (60), else evenly
+    spaced on a perceptual map."""
+    mpl = _matplotlib()
+    listed = [c for name in ("tab20", "tab20b", "tab20c") for c in mpl.colormaps[name].colors]
+    if n <= len(listed):
+        # tab20 pairs a strong and a light shade: take the strong ones first
+        order = list(range(0, len(listed), 2)) + list(range(1, len(listed), 2))
+        return [tuple(listed[i]) + (1.0,) for i in order[:n]]
+    cmap = mpl.colormaps["turbo"]
+    return [cmap(i / max(n - 1, 1)) for i in range(n)]
 
 
-def _draw_panel(ax: Any, cells: Sequence[Cell], colours: dict[TileId, Any], title: str) -> None:
-    digits = max(len(str(c.offset)) for c in cells)
-    font = min(9.0, 22.0 / max(digits, 2))
+def _cyclic(n: int) -> list[Any]:
+    """``n`` distinct colours around the hue circle: neighbouring banks (offsets) get
+    neighbouring hues, so an unswizzled row is a smooth rainbow and a swizzle shows as
+    its blocks out of order."""
+    mpl = _matplotlib()
+    cmap = mpl.colormaps["hsv"]
+    return [cmap(0.92 * i / max(n - 1, 1)) for i in range(n)]
+
+
+def _colour_mode(picture: Picture, colour: Colour) -> tuple[str, int]:
+    if colour == "auto":
+        tiles = {c.tile for c in picture.grid if c.tile is not None}
+        return ("bank", BANKS) if picture.title.startswith("Sw<") or len(tiles) <= 1 else (
+            "tile", 0)
+    if colour == "tile":
+        return "tile", 0
+    if colour == "bank":
+        return "bank", BANKS
+    if colour.startswith("mod:"):
+        try:
+            k = int(colour[4:])
+        except ValueError:
+            k = 0
+        if k < 1:
+            raise MapError(f"colour 'mod:K' needs a positive K, got {colour!r}")
+        return "mod", k
+    raise MapError(f"colour is 'auto', 'tile', 'bank' or 'mod:K', not {colour!r}")
+
+
+def colour_keys(picture: Picture, colour: Colour = "auto") -> dict[tuple[str, int, int], Any]:
+    """The key each cell is coloured by: ``(panel, row, col) -> key`` (a tile, a bank, or
+    an offset mod K; None for padding and gaps)."""
+    mode, k = _colour_mode(picture, colour)
+    out: dict[tuple[str, int, int], Any] = {}
+    for panel, cells in (("grid", picture.grid), ("memory", picture.memory)):
+        for c in cells:
+            if c.padding or (mode == "tile" and c.tile is None):
+                key: Any = None
+            elif mode == "tile":
+                key = c.tile
+            elif mode == "bank":
+                key = bank_of(c.offset, picture.element_bits)
+            else:
+                key = c.offset % k
+            out[(panel, c.row, c.col)] = key
+    return out
+
+
+MIN_FONT = 4.5
+"""Smallest font (points) offsets are printed at; below it cells are colour only."""
+
+
+def _cell_inches(rows: int, cols: int, extra: float = 0.0) -> float:
+    """Inches per cell: 0.42 at most, and small enough that the figure stays under
+    :data:`MAX_INCHES` (``extra`` inches of legend beside it)."""
+    return min(0.42, (MAX_INCHES - 2 - extra) / max(cols, 1), (MAX_INCHES - 2) / max(rows, 1))
+
+
+def _font_for(inch: float, longest: int, lines: int = 1) -> float:
+    """The font that fits ``longest`` characters (and ``lines`` lines) in a cell."""
+    return min(8.0, inch * 72 * 0.85 / (0.62 * max(longest, 2)), inch * 72 * 0.8 / lines)
+
+
+def _crop(cells: Sequence[Cell]) -> tuple[list[Cell], int, int, bool]:
+    rows = 1 + max(c.row for c in cells)
+    cols = 1 + max(c.col for c in cells)
+    if rows <= SUMMARY and cols <= SUMMARY:
+        return list(cells), rows, cols, False
+    kept = [c for c in cells if c.row < SUMMARY and c.col < SUMMARY]
+    return kept, min(rows, SUMMARY), min(cols, SUMMARY), True
+
+
+def _index_ticks(ax: Any, rows: int, cols: int, fontsize: float) -> None:
+    step_c = 1 if cols <= LEGIBLE else 8
+    step_r = 1 if rows <= LEGIBLE else 8
+    ax.set_xticks([c + 0.5 for c in range(0, cols, step_c)],
+                  [str(c) for c in range(0, cols, step_c)], fontsize=fontsize)
+    ax.set_yticks([r + 0.5 for r in range(0, rows, step_r)],
+                  [str(r) for r in range(0, rows, step_r)], fontsize=fontsize)
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0, pad=1)
+    for side in ax.spines.values():
+        side.set_visible(False)
+
+
+def _draw_cells(ax: Any, cells: Sequence[Cell], face: Callable[[Cell], Any],
+                label: Callable[[Cell], str] | None, rows: int, cols: int,
+                font: float) -> None:
+    """The cells as one image (``ax.images[0]``: RGBA per cell, transparent where no cell
+    is), padding hatched, thin cell borders, and the labels."""
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import Rectangle
+
+    rgba = np.zeros((rows, cols, 4))
     for c in cells:
-        face = "white" if c.padding or c.tile is None else colours[c.tile]
-        ax.add_patch(_rectangle(c, face))
-        ax.text(c.col + 0.5, c.row + 0.5, str(c.offset), ha="center", va="center",
-                fontsize=font, color="0.55" if c.padding else "black")
-    ax.set_xlim(0, 1 + max(c.col for c in cells))
-    ax.set_ylim(1 + max(c.row for c in cells), 0)
+        rgba[c.row, c.col] = to_rgba(face(c))
+    ax.imshow(rgba, extent=(0, cols, rows, 0), interpolation="nearest", aspect="equal")
+    for c in cells:
+        if c.padding:
+            ax.add_patch(Rectangle((c.col, c.row), 1, 1, facecolor="none", edgecolor="0.55",
+                                   linewidth=0.0, hatch="///"))
+    width = 0.4 if label is not None else 0.15
+    if max(rows, cols) <= SUMMARY:
+        ax.hlines(range(rows + 1), 0, cols, colors="0.3", linewidth=width)
+        ax.vlines(range(cols + 1), 0, rows, colors="0.3", linewidth=width)
+    if label is not None:
+        for c in cells:
+            ax.text(c.col + 0.5, c.row + 0.5, label(c), ha="center", va="center",
+                    fontsize=font, color="0.45" if c.padding else "black")
+    ax.set_xlim(0, cols)
+    ax.set_ylim(rows, 0)
     ax.set_aspect("equal")
     ax.set_anchor("N")
-    ax.set_title(title, fontsize=10)
-    ax.axis("off")
+    _index_ticks(ax, rows, cols, 6.0 if max(rows, cols) > LEGIBLE else 7.0)
 
 
-def _rectangle(cell: Cell, face: Any) -> Any:
-    from matplotlib.patches import Rectangle
+def figure(picture: Picture, colour: Colour = "auto", memory: bool | None = None) -> Any:
+    """The picture as a matplotlib ``Figure``: the grid (logical index -> offset, rows and
+    columns numbered) and -- by default when colouring by tile -- the memory panel,
+    coloured by ``colour`` with a legend (tiles) or a colour scale (banks, offsets mod K),
+    under the size policy (module docstring)."""
+    _matplotlib()
+    from matplotlib.figure import Figure
 
-    return Rectangle((cell.col, cell.row), 1, 1, facecolor=face, edgecolor="0.25",
-                     linewidth=0.6, hatch="///" if cell.padding else None)
+    mode, k = _colour_mode(picture, colour)
+    keys = colour_keys(picture, colour)
+    show_memory = (mode == "tile") if memory is None else memory
+    grid, g_rows, g_cols, g_cut = _crop(picture.grid)
+    panels = [("grid", grid, g_rows, g_cols)]
+    cut = g_cut
+    if show_memory:
+        mem, m_rows, m_cols, m_cut = _crop(picture.memory)
+        panels.append(("memory", mem, m_rows, m_cols))
+        cut = cut or m_cut
+    rows = max(p[2] for p in panels)
+    cols = sum(p[3] for p in panels) + 2 * (len(panels) - 1)
+    inch = _cell_inches(rows, cols, 2.4)
+    digits = max(len(str(c.offset)) for c in picture.grid + picture.memory)
+    font = _font_for(inch, digits)
+    legible = font >= MIN_FONT
+    fig = Figure(figsize=(inch * cols + 2.4, inch * rows + 1.6), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False,
+                        gridspec_kw={"width_ratios": [p[3] for p in panels]})[0]
+    if mode == "tile":
+        tiles = sorted({c.tile for c in picture.grid + picture.memory if c.tile is not None})
+        base = _palette(min(len(tiles), 60))
+        colours = {t: base[i % len(base)] for i, t in enumerate(tiles)}
+        palette: list[Any] = []
+    else:
+        palette = _cyclic(BANKS if mode == "bank" else k)
+
+    def face_of(panel: str) -> Callable[[Cell], Any]:
+        def face(c: Cell) -> Any:
+            key = keys[(panel, c.row, c.col)]
+            if key is None:
+                return "white"
+            return colours[key] if mode == "tile" else palette[key]
+        return face
+
+    label = (lambda c: str(c.offset)) if legible else None
+    titles = {"grid": "logical index (row, column) -> offset",
+              "memory": "memory (offset order)"}
+    for ax, (panel, cells, n_rows, n_cols) in zip(axes, panels):
+        _draw_cells(ax, cells, face_of(panel), label, n_rows, n_cols, font)
+        ax.set_title(titles[panel], fontsize=9)
+    if mode == "tile":
+        from matplotlib.patches import Patch
+
+        shown = tiles[:12]
+        handles = [Patch(facecolor=colours[t], edgecolor="0.3", label=f"tile {t}")
+                   for t in shown]
+        if any(c.padding for c in picture.grid + picture.memory):
+            handles.append(Patch(facecolor="white", edgecolor="0.3", hatch="///",
+                                 label="padding / gap"))
+        if len(tiles) > len(shown):
+            handles.append(Patch(facecolor="none", edgecolor="none",
+                                 label=f"... {len(tiles) - len(shown)} more tiles"))
+        fig.legend(handles=handles, loc="outside right upper", fontsize=7,
+                   title="colour = tile", title_fontsize=8)
+    else:
+        from matplotlib.cm import ScalarMappable
+        from matplotlib.colors import BoundaryNorm, ListedColormap
+
+        n = len(palette)
+        norm = BoundaryNorm([i - 0.5 for i in range(n + 1)], n)
+        bar = fig.colorbar(ScalarMappable(norm=norm, cmap=ListedColormap(palette)),
+                           ax=list(axes), location="right", shrink=0.95, aspect=25)
+        step = 1 if n <= 16 else (2 if n <= 32 else max(1, n // 16))
+        bar.set_ticks(list(range(0, n, step)))
+        bar.ax.tick_params(labelsize=6)
+        bar.set_label(f"bank ({picture.element_bits}-bit elements; 32 banks of 4 bytes)"
+                      if mode == "bank" else f"offset mod {k}", fontsize=8)
+    notes = []
+    if not legible:
+        notes.append(f"offsets not printed (cells too small at {rows}x{cols}): colour only")
+    if cut:
+        notes.append(f"only the first {SUMMARY} rows and columns are drawn")
+    fig.suptitle(picture.title + ("\n" + "; ".join(notes) if notes else ""), fontsize=10)
+    return fig
 
 
-def save_png(picture: Picture, path: str) -> None:
-    """Draw ``picture`` to a PNG file: the grid on the left, the memory on the right, one
-    colour per tile, offsets in the cells, padding white and hatched."""
-    plt = _pyplot()
-    colours = _colours(picture, plt)
-    grid_cols = 1 + max(c.col for c in picture.grid)
-    memory_cols = 1 + max(c.col for c in picture.memory)
-    rows = 1 + max(c.row for c in picture.grid + picture.memory)
-    fig, (left, right) = plt.subplots(
-        1, 2, figsize=(0.45 * (grid_cols + memory_cols) + 1, 0.45 * rows + 1.2),
-        gridspec_kw={"width_ratios": [grid_cols, memory_cols]}, layout="constrained")
-    _draw_panel(left, picture.grid, colours, "logical index -> offset")
-    _draw_panel(right, picture.memory, colours, "memory (offset order)")
-    fig.suptitle(picture.title, fontsize=11)
+def save(fig: Any, path: str) -> None:
+    """Write a figure: SVG for a ``.svg`` path, else PNG (100 dpi)."""
+    fmt = "svg" if str(path).lower().endswith(".svg") else "png"
     try:
-        fig.savefig(path, dpi=100, bbox_inches="tight")
+        fig.savefig(path, format=fmt, dpi=100, bbox_inches="tight")
     except OSError as e:
         raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
-    finally:
-        plt.close(fig)
 
 
+def save_png(picture: Picture, path: str, colour: Colour = "auto") -> None:
+    """Draw ``picture`` (:func:`figure`) and write it (PNG, or SVG for a ``.svg`` path)."""
+    save(figure(picture, colour), path)
 
-def save_banks_png(title: str, report: Any, path: str) -> None:
-    """Draw a warp's shared-memory request (a :class:`~symidx.layout.banks.BankReport`):
-    one column per bank, one row per 128-byte row of words the warp touches; each word
-    touched shows the lanes that read it, coloured by how many distinct words its bank
-    serves in that phase (white: one, darker: a conflict)."""
-    from symidx.layout.banks import BANKS
 
-    plt = _pyplot()
+def tv_figure(tv: Any, colour: str = "thread") -> Any:
+    """A thread-value layout (:class:`~symidx.layout.tv.TVLayout`) as CuTe's drawers show
+    one: the tile, each element labelled with the thread ``T`` and value ``V`` holding it,
+    coloured by thread (``colour="value"``: by value), with a colour scale."""
+    _matplotlib()
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    from matplotlib.figure import Figure
+
+    rows, cols = tv.tile
+    if max(rows, cols) > SUMMARY:
+        raise TooLargeError(f"a {rows}x{cols} tile; TV pictures draw at most {SUMMARY}")
+    owner = tv.owner()
+    n = tv.threads if colour == "thread" else tv.values
+    if colour not in ("thread", "value"):
+        raise MapError(f"colour is 'thread' or 'value', not {colour!r}")
+    palette = _palette(n)
+    cells = [Cell(r, c, 0, None, bool(owner[r, c, 0] < 0)) for r in range(rows)
+             for c in range(cols)]
+    k = 0 if colour == "thread" else 1
+
+    def face(c: Cell) -> Any:
+        return "white" if c.padding else palette[int(owner[c.row, c.col, k])]
+
+    def label(c: Cell) -> str:
+        t, v = owner[c.row, c.col]
+        return "" if c.padding else f"T{t}\nV{v}"
+
+    inch = min(0.55, (MAX_INCHES - 4.4) / max(cols, 1), (MAX_INCHES - 2) / max(rows, 1))
+    font = _font_for(inch, len(f"T{tv.threads - 1}"), 2)
+    legible = font >= MIN_FONT
+    fig = Figure(figsize=(inch * cols + 2.4, inch * rows + 1.6), layout="constrained")
+    ax = fig.subplots()
+    _draw_cells(ax, cells, face, label if legible else None, rows, cols, font)
+    norm = BoundaryNorm([i - 0.5 for i in range(n + 1)], n)
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=ListedColormap(palette)), ax=ax,
+                       location="right", shrink=0.9, aspect=30)
+    bar.set_ticks(list(range(0, n, 1 if n <= 32 else max(1, n // 16))))
+    bar.ax.tick_params(labelsize=6)
+    bar.set_label(colour, fontsize=8)
+    order = "column" if tv.order == "col" else "row"
+    fig.suptitle(f"{tv.name or tv.layout}\n{tv.layout}: (thread, value) -> {order}-major "
+                 f"index of the {rows}x{cols} tile"
+                 + ("" if legible else "; labels left out (too many cells)"), fontsize=9)
+    return fig
+
+
+def banks_figure(title: str, report: Any) -> Any:
+    """A request to the banks (a :class:`~symidx.layout.banks.BankReport`): a column per
+    bank, a row per ``banks x 4`` bytes of words touched; each word touched labelled with
+    the lanes reading it, coloured by how many distinct words its bank serves in that phase
+    (a colour scale: 1 is conflict-free)."""
+    _matplotlib()
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
+    n_banks = report.banks
     words = sorted({w for (_, w) in report.lanes})
-    rows = sorted({w // BANKS for w in words})
+    rows = sorted({w // n_banks for w in words})
+    if len(rows) > SUMMARY:
+        rows = rows[:SUMMARY]
     row_of = {r: i for i, r in enumerate(rows)}
     worst = max(1, max(len(s) for per in report.words.values() for s in per))
-    fig, ax = plt.subplots(figsize=(0.42 * BANKS + 1, 0.42 * len(rows) + 1.4),
-                           layout="constrained")
-    cmap = plt.get_cmap("Reds")
+    mpl = _matplotlib()
+    reds = mpl.colormaps["Reds"]
+    levels = [(1.0, 1.0, 1.0, 1.0)] + [reds(0.3 + 0.6 * i / max(worst - 2, 1))
+                                       for i in range(worst - 1)]
+    inch = min(0.42, (MAX_INCHES - 2) / (n_banks + 3))
+    fig = Figure(figsize=(inch * n_banks + 2.2, inch * len(rows) + 1.8), layout="constrained")
+    ax = fig.subplots()
     for (phase, word), lanes in report.lanes.items():
-        bank = word % BANKS
+        if word // n_banks not in row_of:
+            continue
+        bank = word % n_banks
         load = len(report.words[bank][phase])
-        shade = 0.0 if load == 1 else 0.25 + 0.6 * (load - 1) / max(worst - 1, 1)
-        y = row_of[word // BANKS]
-        ax.add_patch(Rectangle((bank, y), 1, 1, facecolor=cmap(shade), edgecolor="0.3",
+        y = row_of[word // n_banks]
+        ax.add_patch(Rectangle((bank, y), 1, 1, facecolor=levels[load - 1], edgecolor="0.3",
                                linewidth=0.5))
         ax.text(bank + 0.5, y + 0.5, _lanes_label(lanes), ha="center", va="center",
-                fontsize=6 if len(lanes) > 1 else 7)
-    ax.set_xlim(0, BANKS)
+                fontsize=5.5 if len(lanes) > 1 else 6.5)
+    ax.set_xlim(0, n_banks)
     ax.set_ylim(len(rows), 0)
-    ax.set_xticks([b + 0.5 for b in range(BANKS)], [str(b) for b in range(BANKS)], fontsize=6)
-    ax.set_yticks([i + 0.5 for i in range(len(rows))], [str(r * BANKS) for r in rows],
+    ax.set_xticks([b + 0.5 for b in range(n_banks)], [str(b) for b in range(n_banks)],
                   fontsize=6)
+    ax.set_yticks([i + 0.5 for i in range(len(rows))], [str(r * n_banks) for r in rows],
+                  fontsize=6)
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0)
     ax.set_xlabel("bank")
     ax.set_ylabel("first word of the row")
     ax.set_aspect("equal")
-    ax.set_title(f"{title}\n{report.wavefronts} wavefronts, {report.ideal} without conflicts "
-                 f"(cells: lanes reading the word)", fontsize=9)
-    try:
-        fig.savefig(path, dpi=100, bbox_inches="tight")
-    except OSError as e:
-        raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
-    finally:
-        plt.close(fig)
+    norm = BoundaryNorm([i + 0.5 for i in range(worst + 1)], worst)
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=ListedColormap(levels)), ax=ax,
+                       location="right", shrink=0.9, aspect=20)
+    bar.set_ticks(list(range(1, worst + 1)))
+    bar.ax.tick_params(labelsize=6)
+    bar.set_label("distinct words the bank serves in the phase", fontsize=7)
+    fig.suptitle(f"{title}\n{report.wavefronts} wavefronts, {report.ideal} without conflicts "
+                 f"(cells: the lanes reading the word)", fontsize=9)
+    return fig
+
+
+def save_banks_png(title: str, report: Any, path: str) -> None:
+    """Draw :func:`banks_figure` and write it (PNG, or SVG for a ``.svg`` path)."""
+    save(banks_figure(title, report), path)
 
 
 def _lanes_label(lanes: Sequence[int]) -> str:
