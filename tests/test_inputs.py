@@ -34,7 +34,8 @@ module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 :
   func.func public @main(%arg0: tensor<4x8xf32>) -> (tensor<4xf32>) {
     %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>
     %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %1 = stablehlo.reduce(%0 init: %cst) applies stablehlo.add across dimensions = [0] : (tensor<8x4xf32>, tensor<f32>) -> tensor<4xf32>
+    %1 = stablehlo.reduce(%0 init: %cst) applies stablehlo.add across dimensions = [0]
+        : (tensor<8x4xf32>, tensor<f32>) -> tensor<4xf32>
     return %1 : tensor<4xf32>
   }
 }
@@ -169,8 +170,8 @@ def test_maps_reads_gz_and_multi_module_files_and_goes_on_past_a_bad_one(tmp_pat
     gz = tmp_path / "r.hlo.gz"
     gz.write_bytes(gzip.compress(good.encode()))
     lit = tmp_path / "lit.hlo"
-    lit.write_text(good + "\n// -----\nHloModule broken\nENTRY e {\n  ROOT x = f32[2 parameter(0)\n}"
-                   + "\n// -----\n" + good)
+    broken = "HloModule broken\nENTRY e {\n  ROOT x = f32[2 parameter(0)\n}"
+    lit.write_text(f"{good}\n// -----\n{broken}\n// -----\n{good}")
     code, out, err = run("maps", str(gz), str(lit), "--all")
     single = run("maps", str(EXAMPLES / "rearrange.hlo"), "--all")[1].rstrip("\n")
     assert code == 2
@@ -194,7 +195,7 @@ def test_maps_json_of_several_files_marks_the_failed_one(tmp_path):
                                               str(tmp_path / "none.hlo")]
     assert "fusions" in documents[0]
     assert documents[1]["error"].startswith(f"{bad}:line ")
-    assert "no such file" in documents[2]["error"]
+    assert "No such file" in documents[2]["error"]
 
 
 @pytest.fixture(scope="module")
@@ -296,3 +297,87 @@ def test_capture_rejects_an_unknown_stage(jax):
 
     with pytest.raises(SymidxError, match="stage must be one of"), capture("early"):
         pass
+
+
+# -- source locations
+
+
+def _validator():
+    jsonschema = pytest.importorskip("jsonschema")
+    from importlib import resources
+
+    schema = json.loads(resources.files("symidx").joinpath("schemas/maps-1.json").read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_groups_and_paths_carry_op_name_and_source_line_from_stack_frames():
+    # attention.hlo: JAX's stack_frame_id metadata; ynn_fusion.1 is the first einsum, made
+    # on line 26 of the generating script (FileLocations 4), reduce_max on line 27.
+    code, out, err = run("maps", str(EXAMPLES / "attention.hlo"), "--all", "--explain",
+                         "--format", "json")
+    assert code == 0, err
+    document = json.loads(out)
+    _validator().validate(document)
+    fusion = next(f for f in document["fusions"] if f["instruction"] == "multiply_reduce_fusion")
+    assert fusion["source"] == {"op_name": "jit(attention)/reduce_max",
+                                "file": "gen_hlo_samples.py", "line": 27}
+    group, = fusion["operands"]
+    assert group["name"] == "ynn_fusion.1"
+    assert group["source"] == {"op_name": "jit(attention)/bhqd,bhkd->bhqk/dot_general",
+                               "file": "gen_hlo_samples.py", "line": 26}
+    origin, = group["origins"]
+    assert origin["sources"][0] == {"instruction": "reduce_max.0",
+                                    "op_name": "jit(attention)/reduce_max",
+                                    "file": "gen_hlo_samples.py", "line": 27}
+    code, text, _ = run("maps", str(EXAMPLES / "attention.hlo"), "--instruction",
+                        "multiply_reduce_fusion", "--explain")
+    assert text.splitlines()[1] == ("source: jit(attention)/bhqd,bhkd->bhqk/dot_general "
+                                    "(gen_hlo_samples.py:26)")
+    assert "\nat: jit(attention)/reduce_max (gen_hlo_samples.py:27)\n" in text
+
+
+def test_source_file_and_line_metadata_and_no_metadata():
+    text = textwrap.dedent("""\
+        HloModule m
+        ENTRY e {
+          p = f32[4,8] parameter(0), metadata={op_name="x"}
+          q = f32[4,8] parameter(1)
+          t = f32[8,4] transpose(p), dimensions={1,0},
+            metadata={op_name="jit(f)/transpose" source_file="a \\"b\\".py" source_line=7}
+          u = f32[8,4] transpose(q), dimensions={1,0}
+          ROOT s = f32[8,4] add(t, u),
+            metadata={op_name="jit(f)/add" source_file="f.py" source_line=9}
+        }
+    """)
+    from symidx.hlo.locations import SourceLocation, source_of
+
+    module = parse_hlo(text)
+    assert source_of(module.entry.root, module) == SourceLocation("jit(f)/add", "f.py", 9)
+    assert source_of(module.entry.instruction("u"), module) is None
+    from symidx.analysis import find_instruction, instruction_maps
+    from symidx.analysis.documents import instruction_document
+
+    root = find_instruction(module, "s")
+    groups = instruction_maps(root, "output_to_input")
+    document = instruction_document(module, root, "output_to_input", groups, 0, explain=True)
+    _validator().validate(document)
+    assert document["source"]["line"] == 9
+    first, second = document["operands"]
+    assert first["source"] == {"op_name": "jit(f)/transpose", "file": 'a "b".py', "line": 7}
+    assert "source" not in second  # no metadata: the document is as before
+    # the path through u has the add's location only
+    assert [s["instruction"] for s in second["origins"][0]["sources"]] == ["s"]
+
+
+def test_stablehlo_from_jax_is_tied_to_the_users_lines(jax, tmp_path):
+    import inspect
+
+    lowered = jax.jit(f).lower(jax.ShapeDtypeStruct((4, 8), "float32"))
+    path = tmp_path / "f.mlir"
+    path.write_text(lowered.as_text(debug_info=True))
+    code, out, err = run("maps", str(path), "--computation", "ENTRY", "--explain")
+    assert code == 0, err
+    lines, first = inspect.getsourcelines(f)
+    line = first + next(i for i, s in enumerate(lines) if "jnp.sum" in s)
+    assert f"at: jit(f)/reduce_sum ({__file__}:{line})" in out
+    assert f"at: jit(f)/transpose ({__file__}:{line})" in out

@@ -44,8 +44,9 @@ def module_sources(files: Sequence[str]) -> list[ModuleSource]:
     sources: list[ModuleSource] = []
     skipped: Counter[str] = Counter()
     for path in files:
-        if path == "-" or (os.path.isfile(path) and not path.endswith(".gz")
-                           and not _may_hold_sections(path)):
+        if path == "-" or not (os.path.exists(path) or set("*?[") & set(path)) or (
+                os.path.isfile(path) and not path.endswith(".gz")
+                and not _may_hold_sections(path)):  # read as it is ("cannot read" if not)
             sources.append(ModuleSource(path, _whole_file(path)))
             continue
         try:
