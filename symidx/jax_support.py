@@ -199,7 +199,7 @@ def capture(stage: Stage = "optimized", platforms: str | tuple[str, ...] = "cpu"
             clear_hlo_module_transformation,
             register_hlo_module_transformation,
         )
-        from jaxlib import _hlo
+        from jaxlib import _hlo  # type: ignore[attr-defined]
     except ImportError:
         raise SymidxError("capturing optimised modules needs JAX's compiler hook "
                           "(jax.extend.xla.register_hlo_module_transformation, JAX 0.10.2 or "

@@ -65,7 +65,7 @@ def mlir_to_hlo(text: str, source: str = "") -> str:
     """
     try:
         from jax._src.lib import xla_client
-        from jaxlib import _hlo
+        from jaxlib import _hlo  # type: ignore[attr-defined]
     except ImportError:
         where = f"{source}: " if source else ""
         raise SymidxError(f"{where}this is MLIR text (StableHLO or MHLO); "
