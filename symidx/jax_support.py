@@ -28,6 +28,7 @@ optional (``pip install 'symidx[jax]'``) and imported only here, on first use.
 
 from __future__ import annotations
 
+import html
 import importlib
 import importlib.util
 import itertools
@@ -62,10 +63,25 @@ class JaxAnalysis:
     :class:`~symidx.analysis.FusionMaps` per output (output-to-input) or per operand
     (input-to-output)."""
 
-    hlo_text: str
-    module: HloModule
+    hlo_text: str = field(repr=False)
+    module: HloModule = field(repr=False)
     direction: Direction
     fusions: tuple[FusionMaps, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The maps as JSON-able data: the ``symidx.maps/1`` document of ``symidx maps
+        --all`` (``docs/json.md``)."""
+        from symidx.analysis.documents import fusions_document
+
+        return fusions_document(self.module, self.direction, self.fusions)
+
+    def _repr_html_(self) -> str:
+        """A table of the fusions' map groups (what a notebook shows)."""
+        from symidx.analysis.display import groups_table_html
+
+        title = html.escape(f"module {self.module.name}: {len(self.fusions)} fusion groups, "
+                            f"{self.direction.replace('_', '-')}")
+        return f"<p>{title}</p>\n" + groups_table_html(self.fusions, self.direction)
 
     def fusion(self, name: str, index: int = 0) -> FusionMaps:
         """The maps of fusion ``name`` for its output (or operand) ``index``."""

@@ -25,9 +25,8 @@ from symidx.fusion import Origin, Path
 from symidx.hlo import HloComputation, HloInstruction, HloModule
 from symidx.hlo.facts import called_computation
 from symidx.hlo.locations import source_of
-from symidx.indexing_map import IndexingMap, MapKind
+from symidx.indexing_map import IndexingMap
 from symidx.ops import OUTPUT_TO_INPUT, Direction
-from symidx.syntax import print_expr, print_map
 
 __all__ = [
     "SCHEMA",
@@ -50,28 +49,8 @@ SCHEMA = "symidx.maps/1"
 
 
 def map_json(m: IndexingMap) -> dict[str, Any]:
-    """One map as a JSON object (see the module docstring)."""
-    names = m.display_names()
-    env = dict(zip(m.all_vars, names))
-    nd, nr = m.num_dims, m.num_ranges
-    special = {MapKind.KNOWN_EMPTY: "known-empty", MapKind.UNDEFINED: "undefined"}.get(m.kind)
-    return {
-        "text": print_map(m, "xla"),
-        "dims": [_var(names[i], b) for i, b in enumerate(m.dims)],
-        "symbols": [_var(names[nd + i], b) for i, b in enumerate(m.ranges)],
-        "runtime": [{**_var(names[nd + nr + i], v.bounds),
-                     "source": {"instruction": v.hlo or None,
-                                "map": None if v.map is None else print_map(v.map, "xla")}}
-                    for i, v in enumerate(m.rts)],
-        "results": [print_expr(r, env, "xla") for r in m.results] if special is None else [],
-        "constraints": [{"expr": print_expr(e, env, "xla"), "lo": iv.lo, "hi": iv.hi}
-                        for e, iv in m.constraints],
-        "special": special,
-    }
-
-
-def _var(name: str, bounds: Any) -> dict[str, Any]:
-    return {"name": name, "lo": bounds.lo, "hi": bounds.hi}
+    """One map as a JSON object (see the module docstring): ``m.to_dict()``."""
+    return m.to_dict()
 
 
 class Context:

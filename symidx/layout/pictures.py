@@ -20,6 +20,7 @@ mode 0 on the rows and the other modes (colexicographically) on the columns.
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,9 +39,8 @@ from symidx.layout.shapes import (
     size_in_elements,
 )
 
-__all__ = ["PICTURE_LIMIT", "Cell", "Picture", "cute_picture", "grid_text", "save_banks_png",
-           "save_png",
-           "xla_picture"]
+__all__ = ["PICTURE_LIMIT", "Cell", "Picture", "cute_picture", "grid_text", "picture_figure",
+           "picture_image", "save_banks_png", "save_png", "xla_picture"]
 
 PICTURE_LIMIT = 4096
 """Most elements (and buffer slots) a picture draws."""
@@ -72,6 +72,19 @@ class Picture:
     grid: tuple[Cell, ...]
     memory: tuple[Cell, ...]
 
+    # Jupyter shows a picture drawn (with matplotlib, the plot extra), else its text grid.
+    def _repr_png_(self) -> bytes | None:
+        return _image_or_none(self, "png")
+
+    def _repr_svg_(self) -> str | None:
+        found = _image_or_none(self, "svg")
+        return None if found is None else found.decode("utf-8")
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(grid_text(self))}</pre>"
+
     def values(self) -> list[list[int]]:
         """The offsets of the elements, one list per grid row."""
         elements = [c for c in self.grid if not c.padding]
@@ -81,6 +94,13 @@ class Picture:
         for c in elements:
             out[c.row][c.col] = c.offset
         return out
+
+
+def _image_or_none(picture: Picture, fmt: str) -> bytes | None:
+    try:
+        return picture_image(picture, fmt)
+    except SymidxError:  # no matplotlib: the notebook shows the text grid instead
+        return None
 
 
 def grid_text(picture: Picture) -> str:
@@ -207,20 +227,26 @@ def cute_picture(layout: cute.Layout | cute.ComposedLayout) -> Picture:
 # PNG
 
 
-def _pyplot() -> Any:
+def _figure(**options: Any) -> Any:
+    """A matplotlib ``Figure`` of its own: pyplot and its global backend are left alone
+    (a notebook's next plot still shows)."""
     try:
-        import matplotlib
+        import matplotlib  # noqa: F401 - first, so that a missing matplotlib is seen
+        from matplotlib.figure import Figure
     except ImportError:
-        raise SymidxError("--png needs matplotlib: pip install 'symidx[plot]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+        raise SymidxError("drawing needs matplotlib: pip install 'symidx[plot]'") from None
+    return Figure(**options)
 
 
-def _colours(picture: Picture, plt: Any) -> dict[TileId, Any]:
+def _colormap(name: str) -> Any:
+    import matplotlib
+
+    return matplotlib.colormaps[name]
+
+
+def _colours(picture: Picture) -> dict[TileId, Any]:
     tiles = sorted({c.tile for c in picture.grid + picture.memory if c.tile is not None})
-    palette = plt.get_cmap("tab20")
+    palette = _colormap("tab20")
     return {t: palette(i % palette.N) for i, t in enumerate(tiles)}
 
 
@@ -247,26 +273,39 @@ def _rectangle(cell: Cell, face: Any) -> Any:
                      linewidth=0.6, hatch="///" if cell.padding else None)
 
 
-def save_png(picture: Picture, path: str) -> None:
-    """Draw ``picture`` to a PNG file: the grid on the left, the memory on the right, one
-    colour per tile, offsets in the cells, padding white and hatched."""
-    plt = _pyplot()
-    colours = _colours(picture, plt)
+def picture_figure(picture: Picture) -> Any:
+    """``picture`` drawn on a new matplotlib ``Figure``: the grid on the left, the memory
+    on the right, one colour per tile, offsets in the cells, padding white and hatched."""
     grid_cols = 1 + max(c.col for c in picture.grid)
     memory_cols = 1 + max(c.col for c in picture.memory)
     rows = 1 + max(c.row for c in picture.grid + picture.memory)
-    fig, (left, right) = plt.subplots(
-        1, 2, figsize=(0.45 * (grid_cols + memory_cols) + 1, 0.45 * rows + 1.2),
-        gridspec_kw={"width_ratios": [grid_cols, memory_cols]}, layout="constrained")
+    fig = _figure(figsize=(0.45 * (grid_cols + memory_cols) + 1, 0.45 * rows + 1.2),
+                  layout="constrained")
+    colours = _colours(picture)
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [grid_cols, memory_cols]})
     _draw_panel(left, picture.grid, colours, "logical index -> offset")
     _draw_panel(right, picture.memory, colours, "memory (offset order)")
     fig.suptitle(picture.title, fontsize=11)
+    return fig
+
+
+def save_png(picture: Picture, path: str) -> None:
+    """Draw ``picture`` to a PNG file (:func:`picture_figure`)."""
+    _save(picture_figure(picture), path)
+
+
+def picture_image(picture: Picture, fmt: str = "png") -> bytes:
+    """``picture`` drawn as an image in memory: ``png`` or ``svg``."""
+    out = io.BytesIO()
+    picture_figure(picture).savefig(out, format=fmt, dpi=100, bbox_inches="tight")
+    return out.getvalue()
+
+
+def _save(fig: Any, path: str) -> None:
     try:
         fig.savefig(path, dpi=100, bbox_inches="tight")
     except OSError as e:
         raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
-    finally:
-        plt.close(fig)
 
 
 
@@ -277,16 +316,16 @@ def save_banks_png(title: str, report: Any, path: str) -> None:
     serves in that phase (white: one, darker: a conflict)."""
     from symidx.layout.banks import BANKS
 
-    plt = _pyplot()
+    fig = _figure(figsize=(0.42 * BANKS + 1, 0.42 * 1 + 1.4), layout="constrained")
     from matplotlib.patches import Rectangle
 
     words = sorted({w for (_, w) in report.lanes})
     rows = sorted({w // BANKS for w in words})
     row_of = {r: i for i, r in enumerate(rows)}
     worst = max(1, max(len(s) for per in report.words.values() for s in per))
-    fig, ax = plt.subplots(figsize=(0.42 * BANKS + 1, 0.42 * len(rows) + 1.4),
-                           layout="constrained")
-    cmap = plt.get_cmap("Reds")
+    fig.set_size_inches(0.42 * BANKS + 1, 0.42 * len(rows) + 1.4)
+    ax = fig.subplots()
+    cmap = _colormap("Reds")
     for (phase, word), lanes in report.lanes.items():
         bank = word % BANKS
         load = len(report.words[bank][phase])
@@ -306,12 +345,7 @@ def save_banks_png(title: str, report: Any, path: str) -> None:
     ax.set_aspect("equal")
     ax.set_title(f"{title}\n{report.wavefronts} wavefronts, {report.ideal} without conflicts "
                  f"(cells: lanes reading the word)", fontsize=9)
-    try:
-        fig.savefig(path, dpi=100, bbox_inches="tight")
-    except OSError as e:
-        raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
-    finally:
-        plt.close(fig)
+    _save(fig, path)
 
 
 def _lanes_label(lanes: Sequence[int]) -> str:
