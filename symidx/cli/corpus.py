@@ -56,9 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="local: a pool of processes here (default); ray, dask: a cluster "
                         "(extras symidx[ray], symidx[dask])")
     p.add_argument("--address", metavar="ADDR",
-                   help="ray: the cluster to join (auto, HOST:PORT, ray://HOST:PORT); dask: "
-                        "the scheduler (tcp://HOST:8786); default: a local cluster for the "
-                        "run")
+                   help="ray: the cluster to join (auto, HOST:PORT, ray://HOST:PORT; "
+                        "default $RAY_ADDRESS); dask: the scheduler (tcp://HOST:8786; default "
+                        "$DASK_SCHEDULER_ADDRESS); without either: a new local cluster for "
+                        "the run")
     p.add_argument("--timeout", type=_seconds, default=300.0, metavar="S",
                    help="seconds a module may take before its worker is stopped and it is "
                         "recorded as timeout (default 300; 0: no limit)")
