@@ -5,6 +5,7 @@ checked against evaluation, and `//`/`%` on symidx's variables."""
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import itertools
 import json
 import math
@@ -187,3 +188,20 @@ def test_an_analysis_is_a_table_of_groups_and_json_data():
     assert [f["instruction"] for f in document["fusions"]] == \
         [f.instr.name for f in analysis.fusions]
     assert math.isfinite(len(document["fusions"]))
+
+
+@pytest.mark.parametrize("text", ["((2,2),(2,3)):((1,8),(2,4))", "8:2", "(2,3,2):(1,2,6)",
+                                  "((4,2),(4,3)):((4,16),(1,32))"])
+def test_a_nested_layout_shows_its_grid(text):
+    import html
+
+    from symidx.layout import cute
+    from symidx.layout.pictures import cute_picture, grid_text
+
+    layout = cute.parse_layout(text)
+    picture = cute_picture(layout)  # drawn by the picture code, independently
+    assert layout.grid_values() == picture.values()
+    assert layout._repr_html_() == f"<pre>{html.escape(grid_text(picture))}</pre>"
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert layout._repr_png_()[:4] == b"\x89PNG"
+        assert "<svg" in layout._repr_svg_()

@@ -20,7 +20,6 @@ mode 0 on the rows and the other modes (colexicographically) on the columns.
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ import numpy as np
 
 from symidx.errors import MapError, SymidxError, TooLargeError
 from symidx.layout import cute, xla
+from symidx.layout.figures import colormap, figure, image, save
 from symidx.layout.grid import draw_grid
 from symidx.layout.shapes import (
     ArrayShape,
@@ -227,26 +227,9 @@ def cute_picture(layout: cute.Layout | cute.ComposedLayout) -> Picture:
 # PNG
 
 
-def _figure(**options: Any) -> Any:
-    """A matplotlib ``Figure`` of its own: pyplot and its global backend are left alone
-    (a notebook's next plot still shows)."""
-    try:
-        import matplotlib  # noqa: F401 - first, so that a missing matplotlib is seen
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise SymidxError("drawing needs matplotlib: pip install 'symidx[plot]'") from None
-    return Figure(**options)
-
-
-def _colormap(name: str) -> Any:
-    import matplotlib
-
-    return matplotlib.colormaps[name]
-
-
 def _colours(picture: Picture) -> dict[TileId, Any]:
     tiles = sorted({c.tile for c in picture.grid + picture.memory if c.tile is not None})
-    palette = _colormap("tab20")
+    palette = colormap("tab20")
     return {t: palette(i % palette.N) for i, t in enumerate(tiles)}
 
 
@@ -279,7 +262,7 @@ def picture_figure(picture: Picture) -> Any:
     grid_cols = 1 + max(c.col for c in picture.grid)
     memory_cols = 1 + max(c.col for c in picture.memory)
     rows = 1 + max(c.row for c in picture.grid + picture.memory)
-    fig = _figure(figsize=(0.45 * (grid_cols + memory_cols) + 1, 0.45 * rows + 1.2),
+    fig = figure(figsize=(0.45 * (grid_cols + memory_cols) + 1, 0.45 * rows + 1.2),
                   layout="constrained")
     colours = _colours(picture)
     left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [grid_cols, memory_cols]})
@@ -291,22 +274,12 @@ def picture_figure(picture: Picture) -> Any:
 
 def save_png(picture: Picture, path: str) -> None:
     """Draw ``picture`` to a PNG file (:func:`picture_figure`)."""
-    _save(picture_figure(picture), path)
+    save(picture_figure(picture), path)
 
 
 def picture_image(picture: Picture, fmt: str = "png") -> bytes:
     """``picture`` drawn as an image in memory: ``png`` or ``svg``."""
-    out = io.BytesIO()
-    picture_figure(picture).savefig(out, format=fmt, dpi=100, bbox_inches="tight")
-    return out.getvalue()
-
-
-def _save(fig: Any, path: str) -> None:
-    try:
-        fig.savefig(path, dpi=100, bbox_inches="tight")
-    except OSError as e:
-        raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
-
+    return image(picture_figure(picture), fmt)
 
 
 def save_banks_png(title: str, report: Any, path: str) -> None:
@@ -316,7 +289,7 @@ def save_banks_png(title: str, report: Any, path: str) -> None:
     serves in that phase (white: one, darker: a conflict)."""
     from symidx.layout.banks import BANKS
 
-    fig = _figure(figsize=(0.42 * BANKS + 1, 0.42 * 1 + 1.4), layout="constrained")
+    fig = figure(figsize=(0.42 * BANKS + 1, 0.42 * 1 + 1.4), layout="constrained")
     from matplotlib.patches import Rectangle
 
     words = sorted({w for (_, w) in report.lanes})
@@ -325,7 +298,7 @@ def save_banks_png(title: str, report: Any, path: str) -> None:
     worst = max(1, max(len(s) for per in report.words.values() for s in per))
     fig.set_size_inches(0.42 * BANKS + 1, 0.42 * len(rows) + 1.4)
     ax = fig.subplots()
-    cmap = _colormap("Reds")
+    cmap = colormap("Reds")
     for (phase, word), lanes in report.lanes.items():
         bank = word % BANKS
         load = len(report.words[bank][phase])
@@ -345,7 +318,7 @@ def save_banks_png(title: str, report: Any, path: str) -> None:
     ax.set_aspect("equal")
     ax.set_title(f"{title}\n{report.wavefronts} wavefronts, {report.ideal} without conflicts "
                  f"(cells: lanes reading the word)", fontsize=9)
-    _save(fig, path)
+    save(fig, path)
 
 
 def _lanes_label(lanes: Sequence[int]) -> str:
