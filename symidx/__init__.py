@@ -26,10 +26,10 @@ from symidx.errors import (
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from symidx.expr import CeilDiv, FloorDiv, Mod, dim, rt, sym
-    from symidx.hlo import parse_hlo
+    from symidx.hlo import parse_hlo, parse_module
     from symidx.indexing_map import IndexingMap, RuntimeVar
     from symidx.interval import Interval
-    from symidx.jax_support import from_jax
+    from symidx.jax_support import capture, from_jax
     from symidx.ops import input_to_output, output_to_input
     from symidx.simplify import compose, remove_unused_symbols, result_ranges, simplify
     from symidx.syntax import parse_expr, parse_map, print_expr, print_map
@@ -46,9 +46,9 @@ _LAZY = {
                     "symidx.simplify"),
     **dict.fromkeys(("parse_expr", "parse_map", "print_expr", "print_map"), "symidx.syntax"),
     **dict.fromkeys(("Verdict", "decide", "equal"), "symidx.verify"),
-    "parse_hlo": "symidx.hlo",
+    **dict.fromkeys(("parse_hlo", "parse_module"), "symidx.hlo"),
     **dict.fromkeys(("output_to_input", "input_to_output"), "symidx.ops"),
-    "from_jax": "symidx.jax_support",
+    **dict.fromkeys(("from_jax", "capture"), "symidx.jax_support"),
 }
 
 
@@ -85,7 +85,8 @@ __all__ = [
     "result_ranges",
     "parse_map", "parse_expr", "print_map", "print_expr", "equal", "decide", "Verdict",
     "FloorDiv", "Mod", "CeilDiv", "dim", "sym", "rt",
-    "parse_hlo", "output_to_input", "input_to_output", "from_jax",
+    "parse_hlo", "parse_module", "output_to_input", "input_to_output", "from_jax",
+    "capture",
     "SymidxError", "ParseError", "MapError", "UnsupportedOpError", "TooLargeError", "Undecided",
     "HloShapeError", "HloValidationError",
     "__version__",

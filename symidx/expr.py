@@ -29,7 +29,8 @@ from symidx.errors import MapError
 from symidx.interval import Interval
 
 __all__ = [
-    "Expr", "FloorDiv", "Mod", "CeilDiv", "Min", "Max", "dim", "sym", "rt", "var_kind",
+    "Expr", "FloorDiv", "Mod", "CeilDiv", "Min", "Max", "IndexVar", "dim", "sym", "rt",
+    "var_kind",
     "var_index", "as_expr", "bounds", "constrained_bounds", "variable_divisions", "scan",
     "free_vars", "terms", "from_terms", "ONE", "Terms", "compile_expr", "depth",
     "evaluate_exact", "INT64_SAFE",
@@ -49,6 +50,34 @@ class _IntegerOp(sympy.Expr):
     is_real = True
     is_finite = True
     is_commutative = True
+    #: Above sympy's 10, so that ``expr // x`` and ``expr % x`` reach ``x``'s methods.
+    _op_priority = 11.0
+
+    # ``//`` and ``%`` build symidx's FloorDiv and Mod (sympy's would build floor, Mod).
+    def __floordiv__(self, other: Any) -> Expr:
+        return FloorDiv(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Expr:
+        return FloorDiv(other, self)
+
+    def __mod__(self, other: Any) -> Expr:
+        return Mod(self, other)
+
+    def __rmod__(self, other: Any) -> Expr:
+        return Mod(other, self)
+
+    # sympy's printers: lambdify (numpy, math), pycode, ccode, latex.
+    def _pythoncode(self, printer: Any) -> str:
+        return _code(self, printer, "python")
+
+    def _numpycode(self, printer: Any) -> str:
+        return _code(self, printer, "numpy")
+
+    def _ccode(self, printer: Any) -> str:
+        return _code(self, printer, "c")
+
+    def _latex(self, printer: Any) -> str:
+        return _code(self, printer, "latex")
 
     def __new__(cls, a: Expr | int, b: Expr | int, evaluate: bool = True) -> Expr:
         a, b = as_expr(a), as_expr(b)
@@ -184,10 +213,66 @@ def _nested(op: type[_MinMax], args: Sequence[Expr | int]) -> Expr:
     return result
 
 
+# --- printing for sympy's code printers -----------------------------------------------------
+# Floor semantics everywhere: Python's // and %, numpy's floor_divide and mod; C's / and %
+# truncate, so the C forms correct them where the signs differ.
+_C_FORMS = {
+    "FloorDiv": "(({a}) / ({b}) - ((({a}) % ({b}) != 0) && ((({a}) < 0) != (({b}) < 0))))",
+    "Mod": "(({a}) % ({b}) + ((({a}) % ({b}) != 0) && (((({a}) % ({b})) < 0) != (({b}) < 0))"
+           " ? ({b}) : 0))",
+    "CeilDiv": "(({a}) / ({b}) + ((({a}) % ({b}) != 0) && ((({a}) < 0) == (({b}) < 0))))",
+    "Min": "(({a}) < ({b}) ? ({a}) : ({b}))",
+    "Max": "(({a}) > ({b}) ? ({a}) : ({b}))",
+}
+_PYTHON_FORMS = {"FloorDiv": "(({a}) // ({b}))", "Mod": "(({a}) % ({b}))",
+                 "CeilDiv": "(-((-({a})) // ({b})))", "Min": "min({a}, {b})",
+                 "Max": "max({a}, {b})"}
+_NUMPY_FUNCTIONS = {"FloorDiv": "floor_divide", "Mod": "mod", "Min": "minimum",
+                    "Max": "maximum"}
+_LATEX_FORMS = {"FloorDiv": r"\left\lfloor \frac{{{a}}}{{{b}}} \right\rfloor",
+                "CeilDiv": r"\left\lceil \frac{{{a}}}{{{b}}} \right\rceil",
+                "Mod": r"\left({a} \bmod {b}\right)",
+                "Min": r"\min\left({a}, {b}\right)", "Max": r"\max\left({a}, {b}\right)"}
+
+
+def _code(e: _IntegerOp, printer: Any, kind: str) -> str:
+    name = type(e).__name__
+    a, b = (printer._print(x) for x in e.args)
+    if kind == "numpy":
+        module = getattr(printer, "_module", "numpy")
+        if name == "CeilDiv":
+            function = printer._module_format(f"{module}.floor_divide")
+            return f"(-{function}(-({a}), {b}))"
+        return f"{printer._module_format(f'{module}.{_NUMPY_FUNCTIONS[name]}')}({a}, {b})"
+    forms = {"python": _PYTHON_FORMS, "c": _C_FORMS, "latex": _LATEX_FORMS}[kind]
+    return forms[name].format(a=a, b=b)
+
+
 # --- variables ----------------------------------------------------------------------------
+class IndexVar(Symbol):
+    """A symidx variable (``d0``, ``s0``, ``rt0``): a sympy ``Symbol`` on which ``//`` and
+    ``%`` build :class:`FloorDiv` and :class:`Mod` (a plain sympy symbol would build
+    ``floor(x/4)`` and sympy's ``Mod``, which maps do not take)."""
+
+    __slots__ = ()
+    _op_priority = 11.0
+
+    def __floordiv__(self, other: Any) -> Expr:
+        return FloorDiv(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Expr:
+        return FloorDiv(other, self)
+
+    def __mod__(self, other: Any) -> Expr:
+        return Mod(self, other)
+
+    def __rmod__(self, other: Any) -> Expr:
+        return Mod(other, self)
+
+
 @cache
 def _variable(kind: str, index: int) -> Symbol:
-    symbol = Symbol(f"{kind}{index}", integer=True)
+    symbol = IndexVar(f"{kind}{index}", integer=True)
     _VAR_INFO[symbol] = (kind, index)
     return symbol
 
@@ -652,12 +737,29 @@ def scan(exprs: Sequence[Expr]) -> tuple[set[Symbol], bool]:
             symbols.add(e)
             continue
         if not e.args or id(e) in seen:
+            if e.is_Rational and not e.is_Integer:
+                raise MapError(f"{e} is not an integer: index expressions take integer "
+                               f"coefficients; for division write FloorDiv(a, b)")
             continue
         seen.add(id(e))
         if isinstance(e, _IntegerDivision) and not e.args[1].is_Integer:
             divides = True
+        elif not isinstance(e, (Add, Mul, Pow, _IntegerOp)):
+            raise MapError(_foreign_advice(e))
         stack.extend(e.args)
     return symbols, divides
+
+
+def _foreign_advice(e: Expr) -> str:
+    """Why a sympy function cannot be in a map, and what to write instead."""
+    name = type(e).__name__
+    instead = {"floor": "symidx.FloorDiv(a, b) (a // b on symidx's variables builds it)",
+               "ceiling": "symidx.CeilDiv(a, b)",
+               "Mod": "symidx.Mod(a, b) (a % b on symidx's variables builds it)",
+               "Min": "symidx.expr.Min(a, b)", "Max": "symidx.expr.Max(a, b)"}.get(name)
+    advice = f": write {instead}" if instead else ""
+    return (f"{e} uses sympy's {name}, which index expressions do not take (they have "
+            f"symidx's own FloorDiv, Mod, CeilDiv, Min and Max){advice}")
 
 
 # --- evaluation ---------------------------------------------------------------------------

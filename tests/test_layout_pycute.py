@@ -28,6 +28,9 @@ from symidx.errors import MapError, TooLargeError
 from symidx.layout import cute
 
 pycute = pytest.importorskip("pycute")
+# PyPI's "pycute" is another project (causal inference on event sequences): NVIDIA's has the
+# layout algebra in pycute.layout.
+pytest.importorskip("pycute.layout", reason="pycute here is not NVIDIA cutlass's pycute")
 
 CASES = 2000
 """Cases per operation (>= 2,000, as issue 28 asks)."""

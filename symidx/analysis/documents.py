@@ -9,7 +9,9 @@ Whatever ``--style``, every map is an object: ``text`` (XLA's one-line form),
 its maps were computed: ``"semantics": "reads"`` (the default) or ``"finite"``
 (``assume_finite=True``; see :class:`symidx.fusion.Analysis`). Each group has ``operand``
 (``output`` input-to-output), ``name``, ``shape``, ``leaf``, ``maps``, ``unsupported``
-and ``opaque``.
+and ``opaque``, and ``source`` (``op_name``, ``file``, ``line``) when the instruction it
+names has metadata; with ``explain``, each origin lists the ``sources`` of the instructions
+along its path. An instruction or fusion analysed carries its ``source`` too.
 """
 
 from __future__ import annotations
@@ -19,17 +21,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
+from symidx.analysis.sources import SourceFinder
+from symidx.errors import SymidxError
 from symidx.fusion import Origin, Path
-from symidx.hlo import HloInstruction, HloModule
+from symidx.hlo import HloComputation, HloInstruction, HloModule
 from symidx.hlo.facts import called_computation
-from symidx.indexing_map import IndexingMap, MapKind
+from symidx.hlo.locations import source_of
+from symidx.indexing_map import IndexingMap
 from symidx.ops import OUTPUT_TO_INPUT, Direction
-from symidx.syntax import print_expr, print_map
 
 __all__ = [
     "SCHEMA",
     "map_json",
+    "Context",
     "group_json",
+    "instruction_context",
     "origin_json",
     "instruction_document",
     "fusions_document",
@@ -45,31 +51,24 @@ SCHEMA = "symidx.maps/1"
 
 
 def map_json(m: IndexingMap) -> dict[str, Any]:
-    """One map as a JSON object (see the module docstring)."""
-    names = m.display_names()
-    env = dict(zip(m.all_vars, names))
-    nd, nr = m.num_dims, m.num_ranges
-    special = {MapKind.KNOWN_EMPTY: "known-empty", MapKind.UNDEFINED: "undefined"}.get(m.kind)
-    return {
-        "text": print_map(m, "xla"),
-        "dims": [_var(names[i], b) for i, b in enumerate(m.dims)],
-        "symbols": [_var(names[nd + i], b) for i, b in enumerate(m.ranges)],
-        "runtime": [{**_var(names[nd + nr + i], v.bounds),
-                     "source": {"instruction": v.hlo or None,
-                                "map": None if v.map is None else print_map(v.map, "xla")}}
-                    for i, v in enumerate(m.rts)],
-        "results": [print_expr(r, env, "xla") for r in m.results] if special is None else [],
-        "constraints": [{"expr": print_expr(e, env, "xla"), "lo": iv.lo, "hi": iv.hi}
-                        for e, iv in m.constraints],
-        "special": special,
-    }
+    """One map as a JSON object (see the module docstring): ``m.to_dict()``."""
+    return m.to_dict()
 
 
-def _var(name: str, bounds: Any) -> dict[str, Any]:
-    return {"name": name, "lo": bounds.lo, "hi": bounds.hi}
+class Context:
+    """Where a document's groups are, to find the source locations of what they name:
+    ``outer``, the computation holding the operands (or outputs) the groups name;
+    ``inner``, the computation the paths start in."""
+
+    def __init__(self, finder: SourceFinder, outer: HloComputation | None,
+                 inner: HloComputation | None) -> None:
+        self.finder = finder
+        self.outer = outer
+        self.inner = inner
 
 
-def group_json(g: MapGroup, direction: Direction, explain: bool = False) -> dict[str, Any]:
+def group_json(g: MapGroup, direction: Direction, explain: bool = False,
+               context: Context | None = None) -> dict[str, Any]:
     """One group as a JSON object (see the module docstring)."""
     entry: dict[str, Any] = {
         "operand" if direction == OUTPUT_TO_INPUT else "output": g.index,
@@ -77,16 +76,56 @@ def group_json(g: MapGroup, direction: Direction, explain: bool = False) -> dict
         "maps": [map_json(m) for m in g.maps],
         "unsupported": g.unsupported, "opaque": g.opaque,
     }
+    if context is not None:
+        source = context.finder.group_json(g.name, context.outer)
+        if source is not None:
+            entry["source"] = source
     if explain:
-        entry["origins"] = [origin_json(o) for o in g.origins]
+        entry["origins"] = [origin_json(o, context) for o in g.origins]
     return entry
 
 
-def origin_json(origin: Origin) -> dict[str, Any]:
+def origin_json(origin: Origin, context: Context | None = None) -> dict[str, Any]:
     """``{"path": [...], "paths": N}``: the path's instruction names from the start, where
     a step taken through a fusion or call is ``{"name": NAME, "via": [inner path]}``; and
-    how many paths give the same map."""
-    return {"path": _path_json(origin.path), "paths": origin.count}
+    how many paths give the same map; with a ``context``, ``"sources"``: the distinct
+    source locations along the path (``{"instruction", "op_name", "file", "line"}``), when
+    there are any."""
+    entry: dict[str, Any] = {"path": _path_json(origin.path), "paths": origin.count}
+    if context is not None:
+        found = context.finder.along(origin.path, context.inner)
+        if found:
+            entry["sources"] = [{"instruction": name, **loc.to_dict()} for name, loc in found]
+    return entry
+
+
+def instruction_context(finder: SourceFinder, instr: HloInstruction,
+                        outer: HloComputation | None = None) -> Context:
+    """The context of an instruction's groups: its computation (``outer``; found when not
+    given), and for an instruction that calls a computation on its operands (a fusion),
+    that one for the paths."""
+    if outer is None:
+        outer = _holder(finder.module, instr)
+    try:
+        inner = called_computation(instr)
+    except SymidxError:
+        inner = None
+    return Context(finder, outer, inner or outer)
+
+
+def _holder(module: HloModule, instr: HloInstruction) -> HloComputation | None:
+    for comp in module.computations.values():
+        if any(i is instr for i in comp.instructions):
+            return comp
+    return None
+
+
+def _with_source(entry: dict[str, Any], module: HloModule, instr: HloInstruction
+                 ) -> dict[str, Any]:
+    found = source_of(instr, module)
+    if found is not None:
+        entry["source"] = found.to_dict()
+    return entry
 
 
 def _path_json(path: Path) -> list[Any]:
@@ -113,9 +152,13 @@ def instruction_document(module: HloModule, instr: HloInstruction, direction: Di
     (output-to-input) or input ``index`` (input-to-output): ``{"schema", "module",
     "direction", "instruction", "opcode", "output"|"input", "operands": [groups]}``."""
     selector = "output" if direction == OUTPUT_TO_INPUT else "input"
-    return _document(module, direction, assume_finite, instruction=instr.name, opcode=instr.opcode,
+    context = instruction_context(SourceFinder(module), instr)
+    found = source_of(instr, module)
+    return _document(module, direction, assume_finite, instruction=instr.name,
+                     opcode=instr.opcode,
+                     **({} if found is None else {"source": found.to_dict()}),
                      **{selector: index},
-                     operands=[group_json(g, direction, explain) for g in groups])
+                     operands=[group_json(g, direction, explain, context) for g in groups])
 
 
 def fusions_document(module: HloModule, direction: Direction, found: Sequence[FusionMaps],
@@ -124,11 +167,15 @@ def fusions_document(module: HloModule, direction: Direction, found: Sequence[Fu
     ``{..., "fusions": [{"instruction", "computation", "calls", "kind", "output"|"input",
     "operands"}]}``."""
     selector = "output" if direction == OUTPUT_TO_INPUT else "input"
-    fusions = [{"instruction": f.instr.name, "computation": f.computation,
-                "calls": _called_name(f.instr), "kind": f.instr.fusion_kind,
-                selector: f.index,
-                "operands": [group_json(g, direction, explain) for g in f.groups]}
-               for f in found]
+    fusions = []
+    finder = SourceFinder(module)
+    for f in found:
+        context = instruction_context(finder, f.instr, module.computations.get(f.computation))
+        fusions.append(_with_source(
+            {"instruction": f.instr.name, "computation": f.computation,
+             "calls": _called_name(f.instr), "kind": f.instr.fusion_kind, selector: f.index,
+             "operands": [group_json(g, direction, explain, context) for g in f.groups]},
+            module, f.instr))
     return _document(module, direction, assume_finite, fusions=fusions)
 
 
@@ -139,8 +186,11 @@ def computations_document(module: HloModule, direction: Direction,
     --computation``): ``{..., "computations": [{"computation", "output"|"input", "leaf",
     "operands"}]}``."""
     selector = "output" if direction == OUTPUT_TO_INPUT else "input"
+    finder = SourceFinder(module)
     records = [{"computation": c.computation.name, selector: c.index, "leaf": c.leaf,
-                "operands": [group_json(g, direction, explain) for g in c.groups]}
+                "operands": [group_json(g, direction, explain,
+                                        Context(finder, c.computation, c.computation))
+                             for g in c.groups]}
                for c in found]
     return _document(module, direction, assume_finite, computations=records)
 

@@ -12,7 +12,9 @@ if TYPE_CHECKING:
     from symidx.indexing_map import IndexingMap
 
 #: The printing styles of maps (see :data:`symidx.syntax.STYLES`, which loads sympy).
-STYLES = ("doc", "xla", "mlir")
+STYLES = ("doc", "xla", "mlir", "isl", "inductor")
+#: The syntaxes map text is read in (see :data:`symidx.syntax.SYNTAXES`).
+SYNTAXES = ("auto", "xla", "mlir", "inductor", "tvm", "isl")
 
 
 class UsageError(Exception):
@@ -35,15 +37,25 @@ class Parser(argparse.ArgumentParser):
 def add_style(p: argparse.ArgumentParser) -> None:
     p.add_argument("--style", choices=STYLES, default="doc",
                    help="doc: the seeds' multi-line form (default); xla: one line as current "
-                        "XLA prints; mlir: affine_map<...>")
+                        "XLA prints; mlir: affine_map<...>; isl: an isl map; inductor: "
+                        "PyTorch Inductor's index expressions")
 
 
-def read_map(arg: str, label: str) -> IndexingMap:
-    """A map from a command-line argument, or from stdin for ``-``."""
+def add_syntax(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--syntax", choices=SYNTAXES, default="auto",
+                   help="the syntax of the map text: xla (symidx's and XLA's), mlir "
+                        "(affine_map, #map = affine_map<...>), inductor (//, %%, FloorDiv, "
+                        "ModularIndexing, ...), tvm (floordiv, floormod), isl ({ [i] -> [o] "
+                        ": ... }); auto (default): told by the text. An expression's domain "
+                        "follows it: ', domain: x in [0, 15]'")
+
+
+def read_map(arg: str, label: str, syntax: str = "xla") -> IndexingMap:
+    """A map from a command-line argument, or from stdin for ``-``, in ``syntax``."""
     from symidx.syntax import parse_map
 
     text = sys.stdin.read() if arg == "-" else arg
-    return parse_map(text, source=label)
+    return parse_map(text, source=label, syntax=syntax)
 
 
 def read_text_file(path: str) -> tuple[str, str]:

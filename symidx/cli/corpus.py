@@ -1,14 +1,18 @@
 """symidx corpus: analyse many modules, one JSON record each, resumable, on a pool of warm
 processes or a Ray or Dask cluster.
 
-PATH is a file, a folder (searched recursively for *.hlo, *.txt and *.hlo.gz) or a glob.
-A file holding several modules split by '// -----' lines (XLA's lit tests) gives one
-module per section, numbered from 0 (FILE#K). Each module is analysed as `symidx maps
-FILE --all` does (every fusion), or with --computation NAME as `symidx maps FILE
---computation NAME` does, and one line of JSON is appended to RESULTS for it (schema
-symidx.corpus/1, docs/corpus.md): its SHA-256, file, status (ok, parse-error, error,
-timeout), message with location, parse and analysis seconds, counts, unsupported and
-opaque ops, and with --maps the symidx.maps/1 document itself.
+PATH is a file, a folder (searched recursively for *.hlo, *.txt and *.mlir, each also
+.gz) or a glob. A module is HLO text or StableHLO/MHLO text (MLIR, as
+jax.jit(f).lower(x).as_text() prints it; converted with jaxlib, the jax extra). In an
+XLA dump folder (--xla_dump_to), the reports XLA writes beside each module (buffer
+assignment, live ranges, memory usage) are skipped and counted, not read. A file holding
+several modules split by '// -----' lines (XLA's lit tests) gives one module per
+section, numbered from 0 (FILE#K). Each module is analysed as `symidx maps FILE --all`
+does (every fusion), or with --computation NAME as `symidx maps FILE --computation NAME`
+does, and one line of JSON is appended to RESULTS for it (schema symidx.corpus/1,
+docs/corpus.md): its SHA-256, file, status (ok, parse-error, error, timeout), message
+with location, parse and analysis seconds, counts, unsupported and opaque ops, and with
+--maps the symidx.maps/1 document itself.
 
 Records are written and flushed as they arrive: a run that is stopped loses only the
 modules in flight, and --resume carries on, skipping every module whose SHA-256 is
@@ -52,9 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="local: a pool of processes here (default); ray, dask: a cluster "
                         "(extras symidx[ray], symidx[dask])")
     p.add_argument("--address", metavar="ADDR",
-                   help="ray: the cluster to join (auto, HOST:PORT, ray://HOST:PORT); dask: "
-                        "the scheduler (tcp://HOST:8786); default: a local cluster for the "
-                        "run")
+                   help="ray: the cluster to join (auto, HOST:PORT, ray://HOST:PORT; "
+                        "default $RAY_ADDRESS); dask: the scheduler (tcp://HOST:8786; default "
+                        "$DASK_SCHEDULER_ADDRESS); without either: a new local cluster for "
+                        "the run")
     p.add_argument("--timeout", type=_seconds, default=300.0, metavar="S",
                    help="seconds a module may take before its worker is stopped and it is "
                         "recorded as timeout (default 300; 0: no limit)")
@@ -105,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
         progress.close()
     for message in stats.unreadable:
         print(f"symidx: warning: {message} (skipped)", file=sys.stderr)
+    if stats.reports:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(stats.reports.items()))
+        print(f"symidx: skipped {sum(stats.reports.values())} XLA dump reports, not modules "
+              f"({kinds})", file=sys.stderr)
     summary = Summary.of_file(args.out)
     print(f"symidx: {stats.written} records written to {args.out}"
           + (f", {stats.skipped} modules already there" if stats.skipped else ""),

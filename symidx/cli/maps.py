@@ -50,7 +50,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from symidx.cli.common import UsageError, add_style, read_text_file
+from symidx.cli.common import UsageError, add_style
 from symidx.errors import SymidxError
 
 if TYPE_CHECKING:
@@ -65,9 +65,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "fusion of a module",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("files", nargs="*", metavar="FILE",
-                   help="HLO module text files, or - to read one from stdin; with several, "
-                        "each file's output is headed 'file PATH' (JSON: a list of "
-                        "documents, each with \"file\")")
+                   help="HLO or StableHLO/MHLO (MLIR) text files (.gz too), XLA dump "
+                        "folders, or - to read one from stdin; with several modules, each "
+                        "one's output is headed 'file PATH' ('file PATH#K' for section K of "
+                        "a file split by '// -----'; JSON: a list of documents, each with "
+                        "\"file\"); a module that fails is reported and the others still "
+                        "analysed (exit 2)")
     p.add_argument("--jax", metavar="MODULE:FUNCTION",
                    help="instead of FILE: compile a JAX function on the CPU and analyse the "
                         "optimised module (every fusion, unless --instruction). Its example "
@@ -134,48 +137,32 @@ def run(args: argparse.Namespace) -> int:
         args.all = args.instruction is None
         _emit_one(module_output(module, args), args.format)
         return 0
-    if len(args.files) == 1:
-        _emit_one(module_output(load_module(args.files[0]), args), args.format)
+    from symidx.cli.inputs import module_sources, report_failure
+
+    sources = module_sources(args.files)
+    if len(sources) == 1:
+        _emit_one(module_output(sources[0].load(), args), args.format)
         return 0
-    outputs = [(path, module_output(load_module(path), args)) for path in args.files]
+    outputs, failed = [], 0
+    for source in sources:  # one bad module is reported, and the others still analysed
+        try:
+            outputs.append((source.label, module_output(source.load(), args)))
+        except SymidxError as e:
+            failed += 1
+            report_failure(e)
+            outputs.append((source.label, e))
     if args.format == "json":
         from symidx.analysis.documents import dumps
 
-        print(dumps([{"file": path, **document} for path, document in outputs]))
+        print(dumps([{"file": label, "error": str(out)} if isinstance(out, SymidxError)
+                     else {"file": label, **out} for label, out in outputs]))
     else:
-        print("\n\n".join(f"file {path}\n{text}" if text else f"file {path}"
-                           for path, text in outputs))
-    return 0
-
-
-def load_module(path: str) -> HloModule:
-    """The module of a file (``-``: stdin), as XLA's parser accepts it: the verifier's
-    checks apply to what the analysis goes through. Remembered while the file is
-    unchanged (batch mode asks for the same file many times)."""
-    import os
-
-    from symidx.hlo import parse_hlo
-
-    if path == "-":
-        text, source = read_text_file(path)
-        return parse_hlo(text, source=source, validate=False)
-    try:
-        stat = os.stat(path)
-        key = (path, stat.st_mtime_ns, stat.st_size)
-    except OSError:
-        key = None
-    if key is not None and key in _MODULES:
-        return _MODULES[key]
-    text, source = read_text_file(path)
-    module = parse_hlo(text, source=source, validate=False)
-    if key is not None:
-        if len(_MODULES) >= 8:
-            _MODULES.pop(next(iter(_MODULES)))
-        _MODULES[key] = module
-    return module
-
-
-_MODULES: dict[tuple[str, int, int], HloModule] = {}
+        print("\n\n".join(f"file {label}\nerror: {out}" if isinstance(out, SymidxError)
+                           else f"file {label}\n{out}" if out else f"file {label}"
+                           for label, out in outputs))
+    if failed:
+        print(f"symidx: {failed} of {len(sources)} modules failed", file=sys.stderr)
+    return 2 if failed else 0
 
 
 def module_output(module: HloModule, args: argparse.Namespace) -> Any:

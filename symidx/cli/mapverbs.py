@@ -8,7 +8,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from symidx.cli.common import UsageError, add_style, read_map
+from symidx.cli.common import UsageError, add_style, add_syntax, read_map
 
 if TYPE_CHECKING:  # the map core (sympy) loads when a command runs, not for --help
     from sympy import Symbol
@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("format", help="parse a map and print it in canonical text, unchanged")
     p.add_argument("map", help="map text, or - to read it from stdin")
     add_style(p)
+    add_syntax(p)
     p.set_defaults(run=run_format)
 
     p = sub.add_parser("simplify", help="print the simplified map")
@@ -34,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "they run out the map printed is correct but less simple, and "
                         "--explain says so")
     add_style(p)
+    add_syntax(p)
     p.set_defaults(run=run_simplify)
 
     p = sub.add_parser("compose", help="second ∘ first (first applied first), simplified")
@@ -41,6 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("second")
     p.add_argument("--no-simplify", action="store_true", help="print the raw composition")
     add_style(p)
+    add_syntax(p)
     p.set_defaults(run=run_compose)
 
     p = sub.add_parser(
@@ -64,13 +67,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="auto (default): enumerate a small domain, else prove with isl where "
                         "islpy is installed, else z3; enumerate: numpy over the domain box; "
                         "smt: z3; isl: islpy")
+    add_syntax(p)
     p.set_defaults(run=run_verify)
 
 
 def run_format(args: argparse.Namespace) -> int:
     from symidx.syntax import print_map
 
-    print(print_map(read_map(args.map, "map"), args.style))
+    print(print_map(read_map(args.map, "map", args.syntax), args.style))
     return 0
 
 
@@ -83,7 +87,7 @@ def run_simplify(args: argparse.Namespace) -> int:
         if args.max_steps < 0:
             raise UsageError("--max-steps must be 0 or more")
         budget = Budget(steps=args.max_steps)
-    m = read_map(args.map, "map")
+    m = read_map(args.map, "map", args.syntax)
     if args.explain:
         result = simplify(m, trace=True, budget=budget)
         names = dict(zip(m.all_vars, m.display_names()))
@@ -105,7 +109,8 @@ def run_compose(args: argparse.Namespace) -> int:
     from symidx.simplify import compose, simplify
     from symidx.syntax import print_map
 
-    first, second = read_map(args.first, "first"), read_map(args.second, "second")
+    first = read_map(args.first, "first", args.syntax)
+    second = read_map(args.second, "second", args.syntax)
     composed = compose(first, second)
     print(print_map(composed if args.no_simplify else simplify(composed), args.style))
     return 0
@@ -120,10 +125,10 @@ def run_verify(args: argparse.Namespace) -> int:
     if args.trace:
         if args.b is not None:
             raise UsageError("verify --trace takes one map")
-        return _verify_trace(read_map(args.a, "a"), args.timeout, args.method)
+        return _verify_trace(read_map(args.a, "a", args.syntax), args.timeout, args.method)
     if args.b is None:
         raise UsageError("verify takes two maps (or one with --trace)")
-    a, b = read_map(args.a, "a"), read_map(args.b, "b")
+    a, b = read_map(args.a, "a", args.syntax), read_map(args.b, "b", args.syntax)
     with ProgressLine("symidx verify") as progress:
         try:
             verdict = decide(a, b, args.timeout, args.method, progress=progress.tell)

@@ -5,7 +5,10 @@
 input-to-output; ``operand K, leaf L`` for a leaf of a tuple), then, as the case may be,
 ``over-approximation (REASON)``, ``unknown indexing (unsupported op: NAME)`` or
 ``(not read by output K)`` / ``(not reached from input K)``, then its maps in the chosen
-``--style``, separated by blank lines (``--explain`` adds a ``path:`` line under each).
+``--style``, separated by blank lines (``--explain`` adds a ``path:`` line under each, and
+where the module has metadata, a ``source:`` line under the group's header with the
+``op_name`` and file:line of the instruction it names, and an ``at:`` line under the path
+for each distinct source location along it).
 
 **JSON.** The documents of :mod:`symidx.analysis.documents` (``symidx corpus`` writes the
 same ones).
@@ -16,12 +19,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from symidx.analysis.documents import (
+    Context,
     computations_document,
     dumps,
     fusions_document,
+    instruction_context,
     instruction_document,
 )
 from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
+from symidx.analysis.sources import SourceFinder
 from symidx.fusion import Origin
 from symidx.hlo import HloInstruction, HloModule
 from symidx.hlo.facts import num_outputs
@@ -35,12 +41,16 @@ __all__ = ["render_computations", "render_fusions", "render_maps"]
 
 
 def _group_text(g: MapGroup, direction: Direction, index: int, style: str,
-                explain: bool) -> str:
+                explain: bool, context: Context | None = None) -> str:
     """A group headed by what it is (``index``: the output, or input, the record is for)."""
     label = "operand" if direction == OUTPUT_TO_INPUT else "output"
     leaf = "" if g.leaf is None else f", leaf {g.leaf}"
     lines = [f"{label} {g.index}{leaf} (%{g.name}: {g.shape})" if g.shape
              else f"{label} {g.index}{leaf}"]
+    if explain and context is not None:
+        source = context.finder.location(g.name, context.outer)
+        if source is not None:
+            lines.append(f"source: {source}")
     if g.unsupported is not None:
         lines.append(f"unknown indexing (unsupported op: {g.unsupported})")
         return "\n".join(lines)
@@ -52,9 +62,17 @@ def _group_text(g: MapGroup, direction: Direction, index: int, style: str,
         return "\n".join(lines)
     texts = [print_map(m, style) for m in g.maps]
     if explain:
-        texts = [f"{text}\npath: {_describe(o)}" for text, o in zip(texts, g.origins,
-                                                                     strict=True)]
+        texts = [f"{text}\npath: {_describe(o)}" + _along(o, context)
+                 for text, o in zip(texts, g.origins, strict=True)]
     return "\n".join(lines + ["\n\n".join(texts)])
+
+
+def _along(origin: Origin, context: Context | None) -> str:
+    """``at:`` lines: the source locations along a map's path."""
+    if context is None:
+        return ""
+    return "".join(f"\nat: {loc}" for _, loc in context.finder.along(origin.path,
+                                                                     context.inner))
 
 
 def _describe(origin: Origin) -> str:
@@ -63,8 +81,9 @@ def _describe(origin: Origin) -> str:
 
 
 def _groups_text(groups: Sequence[MapGroup], direction: Direction, index: int, style: str,
-                 explain: bool) -> str:
-    return "\n\n".join(_group_text(g, direction, index, style, explain) for g in groups)
+                 explain: bool, context: Context | None = None) -> str:
+    return "\n\n".join(_group_text(g, direction, index, style, explain, context)
+                       for g in groups)
 
 
 # --- the three outputs ------------------------------------------------------------------------
@@ -78,7 +97,8 @@ def render_maps(module: HloModule, instr: HloInstruction, direction: Direction,
     "opcode", "output"|"input", "operands": [groups]}``."""
     if fmt == "json":
         return dumps(instruction_document(module, instr, direction, groups, index, explain))
-    return _groups_text(groups, direction, index, style, explain)
+    context = instruction_context(SourceFinder(module), instr) if explain else None
+    return _groups_text(groups, direction, index, style, explain, context)
 
 
 def render_fusions(module: HloModule, direction: Direction, found: Sequence[FusionMaps],
@@ -91,11 +111,14 @@ def render_fusions(module: HloModule, direction: Direction, found: Sequence[Fusi
     if fmt == "json":
         return dumps(fusions_document(module, direction, found, explain))
     blocks = []
+    finder = SourceFinder(module)
     for f in found:
         several = (num_outputs(f.instr) if direction == OUTPUT_TO_INPUT
                    else len(f.instr.operands)) > 1
         header = f"fusion {f.instr.name}" + (f" {selector} {f.index}" if several else "")
-        body = _groups_text(f.groups, direction, f.index, style, explain)
+        context = instruction_context(finder, f.instr, module.computations.get(f.computation)) \
+            if explain else None
+        body = _groups_text(f.groups, direction, f.index, style, explain, context)
         blocks.append(f"{header}\n{body}" if body else header)
     return "\n\n".join(blocks)
 
@@ -110,9 +133,11 @@ def render_computations(module: HloModule, direction: Direction,
     if fmt == "json":
         return dumps(computations_document(module, direction, found, explain))
     blocks = []
+    finder = SourceFinder(module)
     for c in found:
         header = f"computation {c.computation.name} {selector} {c.index}" + (
             "" if c.leaf is None else f", leaf {c.leaf}")
-        body = _groups_text(c.groups, direction, c.index, style, explain)
+        context = Context(finder, c.computation, c.computation) if explain else None
+        body = _groups_text(c.groups, direction, c.index, style, explain, context)
         blocks.append(f"{header}\n{body}" if body else header)
     return "\n\n".join(blocks)

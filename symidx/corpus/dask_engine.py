@@ -1,6 +1,7 @@
 """The Dask engine (``pip install 'symidx[dask]'``): each module a task of ``distributed``.
 
-``address`` is a scheduler's (``tcp://HOST:8786``); without one, a ``LocalCluster`` of
+``address`` is a scheduler's (``tcp://HOST:8786``; default: the environment's
+``DASK_SCHEDULER_ADDRESS``, as Dask's own tools read it); without one, a ``LocalCluster`` of
 ``jobs`` single-threaded worker processes starts and stops with the run. The cluster's
 workers need symidx installed (the same version): each imports it once, before the run
 starts, and stays warm.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import time
 import uuid
 import warnings
@@ -59,6 +61,7 @@ def run_dask(tasks: Iterable[Task], options: Options, jobs: int | None,
              timeout: float | None, address: str | None = None) -> Iterator[dict[str, Any]]:
     """The records of ``tasks`` as they complete (see the module docstring)."""
     distributed = require("distributed", "dask")
+    address = address or os.environ.get("DASK_SCHEDULER_ADDRESS") or None
     cluster = None if address is not None else local_cluster(jobs)
     try:
         client = distributed.Client(address if cluster is None else cluster, timeout=30)

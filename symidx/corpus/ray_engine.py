@@ -1,8 +1,11 @@
 """The Ray engine (``pip install 'symidx[ray]'``): each module a Ray task.
 
 ``address`` joins an existing cluster (``auto``, ``HOST:PORT``, or ``ray://HOST:PORT`` for
-Ray Client); without one, a connection made earlier in this process is used, or a local
-cluster of ``jobs`` processors starts and stops with the run. The cluster's workers need
+Ray Client; default: the environment's ``RAY_ADDRESS``, which Ray Jobs set), as it is,
+without asking for resources; without one, a connection made earlier in this process is
+used, or a local cluster of ``jobs`` processors starts and stops with the run: always a new
+one (``address="local"``), never a cluster an earlier ``ray start`` left recorded on the
+machine, which may be gone. The cluster's workers need
 symidx installed (the same version): they import it once and stay warm.
 
 At most ``jobs`` tasks are in flight (default: the cluster's processors), so each starts on
@@ -14,6 +17,7 @@ a task whose worker dies is not retried (``max_retries=0``) and is recorded as `
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import time
 from collections.abc import Iterable, Iterator
@@ -30,7 +34,7 @@ __all__ = ["run_ray", "start_local"]
 def start_local(jobs: int | None) -> None:
     """Start a local Ray cluster of ``jobs`` processors (default: all) in this process."""
     ray = require("ray", "ray")
-    ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False,
+    ray.init(address="local", num_cpus=jobs, include_dashboard=False, log_to_driver=False,
              logging_level=logging.CRITICAL)
 
 
@@ -38,6 +42,7 @@ def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: 
             address: str | None = None) -> Iterator[dict[str, Any]]:
     """The records of ``tasks`` as they complete (see the module docstring)."""
     ray = require("ray", "ray")
+    address = address or os.environ.get("RAY_ADDRESS") or None
     started = not ray.is_initialized()
     if started and address is not None:
         _check_reachable(address)

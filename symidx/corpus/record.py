@@ -32,7 +32,7 @@ from symidx.analysis.documents import computations_document, fusions_document
 from symidx.corpus.sources import Task, sha256_of
 from symidx.errors import ParseError, SymidxError
 from symidx.fusion import Analysis
-from symidx.hlo import HloModule, parse_hlo
+from symidx.hlo import HloModule, parse_module
 from symidx.hlo.leaves import leaf_count
 from symidx.hlo.validate import violations
 from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
@@ -74,7 +74,8 @@ def analyse(task: Task, options: Options) -> dict[str, Any]:
         _hook(options.hook)(task)
     start = time.perf_counter()
     try:
-        module = parse_hlo("\n" * (task.line - 1) + task.text, source=task.file, validate=False)
+        module = parse_module("\n" * (task.line - 1) + task.text, source=task.file,
+                              validate=False)
     except (SymidxError, RecursionError) as e:
         return _failed(record, "parse-error", _message(e), parse=time.perf_counter() - start)
     except Exception as e:  # noqa: BLE001 - any other exception is a bug, recorded as such

@@ -4,6 +4,7 @@ worker busy while the others idle), and append each record as it arrives."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -18,14 +19,16 @@ __all__ = ["RunStats", "run_corpus"]
 @dataclass
 class RunStats:
     """What a run did: modules found (``distinct`` texts among them), already recorded
-    (``skipped``), recorded now (``written``), files that could not be read, and the bytes
-    of a partial last line cut off the results file."""
+    (``skipped``), recorded now (``written``), files that could not be read, the reports of
+    XLA dump folders passed over (``reports``, by kind) and the bytes of a partial last line
+    cut off the results file."""
 
     modules: int = 0
     distinct: int = 0
     skipped: int = 0
     written: int = 0
     unreadable: list[str] = field(default_factory=list)
+    reports: Counter[str] = field(default_factory=Counter)
     cut: int = 0
 
 
@@ -39,7 +42,7 @@ def run_corpus(paths: Sequence[str], out: str, options: Options, *, engine_name:
     ``ready(stats)`` once the modules are known, before the work starts."""
     run = engine(engine_name)
     stats = RunStats()
-    refs = scan(find_files(paths), stats.unreadable)
+    refs = scan(find_files(paths, stats.reports), stats.unreadable)
     stats.distinct = len(refs)
     stats.modules = len(refs) + sum(len(r.duplicates) for r in refs)
     with ResultsFile(out, resume) as results:

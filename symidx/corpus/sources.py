@@ -7,9 +7,17 @@ is not a module (it keeps its number, so ``file#2`` is always the file's third s
 A module's text is its section exactly as it stands in the file (comment lines included:
 the HLO lexer skips them), and its identity is the SHA-256 of that text in UTF-8.
 
-Folders are searched recursively for ``*.hlo``, ``*.txt`` and ``*.hlo.gz``; a file named
-on the command line is read whatever its name (``.gz``: decompressed). Text that is not
-UTF-8 is decoded with replacement characters, so the parser reports where it is.
+Folders are searched recursively for the suffixes in :data:`SUFFIXES` (HLO text, and
+StableHLO/MHLO text in ``*.mlir``, each also gzipped); a file named on the command line is
+read whatever its name (``.gz``: decompressed). Text that is not UTF-8 is decoded with
+replacement characters, so the parser reports where it is.
+
+An XLA dump folder (``XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_as_text``) holds, beside
+its modules (``module_0004.jit_f.before_optimizations.txt``,
+``module_0004.jit_f.cpu_after_optimizations.txt``, one per pass with
+``--xla_dump_hlo_pass_re``), reports on each module that are not modules: buffer
+assignments, live ranges, memory-usage reports, and more. In a folder, a file whose name is
+one of those (:func:`dump_report_kind`) is skipped and counted by kind, not read.
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ import glob
 import gzip
 import hashlib
 import os
+import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -29,6 +39,7 @@ __all__ = [
     "ModuleRef",
     "Task",
     "UnreadableFile",
+    "dump_report_kind",
     "find_files",
     "read_file",
     "split_sections",
@@ -37,7 +48,16 @@ __all__ = [
 ]
 
 #: The file names a folder is searched for.
-SUFFIXES = (".hlo", ".txt", ".hlo.gz")
+SUFFIXES = (".hlo", ".txt", ".mlir", ".hlo.gz", ".txt.gz", ".mlir.gz")
+
+# The reports XLA writes beside a module in a dump folder ("module_0004.jit_f.
+# cpu_after_optimizations-buffer-assignment.txt"), by the kind they are counted as.
+_DUMP_REPORT_RE = re.compile(
+    r"^module_\d+\..*-(buffer-assignment-values|buffer-assignment|live-range|"
+    r"memory-usage-report|memory-usage|thunk-sequence|schedule|autotune-results|"
+    r"sharding-report|stats)\.txt(?:\.gz)?$")
+# Other files of a dump folder that are not modules, whatever their suffix.
+_DUMP_OTHER_RE = re.compile(r"^module_\d+\..*\.(?:debug_options|ll|o|dot|pb|pbtxt|html|json)$")
 
 _SEPARATOR = "// -----"
 _GLOB_CHARS = frozenset("*?[")
@@ -88,15 +108,26 @@ def sha256_of(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def find_files(paths: Iterable[str]) -> list[str]:
+def dump_report_kind(name: str) -> str | None:
+    """The kind of report an XLA dump file named ``name`` (its base name) is
+    (``buffer-assignment``, ``live-range``, ``memory-usage-report``, ...), or None when it
+    may hold a module."""
+    found = _DUMP_REPORT_RE.match(name)
+    if found is not None:
+        return found.group(1)
+    return None
+
+
+def find_files(paths: Iterable[str], skipped: Counter[str] | None = None) -> list[str]:
     """The files ``paths`` name, in order, each once: a file as given, a folder's matching
-    files (recursively, sorted), a glob's matches (``**`` recursive). A path that names
-    nothing raises :class:`SymidxError`."""
+    files (recursively, sorted), a glob's matches (``**`` recursive). In a folder, the
+    reports of an XLA dump are not modules: each is counted in ``skipped`` by its kind
+    (:func:`dump_report_kind`). A path that names nothing raises :class:`SymidxError`."""
     found: list[str] = []
     seen: set[str] = set()
     for path in paths:
         if os.path.isdir(path):
-            matches = _folder_files(path)
+            matches = _folder_files(path, skipped)
             if not matches:
                 raise SymidxError(f"no {', '.join('*' + s for s in SUFFIXES)} file under {path}")
         elif os.path.exists(path):
@@ -104,7 +135,7 @@ def find_files(paths: Iterable[str]) -> list[str]:
         elif _GLOB_CHARS & set(path):
             matches = []
             for match in sorted(glob.glob(path, recursive=True)):
-                matches += _folder_files(match) if os.path.isdir(match) else [match]
+                matches += _folder_files(match, skipped) if os.path.isdir(match) else [match]
             if not matches:
                 raise SymidxError(f"no file matches {path}")
         else:
@@ -117,11 +148,17 @@ def find_files(paths: Iterable[str]) -> list[str]:
     return found
 
 
-def _folder_files(folder: str) -> list[str]:
+def _folder_files(folder: str, skipped: Counter[str] | None = None) -> list[str]:
     out = []
     for root, dirs, files in os.walk(folder):
         dirs.sort()
-        out += [os.path.join(root, name) for name in sorted(files) if name.endswith(SUFFIXES)]
+        for name in sorted(files):
+            kind = dump_report_kind(name)
+            if kind is not None:
+                if skipped is not None:
+                    skipped[kind] += 1
+            elif name.endswith(SUFFIXES) and not _DUMP_OTHER_RE.match(name):
+                out.append(os.path.join(root, name))
     return out
 
 

@@ -168,12 +168,10 @@ def _md_cell(text: str) -> str:
 
 def _plot(summary: Summary) -> bytes:
     """A PNG: analysis seconds against module size, one point per module, by status."""
-    import matplotlib
+    from matplotlib.figure import Figure  # its own figure: pyplot's backend is left alone
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
+    fig = Figure(figsize=(7, 4.5), dpi=100)
+    ax = fig.subplots()
     for status, colour in (("ok", "tab:blue"), ("error", "tab:red")):
         chosen = [(b, max(s, 1e-5)) for b, s, st in summary.points if st == status]
         if chosen:
@@ -190,5 +188,4 @@ def _plot(summary: Summary) -> bytes:
     out = io.BytesIO()
     fig.tight_layout()
     fig.savefig(out, format="png")
-    plt.close(fig)
     return out.getvalue()

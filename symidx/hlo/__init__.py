@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from symidx.hlo.facts import called_computation
 from symidx.hlo.infer import infer_shape
+from symidx.hlo.inputs import parse_module
 from symidx.hlo.parser import (
     ConvolutionDimensionNumbers,
     DotDimensionNumbers,
@@ -71,6 +72,7 @@ __all__ = [
     "fusion_instructions",
     "infer_shape",
     "parse_hlo",
+    "parse_module",
     "parse_shape",
     "topological_order",
     "users",

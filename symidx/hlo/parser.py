@@ -68,6 +68,7 @@ from symidx.hlo.instructions import Inline, InstructionReader, Operand, Pending,
 from symidx.hlo.ir import HloComputation, HloInstruction, HloModule
 from symidx.hlo.lexer import NAME_RE, describe, end_of_string, scan_balanced, skip, strip_comments
 from symidx.hlo.literal import LiteralValue
+from symidx.hlo.mlir import looks_like_mlir, mlir_hint
 from symidx.hlo.order import callees_first, find_cycle, operands_first, unique_name
 from symidx.hlo.reader import name_end
 from symidx.hlo.shape import ShapeLike, can_start_shape
@@ -105,6 +106,8 @@ def parse_hlo(text: str, source: str = "", *, validate: bool = True) -> HloModul
     an analysis then checks each instruction it goes through
     (:class:`symidx.fusion.Analysis`).
     """
+    if looks_like_mlir(text):
+        raise ParseError(mlir_hint(), text, len(text) - len(text.lstrip()), source=source)
     with gc_paused():  # many long-lived allocations: collections would only slow it down
         module = _Parser(text, source).module()
         if validate:

@@ -13,6 +13,7 @@ the expressions printed by :mod:`symidx.indexing_map.text`); the parser is in
 
 from __future__ import annotations
 
+import html
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -273,6 +274,17 @@ class IndexingMap:
         if cached is None:
             cached = self._cache["hash"] = hash(self.key)
         return cached
+
+    # --- notebooks and JSON (map_dict, map_html, map_latex below) --------------------------------
+    def _repr_html_(self) -> str:
+        return map_html(self)
+
+    def _repr_latex_(self) -> str:
+        return map_latex(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The map as a JSON-able dict: the map object of ``docs/json.md``."""
+        return map_dict(self)
 
     def __str__(self) -> str:
         return print_map(self)
@@ -618,3 +630,73 @@ def _sorted_constraints(merged: dict[Expr, Interval]) -> tuple[Constraint, ...]:
     if len(merged) < 2:
         return tuple(merged.items())
     return tuple(sorted(merged.items(), key=lambda item: hash(item[0])))
+
+
+# --- notebooks and JSON ------------------------------------------------------------------
+def map_dict(m: IndexingMap) -> dict[str, Any]:
+    """The map as a JSON object: ``text`` (XLA's one-line form), ``dims``, ``symbols``,
+    ``runtime`` (with each variable's ``source``), ``results``, ``constraints`` and
+    ``special``."""
+    names = m.display_names()
+    env = dict(zip(m.all_vars, names))
+    nd, nr = m.num_dims, m.num_ranges
+    special = {MapKind.KNOWN_EMPTY: "known-empty", MapKind.UNDEFINED: "undefined"}.get(m.kind)
+    return {
+        "text": print_map(m, "xla"),
+        "dims": [_var(names[i], b) for i, b in enumerate(m.dims)],
+        "symbols": [_var(names[nd + i], b) for i, b in enumerate(m.ranges)],
+        "runtime": [{**_var(names[nd + nr + i], v.bounds),
+                     "source": {"instruction": v.hlo or None,
+                                "map": None if v.map is None else print_map(v.map, "xla")}}
+                    for i, v in enumerate(m.rts)],
+        "results": [print_expr(r, env, "xla") for r in m.results] if special is None else [],
+        "constraints": [{"expr": print_expr(e, env, "xla"), "lo": iv.lo, "hi": iv.hi}
+                        for e, iv in m.constraints],
+        "special": special,
+    }
+
+
+def _var(name: str, bounds: Any) -> dict[str, Any]:
+    return {"name": name, "lo": bounds.lo, "hi": bounds.hi}
+
+
+def map_html(m: IndexingMap) -> str:
+    """The map's ``doc`` text in a ``<pre>`` block."""
+    return f"<pre>{html.escape(print_map(m, 'doc'))}</pre>"
+
+
+def map_latex(m: IndexingMap) -> str:
+    r"""``$(d_0, d_1) \mapsto (\ldots)$`` with the domain as a condition below it."""
+    import sympy
+
+    if m.is_known_empty or m.is_undefined:
+        return f"$\\text{{{print_map(m)}}}$"
+    names = m.display_names()
+    symbol_names = {v: _latex_name(n) for v, n in zip(m.all_vars, names)}
+
+    def tex(e: Any) -> str:
+        return str(sympy.latex(e, symbol_names=symbol_names))
+
+    nd, nr = m.num_dims, m.num_ranges
+    head = f"\\left({', '.join(_latex_name(n) for n in names[:nd])}\\right)"
+    if nr:
+        head += f"\\left[{', '.join(_latex_name(n) for n in names[nd:nd + nr])}\\right]"
+    if m.num_rts:
+        head += f"\\left\\{{{', '.join(_latex_name(n) for n in names[nd + nr:])}\\right\\}}"
+    results = ", ".join(tex(r) for r in m.results)
+    domain = [f"{_latex_name(n)} \\in [{b.lo}, {b.hi}]" for n, b in zip(names, m.all_bounds)]
+    domain += sorted(f"{tex(c)} \\in [{i.lo}, {i.hi}]" for c, i in m.constraints)
+    body = f"{head} \\mapsto \\left({results}\\right)"
+    if domain:
+        separator = ",\\ "
+        body = f"\\begin{{array}}{{l}}{body},\\\\ {separator.join(domain)}\\end{{array}}"
+    return f"${body}$"
+
+
+def _latex_name(name: str) -> str:
+    """``d0`` as ``d_{0}``, ``rt1`` as ``rt_{1}``; other names in ``\\mathrm``."""
+    head = name.rstrip("0123456789")
+    tail = name[len(head):]
+    if head and tail and head.isalpha():
+        return f"{head}_{{{tail}}}"
+    return f"\\mathrm{{{name.replace('_', chr(92) + '_')}}}"

@@ -169,6 +169,42 @@ class Layout:
         to coordinates."""
         return any(isinstance(d, ScaledBasis) for d in flatten(self.stride))
 
+    # Notebooks: the grid of offsets (rows: mode 0; columns: the other modes), drawn.
+    def grid_values(self) -> list[list[int]]:
+        """The offsets as a grid: row ``i``, column ``j`` holds ``self[0](i) + rest(j)``,
+        ``rest`` the other modes (one row for a rank-1 layout)."""
+        if rank(self.shape) < 2:
+            return [[self(i) for i in range(size(self))]]
+        first = self[0]
+        rest = make_layout(*(self[i] for i in range(1, rank(self.shape))))
+        columns = [rest(j) for j in range(size(rest))]
+        return [[first(i) + c for c in columns] for i in range(size(first))]
+
+    def _repr_html_(self) -> str:
+        import html
+
+        if size(self) > _SHOWN or self.has_basis:
+            return f"<pre>{html.escape(str(self))}</pre>"
+        return f"<pre>{html.escape(draw_grid(str(self), self.grid_values()))}</pre>"
+
+    def _repr_png_(self) -> bytes | None:
+        return self._image("png")
+
+    def _repr_svg_(self) -> str | None:
+        found = self._image("svg")
+        return None if found is None else found.decode("utf-8")
+
+    def _image(self, fmt: str) -> bytes | None:
+        if size(self) > _SHOWN or self.has_basis:
+            return None
+        from symidx.layout.figures import grid_image
+
+        return grid_image(str(self), self.grid_values(), fmt)
+
+
+#: Most elements a notebook draws of a layout (more: its text).
+_SHOWN = 4096
+
 
 def require_int_strides(layout: Layout, what: str) -> None:
     """Raise :class:`MapError` when ``layout`` has basis strides: ``what`` needs offsets."""

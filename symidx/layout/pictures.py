@@ -38,6 +38,7 @@ import numpy as np
 
 from symidx.errors import MapError, SymidxError, TooLargeError
 from symidx.layout import cute, xla
+from symidx.layout.figures import image
 from symidx.layout.grid import draw_grid
 from symidx.layout.shapes import (
     ArrayShape,
@@ -49,7 +50,8 @@ from symidx.layout.shapes import (
 
 __all__ = ["FIGURE_LIMIT", "LEGIBLE", "MAX_INCHES", "MIN_FONT", "PICTURE_LIMIT", "SUMMARY",
            "Cell", "Colour", "Picture", "bank_of", "banks_figure", "colour_keys", "cute_picture",
-           "figure", "grid_text", "save", "save_banks_png", "save_png", "tv_figure", "xla_picture"]
+           "figure", "grid_text", "picture_image", "save", "save_banks_png", "save_png",
+           "tv_figure", "xla_picture"]
 
 PICTURE_LIMIT = 4096
 """Most elements (and buffer slots) a picture holds by default (the text grid's limit)."""
@@ -95,6 +97,19 @@ class Picture:
     memory: tuple[Cell, ...]
     element_bits: int = 32
 
+    # Jupyter shows a picture drawn (with matplotlib, the plot extra), else its text grid.
+    def _repr_png_(self) -> bytes | None:
+        return _image_or_none(self, "png")
+
+    def _repr_svg_(self) -> str | None:
+        found = _image_or_none(self, "svg")
+        return None if found is None else found.decode("utf-8")
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(grid_text(self))}</pre>"
+
     def values(self) -> list[list[int]]:
         """The offsets of the elements, one list per grid row."""
         elements = [c for c in self.grid if not c.padding]
@@ -104,6 +119,13 @@ class Picture:
         for c in elements:
             out[c.row][c.col] = c.offset
         return out
+
+
+def _image_or_none(picture: Picture, fmt: str) -> bytes | None:
+    try:
+        return picture_image(picture, fmt)
+    except SymidxError:  # no matplotlib: the notebook shows the text grid instead
+        return None
 
 
 def grid_text(picture: Picture) -> str:
@@ -480,6 +502,11 @@ def save(fig: Any, path: str) -> None:
 def save_png(picture: Picture, path: str, colour: Colour = "auto") -> None:
     """Draw ``picture`` (:func:`figure`) and write it (PNG, or SVG for a ``.svg`` path)."""
     save(figure(picture, colour), path)
+
+
+def picture_image(picture: Picture, fmt: str = "png", colour: Colour = "auto") -> bytes:
+    """``picture`` drawn (:func:`figure`) as an image in memory: ``png`` or ``svg``."""
+    return image(figure(picture, colour), fmt)
 
 
 def tv_figure(tv: Any, colour: str = "thread") -> Any:

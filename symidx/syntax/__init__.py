@@ -1,14 +1,45 @@
 """Indexing-map text: the parser (:mod:`symidx.syntax.parser`) and, from the floor below,
 the printers (:mod:`symidx.indexing_map.text` and :func:`symidx.indexing_map.print_map`),
-under one name.
+under one name; and other compilers' syntaxes, read (:mod:`symidx.syntax.foreign`: MLIR,
+Inductor, TVM, isl) and printed (:mod:`symidx.syntax.styles`: isl, Inductor).
 
 Printing is canonical: terms of a sum in a fixed order, constraints sorted by their text,
 so equal maps print equal text whatever order they were built in; what is printed parses
-back to an equal map.
+back to an equal map (in the same syntax as the style).
 """
 
-from symidx.indexing_map.map import print_map
-from symidx.indexing_map.text import STYLES, print_expr
-from symidx.syntax.parser import MAX_DEPTH, parse_expr, parse_map
+from __future__ import annotations
 
-__all__ = ["parse_map", "parse_expr", "print_map", "print_expr", "STYLES", "MAX_DEPTH"]
+from typing import TYPE_CHECKING
+
+from symidx.indexing_map.map import print_map as _print_core
+from symidx.indexing_map.text import STYLES, print_expr
+from symidx.syntax.foreign import SYNTAXES, detect_syntax, parse_foreign
+from symidx.syntax.parser import MAX_DEPTH, parse_expr
+from symidx.syntax.parser import parse_map as _parse_core
+from symidx.syntax.styles import FOREIGN_STYLES, print_foreign
+
+if TYPE_CHECKING:
+    from symidx.indexing_map import IndexingMap
+
+__all__ = ["parse_map", "parse_expr", "print_map", "print_expr", "STYLES", "FOREIGN_STYLES",
+           "SYNTAXES", "MAX_DEPTH", "detect_syntax"]
+
+
+def parse_map(text: str, source: str = "", *, syntax: str = "xla") -> IndexingMap:
+    """Parse one indexing map. ``syntax``: ``xla`` (symidx's and XLA's text, the
+    default), ``mlir``, ``inductor``, ``tvm``, ``isl``, or ``auto`` to tell from the text
+    (:func:`detect_syntax`); see :mod:`symidx.syntax.foreign`."""
+    if syntax == "xla":
+        return _parse_core(text, source)
+    return parse_foreign(text, syntax, source)
+
+
+def print_map(m: IndexingMap, style: str = "doc") -> str:
+    """The map as text in one of :data:`STYLES`, ``doc``, ``xla``, ``mlir``
+    (:func:`symidx.indexing_map.print_map`: symidx's own text, read back by
+    :func:`parse_map`), or of :data:`FOREIGN_STYLES`, ``isl`` or ``inductor``
+    (:mod:`symidx.syntax.styles`: read back with ``syntax=style``)."""
+    if style in FOREIGN_STYLES:
+        return print_foreign(m, style)
+    return _print_core(m, style)

@@ -1,0 +1,148 @@
+"""The modules a command's FILE arguments name, as users have them: a file of HLO or
+StableHLO/MHLO text, gzipped or not, holding one module or several split by ``// -----``;
+an XLA dump folder (its reports skipped and counted); ``-`` for stdin.
+
+Each module is a :class:`ModuleSource`, loaded only when asked, so that a command can go on
+past one that fails.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from symidx.errors import ParseError, SymidxError
+
+if TYPE_CHECKING:
+    from symidx.hlo import HloModule
+
+__all__ = ["ModuleSource", "load_module", "module_sources", "report_failure"]
+
+
+@dataclass(frozen=True)
+class ModuleSource:
+    """One module: its label (``PATH``, or ``PATH#K`` for section K of a file split by
+    ``// -----``) and how to load it."""
+
+    label: str
+    loader: Callable[[], HloModule]
+
+    def load(self) -> HloModule:
+        return self.loader()
+
+
+def module_sources(files: Sequence[str]) -> list[ModuleSource]:
+    """The modules of ``files`` in order (see the module docstring). A file that cannot be
+    read is a source whose loading fails, so that it is reported in its turn; the dump
+    reports skipped in folders are noted on stderr."""
+    from symidx.corpus.sources import find_files
+
+    sources: list[ModuleSource] = []
+    skipped: Counter[str] = Counter()
+    for path in files:
+        if path == "-" or not (os.path.exists(path) or set("*?[") & set(path)) or (
+                os.path.isfile(path) and not path.endswith(".gz")
+                and not _may_hold_sections(path)):  # read as it is ("cannot read" if not)
+            sources.append(ModuleSource(path, _whole_file(path)))
+            continue
+        try:
+            found = find_files([path], skipped)
+        except SymidxError as e:  # names nothing: reported in its turn
+            sources.append(ModuleSource(path, _raise(e)))
+            continue
+        for file in found:
+            sources += _file_sources(file)
+    if skipped:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(skipped.items()))
+        print(f"symidx: note: skipped {sum(skipped.values())} XLA dump reports, not modules "
+              f"({kinds})", file=sys.stderr)
+    return sources
+
+
+def report_failure(error: SymidxError) -> None:
+    """One module's failure, on stderr, as the command line reports bad input."""
+    print(f"symidx: error: {error}", file=sys.stderr)
+    if isinstance(error, ParseError):
+        print(error.excerpt(), file=sys.stderr)
+
+
+def _whole_file(path: str) -> Callable[[], HloModule]:
+    return lambda: load_module(path)
+
+
+def load_module(path: str) -> HloModule:
+    """The module of a file (``-``: stdin), as XLA's parser accepts it: the verifier's
+    checks apply to what the analysis goes through. Remembered while the file is
+    unchanged (batch mode asks for the same file many times)."""
+    from symidx.cli.common import read_text_file
+    from symidx.hlo import parse_module
+
+    if path == "-":
+        text, source = read_text_file(path)
+        return parse_module(text, source=source, validate=False)
+    try:
+        stat = os.stat(path)
+        key = (path, stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _MODULES:
+        return _MODULES[key]
+    text, source = read_text_file(path)
+    module = parse_module(text, source=source, validate=False)
+    if key is not None:
+        if len(_MODULES) >= 8:
+            _MODULES.pop(next(iter(_MODULES)))
+        _MODULES[key] = module
+    return module
+
+
+_MODULES: dict[tuple[str, int, int], HloModule] = {}
+
+
+def _may_hold_sections(path: str) -> bool:
+    """Whether a file has a ``// -----`` line (read in blocks, not whole)."""
+    try:
+        with open(path, "rb") as f:
+            tail = b""
+            while block := f.read(1 << 20):
+                if b"// -----" in tail + block:
+                    return True
+                tail = block[-16:]
+    except OSError:
+        return False  # reported when it is loaded
+    return False
+
+
+def _file_sources(path: str) -> list[ModuleSource]:
+    from symidx.corpus.sources import UnreadableFile, read_file, split_sections
+
+    try:
+        sections = split_sections(read_file(path))
+    except UnreadableFile as e:
+        return [ModuleSource(path, _raise(SymidxError(str(e))))]
+    if not sections:
+        return [ModuleSource(path, _raise(SymidxError(f"{path}: no module in the file")))]
+    several = len(sections) > 1
+    return [ModuleSource(f"{path}#{s.index}" if several else path,
+                         _section(path, "\n" * (s.line - 1) + s.text))
+            for s in sections]
+
+
+def _section(path: str, text: str) -> Callable[[], HloModule]:
+    def load() -> HloModule:
+        from symidx.hlo import parse_module
+
+        return parse_module(text, source=path, validate=False)
+
+    return load
+
+
+def _raise(error: SymidxError) -> Callable[[], HloModule]:
+    def load() -> HloModule:
+        raise error
+
+    return load
