@@ -37,7 +37,7 @@ from symidx.expr import (
     sym,
     variable_divisions,
 )
-from symidx.indexing_map.text import STYLES, ExprPrinter, int_text
+from symidx.indexing_map.text import STYLES, ExprPrinter, int_text, print_expr
 from symidx.interval import Interval
 
 __all__ = ["IndexingMap", "RuntimeVar", "MapKind", "Constraint", "print_map"]
