@@ -216,7 +216,7 @@ def test_sizes_give_pid_maps_and_check_proves_them(capsys: pytest.CaptureFixture
 
 def test_check_detects_a_wrong_tiling() -> None:
     """Tiles one element short of the map's reads are found (the check can fail)."""
-    from symidx.cli.maps import load_module
+    from symidx.cli.inputs import load_module
     from symidx.tiling import analysis
     from symidx.tiling.check import check_tiling
 
@@ -247,7 +247,7 @@ def test_constraint_violation_exits_2(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_valid_tilings_match_enumeration(capsys: pytest.CaptureFixture[str]) -> None:
-    from symidx.cli.maps import load_module
+    from symidx.cli.inputs import load_module
     from symidx.tiling import analysis
     from symidx.tiling.valid import candidates, count_valid
 
@@ -319,7 +319,7 @@ def test_json_validates_against_the_schema(capsys: pytest.CaptureFixture[str],
 
 # --------------------------------------------------------------------------- rank 12
 def _analyse(name: str):  # type: ignore[no-untyped-def]
-    from symidx.cli.maps import load_module
+    from symidx.cli.inputs import load_module
     from symidx.tiling import analysis
 
     return analysis.analyze(analysis.fusion_computation(load_module(str(DATA / name)),

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import assume, given, settings
 from reference_interpreter import execute
 
-from symidx.cli.maps import load_module
+from symidx.cli.inputs import load_module
 from symidx.hlo.facts import array_dims
 from symidx.strategies import hlo_modules
 from symidx.tiling import analysis

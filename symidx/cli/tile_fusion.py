@@ -21,7 +21,7 @@ def _sizes(text: str | None) -> list[int] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from symidx.cli.maps import load_module
+    from symidx.cli.inputs import load_module
     from symidx.tiling.analysis import AnalysisRefusal, analyze, fusion_computation
 
     sizes = _sizes(args.sizes)
