@@ -393,3 +393,18 @@ def test_an_operand_no_tile_reads_is_listed_unread(capsys: pytest.CaptureFixture
     check = json.loads(out)["check"]
     assert check["ok"] and {i["name"] for i in check["instructions"]} == \
         {"slice", "concat", "p1", "p2"}
+
+
+def test_multi_output_fusion_xla_refuses_is_tiled_and_proven(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Roots that share no tile (XLA: "Unsupported case of multi-output fusion"): the extra
+    output is computed by the tiles of the real root's path; --check proves every tiled
+    instruction, the extra root among them, covered exactly."""
+    code, out, err = run_cli(capsys, "tile", str(DATA / "multi_output.hlo"), "--fusion",
+                             "fusion", "--sizes", "1,4", "--check", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["roots"] == ["broadcast", "abs"]
+    check = doc["check"]
+    assert check["ok"]
+    assert {i["name"] for i in check["instructions"]} == {"broadcast", "abs", "p0"}
