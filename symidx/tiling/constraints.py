@@ -15,7 +15,7 @@ a tuple of atoms: ``()`` is unsatisfiable, ``((),)`` always satisfied.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import Any
@@ -170,21 +170,6 @@ class Constraints:
                 out = out.and_dnf(d, limit)
         return out
 
-    def substitute(self, mapping: Mapping[Symbol, Expr]) -> Constraints:
-        """The constraints with variables replaced (e.g. tile sizes by expressions of the
-        fusion's parameters); groups are regrouped by their new variables."""
-        out = Constraints.always()
-        for g in self.groups:
-            for d in g:
-                new: DNF = FALSE
-                for c in d:
-                    conj: DNF = TRUE
-                    for e, lo, hi in c:
-                        conj = dnf_and(conj, atom(as_expr(e).xreplace(dict(mapping)), lo, hi))
-                    new = dnf_or(new, conj)
-                out = out.and_dnf(new)
-        return out
-
     def group_variables(self) -> list[list[Symbol]]:
         return [sorted(frozenset().union(*(_vars_of(d) for d in g)), key=str)
                 for g in self.groups]
@@ -272,8 +257,3 @@ class _Evaluator:
                     any_conj |= ok
                 result &= any_conj
         return result
-
-
-def iter_dnf_atoms(d: DNF) -> Iterator[Atom]:
-    for c in d:
-        yield from c

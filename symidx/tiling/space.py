@@ -7,13 +7,17 @@ every dynamic-slice. A **tile** of an instruction is four lists of expressions o
 ids ``tid_i``, the tile sizes ``ts_i`` and the runtime variables ``rt_j``: per dimension its
 offset, size, stride and upper bound (the end of the valid range, a mask for the last tile).
 
-Tiles are propagated through an op by its indexing map (symidx's op rules): a result
-``d_i + c (+ rt)`` moves dimension ``i``'s tile by ``c`` and cuts its upper bound to the
-operand (a concatenate or pad operand gets ``tid * ts - C`` and a clamped bound: beyond
-XLA's symbolic tile, which refuses such offsets); a range variable that is a reduced or
-contracted dimension becomes that sequential dimension's tile; a constant is a one-element
-tile. Any other result (a reshape that merges or splits dimensions, interior padding) is
-refused with the expression that is not a shifted dimension (:class:`SpaceRefusal`).
+Tiles are propagated through an op by its indexing map (symidx's op rules), with XLA's
+per-op facts for the bounds: a result ``k * d_i + c (+ rt)`` (a slice, strided or not, a
+pad, a concatenate operand, a dynamic slice) maps dimension ``i``'s offset ``o`` to
+``k * o + c``, its stride ``s`` to ``k * s`` and its upper bound ``u`` to ``k * u + c``
+(a pad operand's bound is its extent; a concatenate operand's is clamped into it, and its
+offset is ``tid * ts - C``); a range variable that is a reduced or contracted dimension
+becomes that sequential dimension's tile; ``x floordiv c`` (a block-scaled dot's scales)
+covers the blocks the tile touches; an all-gather's ``x mod c`` carries the replica ids;
+a constant is a one-element tile. Anything else (a reshape that merges or splits
+dimensions, interior padding, a reversed dimension) is refused with the expression that
+is not handled (:class:`SpaceRefusal`).
 """
 
 from __future__ import annotations
@@ -279,13 +283,17 @@ class Space:
         if len(dims_) == 1 and not syms:
             c, d = dims_[0]
             i = var_index(d)
-            if c != 1:
+            if c < 1:
                 raise SpaceRefusal(f"{instr.name}: operand {k} dimension {j} is "
-                                   f"{print_expr(e)}, a scaled dimension")
-            ub = tile.upper_bounds[i] + shift
-            if as_expr(ub).is_Integer:
-                ub = Integer(max(0, min(int(ub), extent)))
-            return tile.offsets[i] + shift, tile.sizes[i], tile.strides[i], ub
+                                   f"{print_expr(e)}, a reversed dimension")
+            # element r of the output reads c * r + shift: a strided slice's tile is
+            # c times as sparse, and its bound moves the same way (XLA's slice rule)
+            ub = tile.upper_bounds[i] * c + shift
+            if instr.opcode == "pad" and not forward:
+                ub = Integer(extent)          # the operand's extent (XLA's pad rule)
+            elif instr.opcode == "concatenate" and not forward and as_expr(ub).is_Integer:
+                ub = Integer(max(0, min(int(ub), extent)))   # clamped to the operand
+            return tile.offsets[i] * c + shift, tile.sizes[i], tile.strides[i] * c, ub
         if not dims_ and len(syms) == 1 and syms[0][0] == 1:
             s = syms[0][1]
             seq = self._seq_dim(instr, k, j)

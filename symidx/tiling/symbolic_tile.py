@@ -41,7 +41,7 @@ from symidx.expr import (
     var_index,
     var_kind,
 )
-from symidx.indexing_map import IndexingMap, print_map
+from symidx.indexing_map import IndexingMap
 from symidx.indexing_map.text import print_expr
 from symidx.interval import Interval
 from symidx.simplify import simplify, simplify_expr
@@ -343,8 +343,3 @@ def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
     dim_names = m.display_names()[:m.num_dims]
     return SymbolicTile(tuple(offsets), tuple(sizes), tuple(strides), size_bounds,
                         tuple(m.rts[k].bounds for k in used), cons, tuple(dim_names))
-
-
-def describe_map(m: IndexingMap) -> str:
-    return print_map(m, "xla").split("\nruntime variables:")[0]
-
