@@ -233,9 +233,17 @@ class _Worker:
                     stream.close()
 
 
+    def forget(self) -> None:
+        """In a forked child: the parent's worker and lock are the parent's, not ours."""
+        self._process = None
+        self._lock = threading.Lock()
+
+
 WORKER = _Worker()
-"""The one isl worker of this process (stopped at exit)."""
+"""The one isl worker of this process (stopped at exit; a forked child starts its own)."""
 atexit.register(WORKER.stop)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=WORKER.forget)
 
 
 _DIED = object()
