@@ -881,6 +881,7 @@ def evaluate_exact(exprs: Sequence[Expr], variables: Sequence[Symbol],
         magnitude[v] = max(abs(int(a.min())), abs(int(a.max()))) if a.size else 0
     memo: dict[Expr, Any] = {}
     undefined: list[Any] = []
+    shared = _shared_nodes(exprs)  # only these are kept: the others die once used
 
     def walk(e: Expr) -> Any:
         got = memo.get(e)
@@ -904,7 +905,8 @@ def evaluate_exact(exprs: Sequence[Expr], variables: Sequence[Symbol],
             got = _apply(e, args, undefined)
             if size < INT64_SAFE:
                 got = _as_int64(got)
-        memo[e] = got
+            if e in shared:
+                memo[e] = got
         return got
 
     results = [walk(e) for e in exprs]
@@ -912,6 +914,21 @@ def evaluate_exact(exprs: Sequence[Expr], variables: Sequence[Symbol],
     for zero in undefined:
         defined = ~zero if defined is None else defined & ~zero
     return results, defined
+
+
+def _shared_nodes(exprs: Sequence[Expr]) -> set[Expr]:
+    """The compound sub-expressions used more than once (by two parents, or twice at the
+    top): the values worth keeping while the others are computed."""
+    uses: dict[Expr, int] = {}
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if not e.args:
+            continue
+        uses[e] = uses.get(e, 0) + 1
+        if uses[e] == 1:  # its own arguments counted once, however often it is used
+            stack.extend(e.args)
+    return {e for e, n in uses.items() if n > 1}
 
 
 def _magnitude_of(e: Expr, sizes: list[int]) -> int:

@@ -9,7 +9,10 @@ import contextlib
 import io
 import itertools
 import pickle
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -210,14 +213,27 @@ def test_verify_timeout_bounds_the_isl_path_on_the_cli():
         (code, out) == (0, "equal (isl)\n"), out
 
 
-def test_a_child_process_past_its_deadline_is_stopped():
-    from symidx.verify.isl import _bounded
+@ISL
+def test_the_isl_worker_past_its_deadline_is_stopped_and_the_next_question_answered():
+    from symidx.verify.isl import WORKER, isl_text
 
-    with pytest.raises(Undecided, match=r"out of time \(0.2 s\) while sleeping"):
-        _bounded(time.sleep, (600,), Deadline(0.2), "sleeping")
-    assert _bounded(pow, (2, 100), Deadline(60), "computing") == 2**100
-    with pytest.raises(ZeroDivisionError):  # the child's exception, raised here
-        _bounded(divmod, (1, 0), Deadline(60), "dividing")
+    hard = (isl_text(parse_map(EXTRACT_FROM_MOD)),
+            isl_text(parse_map(EXTRACT_FROM_MOD_SIMPLIFIED)))
+    WORKER.ask(("{ [d0] -> [d0] }", "{ [d0] -> [d0] }"), Deadline(60))
+    process = WORKER._process
+    with pytest.raises(Undecided, match=r"out of time \(0.5 s\) while isl was deciding"):
+        WORKER.ask(hard, Deadline(0.5))
+    assert process is not None and process.poll() is not None  # killed, and waited for
+    assert WORKER.ask(("{ [d0] -> [d0] : 0 <= d0 <= 3 }", "{ [d0] -> [d0 + 1] }"),
+                      Deadline(60)) is not None
+    with pytest.raises(SymidxError, match="isl could not read"):
+        WORKER.ask(("{ [d0] -> [", "{ }"), Deadline(60))
+    killed = WORKER._process
+    assert killed is not None
+    killed.kill()
+    killed.wait()  # a worker that died between questions is started afresh
+    assert WORKER.ask(("{ [d0] -> [d0] }", "{ [d0] -> [d0] }"), Deadline(60)) is None
+    assert WORKER._process is not killed
 
 
 @pytest.mark.parametrize("method", [pytest.param("isl", marks=ISL),
@@ -356,3 +372,46 @@ def test_an_integer_past_the_digit_limit_is_a_located_error():
     with pytest.raises(ParseError, match="100001 digits") as info:
         parse_map(text)
     assert (info.value.line, info.value.column) == (1, text.index("7") + 1)
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@ISL
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux's /proc")
+def test_the_isl_worker_dies_with_the_process_that_started_it():
+    script = ("import sys; from symidx import parse_map; from symidx.verify import decide; "
+              "decide(parse_map(sys.argv[1]), parse_map(sys.argv[2]), timeout=600, "
+              "method='isl')")
+    parent = subprocess.Popen([sys.executable, "-c", script, EXTRACT_FROM_MOD,
+                               EXTRACT_FROM_MOD_SIMPLIFIED])
+    try:
+        workers: list[int] = []
+        for _ in range(600):  # until the worker is up (bounded: a minute)
+            workers = _children(parent.pid)
+            if workers or parent.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert len(workers) == 1, "the decision should be running in one worker"
+        time.sleep(0.5)  # let the worker reach isl
+    finally:
+        parent.kill()
+        parent.wait()
+    for _ in range(600):  # until the kernel has killed it (bounded: a minute)
+        if not _alive(workers[0]):
+            break
+        time.sleep(0.1)
+    assert not _alive(workers[0]), "the isl worker outlived the process that started it"

@@ -9,7 +9,8 @@ whatever the size of their domain: by isl (islpy, the ``isl`` extra) or the z3 S
 What "equal" means for range and runtime variables is in :mod:`symidx.verify.equality`.
 
 The modules: :mod:`~symidx.verify.equality` (the shared checks and the choice of method),
-:mod:`~symidx.verify.enumeration`, :mod:`~symidx.verify.smt`, :mod:`~symidx.verify.isl`,
+:mod:`~symidx.verify.enumeration`, :mod:`~symidx.verify.smt`, :mod:`~symidx.verify.isl`
+(and :mod:`~symidx.verify.isl_worker`, the process isl runs in under a deadline),
 :mod:`~symidx.verify.trace` (a simplifier trace, step by step and whole).
 """
 

@@ -10,21 +10,25 @@ islpy is optional: ``pip install 'symidx[isl]'``.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import math
 import os
 import pickle
 import select
-import signal
-from collections.abc import Callable
+import subprocess
+import sys
+import threading
 from typing import Any
 
 from symidx.errors import MapError, SymidxError, Undecided
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod
 from symidx.indexing_map import IndexingMap
 from symidx.indexing_map.text import int_text
+from symidx.verify import isl_worker
 from symidx.verify.common import Deadline, non_presburger_reason
 from symidx.verify.enumeration import image_at
+from symidx.verify.isl_worker import HEADER, difference, message
 from symidx.verify.verdict import Verdict
 
 __all__ = ["has_isl", "isl_module", "isl_text", "isl_expr", "decide_by_isl"]
@@ -135,17 +139,20 @@ def decide_by_isl(a: IndexingMap, b: IndexingMap, checked: bool = False,
     Presburger (:func:`~symidx.verify.common.non_presburger_reason` said None).
 
     isl runs in C and cannot be interrupted from Python, and some maps keep it busy for
-    many minutes: with a ``deadline`` (and where the platform can fork) it runs in a child
-    process that is killed when the time is up, and the answer is :class:`Undecided`
-    saying so. Without a deadline (or with an infinite one) isl runs here, unbounded,
-    without the cost of a fork (tens of milliseconds for a large process)."""
-    isl_module()  # Undecided, naming the extra, when islpy is missing
+    many minutes: with a finite ``deadline`` it runs in a worker process
+    (:mod:`symidx.verify.isl_worker`, started once and reused), which is killed when the
+    time is up, and the answer is then :class:`Undecided` saying so. Without a deadline
+    (or with an infinite one) isl runs here, unbounded."""
+    isl = isl_module()  # Undecided, naming the extra, when islpy is missing
     text = _text if checked else isl_text
     ta, tb = text(a), text(b)
-    if deadline is None or math.isinf(deadline.seconds) or not hasattr(os, "fork"):
-        found = _isl_difference(ta, tb)
+    if deadline is None or math.isinf(deadline.seconds):
+        try:
+            found = difference(isl, ta, tb)
+        except isl.Error as e:  # a translation isl rejects: a bug of ours, said plainly
+            raise SymidxError(f"isl rejected the translation: {e}") from None
     else:
-        found = _bounded(_isl_difference, (ta, tb), deadline, "isl was deciding")
+        found = WORKER.ask((ta, tb), deadline)
     if found is None:
         return Verdict(True, "isl")
     point = tuple(found[:b.num_dims if a.is_known_empty else a.num_dims])
@@ -153,69 +160,102 @@ def decide_by_isl(a: IndexingMap, b: IndexingMap, checked: bool = False,
                    image_at(b, point, deadline=deadline))
 
 
-def _isl_difference(ta: str, tb: str) -> list[int] | None:
-    """None if the two isl maps are equal, else the coordinates (source then target) of a
-    pair in one and not the other."""
-    isl = isl_module()
-    ia, ib = read_map(isl, ta), read_map(isl, tb)
-    if ia.is_equal(ib):
-        return None
-    extra = ia.subtract(ib) if not ia.is_subset(ib) else ib.subtract(ia)
-    first = extra.wrap().sample_point()
-    return [first.get_coordinate_val(isl.dim_type.set, i).to_python()
-            for i in range(first.get_space().dim(isl.dim_type.set))]
+class _Worker:
+    """The isl worker process: started on first use, asked one question at a time (a
+    lock), killed when an answer does not come by the deadline (the next question starts
+    a fresh one)."""
 
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
 
-def _bounded(work: Callable[..., Any], args: tuple[Any, ...], deadline: Deadline,
-             doing: str) -> Any:
-    """``work(*args)`` in a forked child process, its answer pickled back through a pipe;
-    the child is killed (SIGKILL) when ``deadline`` passes first, and the answer is then
-    :class:`Undecided`. An exception in the child is raised again here."""
-    remaining = deadline.remaining()
-    if remaining <= 0:
-        raise Undecided(f"out of time ({deadline.seconds:g} s) before {doing.split()[0]} "
-                        f"started")
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: compute, send, leave without running the parent's cleanup
-        code = 0
+    def ask(self, question: tuple[str, str], deadline: Deadline) -> list[int] | None:
+        if not self._lock.acquire(timeout=max(0.0, deadline.remaining())):
+            raise Undecided(f"out of time ({deadline.seconds:g} s) waiting for isl, busy "
+                            f"with another decision")
         try:
-            os.close(read_end)
-            try:
-                payload = pickle.dumps((True, work(*args)))
-            except BaseException as e:  # noqa: BLE001 -- carried to the parent whole
-                payload = pickle.dumps((False, _portable(e)))
-            with os.fdopen(write_end, "wb") as out:
-                out.write(payload)
-        except BaseException:  # noqa: BLE001 -- nothing may escape a forked child
-            code = 1
+            return self._ask(question, deadline)
         finally:
-            os._exit(code)
-    os.close(write_end)
-    try:
-        data = _read_until(read_end, deadline)
-    finally:
-        os.close(read_end)
-        if data is None:
-            _kill(pid)
-        else:
-            os.waitpid(pid, 0)
-    if data is None:
-        raise Undecided(f"out of time ({deadline.seconds:g} s) while {doing}; it was "
-                        f"stopped")
-    if not data:
-        raise Undecided(f"the process in which {doing} stopped without an answer")
-    ok, value = pickle.loads(data)
-    if not ok:
-        raise value
-    return value
+            self._lock.release()
+
+    def _ask(self, question: tuple[str, str], deadline: Deadline) -> list[int] | None:
+        if deadline.remaining() <= 0:
+            raise Undecided(f"out of time ({deadline.seconds:g} s) before isl started")
+        try:
+            fd = self._send(question)
+        except OSError:  # the worker died since its last answer: one fresh start
+            self.stop()
+            fd = self._send(question)
+        answer = _read_answer(fd, deadline)
+        if answer is None or answer is _DIED:
+            self.stop()
+            if answer is _DIED:
+                raise Undecided("the isl worker stopped without an answer")
+            raise Undecided(f"out of time ({deadline.seconds:g} s) while isl was deciding; "
+                            f"it was stopped")
+        ok, value = answer
+        if not ok:
+            raise SymidxError(f"isl could not read or decide the translation: {value}")
+        return value
+
+    def _send(self, question: tuple[str, str]) -> int:
+        """Write the question to the worker (started if need be); its stdout's fd."""
+        process = self._started()
+        stdin, stdout = process.stdin, process.stdout
+        if stdin is None or stdout is None:
+            raise SymidxError("the isl worker has no pipes")
+        stdin.write(message(question))
+        stdin.flush()
+        return stdout.fileno()
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self._process is None or self._process.poll() is not None:
+            # run as a script through runpy: neither its folder nor the current one joins
+            # sys.path, so nothing here can shadow a module islpy imports
+            boot = ("import runpy, sys; sys.path[:] = [p for p in sys.path if p not in "
+                    "('', '.')]; runpy.run_path(sys.argv[1], run_name='__main__')")
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", boot, isl_worker.__file__],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        return self._process
+
+    def stop(self) -> None:
+        """Kill the worker (if any) and wait for it."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
 
 
-def _read_until(fd: int, deadline: Deadline) -> bytes | None:
-    """Everything written to the pipe until the writer closes it, or None if the deadline
-    passes first."""
-    chunks: list[bytes] = []
-    while True:
+    def forget(self) -> None:
+        """In a forked child: the parent's worker and lock are the parent's, not ours."""
+        self._process = None
+        self._lock = threading.Lock()
+
+
+WORKER = _Worker()
+"""The one isl worker of this process (stopped at exit; a forked child starts its own)."""
+atexit.register(WORKER.stop)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=WORKER.forget)
+
+
+_DIED = object()
+"""What :func:`_read_answer` returns when the worker's stdout closed before an answer."""
+
+
+def _read_answer(fd: int, deadline: Deadline) -> Any:
+    """One message from the worker, None if the deadline passes first, or :data:`_DIED`
+    if the worker's output closed (it died: its answer will not come)."""
+    data = b""
+    size = None
+    while size is None or len(data) < HEADER.size + size:
         remaining = deadline.remaining()
         if remaining <= 0:
             return None
@@ -224,20 +264,8 @@ def _read_until(fd: int, deadline: Deadline) -> bytes | None:
             return None
         chunk = os.read(fd, 1 << 16)
         if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-
-
-def _portable(e: BaseException) -> BaseException:
-    """The exception itself if it pickles, else a :class:`SymidxError` with its text."""
-    try:
-        pickle.loads(pickle.dumps(e))
-    except Exception:  # noqa: BLE001 -- any failure to round-trip
-        return SymidxError(f"{type(e).__name__}: {e}")
-    return e
+            return _DIED
+        data += chunk
+        if size is None and len(data) >= HEADER.size:
+            (size,) = HEADER.unpack(data[:HEADER.size])
+    return pickle.loads(data[HEADER.size:HEADER.size + size])
