@@ -6,7 +6,6 @@ indexing, provenance, and the sweep's cost on a ladder of diamonds."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -505,13 +504,10 @@ def ladder(n: int) -> Any:
 
 def test_ladder_of_diamonds_costs_linear_time() -> None:
     fusion = ladder(40)
-    start = time.perf_counter()
-    (reached,) = maps_of(fusion)
-    elapsed = time.perf_counter() - start
+    (reached,) = maps_of(fusion)  # paths are counted, never walked: 2^40 would not end
     assert xla_texts(reached.maps) == ["(d0,d1)->(d0,d1),domain:d0in[0,7],d1in[0,7]"]
     assert reached.origins[0].count == 2 ** 40
     assert len(reached.origins[0].path.names()) == 1 + 40 * 2  # x40, then b_i or a_i, x_i
-    assert elapsed < 5  # about 0.1 s; generous for slow machines
 
 
 def test_path_text_and_steps() -> None:
