@@ -272,9 +272,10 @@ _PRODUCTS = frozenset({"multiply", "dot"})
 def _product_steps(instr: HloInstruction, steps: list[Step], scope: Scope | None,
                    backward: bool) -> list[Step]:
     """Under the ``finite`` semantics: a factor of a ``multiply`` or a ``dot`` is not read
-    where the other factor is surely zero (:func:`symidx.fusion.values.nonzero_where`):
+    where the other factor is surely zero or NaN (:func:`symidx.fusion.values.nonzero_where`):
     a finite value times zero is zero whatever the value (``+0`` or ``-0``, one value to
-    this semantics). Elementwise ``multiply`` in both directions (its maps are the
+    this semantics), and anything times NaN is NaN. Not under ``reads``: ``inf * 0`` is
+    NaN. Elementwise ``multiply`` in both directions (its maps are the
     identity, or from a scalar); ``dot`` output-to-input, where both operand maps share
     the contracting range variables, so the other factor's element is known at every point
     of the map. (A dot's input-to-output maps keep the reads: an over-approximation.)"""
@@ -298,9 +299,9 @@ def _product_steps(instr: HloInstruction, steps: list[Step], scope: Scope | None
 def _zero_of_other(instr: HloInstruction, other: int, m: IndexingMap, out: Sequence[int],
                    steps: list[Step], scope: Scope | None
                    ) -> tuple[tuple[tuple[Expr, Interval], ...], ...] | None:
-    """Where, over the variables of ``m`` (a map of one factor), the other factor is *not*
-    surely zero, as a union of conjunctions (``()``: nowhere); None when nothing is known
-    (keep ``m``)."""
+    """Where, over the variables of ``m`` (a map of one factor), the other factor may hold
+    something other than zero or NaN, as a union of conjunctions (``()``: nowhere); None
+    when that may be everywhere (keep ``m``)."""
     if m.is_known_empty or m.is_undefined or m.num_rts:
         return None
     op = instr.operands[other]

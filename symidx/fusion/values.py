@@ -534,13 +534,13 @@ def _table_compare(instr: HloInstruction, element: tuple[Expr, ...], env: Env, d
         if int(np.prod(dims, dtype=np.int64)) > MAX_TERMS:
             continue
         found: Predicate = FALSE
-        for p in product(*(range(n) for n in dims)):
+        for p, last in _runs_of_equal_entries(constant.literal, dims):
             entry = _integral(_at(constant.literal, p))
             if entry is None:
                 return None
             here: Predicate | None = TRUE
-            for e, v in zip(at, p, strict=True):
-                here = None if here is None else _and(here, _atom(e, Interval(v, v),
+            for e, v, w in zip(at, p, last, strict=True):
+                here = None if here is None else _and(here, _atom(e, Interval(v, w),
                                                                   bounds(e, env)))
             diff = entry - value if k == 0 else value - entry
             here = None if here is None else _and(here, _interval_predicate(diff, direction,
@@ -550,6 +550,20 @@ def _table_compare(instr: HloInstruction, element: tuple[Expr, ...], env: Env, d
             found = _or(found, here)
         return found if len(found) <= MAX_TERMS else None
     return None
+
+
+def _runs_of_equal_entries(literal: object, dims: Sequence[int]
+                           ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """The positions of a table as boxes (first, last position) of equal entries: runs
+    along the last dimension, so ``{0, 0, 0, 1}`` is two boxes, not four terms."""
+    boxes: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+    for p in product(*(range(n) for n in dims)):
+        if boxes and p[:-1] == boxes[-1][1][:-1] and p[-1] == boxes[-1][1][-1] + 1 \
+                and _at(literal, p) == _at(literal, boxes[-1][0]):
+            boxes[-1] = (boxes[-1][0], p)
+        else:
+            boxes.append((p, p))
+    return boxes
 
 
 def _held_table(instr: HloInstruction, element: tuple[Expr, ...], scope: Scope
