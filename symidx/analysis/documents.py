@@ -56,8 +56,11 @@ def map_json(m: IndexingMap) -> dict[str, Any]:
                                 "map": None if v.map is None else print_map(v.map, "xla")}}
                     for i, v in enumerate(m.rts)],
         "results": [print_expr(r, env, "xla") for r in m.results] if special is None else [],
-        "constraints": [{"expr": print_expr(e, env, "xla"), "lo": iv.lo, "hi": iv.hi}
-                        for e, iv in m.constraints],
+        # sorted by text, as printed maps are: the map's own order is by hash, which
+        # PYTHONHASHSEED changes from one process to the next
+        "constraints": sorted(({"expr": print_expr(e, env, "xla"), "lo": iv.lo, "hi": iv.hi}
+                               for e, iv in m.constraints),
+                              key=lambda c: (c["expr"], c["lo"], c["hi"])),
         "special": special,
     }
 
