@@ -11,6 +11,10 @@ operand (or output): what ``symidx maps`` prints (:mod:`symidx.analysis.document
 
 A group of maps whose operand or output cannot be reached by a supported op carries the
 opcode in :attr:`MapGroup.unsupported` instead of maps.
+
+Each takes ``timeout`` (seconds) and ``max_maps`` (distinct maps held): past either, it
+stops with :class:`~symidx.errors.LimitReached` (see :class:`symidx.fusion.Limits`). An
+argument of the wrong type raises :class:`~symidx.errors.ArgumentTypeError`.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
-from symidx.errors import SymidxError
+from symidx.errors import SymidxError, expect_type
 from symidx.fusion import (
     Analysis,
+    Limits,
     Origin,
     Path,
     Reached,
@@ -45,6 +50,8 @@ __all__ = [
 def find_instruction(module: HloModule, name: str | None = None) -> HloInstruction:
     """The instruction called ``name`` (entry computation first, then the others); the
     entry computation's root when ``name`` is None."""
+    expect_type(module, HloModule, "module", "find_instruction")
+    expect_type(name, (str, type(None)), "name", "find_instruction")
     if name is None:
         return module.entry.root
     computations = [module.entry] + [c for c in module.computations.values()
@@ -59,6 +66,8 @@ def find_instruction(module: HloModule, name: str | None = None) -> HloInstructi
 
 def find_computation(module: HloModule, name: str) -> HloComputation:
     """The computation called ``name``; ``ENTRY`` is the entry computation."""
+    expect_type(module, HloModule, "module", "find_computation")
+    expect_type(name, str, "name", "find_computation")
     if name == "ENTRY":
         return module.entry
     try:
@@ -72,7 +81,8 @@ def find_computation(module: HloModule, name: str) -> HloComputation:
 
 def instruction_maps(instr: HloInstruction, direction: Direction, *,
                      operand: int | None = None, output: int | None = None,
-                     physical: bool = False, analysis: Analysis | None = None
+                     physical: bool = False, analysis: Analysis | None = None,
+                     timeout: float | None = None, max_maps: int | None = None
                      ) -> list[MapGroup]:
     """The map groups of ``instr`` in ``direction``.
 
@@ -83,7 +93,8 @@ def instruction_maps(instr: HloInstruction, direction: Direction, *,
     layout's major-to-minor order). ``analysis`` keeps what was computed for the next
     query (see :class:`symidx.fusion.Analysis`).
     """
-    analysis = analysis or Analysis()
+    expect_type(instr, HloInstruction, "instr", "instruction_maps")
+    analysis = _analysis(analysis, timeout, max_maps, "instruction_maps")
     if direction == OUTPUT_TO_INPUT:
         groups = _output_to_input_groups(instr, output or 0, analysis)
         if operand is not None:
@@ -112,7 +123,8 @@ def instruction_maps(instr: HloInstruction, direction: Direction, *,
 def module_fusion_maps(module: HloModule, direction: Direction, *,
                        operand: int | None = None, output: int | None = None,
                        physical: bool = False, analysis: Analysis | None = None,
-                       progress: Callable[[int, int, str], None] | None = None
+                       progress: Callable[[int, int, str], None] | None = None,
+                       timeout: float | None = None, max_maps: int | None = None
                        ) -> list[FusionMaps]:
     """:func:`instruction_maps` of every fusion of ``module``, computation by computation in
     text order. Output-to-input: one entry per output of each fusion (only ``output`` if
@@ -120,7 +132,8 @@ def module_fusion_maps(module: HloModule, direction: Direction, *,
     operand (only ``operand`` if given), groups restricted to ``output``. A fused
     computation is analysed once however many fusions call it. ``progress(done, total,
     "fusion")`` is called after each fusion."""
-    analysis = analysis or Analysis()
+    expect_type(module, HloModule, "module", "module_fusion_maps")
+    analysis = _analysis(analysis, timeout, max_maps, "module_fusion_maps")
     fusions = [(comp, instr) for comp in module.computations.values()
                for instr in comp.instructions if instr.opcode == "fusion"]
     found = []
@@ -143,7 +156,8 @@ def module_fusion_maps(module: HloModule, direction: Direction, *,
 def computation_maps(comp: HloComputation, direction: Direction, *,
                      operand: int | None = None, output: int | None = None,
                      analysis: Analysis | None = None,
-                     progress: Callable[[int, int, str], None] | None = None
+                     progress: Callable[[int, int, str], None] | None = None,
+                     timeout: float | None = None, max_maps: int | None = None
                      ) -> list[ComputationMaps]:
     """A whole computation analysed as one fusion, fused or not: from its root's outputs
     to its parameters, through calls, loops, conditionals, tuples and asynchronous ops.
@@ -153,7 +167,8 @@ def computation_maps(comp: HloComputation, direction: Direction, *,
     Input-to-output: one entry per parameter leaf (only parameter ``operand``), each with
     a group per output leaf of the root (only ``output``). ``progress(done, total, what)``
     is called after each entry (``what``: ``"output"`` or ``"parameter leaf"``)."""
-    analysis = analysis or Analysis()
+    expect_type(comp, HloComputation, "comp", "computation_maps")
+    analysis = _analysis(analysis, timeout, max_maps, "computation_maps")
     root = comp.root
     if output is not None:
         _check_index(output, leaf_count(root.shape), f"the root of {comp.name} has", "output")
@@ -185,6 +200,17 @@ def computation_maps(comp: HloComputation, direction: Direction, *,
     else:
         raise SymidxError(f"unknown direction {direction!r}")
     return records
+
+
+def _analysis(analysis: Analysis | None, timeout: float | None, max_maps: int | None,
+              function: str) -> Analysis:
+    """The analysis to use: ``analysis`` (given limits replace its own), or a new one."""
+    if analysis is None:
+        return Analysis(timeout=timeout, max_maps=max_maps)
+    expect_type(analysis, Analysis, "analysis", function)
+    if timeout is not None or max_maps is not None:
+        analysis.limits = Limits(timeout, max_maps)
+    return analysis
 
 
 def _parameter_group(comp: HloComputation, n: int, lf: int, r: Reached) -> MapGroup:

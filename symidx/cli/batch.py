@@ -4,8 +4,11 @@ Each line of stdin is a JSON object ``{"args": ["maps", "f.hlo", "--all", "--for
 "json"], "id": ANY}`` (``id`` optional, echoed); each answer is one line of JSON on stdout,
 in the same order: ``{"id", "exit", "stdout", "stderr"}``, plus ``"result"`` (the parsed
 document) when the command printed JSON. Blank lines are skipped; a line that is not such an
-object is answered with ``"exit": 2`` and the reason in ``"stderr"``. A module read from a
-file is parsed once while the file is unchanged.
+object is answered with ``"exit": 2`` and the reason in ``"stderr"``, and so is a command
+that would read stdin (an argument ``-``: stdin holds the queries). Every line is answered:
+a command that fails in a way symidx did not foresee (a bug) is answered with ``"exit": 70``
+and ``"stderr"`` naming the error, and the next line is read. A module read from a file is
+parsed once while the file's contents are unchanged.
 
     $ echo '{"id": 1, "args": ["simplify", "(d0) -> (d0 mod 8), domain: d0 in [0, 7]"]}' \\
         | symidx batch
@@ -19,8 +22,13 @@ import contextlib
 import io
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+
+#: The exit code of a command that failed in a way symidx did not foresee (sysexits'
+#: EX_SOFTWARE).
+INTERNAL_ERROR = 70
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -53,14 +61,24 @@ def answer(line: str, main: Callable[[Sequence[str]], int]) -> dict[str, Any]:
                 "stderr": 'expected {"args": ["verb", ...], "id": ...}'}
     if argv[0] == "batch":
         return {"id": ident, "exit": 2, "stdout": "", "stderr": "batch does not nest"}
+    if "-" in argv[1:]:
+        return {"id": ident, "exit": 2, "stdout": "",
+                "stderr": f"argument {argv.index('-', 1)} is '-' (read stdin), which batch "
+                          f"cannot give a command: its stdin holds the queries; put the "
+                          f"text in the argument, or in a file"}
     nul = next((k for k, a in enumerate(argv) if "\0" in a), None)
     if nul is not None:  # no command line can hold one: no path, map or name does
         return {"id": ident, "exit": 2, "stdout": "",
                 "stderr": f"argument {nul} holds a NUL character (\\u0000), which no "
                           f"command line can"}
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _no_stdin():
+        try:
+            code = main(argv)
+        except Exception as e:  # noqa: BLE001 - a bug: answered, and the next line read
+            print(f"symidx: internal error (a bug in symidx, please report it): "
+                  f"{type(e).__name__}: {_first_line(e)}", file=sys.stderr)
+            code = INTERNAL_ERROR
     reply: dict[str, Any] = {"id": ident, "exit": code, "stdout": out.getvalue(),
                              "stderr": err.getvalue()}
     text = out.getvalue().lstrip()
@@ -68,3 +86,20 @@ def answer(line: str, main: Callable[[Sequence[str]], int]) -> dict[str, Any]:
         with contextlib.suppress(ValueError):
             reply["result"] = json.loads(text)
     return reply
+
+
+@contextlib.contextmanager
+def _no_stdin() -> Iterator[None]:
+    """An empty stdin while a command runs, so that nothing it does can read the queries
+    that follow its own."""
+    saved = sys.stdin
+    sys.stdin = io.StringIO()
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return (text.splitlines() or [""])[0][:500]

@@ -25,7 +25,14 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from symidx.cli.common import UsageError
+from symidx.cli.common import (
+    DEFAULT_MAX_MAPS,
+    UsageError,
+    check_writable,
+    count,
+    seconds,
+)
+from symidx._text import terminal_safe
 from symidx.errors import SymidxError
 
 if TYPE_CHECKING:
@@ -55,9 +62,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="ray: the cluster to join (auto, HOST:PORT, ray://HOST:PORT); dask: "
                         "the scheduler (tcp://HOST:8786); default: a local cluster for the "
                         "run")
-    p.add_argument("--timeout", type=_seconds, default=300.0, metavar="S",
+    p.add_argument("--timeout", type=seconds, default=300.0, metavar="S",
                    help="seconds a module may take before its worker is stopped and it is "
                         "recorded as timeout (default 300; 0: no limit)")
+    p.add_argument("--max-maps", type=count, default=DEFAULT_MAX_MAPS, metavar="N",
+                   help=f"distinct maps the analysis of a module may hold before it is "
+                        f"stopped and recorded as an error saying so (default "
+                        f"{DEFAULT_MAX_MAPS:,}; 0: no limit)")
     p.add_argument("--resume", action="store_true",
                    help="carry on a run: skip the modules already in RESULTS (without it, "
                         "RESULTS must not hold records yet)")
@@ -80,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     from symidx.corpus import Options, Summary, run_corpus, write_report
 
     options = Options(direction=args.direction, computation=args.computation, maps=args.maps,
-                      hook=os.environ.get(HOOK_VARIABLE) or None)
+                      hook=os.environ.get(HOOK_VARIABLE) or None,
+                      max_maps=args.max_maps or None)
     progress = Progress("corpus", unit="module")
 
     def ready(stats: RunStats) -> None:
@@ -94,21 +106,21 @@ def run(args: argparse.Namespace) -> int:
                            progress=progress, ready=ready)
     except KeyboardInterrupt:
         progress.close()
-        print(f"symidx: interrupted: {args.out} holds every module finished so far; "
-              f"--resume carries on", file=sys.stderr)
+        print(f"symidx: interrupted: {terminal_safe(args.out)} holds every module finished "
+              f"so far; --resume carries on", file=sys.stderr)
         return 130
     finally:
         progress.close()
     for message in stats.unreadable:
-        print(f"symidx: warning: {message} (skipped)", file=sys.stderr)
+        print(f"symidx: warning: {terminal_safe(message)} (skipped)", file=sys.stderr)
     summary = Summary.of_file(args.out)
-    print(f"symidx: {stats.written} records written to {args.out}"
-          + (f", {stats.skipped} modules already there" if stats.skipped else ""),
-          file=sys.stderr)
+    print(f"symidx: {stats.written} records written to {terminal_safe(args.out)}"
+          + (f", {stats.skipped} modules already there" if stats.skipped else "")
+          + f"; it holds {summary.total}", file=sys.stderr)
     print(summary.text(), file=sys.stderr)
     if args.report:
         write_report(summary, args.report, f"symidx corpus: {args.out}")
-        print(f"symidx: report written to {args.report}", file=sys.stderr)
+        print(f"symidx: report written to {terminal_safe(args.report)}", file=sys.stderr)
     return 0
 
 
@@ -137,6 +149,9 @@ def _check(args: argparse.Namespace) -> None:
         if importlib.util.find_spec("matplotlib") is None:
             raise UsageError("symidx corpus: --report needs matplotlib: "
                              "pip install 'symidx[plot]'")
+        check_writable(args.report)  # before the run, not after it
+        if args.report.endswith(".md"):
+            check_writable(os.path.splitext(args.report)[0] + ".png")
 
 
 def _positive_int(text: str) -> int:
@@ -146,14 +161,4 @@ def _positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive number, found {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected seconds (0: no limit), found {text!r}")
     return value

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from symidx.corpus.record import Options, analyse, failure_record
+from symidx.corpus.record import Options, analyse, timed_out, worker_died
 from symidx.corpus.sources import Task
 from symidx.errors import SymidxError
 
@@ -136,12 +136,10 @@ class _Worker:
             if timeout is None or time.monotonic() - self.started < timeout:
                 return None
             self._replace()
-            return failure_record(task, self.options, "timeout",
-                                  f"no result after {timeout:g} s: the worker was stopped")
+            return timed_out(task, self.options, timeout)
         self.process.join()
-        how = _how_it_ended(self.process.exitcode)
         self._replace()
-        return failure_record(task, self.options, "error", f"the worker process died ({how})")
+        return worker_died(task, self.options)
 
     def _replace(self) -> None:
         self._kill()

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from symidx.corpus.engines import require
-from symidx.corpus.record import Options, analyse, failure_record
+from symidx.corpus.record import Options, analyse, failure_record, timed_out, worker_died
 from symidx.corpus.sources import Task
 from symidx.errors import SymidxError
 
@@ -70,9 +70,7 @@ def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: 
                 if timeout is not None and time.monotonic() - since >= timeout:
                     ray.cancel(ref, force=True)
                     del in_flight[ref]
-                    yield failure_record(task, options, "timeout",
-                                         f"no result after {timeout:g} s: the worker was "
-                                         f"stopped")
+                    yield timed_out(task, options, timeout)
     finally:
         for ref in in_flight:
             ray.cancel(ref, force=True)
@@ -99,7 +97,7 @@ def _outcome(ray: Any, ref: Any, task: Task, options: Options) -> dict[str, Any]
         record: dict[str, Any] = ray.get(ref)
         return record
     except ray.exceptions.WorkerCrashedError:
-        return failure_record(task, options, "error", "the worker process died")
+        return worker_died(task, options)
     except ray.exceptions.RayError as e:
         cause = getattr(e, "cause", None) or e
         first = (str(cause).strip().splitlines() or [""])[0]
