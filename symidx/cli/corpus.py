@@ -19,10 +19,14 @@ or HTML with a plot of analysis time against module size (needs matplotlib).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from symidx.cli.common import (
@@ -100,15 +104,18 @@ def run(args: argparse.Namespace) -> int:
         progress.start = time.monotonic()  # the rate is that of the analysis alone
 
     try:
-        stats = run_corpus(args.paths, args.out, options, engine_name=args.engine,
-                           jobs=args.jobs, address=args.address,
-                           timeout=args.timeout or None, resume=args.resume,
-                           progress=progress, ready=ready)
-    except KeyboardInterrupt:
+        with _stopped_by_signals():
+            stats = run_corpus(args.paths, args.out, options, engine_name=args.engine,
+                               jobs=args.jobs, address=args.address,
+                               timeout=args.timeout or None, resume=args.resume,
+                               progress=progress, ready=ready)
+    except KeyboardInterrupt as e:
         progress.close()
-        print(f"symidx: interrupted: {terminal_safe(args.out)} holds every module finished "
+        how = "interrupted" if not isinstance(e, Signalled) else \
+            f"stopped by {signal.Signals(e.signum).name}"
+        print(f"symidx: {how}: {terminal_safe(args.out)} holds every module finished "
               f"so far; --resume carries on", file=sys.stderr)
-        return 130
+        return 128 + (e.signum if isinstance(e, Signalled) else signal.SIGINT)
     finally:
         progress.close()
     for message in stats.unreadable:
@@ -122,6 +129,36 @@ def run(args: argparse.Namespace) -> int:
         write_report(summary, args.report, f"symidx corpus: {args.out}")
         print(f"symidx: report written to {terminal_safe(args.report)}", file=sys.stderr)
     return 0
+
+
+class Signalled(KeyboardInterrupt):
+    """SIGTERM or SIGHUP received: the run stops as for Ctrl-C (its workers, and a cluster
+    it started, stopped on the way out)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP (what ``timeout(1)``, CI and a closed terminal send) raise
+    :class:`Signalled` while the run goes, so that it ends cleanly. (SIGKILL cannot be
+    caught: the workers watch the driver and end with it, see
+    :func:`symidx.corpus.local._die_with`.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise Signalled(signum)
+
+    saved = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 def _announce(stats: RunStats) -> None:
