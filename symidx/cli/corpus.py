@@ -111,11 +111,14 @@ def run(args: argparse.Namespace) -> int:
                                progress=progress, ready=ready)
     except KeyboardInterrupt as e:
         progress.close()
-        how = "interrupted" if not isinstance(e, Signalled) else \
-            f"stopped by {signal.Signals(e.signum).name}"
+        # (a library may re-raise the interrupt as a plain KeyboardInterrupt)
+        signum = e.signum if isinstance(e, Signalled) else _RECEIVED[-1] if _RECEIVED \
+            else signal.SIGINT
+        how = "interrupted" if signum == signal.SIGINT else \
+            f"stopped by {signal.Signals(signum).name}"
         print(f"symidx: {how}: {terminal_safe(args.out)} holds every module finished "
               f"so far; --resume carries on", file=sys.stderr)
-        return 128 + (e.signum if isinstance(e, Signalled) else signal.SIGINT)
+        return 128 + signum
     finally:
         progress.close()
     for message in stats.unreadable:
@@ -129,6 +132,10 @@ def run(args: argparse.Namespace) -> int:
         write_report(summary, args.report, f"symidx corpus: {args.out}")
         print(f"symidx: report written to {terminal_safe(args.report)}", file=sys.stderr)
     return 0
+
+
+#: The signals received by the run under way.
+_RECEIVED: list[int] = []
 
 
 class Signalled(KeyboardInterrupt):
@@ -151,7 +158,10 @@ def _stopped_by_signals() -> Iterator[None]:
         return
 
     def stop(signum: int, frame: object) -> None:
+        _RECEIVED.append(signum)
         raise Signalled(signum)
+
+    _RECEIVED.clear()
 
     saved = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:

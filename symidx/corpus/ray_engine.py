@@ -14,11 +14,14 @@ a task whose worker dies is not retried (``max_retries=0``) and is recorded as `
 from __future__ import annotations
 
 import logging
+import signal
 import socket
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from symidx.corpus import reaper
 from symidx.corpus.engines import require
 from symidx.corpus.record import Options, analyse, failure_record, timed_out, worker_died
 from symidx.corpus.sources import Task
@@ -28,10 +31,16 @@ __all__ = ["run_ray", "start_local"]
 
 
 def start_local(jobs: int | None) -> None:
-    """Start a local Ray cluster of ``jobs`` processors (default: all) in this process."""
+    """Start a local Ray cluster of ``jobs`` processors (default: all) in this process.
+    Ray replaces the SIGTERM handler; the caller's is put back, so that the caller stops
+    the run (and the cluster) its own way."""
     ray = require("ray", "ray")
+    main = threading.current_thread() is threading.main_thread()
+    handler = signal.getsignal(signal.SIGTERM) if main else None
     ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False,
              logging_level=logging.CRITICAL)
+    if main:
+        signal.signal(signal.SIGTERM, handler)
 
 
 def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: float | None,
@@ -39,6 +48,7 @@ def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: 
     """The records of ``tasks`` as they complete (see the module docstring)."""
     ray = require("ray", "ray")
     started = not ray.is_initialized()
+    watcher = None
     if started and address is not None:
         _check_reachable(address)
         try:
@@ -46,6 +56,7 @@ def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: 
         except (ConnectionError, ValueError, RuntimeError) as e:
             raise SymidxError(f"cannot join the Ray cluster at {address}: {e}") from None
     elif started:
+        watcher = reaper.start()  # what Ray starts here ends with this process, however
         start_local(jobs)
     in_flight: dict[Any, tuple[Task, float]] = {}
     try:
@@ -76,6 +87,7 @@ def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: 
             ray.cancel(ref, force=True)
         if started:
             ray.shutdown()
+            reaper.stop(watcher)
 
 
 def _check_reachable(address: str) -> None:
