@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus_helpers import HANG, HOOK, ROOT, examples_copy, misbehaving
+from corpus_helpers import HANG, HOOK, ROOT, examples_copy, misbehaving
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(),
                                 reason="needs Linux's /proc")
