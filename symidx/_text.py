@@ -25,3 +25,16 @@ def markdown_safe(text: str) -> str:
     image, emphasis or column break), line breaks and other controls shown as ``\\xNN``
     (no row is split)."""
     return html.escape(terminal_safe(text), quote=True).translate(_MARKDOWN)
+
+
+def too_long(digits: str) -> str | None:
+    """Why the integer text ``digits`` cannot be read (Python refuses to read an integer of
+    more than ``sys.get_int_max_str_digits()`` digits, a guard against quadratic time), or
+    None when it can."""
+    import sys
+
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    count = len(digits.lstrip("+-_"))
+    if limit and count > limit:
+        return f"an integer of {count} digits is too large (at most {limit})"
+    return None

@@ -87,4 +87,10 @@ def main_entry() -> None:
     except KeyboardInterrupt:  # Ctrl-C: one line, no traceback, the shell's code for SIGINT
         print("\nsymidx: interrupted", file=sys.stderr)
         code = 130
+    except OSError as e:  # what symidx writes itself says which file; this is stdout
+        import os
+
+        print(f"symidx: error: cannot write to stdout: {e.strerror or e}", file=sys.stderr)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 2
     sys.exit(code)

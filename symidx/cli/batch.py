@@ -39,11 +39,37 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for line in sys.stdin:
-        if not line.strip():
+    for number, line in enumerate(_lines(), 1):
+        if isinstance(line, bytes):  # not UTF-8
+            reply = {"id": None, "exit": 2, "stdout": "", "stderr": _not_utf8(line, number)}
+        elif not line.strip():
             continue
-        print(json.dumps(answer(line, args.command_line)), flush=True)
+        else:
+            reply = answer(line, args.command_line)
+        print(json.dumps(reply), flush=True)
     return 0
+
+
+def _lines() -> Iterator[str | bytes]:
+    """The lines of stdin: text, or the raw bytes of a line that is not UTF-8."""
+    source = getattr(sys.stdin, "buffer", None)
+    if source is None:
+        yield from sys.stdin
+        return
+    for raw in source:
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            yield raw
+
+
+def _not_utf8(raw: bytes, number: int) -> str:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        column = len(raw[:e.start].decode("utf-8", errors="replace")) + 1
+        return f"line {number}, column {column}: not UTF-8: byte 0x{raw[e.start]:02x}"
+    return f"line {number}: not UTF-8"
 
 
 def answer(line: str, main: Callable[[Sequence[str]], int]) -> dict[str, Any]:

@@ -89,12 +89,30 @@ def read_map(arg: str, label: str) -> IndexingMap:
 def read_text_file(path: str) -> tuple[str, str]:
     """(text, source label) of a file, or of stdin for ``-``."""
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else None
+        if data is None:
+            return sys.stdin.read(), "<stdin>"
+        return decode(data, "<stdin>"), "<stdin>"
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
-    except (OSError, UnicodeDecodeError) as e:
-        raise SymidxError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise SymidxError(f"cannot read {path}: {e.strerror or e}") from None
+    return decode(data, path), path
+
+
+def decode(data: bytes, source: str) -> str:
+    """``data`` as UTF-8; else a :class:`~symidx.errors.ParseError` at the line and column
+    of the first byte that is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        from symidx.errors import ParseError
+
+        before = data[:e.start].decode("utf-8", errors="replace")
+        text = before + data[e.start:].decode("utf-8", errors="replace")
+        raise ParseError(f"not UTF-8: byte 0x{data[e.start]:02x} (byte offset {e.start}) "
+                         f"cannot be decoded", text, len(before), source=source) from None
 
 
 def check_writable(path: str) -> None:

@@ -262,9 +262,7 @@ def save_png(picture: Picture, path: str) -> None:
     _draw_panel(right, picture.memory, colours, "memory (offset order)")
     fig.suptitle(picture.title, fontsize=11)
     try:
-        fig.savefig(path, dpi=100, bbox_inches="tight")
-    except OSError as e:
-        raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
+        _save(fig, path)
     finally:
         plt.close(fig)
 
@@ -307,11 +305,24 @@ def save_banks_png(title: str, report: Any, path: str) -> None:
     ax.set_title(f"{title}\n{report.wavefronts} wavefronts, {report.ideal} without conflicts "
                  f"(cells: lanes reading the word)", fontsize=9)
     try:
-        fig.savefig(path, dpi=100, bbox_inches="tight")
-    except OSError as e:
-        raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
+        _save(fig, path)
     finally:
         plt.close(fig)
+
+
+def _save(fig: Any, path: str) -> None:
+    """Write ``fig`` as a PNG at ``path``: drawn in memory first, then written and closed
+    here, so that a failed write (a full disk, ``/dev/full``) is an error naming the file
+    (matplotlib can lose it at close)."""
+    import io
+
+    data = io.BytesIO()
+    fig.savefig(data, format="png", dpi=100, bbox_inches="tight")
+    try:
+        with open(path, "wb") as f:
+            f.write(data.getvalue())
+    except OSError as e:
+        raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def _lanes_label(lanes: Sequence[int]) -> str:

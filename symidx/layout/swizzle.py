@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from symidx.errors import MapError, ParseError
+from symidx.errors import MapError, ParseError, TooLargeError
 from symidx.expr import Expr, FloorDiv, Mod, add, scale
 from symidx.layout.int_tuple import Coord, is_int, rank
 from symidx.layout.nested import Layout, _Parser, evaluate_layout, parse_layout, size
@@ -39,6 +39,10 @@ __all__ = [
 ]
 
 _SWIZZLE = re.compile(r"\s*Sw\s*<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>\s*")
+
+
+#: The bits of a non-negative int64.
+_INT64_BITS = (1 << 63) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +83,18 @@ class Swizzle:
         return offset ^ (moved >> self.shift if self.shift >= 0 else moved << -self.shift)
 
     def apply(self, offsets: np.ndarray) -> np.ndarray:
-        """The swizzle of every (non-negative) offset of an int64 array."""
-        moved = offsets & self.yyy_mask
-        shifted = moved >> self.shift if self.shift >= 0 else moved << -self.shift
-        return offsets ^ shifted
+        """The swizzle of every (non-negative) offset of an int64 array. Masks above bit
+        62 read only zero bits of such offsets; a left shift that would carry a bit past
+        bit 62 is a :class:`~symidx.errors.TooLargeError`, not a wrapped offset."""
+        mask = self.yyy_mask & _INT64_BITS  # a non-negative int64 has no higher bit
+        moved = offsets & mask
+        if self.shift >= 0:
+            return offsets ^ (moved >> self.shift)
+        top = int(moved.max()) if moved.size else 0
+        if top.bit_length() - self.shift > 63:
+            raise TooLargeError(f"{self} moves bit {top.bit_length() - 1} to bit "
+                                f"{top.bit_length() - 1 - self.shift}: past a 64-bit offset")
+        return offsets ^ (moved << -self.shift)
 
     def size(self) -> int:
         """The period of the pattern: ``2^(bits + base + |shift|)``."""
