@@ -94,13 +94,9 @@ class ArgumentTypeError(SymidxError, TypeError):
 def expect_type(value: object, expected: type | tuple[type, ...], name: str,
                 function: str) -> None:
     """Raise :class:`ArgumentTypeError` unless ``value`` is an instance of ``expected``:
-    ``function(name=...)`` is named, with what it wants and what it was given."""
+    ``function``'s argument ``name`` is named, with the type it wants and the one given."""
     if not isinstance(value, expected):
         wanted = " or ".join(t.__name__ for t in (expected if isinstance(expected, tuple)
                                                   else (expected,)))
-        raise ArgumentTypeError(f"{function}: {name} must be {_article(wanted)} {wanted}, "
+        raise ArgumentTypeError(f"{function}: {name} must be of type {wanted}, "
                                 f"not {type(value).__name__}")
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
