@@ -145,3 +145,19 @@ def test_ctrl_c_in_maps_exits_130_with_one_line(diamond_200: Path) -> None:
     assert run.returncode == 130
     assert err.decode().strip() == "symidx: interrupted"
     assert out == b""
+
+
+# --- the simplifier's budget (item 9) --------------------------------------------------------
+
+
+def test_an_exhausted_simplifier_budget_is_said_without_explain(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    text = ("(d0, d1) -> ((d0 * 4 + d1) floordiv 4, (d0 * 4 + d1) mod 4), "
+            "domain: d0 in [0, 7], d1 in [0, 3]")
+    assert main(["simplify", "--max-steps", "1", text]) == 0
+    out, err = capsys.readouterr()
+    assert "symidx: note: the simplifier's budget ran out (rewrite steps (1 per pass)" in err
+    assert out.startswith("(d0, d1) -> (")
+    assert main(["simplify", text]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and out.startswith("(d0, d1) -> (d0, d1)")
