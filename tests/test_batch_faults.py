@@ -98,3 +98,22 @@ def test_a_module_file_changed_since_it_was_read_is_read_again(tmp_path: Path) -
     second = answer(query, main)
     assert first["exit"] == second["exit"] == 0
     assert "d0 + 1" in first["stdout"] and "d0 + 3" in second["stdout"]
+
+
+def test_a_line_past_batch_timeout_is_answered_with_exit_3_and_the_next_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from diamond import diamond
+
+    path = tmp_path / "d.hlo"
+    path.write_text(diamond(200))
+    lines = [json.dumps({"id": 1, "args": ["maps", str(path), "--computation", "ENTRY",
+                                           "--timeout", "0", "--max-maps", "0"]}),
+             json.dumps({"id": 2, "args": ["format", "(d0) -> (d0), domain: d0 in [0, 3]"]})]
+    out = io.StringIO()
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines) + "\n"))
+    monkeypatch.setattr("sys.stdout", out)
+    assert run(argparse.Namespace(command_line=main, timeout=0.5)) == 0
+    first, second = (json.loads(line) for line in out.getvalue().splitlines())
+    assert first["exit"] == 3
+    assert first["stderr"].startswith("symidx: stopped: ran out of time (0.5 s, batch --timeout)")
+    assert second["exit"] == 0

@@ -7,8 +7,10 @@ document) when the command printed JSON. Blank lines are skipped; a line that is
 object is answered with ``"exit": 2`` and the reason in ``"stderr"``, and so is a command
 that would read stdin (an argument ``-``: stdin holds the queries). Every line is answered:
 a command that fails in a way symidx did not foresee (a bug) is answered with ``"exit": 70``
-and ``"stderr"`` naming the error, and the next line is read. A module read from a file is
-parsed once while the file's contents are unchanged.
+and ``"stderr"`` naming the error, and the next line is read; with ``--timeout S``, a
+command still running after S seconds is answered with ``"exit": 3`` (``symidx: stopped:
+ran out of time``). A module read from a file is parsed once while the file's contents are
+unchanged.
 
     $ echo '{"id": 1, "args": ["simplify", "(d0) -> (d0 mod 8), domain: d0 in [0, 7]"]}' \\
         | symidx batch
@@ -21,9 +23,14 @@ import argparse
 import contextlib
 import io
 import json
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+from symidx.cli.common import seconds
+from symidx.errors import LimitReached
 
 
 #: The exit code of a command that failed in a way symidx did not foresee (sysexits'
@@ -35,6 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("batch", help="answer JSON-lines commands from stdin, one per line",
                        description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--timeout", type=seconds, default=0.0, metavar="S",
+                   help="seconds each line may take (0, the default: the command's own "
+                        "limits, such as maps' --timeout); a line past it is answered with "
+                        "exit 3 and the next one read")
     p.set_defaults(run=run)
 
 
@@ -45,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         elif not line.strip():
             continue
         else:
-            reply = answer(line, args.command_line)
+            reply = answer(line, args.command_line, getattr(args, "timeout", 0.0) or None)
         print(json.dumps(reply), flush=True)
     return 0
 
@@ -72,10 +83,11 @@ def _not_utf8(raw: bytes, number: int) -> str:
     return f"line {number}: not UTF-8"
 
 
-def answer(line: str, main: Callable[[Sequence[str]], int]) -> dict[str, Any]:
+def answer(line: str, main: Callable[[Sequence[str]], int], timeout: float | None = None
+           ) -> dict[str, Any]:
     """The answer to one line of input (see the module docstring), running its command
     with ``main`` (:func:`symidx.cli.main`; passed in, as the command line imports this
-    module)."""
+    module), within ``timeout`` seconds if given (see :func:`_deadline`)."""
     try:
         query = json.loads(line)
     except ValueError as e:
@@ -100,7 +112,11 @@ def answer(line: str, main: Callable[[Sequence[str]], int]) -> dict[str, Any]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _no_stdin():
         try:
-            code = main(argv)
+            with _deadline(timeout):
+                code = main(argv)
+        except LimitReached as e:  # the line's own time ran out (main answers the others)
+            print(f"symidx: stopped: {e}", file=sys.stderr)
+            code = 3
         except Exception as e:  # noqa: BLE001 - a bug: answered, and the next line read
             print(f"symidx: internal error (a bug in symidx, please report it): "
                   f"{type(e).__name__}: {_first_line(e)}", file=sys.stderr)
@@ -112,6 +128,29 @@ def answer(line: str, main: Callable[[Sequence[str]], int]) -> dict[str, Any]:
         with contextlib.suppress(ValueError):
             reply["result"] = json.loads(text)
     return reply
+
+
+@contextlib.contextmanager
+def _deadline(timeout: float | None) -> Iterator[None]:
+    """Raise :class:`~symidx.errors.LimitReached` in the command if it runs past
+    ``timeout`` seconds (a timer signal; where there is none, or off the main thread, the
+    command's own limits alone apply)."""
+    usable = timeout is not None and hasattr(signal, "setitimer") \
+        and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise LimitReached(f"time ({timeout:g} s, batch --timeout)", "")
+
+    saved = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, saved)
 
 
 @contextlib.contextmanager
