@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from corpus_helpers import corpus, examples_copy, records, validator
 
+from corpus_helpers import corpus, examples_copy, records, validator
 from symidx.corpus.results import ResultsFile
 from symidx.corpus.summary import Summary
 from symidx.errors import SymidxError
@@ -75,9 +75,9 @@ def test_a_second_run_on_the_same_results_file_is_refused(tmp_path: Path) -> Non
         code, _, err = corpus(str(inputs), "--out", str(out), "--resume")
     assert code == 2 and "another run is writing" in err
     assert out.read_text() == ""
-    with ResultsFile(str(out), resume=True):
-        with pytest.raises(SymidxError, match="another run is writing"):
-            ResultsFile(str(out), resume=True)
+    with ResultsFile(str(out), resume=True), \
+            pytest.raises(SymidxError, match="another run is writing"):
+        ResultsFile(str(out), resume=True)
     assert corpus(str(inputs), "--out", str(out), "--resume")[0] == 0  # the lock is gone
 
 

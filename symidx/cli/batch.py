@@ -32,7 +32,6 @@ from typing import Any
 from symidx.cli.common import seconds
 from symidx.errors import LimitReached
 
-
 #: The exit code of a command that failed in a way symidx did not foresee (sysexits'
 #: EX_SOFTWARE).
 INTERNAL_ERROR = 70
@@ -135,9 +134,8 @@ def _deadline(timeout: float | None) -> Iterator[None]:
     """Raise :class:`~symidx.errors.LimitReached` in the command if it runs past
     ``timeout`` seconds (a timer signal; where there is none, or off the main thread, the
     command's own limits alone apply)."""
-    usable = timeout is not None and hasattr(signal, "setitimer") \
-        and threading.current_thread() is threading.main_thread()
-    if not usable:
+    if timeout is None or not hasattr(signal, "setitimer") \
+            or threading.current_thread() is not threading.main_thread():
         yield
         return
 

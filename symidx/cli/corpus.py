@@ -29,6 +29,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from symidx._text import terminal_safe
 from symidx.cli.common import (
     DEFAULT_MAX_MAPS,
     UsageError,
@@ -36,7 +37,6 @@ from symidx.cli.common import (
     count,
     seconds,
 )
-from symidx._text import terminal_safe
 from symidx.errors import SymidxError
 
 if TYPE_CHECKING:

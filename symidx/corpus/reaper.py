@@ -10,6 +10,7 @@ those still running, and ends. Where there is no ``/proc`` it does nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -81,10 +82,8 @@ def watch(driver: int) -> None:
         table = _table()
         for pid, started in known.items():
             if pid in table and table[pid][1] == started:
-                try:
+                with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
         time.sleep(_PERIOD)
 
 

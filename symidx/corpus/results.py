@@ -55,7 +55,9 @@ def _record(raw: bytes, path: str, number: int) -> dict[str, Any]:
     except ValueError:
         record = None
     if not isinstance(record, dict) or record.get("schema") != SCHEMA \
-            or not isinstance(record.get("sha256"), str):
+            or not isinstance(record.get("sha256"), str) \
+            or not isinstance(record.get("file"), str) \
+            or not isinstance(record.get("module"), int):
         raise SymidxError(f"{path}:{number}: not a {SCHEMA} record: is this a symidx corpus "
                           f"results file?")
     return record
@@ -126,7 +128,7 @@ class ResultsFile:
                 if asked is not None:
                     _check_question(record, asked, options, self.path, number)
                 self.done.setdefault(record["sha256"], complete)
-                self.places.add((record.get("file"), record.get("module")))
+                self.places.add((record["file"], record["module"]))
                 complete += len(raw)
         return complete
 
