@@ -63,6 +63,11 @@ def test_a_killed_driver_leaves_no_ray_process_behind(tmp_path: Path, sig: int) 
     _kill_and_look(tmp_path, sig, ["--engine", "ray"])
 
 
+def test_a_killed_driver_leaves_no_dask_process_behind(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    _kill_and_look(tmp_path, signal.SIGKILL, ["--engine", "dask"])
+
+
 def _kill_and_look(tmp_path: Path, sig: int, extra: list[str]) -> None:
     inputs = examples_copy(tmp_path / "in", ("mlp",))
     misbehaving(inputs, HANG, "cumsum")
