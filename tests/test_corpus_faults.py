@@ -169,3 +169,17 @@ def test_a_module_over_its_budget_is_an_error_record_saying_so(tmp_path: Path) -
     assert record["status"] == "error"
     assert record["message"].startswith("ran out of the budget of 2,000 distinct maps after")
     validator().validate(record)
+
+
+def test_the_summary_is_the_same_whatever_order_the_records_came_in() -> None:
+    def record(k: int, message: str) -> dict:
+        return {"status": "error", "message": message, "file": f"f{k}.hlo", "module": 0,
+                "bytes": 10, "parse_seconds": 0.0, "analysis_seconds": 0.0,
+                "unsupported": {f"op{k % 3}": 1}, "opaque": {}, "duplicate_of": None}
+
+    found = [record(k, f"kind {k % 4}") for k in range(12)]
+    forward, backward = Summary(), Summary()
+    forward.add_all(found)
+    backward.add_all(reversed(found))
+    assert forward.text() == backward.text()
+    assert forward.tables() == backward.tables()

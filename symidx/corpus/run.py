@@ -52,7 +52,8 @@ def run_corpus(paths: Sequence[str], out: str, options: Options, *, engine_name:
         if ready is not None:
             ready(stats)
         for ref in refs:  # texts recorded, at places not yet recorded: copies
-            if ref.sha256 in results.done:
+            if ref.sha256 in results.done and any(
+                    (file, index) not in results.places for file, index, _ in _places(ref)):
                 _copies(results, results.record_of(ref.sha256), _places(ref))
         if not todo:
             stats.written = results.written

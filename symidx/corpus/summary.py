@@ -102,12 +102,12 @@ class Summary:
         if self.errors:
             lines.append("most common errors:")
             lines += [f"  {n:5d}  {terminal_safe(kind)}"
-                      for kind, n in self.errors.most_common(SHOWN)]
+                      for kind, n in _most_common(self.errors, SHOWN)]
         for title, counter in (("unsupported ops", self.unsupported),
                                ("opaque (over-approximated)", self.opaque)):
             if counter:
                 lines.append(f"{title}, by groups of maps: " + ", ".join(
-                    f"{terminal_safe(op)} {n}" for op, n in counter.most_common(SHOWN)))
+                    f"{terminal_safe(op)} {n}" for op, n in _most_common(counter, SHOWN)))
         if self.slowest:
             lines.append("slowest: " + "; ".join(
                 f"{terminal_safe(label)} ({size // 1024} KiB) {seconds:.2f} s"
@@ -120,15 +120,21 @@ class Summary:
             ("Modules by status", ["status", "modules"],
              [[s, str(self.statuses[s])] for s in STATUSES]),
             ("Most common errors", ["modules", "error"],
-             [[str(n), kind] for kind, n in self.errors.most_common(SHOWN * 2)]),
+             [[str(n), kind] for kind, n in _most_common(self.errors, SHOWN * 2)]),
             ("Unsupported ops", ["op", "groups of maps"],
-             [[op, str(n)] for op, n in self.unsupported.most_common()]),
+             [[op, str(n)] for op, n in _most_common(self.unsupported)]),
             ("Opaque ops (over-approximated)", ["reason", "groups of maps"],
-             [[op, str(n)] for op, n in self.opaque.most_common()]),
+             [[op, str(n)] for op, n in _most_common(self.opaque)]),
             ("Slowest modules", ["module", "KiB", "seconds"],
              [[label, str(size // 1024), f"{seconds:.2f}"]
               for seconds, label, size in sorted(self.slowest, reverse=True)]),
         ]
+
+
+def _most_common(counter: Counter[str], n: int | None = None) -> list[tuple[str, int]]:
+    """The ``n`` commonest entries, ties in the order of their text: the same whatever
+    order the records came in (``Counter.most_common`` keeps the order of arrival)."""
+    return sorted(counter.items(), key=lambda item: (-item[1], item[0]))[:n]
 
 
 def write_report(summary: Summary, path: str, title: str) -> None:
