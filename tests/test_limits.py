@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from diamond import diamond
 
+import symidx
 from symidx.analysis import computation_maps, find_computation, module_fusion_maps
 from symidx.cli import main
 from symidx.errors import ArgumentTypeError, LimitReached, SymidxError
@@ -108,6 +109,13 @@ def test_limits_refuse_nonsense() -> None:
      "module_fusion_maps: module must be of type HloModule, not str"),
     (lambda: find_computation(None, "ENTRY"),
      "find_computation: module must be of type HloModule, not NoneType"),
+    (lambda: parse_hlo(b"HloModule m"), "parse_hlo: text must be of type str, not bytes"),
+    (lambda: symidx.simplify("(d0) -> (d0)"),
+     "simplify: m must be of type IndexingMap, not str"),
+    (lambda: symidx.compose("a", "b"), "compose: first must be of type IndexingMap, not str"),
+    (lambda: symidx.print_map({}), "print_map: m must be of type IndexingMap, not dict"),
+    (lambda: symidx.output_to_input("add"),
+     "output_to_input: instr must be of type HloInstruction, not str"),
 ])
 def test_wrong_argument_types_are_named_not_attribute_errors(call, message: str) -> None:
     with pytest.raises(ArgumentTypeError) as caught:

@@ -53,7 +53,7 @@ from __future__ import annotations
 import re
 
 from symidx._gc import gc_paused
-from symidx.errors import HloShapeError, ParseError
+from symidx.errors import HloShapeError, ParseError, expect_type
 from symidx.hlo.attributes import (
     ConvolutionDimensionNumbers,
     DotDimensionNumbers,
@@ -105,6 +105,8 @@ def parse_hlo(text: str, source: str = "", *, validate: bool = True) -> HloModul
     an analysis then checks each instruction it goes through
     (:class:`symidx.fusion.Analysis`).
     """
+    expect_type(text, str, "text", "parse_hlo")
+    expect_type(source, str, "source", "parse_hlo")
     with gc_paused():  # many long-lived allocations: collections would only slow it down
         module = _Parser(text, source).module()
         if validate:

@@ -21,7 +21,7 @@ from typing import Any
 
 from sympy import Integer, Symbol
 
-from symidx.errors import MapError, TooLargeError
+from symidx.errors import MapError, TooLargeError, expect_type
 from symidx.expr import (
     Expr,
     as_expr,
@@ -451,6 +451,7 @@ def print_map(m: IndexingMap, style: str = "doc") -> str:
     seeds' multi-line form, ``floordiv``), ``xla`` (one line, ``/``, as current XLA
     prints), ``mlir`` (``affine_map<...>`` and a ``domain:`` line). Constraints are sorted
     by their text, so equal maps print equal text whatever order they were built in."""
+    expect_type(m, IndexingMap, "m", "print_map")
     if style not in STYLES:
         raise MapError(f"unknown style {style!r}; choose one of {', '.join(STYLES)}")
     if m.is_known_empty:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from symidx.errors import UnsupportedOpError
+from symidx.errors import UnsupportedOpError, expect_type
 from symidx.hlo.facts import check_index, num_outputs
 from symidx.hlo.ir import HloInstruction
 from symidx.indexing_map import IndexingMap
@@ -134,6 +134,7 @@ def output_to_input(instr: HloInstruction, output_index: int = 0) -> list[list[I
     """For output ``output_index`` of ``instr``: per operand, the maps from an output index
     to the operand elements it reads. Raises :class:`UnsupportedOpError` for an op without a
     rule, :class:`SymidxError` for a bad index."""
+    expect_type(instr, HloInstruction, "instr", "output_to_input")
     entry = _lookup(OUTPUT_TO_INPUT, instr)
     check_index(output_index, num_outputs(instr), instr.name, "output")
     groups = entry.fn(instr, output_index)
@@ -144,6 +145,7 @@ def input_to_output(instr: HloInstruction, operand_index: int) -> list[list[Inde
     """For operand ``operand_index`` of ``instr``: per output, the maps from an operand index
     to the output elements that read it. Raises :class:`UnsupportedOpError` for an op
     without a rule, :class:`SymidxError` for a bad index."""
+    expect_type(instr, HloInstruction, "instr", "input_to_output")
     entry = _lookup(INPUT_TO_OUTPUT, instr)
     check_index(operand_index, len(instr.operands), instr.name, "operand")
     groups = entry.fn(instr, operand_index)

@@ -8,7 +8,7 @@ from typing import Literal, overload
 
 from sympy import Symbol
 
-from symidx.errors import MapError
+from symidx.errors import MapError, expect_type
 from symidx.expr import Expr, constrained_bounds
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
@@ -60,6 +60,7 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
     Rounds of the passes (:data:`~symidx.simplify.passes.PASSES`) run until a round leaves
     the intervals as they were, within ``budget`` (:class:`Budget`); a budget that runs
     out leaves a correct map, less simple, and says so in the counters."""
+    expect_type(m, IndexingMap, "m", "simplify")
     steps: list[Step] | None = [] if trace else None
     stats = SimplifyStats() if trace else None
     result = m
