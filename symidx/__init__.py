@@ -14,8 +14,10 @@ import types
 from typing import TYPE_CHECKING
 
 from symidx.errors import (
+    ArgumentTypeError,
     HloShapeError,
     HloValidationError,
+    LimitReached,
     MapError,
     ParseError,
     SymidxError,
@@ -87,6 +89,6 @@ __all__ = [
     "FloorDiv", "Mod", "CeilDiv", "dim", "sym", "rt",
     "parse_hlo", "output_to_input", "input_to_output", "from_jax",
     "SymidxError", "ParseError", "MapError", "UnsupportedOpError", "TooLargeError", "Undecided",
-    "HloShapeError", "HloValidationError",
+    "HloShapeError", "HloValidationError", "LimitReached", "ArgumentTypeError",
     "__version__",
 ]
