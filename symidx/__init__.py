@@ -14,8 +14,10 @@ import types
 from typing import TYPE_CHECKING
 
 from symidx.errors import (
+    ArgumentTypeError,
     HloShapeError,
     HloValidationError,
+    LimitReached,
     MapError,
     ParseError,
     SymidxError,
@@ -88,6 +90,6 @@ __all__ = [
     "parse_hlo", "parse_module", "output_to_input", "input_to_output", "from_jax",
     "capture",
     "SymidxError", "ParseError", "MapError", "UnsupportedOpError", "TooLargeError", "Undecided",
-    "HloShapeError", "HloValidationError",
+    "HloShapeError", "HloValidationError", "LimitReached", "ArgumentTypeError",
     "__version__",
 ]

@@ -81,3 +81,30 @@ class Undecided(SymidxError):
     def __init__(self, reason: str):
         self.reason = reason
         super().__init__(f"undecided: {reason}")
+
+
+class LimitReached(SymidxError):
+    """Work stopped at a limit it was given (seconds, or distinct maps held), before it
+    could answer. ``limit`` names the limit, ``done`` says what was done by then; the
+    command line reports it with exit code 3, like an undecided question."""
+
+    def __init__(self, limit: str, done: str = ""):
+        self.limit = limit
+        self.done = done
+        super().__init__(f"ran out of {limit}" + (f" after {done}" if done else ""))
+
+
+class ArgumentTypeError(SymidxError, TypeError):
+    """A public function called with an argument of the wrong type (a string where a
+    module is wanted, ...): named with what was expected, rather than failing deep inside."""
+
+
+def expect_type(value: object, expected: type | tuple[type, ...], name: str,
+                function: str) -> None:
+    """Raise :class:`ArgumentTypeError` unless ``value`` is an instance of ``expected``:
+    ``function``'s argument ``name`` is named, with the type it wants and the one given."""
+    if not isinstance(value, expected):
+        wanted = " or ".join(t.__name__ for t in (expected if isinstance(expected, tuple)
+                                                  else (expected,)))
+        raise ArgumentTypeError(f"{function}: {name} must be of type {wanted}, "
+                                f"not {type(value).__name__}")

@@ -258,7 +258,8 @@ def test_results_file_appends_and_reads_back(tmp_path: Path) -> None:
     with ResultsFile(str(out), resume=False) as results:
         results.write(record)
     with ResultsFile(str(out), resume=True) as results:
-        assert results.done == {record["sha256"]} and results.cut == 0
+        assert set(results.done) == {record["sha256"]} and results.cut == 0
+        assert results.record_of(record["sha256"]) == record
     assert records(out) == [record]
 
 
@@ -280,9 +281,9 @@ def test_hanging_and_crashing_modules_are_recorded_and_the_run_goes_on(
     assert found["hang"]["status"] == "timeout"
     assert found["hang"]["message"] == "no result after 2 s: the worker was stopped"
     assert found["exit"]["status"] == "error"
-    assert found["exit"]["message"] == "the worker process died (exit code 70)"
+    assert found["exit"]["message"] == "the worker process died"
     assert found["kill"]["status"] == "error"
-    assert found["kill"]["message"] == "the worker process died (killed by signal SIGKILL)"
+    assert found["kill"]["message"] == "the worker process died"
     # The workers that replaced them analysed the rest.
     assert all(found[name]["status"] == "ok"
                for name in ("mlp", "maxpool", "rearrange", "layernorm"))

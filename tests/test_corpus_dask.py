@@ -79,7 +79,7 @@ def test_dask_records_hanging_and_crashing_modules_and_goes_on(
     found = {Path(r["file"]).stem: r for r in records(out)}
     assert found["hang"]["status"] == "timeout"
     assert found["hang"]["message"] == \
-        f"no result after {TIMEOUT} s: the worker was restarted"
+        f"no result after {TIMEOUT} s: the worker was stopped"
     assert (found["exit"]["status"], found["exit"]["message"]) == \
         ("error", "the worker process died")
     assert found["mlp"]["status"] == found["maxpool"]["status"] == "ok"

@@ -11,6 +11,10 @@ operand (or output): what ``symidx maps`` prints (:mod:`symidx.analysis.document
 
 A group of maps whose operand or output cannot be reached by a supported op carries the
 opcode in :attr:`MapGroup.unsupported` instead of maps.
+
+Each takes ``timeout`` (seconds) and ``max_maps`` (distinct maps held): past either, it
+stops with :class:`~symidx.errors.LimitReached` (see :class:`symidx.fusion.Limits`). An
+argument of the wrong type raises :class:`~symidx.errors.ArgumentTypeError`.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
-from symidx.errors import SymidxError
+from symidx.errors import SymidxError, expect_type
 from symidx.fusion import (
     Analysis,
+    Limits,
     Origin,
     Path,
     Reached,
@@ -51,21 +56,28 @@ def semantics_name(assume_finite: bool) -> str:
     return "finite" if assume_finite else "reads"
 
 
-def _analysis(analysis: Analysis | None, assume_finite: bool | None) -> Analysis:
-    """``analysis``, or a new one under the semantics ``assume_finite`` asks for (default
-    ``reads``); a given analysis must be under the same semantics."""
+def _analysis(analysis: Analysis | None, assume_finite: bool | None, timeout: float | None,
+              max_maps: int | None, function: str) -> Analysis:
+    """``analysis`` (given limits replace its own), or a new one under the semantics
+    ``assume_finite`` asks for (default ``reads``) and the limits; a given analysis must be
+    under the same semantics."""
     if analysis is None:
-        return Analysis(assume_finite=bool(assume_finite))
+        return Analysis(assume_finite=bool(assume_finite), timeout=timeout, max_maps=max_maps)
+    expect_type(analysis, Analysis, "analysis", function)
     if assume_finite is not None and analysis.assume_finite != assume_finite:
         raise SymidxError(f"the analysis given is under the "
                           f"{semantics_name(analysis.assume_finite)!r} semantics, not "
                           f"{semantics_name(assume_finite)!r}")
+    if timeout is not None or max_maps is not None:
+        analysis.limits = Limits(timeout, max_maps)
     return analysis
 
 
 def find_instruction(module: HloModule, name: str | None = None) -> HloInstruction:
     """The instruction called ``name`` (entry computation first, then the others); the
     entry computation's root when ``name`` is None."""
+    expect_type(module, HloModule, "module", "find_instruction")
+    expect_type(name, (str, type(None)), "name", "find_instruction")
     if name is None:
         return module.entry.root
     computations = [module.entry] + [c for c in module.computations.values()
@@ -80,6 +92,8 @@ def find_instruction(module: HloModule, name: str | None = None) -> HloInstructi
 
 def find_computation(module: HloModule, name: str) -> HloComputation:
     """The computation called ``name``; ``ENTRY`` is the entry computation."""
+    expect_type(module, HloModule, "module", "find_computation")
+    expect_type(name, str, "name", "find_computation")
     if name == "ENTRY":
         return module.entry
     try:
@@ -94,7 +108,8 @@ def find_computation(module: HloModule, name: str) -> HloComputation:
 def instruction_maps(instr: HloInstruction, direction: Direction, *,
                      operand: int | None = None, output: int | None = None,
                      physical: bool = False, analysis: Analysis | None = None,
-                     assume_finite: bool | None = None) -> list[MapGroup]:
+                     assume_finite: bool | None = None, timeout: float | None = None,
+                     max_maps: int | None = None) -> list[MapGroup]:
     """The map groups of ``instr`` in ``direction``.
 
     Output-to-input: one group per operand (per leaf read of a tuple-shaped operand; only
@@ -105,7 +120,8 @@ def instruction_maps(instr: HloInstruction, direction: Direction, *,
     query (see :class:`symidx.fusion.Analysis`). ``assume_finite``: the semantics of the
     maps (default ``reads``, see :func:`semantics_name`); it must agree with ``analysis``'s.
     """
-    analysis = _analysis(analysis, assume_finite)
+    expect_type(instr, HloInstruction, "instr", "instruction_maps")
+    analysis = _analysis(analysis, assume_finite, timeout, max_maps, "instruction_maps")
     if direction == OUTPUT_TO_INPUT:
         groups = _output_to_input_groups(instr, output or 0, analysis)
         if operand is not None:
@@ -135,7 +151,8 @@ def module_fusion_maps(module: HloModule, direction: Direction, *,
                        operand: int | None = None, output: int | None = None,
                        physical: bool = False, analysis: Analysis | None = None,
                        progress: Callable[[int, int, str], None] | None = None,
-                       assume_finite: bool | None = None) -> list[FusionMaps]:
+                       assume_finite: bool | None = None, timeout: float | None = None,
+                       max_maps: int | None = None) -> list[FusionMaps]:
     """:func:`instruction_maps` of every fusion of ``module``, computation by computation in
     text order. Output-to-input: one entry per output of each fusion (only ``output`` if
     given), its groups restricted to ``operand`` if given; input-to-output: one entry per
@@ -143,7 +160,8 @@ def module_fusion_maps(module: HloModule, direction: Direction, *,
     computation is analysed once however many fusions call it. ``progress(done, total,
     "fusion")`` is called after each fusion. ``assume_finite``: as for
     :func:`instruction_maps`."""
-    analysis = _analysis(analysis, assume_finite)
+    expect_type(module, HloModule, "module", "module_fusion_maps")
+    analysis = _analysis(analysis, assume_finite, timeout, max_maps, "module_fusion_maps")
     fusions = [(comp, instr) for comp in module.computations.values()
                for instr in comp.instructions if instr.opcode == "fusion"]
     found = []
@@ -167,7 +185,8 @@ def computation_maps(comp: HloComputation, direction: Direction, *,
                      operand: int | None = None, output: int | None = None,
                      analysis: Analysis | None = None,
                      progress: Callable[[int, int, str], None] | None = None,
-                     assume_finite: bool | None = None) -> list[ComputationMaps]:
+                     assume_finite: bool | None = None, timeout: float | None = None,
+                     max_maps: int | None = None) -> list[ComputationMaps]:
     """A whole computation analysed as one fusion, fused or not: from its root's outputs
     to its parameters, through calls, loops, conditionals, tuples and asynchronous ops.
 
@@ -177,7 +196,8 @@ def computation_maps(comp: HloComputation, direction: Direction, *,
     a group per output leaf of the root (only ``output``). ``progress(done, total, what)``
     is called after each entry (``what``: ``"output"`` or ``"parameter leaf"``).
     ``assume_finite``: as for :func:`instruction_maps`."""
-    analysis = _analysis(analysis, assume_finite)
+    expect_type(comp, HloComputation, "comp", "computation_maps")
+    analysis = _analysis(analysis, assume_finite, timeout, max_maps, "computation_maps")
     root = comp.root
     if output is not None:
         _check_index(output, leaf_count(root.shape), f"the root of {comp.name} has", "output")

@@ -1,7 +1,8 @@
 """The ``symidx`` command line.
 
 ``main(argv)`` prints to stdout and returns the exit code: 0 success, 1 a negative answer
-(``verify`` found the maps different), 2 bad input or usage. Bad input is reported on
+(``verify`` found the maps different), 2 bad input or usage, 3 undecided or stopped at a
+limit (``--timeout``, ``--max-maps``), 130 interrupted (Ctrl-C). Bad input is reported on
 stderr as one line with its location (and the offending line with a caret under the spot),
 never as a traceback.
 
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from symidx import __version__
 from symidx.cli import batch, bench, corpus, layout, maps, mapverbs, tile
 from symidx.cli.common import Parser, UsageError
-from symidx.errors import ParseError, SymidxError
+from symidx.errors import LimitReached, ParseError, SymidxError
 
 __all__ = ["main", "main_entry"]
 
@@ -46,6 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print((e.usage or _usage_of(parser, argv)).rstrip(), file=sys.stderr)
         print(e, file=sys.stderr)
         return 2
+    except LimitReached as e:
+        print(f"symidx: stopped: {e}", file=sys.stderr)
+        return 3
     except ParseError as e:
         print(f"symidx: error: {e}", file=sys.stderr)
         print(e.excerpt(), file=sys.stderr)
@@ -71,7 +75,7 @@ def _usage_of(parser: Parser, argv: Sequence[str] | None) -> str:
 
 def main_entry() -> None:
     """Console-script entry point. A reader that stops early (``| head``) ends the output
-    quietly."""
+    quietly; Ctrl-C ends it with one line on stderr and exit code 130."""
     try:
         code = main()
         sys.stdout.flush()
@@ -80,4 +84,13 @@ def main_entry() -> None:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback, the shell's code for SIGINT
+        print("\nsymidx: interrupted", file=sys.stderr)
+        code = 130
+    except OSError as e:  # what symidx writes itself says which file; this is stdout
+        import os
+
+        print(f"symidx: error: cannot write to stdout: {e.strerror or e}", file=sys.stderr)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 2
     sys.exit(code)

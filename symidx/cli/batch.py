@@ -4,8 +4,13 @@ Each line of stdin is a JSON object ``{"args": ["maps", "f.hlo", "--all", "--for
 "json"], "id": ANY}`` (``id`` optional, echoed); each answer is one line of JSON on stdout,
 in the same order: ``{"id", "exit", "stdout", "stderr"}``, plus ``"result"`` (the parsed
 document) when the command printed JSON. Blank lines are skipped; a line that is not such an
-object is answered with ``"exit": 2`` and the reason in ``"stderr"``. A module read from a
-file is parsed once while the file is unchanged.
+object is answered with ``"exit": 2`` and the reason in ``"stderr"``, and so is a command
+that would read stdin (an argument ``-``: stdin holds the queries). Every line is answered:
+a command that fails in a way symidx did not foresee (a bug) is answered with ``"exit": 70``
+and ``"stderr"`` naming the error, and the next line is read; with ``--timeout S``, a
+command still running after S seconds is answered with ``"exit": 3`` (``symidx: stopped:
+ran out of time``). A module read from a file is parsed once while the file's contents are
+unchanged.
 
     $ echo '{"id": 1, "args": ["simplify", "(d0) -> (d0 mod 8), domain: d0 in [0, 7]"]}' \\
         | symidx batch
@@ -18,30 +23,70 @@ import argparse
 import contextlib
 import io
 import json
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+from symidx.cli.common import seconds
+from symidx.errors import LimitReached
+
+#: The exit code of a command that failed in a way symidx did not foresee (sysexits'
+#: EX_SOFTWARE).
+INTERNAL_ERROR = 70
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("batch", help="answer JSON-lines commands from stdin, one per line",
                        description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--timeout", type=seconds, default=0.0, metavar="S",
+                   help="seconds each line may take (0, the default: the command's own "
+                        "limits, such as maps' --timeout); a line past it is answered with "
+                        "exit 3 and the next one read")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    for line in sys.stdin:
-        if not line.strip():
+    for number, line in enumerate(_lines(), 1):
+        if isinstance(line, bytes):  # not UTF-8
+            reply = {"id": None, "exit": 2, "stdout": "", "stderr": _not_utf8(line, number)}
+        elif not line.strip():
             continue
-        print(json.dumps(answer(line, args.command_line)), flush=True)
+        else:
+            reply = answer(line, args.command_line, getattr(args, "timeout", 0.0) or None)
+        print(json.dumps(reply), flush=True)
     return 0
 
 
-def answer(line: str, main: Callable[[Sequence[str]], int]) -> dict[str, Any]:
+def _lines() -> Iterator[str | bytes]:
+    """The lines of stdin: text, or the raw bytes of a line that is not UTF-8."""
+    source = getattr(sys.stdin, "buffer", None)
+    if source is None:
+        yield from sys.stdin
+        return
+    for raw in source:
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            yield raw
+
+
+def _not_utf8(raw: bytes, number: int) -> str:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        column = len(raw[:e.start].decode("utf-8", errors="replace")) + 1
+        return f"line {number}, column {column}: not UTF-8: byte 0x{raw[e.start]:02x}"
+    return f"line {number}: not UTF-8"
+
+
+def answer(line: str, main: Callable[[Sequence[str]], int], timeout: float | None = None
+           ) -> dict[str, Any]:
     """The answer to one line of input (see the module docstring), running its command
     with ``main`` (:func:`symidx.cli.main`; passed in, as the command line imports this
-    module)."""
+    module), within ``timeout`` seconds if given (see :func:`_deadline`)."""
     try:
         query = json.loads(line)
     except ValueError as e:
@@ -53,14 +98,28 @@ def answer(line: str, main: Callable[[Sequence[str]], int]) -> dict[str, Any]:
                 "stderr": 'expected {"args": ["verb", ...], "id": ...}'}
     if argv[0] == "batch":
         return {"id": ident, "exit": 2, "stdout": "", "stderr": "batch does not nest"}
+    if "-" in argv[1:]:
+        return {"id": ident, "exit": 2, "stdout": "",
+                "stderr": f"argument {argv.index('-', 1)} is '-' (read stdin), which batch "
+                          f"cannot give a command: its stdin holds the queries; put the "
+                          f"text in the argument, or in a file"}
     nul = next((k for k, a in enumerate(argv) if "\0" in a), None)
     if nul is not None:  # no command line can hold one: no path, map or name does
         return {"id": ident, "exit": 2, "stdout": "",
                 "stderr": f"argument {nul} holds a NUL character (\\u0000), which no "
                           f"command line can"}
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _no_stdin():
+        try:
+            with _deadline(timeout):
+                code = main(argv)
+        except LimitReached as e:  # the line's own time ran out (main answers the others)
+            print(f"symidx: stopped: {e}", file=sys.stderr)
+            code = 3
+        except Exception as e:  # noqa: BLE001 - a bug: answered, and the next line read
+            print(f"symidx: internal error (a bug in symidx, please report it): "
+                  f"{type(e).__name__}: {_first_line(e)}", file=sys.stderr)
+            code = INTERNAL_ERROR
     reply: dict[str, Any] = {"id": ident, "exit": code, "stdout": out.getvalue(),
                              "stderr": err.getvalue()}
     text = out.getvalue().lstrip()
@@ -68,3 +127,42 @@ def answer(line: str, main: Callable[[Sequence[str]], int]) -> dict[str, Any]:
         with contextlib.suppress(ValueError):
             reply["result"] = json.loads(text)
     return reply
+
+
+@contextlib.contextmanager
+def _deadline(timeout: float | None) -> Iterator[None]:
+    """Raise :class:`~symidx.errors.LimitReached` in the command if it runs past
+    ``timeout`` seconds (a timer signal; where there is none, or off the main thread, the
+    command's own limits alone apply)."""
+    if timeout is None or not hasattr(signal, "setitimer") \
+            or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise LimitReached(f"time ({timeout:g} s, batch --timeout)", "")
+
+    saved = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, saved)
+
+
+@contextlib.contextmanager
+def _no_stdin() -> Iterator[None]:
+    """An empty stdin while a command runs, so that nothing it does can read the queries
+    that follow its own."""
+    saved = sys.stdin
+    sys.stdin = io.StringIO()
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return (text.splitlines() or [""])[0][:500]

@@ -50,6 +50,46 @@ def add_syntax(p: argparse.ArgumentParser) -> None:
                         "follows it: ', domain: x in [0, 15]'")
 
 
+#: The limits of an analysis unless told otherwise (``--timeout``, ``--max-maps``).
+DEFAULT_TIMEOUT = 600.0
+DEFAULT_MAX_MAPS = 1_000_000
+
+
+def add_limits(p: argparse.ArgumentParser, timeout: float | None = DEFAULT_TIMEOUT) -> None:
+    """``--timeout S`` and ``--max-maps N``: the limits of an analysis (0: none)."""
+    p.add_argument("--timeout", type=seconds, default=timeout, metavar="S",
+                   help=f"seconds the analysis of a module may take before it stops with "
+                        f"exit code 3, saying how far it got (default {timeout:g}; 0: no "
+                        f"limit)" if timeout else "seconds the analysis may take (default: "
+                        "no limit)")
+    p.add_argument("--max-maps", type=count, default=DEFAULT_MAX_MAPS, metavar="N",
+                   help=f"distinct maps an analysis may hold (what its memory grows with) "
+                        f"before it stops with exit code 3 (default {DEFAULT_MAX_MAPS:,}; 0: "
+                        f"no limit)")
+
+
+def seconds(text: str) -> float:
+    """A command-line number of seconds, 0 or more (0: no limit)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds (0: no limit), found {text!r}")
+    return value
+
+
+def count(text: str) -> int:
+    """A command-line count, 0 or more (0: no limit)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a count (0: no limit), found {text!r}")
+    return value
+
+
 def read_map(arg: str, label: str, syntax: str = "xla") -> IndexingMap:
     """A map from a command-line argument, or from stdin for ``-``, in ``syntax``."""
     from symidx.syntax import parse_map
@@ -61,12 +101,46 @@ def read_map(arg: str, label: str, syntax: str = "xla") -> IndexingMap:
 def read_text_file(path: str) -> tuple[str, str]:
     """(text, source label) of a file, or of stdin for ``-``."""
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else None
+        if data is None:
+            return sys.stdin.read(), "<stdin>"
+        return decode(data, "<stdin>"), "<stdin>"
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
-    except (OSError, UnicodeDecodeError) as e:
-        raise SymidxError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise SymidxError(f"cannot read {path}: {e.strerror or e}") from None
+    return decode(data, path), path
+
+
+def decode(data: bytes, source: str) -> str:
+    """``data`` as UTF-8; else a :class:`~symidx.errors.ParseError` at the line and column
+    of the first byte that is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        from symidx.errors import ParseError
+
+        before = data[:e.start].decode("utf-8", errors="replace")
+        text = before + data[e.start:].decode("utf-8", errors="replace")
+        raise ParseError(f"not UTF-8: byte 0x{data[e.start]:02x} (byte offset {e.start}) "
+                         f"cannot be decoded", text, len(before), source=source) from None
+
+
+def check_writable(path: str) -> None:
+    """Stop at once, naming ``path``, when a file cannot be written there (a read-only
+    file or folder, a missing folder): before a long run, not after it. A file that did
+    not exist is not left behind."""
+    import os
+
+    existed = os.path.lexists(path)
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as e:
+        raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
+    if not existed:
+        os.remove(path)
 
 
 def need(module: str, extra: str, what: str) -> None:

@@ -23,13 +23,24 @@ or HTML with a plot of analysis time against module size (needs matplotlib).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from symidx.cli.common import UsageError
+from symidx._text import terminal_safe
+from symidx.cli.common import (
+    DEFAULT_MAX_MAPS,
+    UsageError,
+    check_writable,
+    count,
+    seconds,
+)
 from symidx.errors import SymidxError
 
 if TYPE_CHECKING:
@@ -60,9 +71,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "default $RAY_ADDRESS); dask: the scheduler (tcp://HOST:8786; default "
                         "$DASK_SCHEDULER_ADDRESS); without either: a new local cluster for "
                         "the run")
-    p.add_argument("--timeout", type=_seconds, default=300.0, metavar="S",
+    p.add_argument("--timeout", type=seconds, default=300.0, metavar="S",
                    help="seconds a module may take before its worker is stopped and it is "
                         "recorded as timeout (default 300; 0: no limit)")
+    p.add_argument("--max-maps", type=count, default=DEFAULT_MAX_MAPS, metavar="N",
+                   help=f"distinct maps the analysis of a module may hold before it is "
+                        f"stopped and recorded as an error saying so (default "
+                        f"{DEFAULT_MAX_MAPS:,}; 0: no limit)")
     p.add_argument("--resume", action="store_true",
                    help="carry on a run: skip the modules already in RESULTS (without it, "
                         "RESULTS must not hold records yet)")
@@ -89,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = Options(direction=args.direction, computation=args.computation, maps=args.maps,
                       hook=os.environ.get(HOOK_VARIABLE) or None,
-                      assume_finite=args.assume_finite)
+                      assume_finite=args.assume_finite, max_maps=args.max_maps or None)
     progress = Progress("corpus", unit="module")
 
     def ready(stats: RunStats) -> None:
@@ -97,32 +112,75 @@ def run(args: argparse.Namespace) -> int:
         progress.start = time.monotonic()  # the rate is that of the analysis alone
 
     try:
-        stats = run_corpus(args.paths, args.out, options, engine_name=args.engine,
-                           jobs=args.jobs, address=args.address,
-                           timeout=args.timeout or None, resume=args.resume,
-                           progress=progress, ready=ready)
-    except KeyboardInterrupt:
+        with _stopped_by_signals():
+            stats = run_corpus(args.paths, args.out, options, engine_name=args.engine,
+                               jobs=args.jobs, address=args.address,
+                               timeout=args.timeout or None, resume=args.resume,
+                               progress=progress, ready=ready)
+    except KeyboardInterrupt as e:
         progress.close()
-        print(f"symidx: interrupted: {args.out} holds every module finished so far; "
-              f"--resume carries on", file=sys.stderr)
-        return 130
+        # (a library may re-raise the interrupt as a plain KeyboardInterrupt)
+        signum = e.signum if isinstance(e, Signalled) else _RECEIVED[-1] if _RECEIVED \
+            else signal.SIGINT
+        how = "interrupted" if signum == signal.SIGINT else \
+            f"stopped by {signal.Signals(signum).name}"
+        print(f"symidx: {how}: {terminal_safe(args.out)} holds every module finished "
+              f"so far; --resume carries on", file=sys.stderr)
+        return 128 + signum
     finally:
         progress.close()
     for message in stats.unreadable:
-        print(f"symidx: warning: {message} (skipped)", file=sys.stderr)
+        print(f"symidx: warning: {terminal_safe(message)} (skipped)", file=sys.stderr)
     if stats.reports:
         kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(stats.reports.items()))
         print(f"symidx: skipped {sum(stats.reports.values())} XLA dump reports, not modules "
               f"({kinds})", file=sys.stderr)
     summary = Summary.of_file(args.out)
-    print(f"symidx: {stats.written} records written to {args.out}"
-          + (f", {stats.skipped} modules already there" if stats.skipped else ""),
-          file=sys.stderr)
+    print(f"symidx: {stats.written} records written to {terminal_safe(args.out)}"
+          + (f", {stats.skipped} modules already there" if stats.skipped else "")
+          + f"; it holds {summary.total}", file=sys.stderr)
     print(summary.text(), file=sys.stderr)
     if args.report:
         write_report(summary, args.report, f"symidx corpus: {args.out}")
-        print(f"symidx: report written to {args.report}", file=sys.stderr)
+        print(f"symidx: report written to {terminal_safe(args.report)}", file=sys.stderr)
     return 0
+
+
+#: The signals received by the run under way.
+_RECEIVED: list[int] = []
+
+
+class Signalled(KeyboardInterrupt):
+    """SIGTERM or SIGHUP received: the run stops as for Ctrl-C (its workers, and a cluster
+    it started, stopped on the way out)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP (what ``timeout(1)``, CI and a closed terminal send) raise
+    :class:`Signalled` while the run goes, so that it ends cleanly. (SIGKILL cannot be
+    caught: the workers watch the driver and end with it, see
+    :func:`symidx.corpus.local._die_with`.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        _RECEIVED.append(signum)
+        raise Signalled(signum)
+
+    _RECEIVED.clear()
+
+    saved = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 def _announce(stats: RunStats) -> None:
@@ -150,6 +208,9 @@ def _check(args: argparse.Namespace) -> None:
         if importlib.util.find_spec("matplotlib") is None:
             raise UsageError("symidx corpus: --report needs matplotlib: "
                              "pip install 'symidx[plot]'")
+        check_writable(args.report)  # before the run, not after it
+        if args.report.endswith(".md"):
+            check_writable(os.path.splitext(args.report)[0] + ".png")
 
 
 def _positive_int(text: str) -> int:
@@ -159,14 +220,4 @@ def _positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive number, found {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected seconds (0: no limit), found {text!r}")
     return value

@@ -76,31 +76,28 @@ def _whole_file(path: str) -> Callable[[], HloModule]:
 
 def load_module(path: str) -> HloModule:
     """The module of a file (``-``: stdin), as XLA's parser accepts it: the verifier's
-    checks apply to what the analysis goes through. Remembered while the file is
-    unchanged (batch mode asks for the same file many times)."""
+    checks apply to what the analysis goes through. Remembered while the file's contents
+    are unchanged (batch mode asks for the same file many times; a file rewritten within
+    the same clock tick, at the same size, is still read again)."""
+    import hashlib
+
     from symidx.cli.common import read_text_file
     from symidx.hlo import parse_module
 
-    if path == "-":
-        text, source = read_text_file(path)
-        return parse_module(text, source=source, validate=False)
-    try:
-        stat = os.stat(path)
-        key = (path, stat.st_mtime_ns, stat.st_size)
-    except OSError:
-        key = None
-    if key is not None and key in _MODULES:
-        return _MODULES[key]
     text, source = read_text_file(path)
+    if path == "-":
+        return parse_module(text, source=source, validate=False)
+    key = (path, hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+    if key in _MODULES:
+        return _MODULES[key]
     module = parse_module(text, source=source, validate=False)
-    if key is not None:
-        if len(_MODULES) >= 8:
-            _MODULES.pop(next(iter(_MODULES)))
-        _MODULES[key] = module
+    if len(_MODULES) >= 8:
+        _MODULES.pop(next(iter(_MODULES)))
+    _MODULES[key] = module
     return module
 
 
-_MODULES: dict[tuple[str, int, int], HloModule] = {}
+_MODULES: dict[tuple[str, bytes], HloModule] = {}
 
 
 def _may_hold_sections(path: str) -> bool:

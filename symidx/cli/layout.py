@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from symidx._text import too_long
 from symidx.cli.common import UsageError, add_style, need
 from symidx.errors import MapError, ParseError, TooLargeError
 
@@ -86,6 +87,9 @@ def parse_ints(text: str, option: str) -> tuple[int, ...]:
         match = _INT.match(text, pos)
         if match is None:
             raise ParseError(f"{option} expects integers separated by commas", text, pos)
+        reason = too_long(match.group(1))
+        if reason is not None:
+            raise ParseError(f"{option}: {reason}", text, pos)
         values.append(int(match.group(1)))
         pos = match.end()
         if pos == len(text):

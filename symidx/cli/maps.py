@@ -42,6 +42,10 @@ A group whose maps over-approximate what is read (an opaque custom-call, a loop-
 value) says so: in text, a line "over-approximation (REASON)" under its header; in JSON,
 "opaque": REASON. A leaf of a tuple-shaped operand or parameter is its own group
 ("operand K, leaf L"; "leaf": L in JSON).
+
+Each module's analysis stops at --timeout seconds or --max-maps distinct maps held,
+whichever comes first: "symidx: stopped: ran out of ..." on stderr says how far it got,
+and the exit code is 3.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from symidx.cli.common import UsageError, add_style
+from symidx.cli.common import UsageError, add_limits, add_style
 from symidx.errors import SymidxError
 
 if TYPE_CHECKING:
@@ -114,6 +118,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "--assume-finite starts with 'semantics: finite'")
     p.add_argument("--explain", action="store_true",
                    help="show, for each map, a path of instructions that produces it")
+    add_limits(p)
     p.add_argument("--coalescing", action="store_true",
                    help="for a fusion (--instruction, default the entry root): whether each "
                         "operand's reads are coalesced, in XLA's IsReadCoalescedPerOperand "
@@ -183,7 +188,8 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
     if args.coalescing:
         return _coalescing(module, args)
     finite = getattr(args, "assume_finite", False)
-    analysis = Analysis(verify=args.verify, assume_finite=finite)
+    analysis = Analysis(verify=args.verify, assume_finite=finite, timeout=args.timeout or None,
+                        max_maps=args.max_maps or None)
     direction = args.direction.replace("-", "_")
     as_json = args.format == "json"
     if args.computation is not None:

@@ -32,8 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "pass and rule was tried and fired, and whether the budget ran out")
     p.add_argument("--max-steps", type=int, default=None, metavar="N",
                    help="rewrite steps allowed per pass of a round (default: 2000); when "
-                        "they run out the map printed is correct but less simple, and "
-                        "--explain says so")
+                        "they run out the map printed is correct but less simple, and a "
+                        "note on stderr says so")
     add_style(p)
     add_syntax(p)
     p.set_defaults(run=run_simplify)
@@ -88,8 +88,8 @@ def run_simplify(args: argparse.Namespace) -> int:
             raise UsageError("--max-steps must be 0 or more")
         budget = Budget(steps=args.max_steps)
     m = read_map(args.map, "map", args.syntax)
+    result = simplify(m, trace=True, budget=budget)
     if args.explain:
-        result = simplify(m, trace=True, budget=budget)
         names = dict(zip(m.all_vars, m.display_names()))
         style = "xla" if args.style == "xla" else "doc"
         for step in result.trace:
@@ -98,10 +98,11 @@ def run_simplify(args: argparse.Namespace) -> int:
             print(f"{step.rule}: {before}  =>  {after}")
         print("\n".join(result.stats.report()))
         print()
-        m = result.map
-    else:
-        m = simplify(m, budget=budget)
-    print(print_map(m, args.style))
+    elif result.stats.exhausted:  # said without --explain too: the answer is not final
+        print(f"symidx: note: the simplifier's budget ran out "
+              f"({'; '.join(result.stats.exhausted)}): the map is correct, but may be less "
+              f"simple than it could be (--max-steps N allows more)", file=sys.stderr)
+    print(print_map(result.map, args.style))
     return 0
 
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from symidx.corpus.engines import require
-from symidx.corpus.record import Options, analyse, failure_record
+from symidx.corpus.record import Options, analyse, failure_record, timed_out, worker_died
 from symidx.corpus.sources import Task
 from symidx.errors import SymidxError
 
@@ -94,9 +94,7 @@ def run_dask(tasks: Iterable[Task], options: Options, jobs: int | None,
                 _stop(client, expired)
                 for future in expired:
                     task, _ = in_flight.pop(future)
-                    yield failure_record(task, options, "timeout",
-                                         f"no result after {timeout:g} s: the worker was "
-                                         f"restarted")
+                    yield timed_out(task, options, timeout)
     finally:
         if in_flight:
             _stop(client, list(in_flight))
@@ -130,7 +128,7 @@ def _outcome(future: Any, task: Task, options: Options) -> dict[str, Any]:
     except Exception as e:  # noqa: BLE001 - cancelled by someone else: recorded as such
         error = e
     if type(error).__name__ == "KilledWorker":
-        return failure_record(task, options, "error", "the worker process died")
+        return worker_died(task, options)
     first = (str(error).strip().splitlines() or [""])[0]
     return failure_record(task, options, "error",
                           f"the task failed: {type(error).__name__}: {first}")

@@ -14,13 +14,15 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import select
 import signal
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from symidx.corpus.record import Options, analyse, failure_record
+from symidx.corpus.record import Options, analyse, timed_out, worker_died
 from symidx.corpus.sources import Task
 from symidx.errors import SymidxError
 
@@ -95,7 +97,8 @@ class _Worker:
         """A new process, once it says it is ready (so that its start-up never counts in
         a module's time); an error if it dies first."""
         self.conn, child = self.context.Pipe()
-        self.process = self.context.Process(target=_serve, args=(child, self.options),
+        self.process = self.context.Process(target=_serve,
+                                            args=(child, self.options, os.getpid()),
                                             name="symidx-corpus-worker", daemon=True)
         self.process.start()
         child.close()
@@ -136,12 +139,10 @@ class _Worker:
             if timeout is None or time.monotonic() - self.started < timeout:
                 return None
             self._replace()
-            return failure_record(task, self.options, "timeout",
-                                  f"no result after {timeout:g} s: the worker was stopped")
+            return timed_out(task, self.options, timeout)
         self.process.join()
-        how = _how_it_ended(self.process.exitcode)
         self._replace()
-        return failure_record(task, self.options, "error", f"the worker process died ({how})")
+        return worker_died(task, self.options)
 
     def _replace(self) -> None:
         self._kill()
@@ -174,10 +175,12 @@ def _how_it_ended(exitcode: int | None) -> str:
     return f"exit code {exitcode}"
 
 
-def _serve(conn: Connection, options: Options) -> None:
+def _serve(conn: Connection, options: Options, driver: int) -> None:
     """A worker's loop: a record for each task received, until told to stop (None) or the
-    pipe closes. Interrupts are the driver's to handle: it stops the workers."""
+    pipe closes. Interrupts are the driver's to handle: it stops the workers. A worker
+    whose driver is gone (killed, however) ends at once, busy or not (:func:`_die_with`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with(driver)
     conn.send(_READY)
     while True:
         try:
@@ -187,3 +190,29 @@ def _serve(conn: Connection, options: Options) -> None:
         if task is None:
             return
         conn.send(analyse(task, options))
+
+
+def _die_with(driver: int) -> None:
+    """End this process when process ``driver`` ends. A worker's parent is the fork
+    server, not the driver, so the kernel's parent-death signal does not apply; a thread
+    waits on the driver instead (a pidfd on Linux, else a check every second) and kills
+    this process when it is gone, whatever the main thread is doing."""
+    def watch() -> None:
+        try:
+            fd = os.pidfd_open(driver)
+        except ProcessLookupError:  # gone already
+            os.kill(os.getpid(), signal.SIGKILL)
+        except (AttributeError, OSError):  # no pidfd here: poll
+            while True:
+                time.sleep(1.0)
+                try:
+                    os.kill(driver, 0)
+                except ProcessLookupError:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                except OSError:
+                    pass
+        else:
+            select.select([fd], [], [])
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="symidx-driver-watch", daemon=True).start()

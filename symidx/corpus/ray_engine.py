@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from symidx.corpus import reaper
 from symidx.corpus.engines import require
-from symidx.corpus.record import Options, analyse, failure_record
+from symidx.corpus.record import Options, analyse, failure_record, timed_out, worker_died
 from symidx.corpus.sources import Task
 from symidx.errors import SymidxError
 
@@ -32,10 +35,16 @@ __all__ = ["run_ray", "start_local"]
 
 
 def start_local(jobs: int | None) -> None:
-    """Start a local Ray cluster of ``jobs`` processors (default: all) in this process."""
+    """Start a local Ray cluster of ``jobs`` processors (default: all) in this process.
+    Ray replaces the SIGTERM handler; the caller's is put back, so that the caller stops
+    the run (and the cluster) its own way."""
     ray = require("ray", "ray")
+    main = threading.current_thread() is threading.main_thread()
+    handler = signal.getsignal(signal.SIGTERM) if main else None
     ray.init(address="local", num_cpus=jobs, include_dashboard=False, log_to_driver=False,
              logging_level=logging.CRITICAL)
+    if main:
+        signal.signal(signal.SIGTERM, handler)
 
 
 def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: float | None,
@@ -44,6 +53,7 @@ def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: 
     ray = require("ray", "ray")
     address = address or os.environ.get("RAY_ADDRESS") or None
     started = not ray.is_initialized()
+    watcher = None
     if started and address is not None:
         _check_reachable(address)
         try:
@@ -51,6 +61,7 @@ def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: 
         except (ConnectionError, ValueError, RuntimeError) as e:
             raise SymidxError(f"cannot join the Ray cluster at {address}: {e}") from None
     elif started:
+        watcher = reaper.start()  # what Ray starts here ends with this process, however
         start_local(jobs)
     in_flight: dict[Any, tuple[Task, float]] = {}
     try:
@@ -75,14 +86,13 @@ def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: 
                 if timeout is not None and time.monotonic() - since >= timeout:
                     ray.cancel(ref, force=True)
                     del in_flight[ref]
-                    yield failure_record(task, options, "timeout",
-                                         f"no result after {timeout:g} s: the worker was "
-                                         f"stopped")
+                    yield timed_out(task, options, timeout)
     finally:
         for ref in in_flight:
             ray.cancel(ref, force=True)
         if started:
             ray.shutdown()
+            reaper.stop(watcher)
 
 
 def _check_reachable(address: str) -> None:
@@ -104,7 +114,7 @@ def _outcome(ray: Any, ref: Any, task: Task, options: Options) -> dict[str, Any]
         record: dict[str, Any] = ray.get(ref)
         return record
     except ray.exceptions.WorkerCrashedError:
-        return failure_record(task, options, "error", "the worker process died")
+        return worker_died(task, options)
     except ray.exceptions.RayError as e:
         cause = getattr(e, "cause", None) or e
         first = (str(cause).strip().splitlines() or [""])[0]

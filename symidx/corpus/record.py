@@ -30,14 +30,15 @@ from symidx.analysis import (
 )
 from symidx.analysis.documents import computations_document, fusions_document
 from symidx.corpus.sources import Task, sha256_of
-from symidx.errors import ParseError, SymidxError
+from symidx.errors import LimitReached, ParseError, SymidxError
 from symidx.fusion import Analysis
 from symidx.hlo import HloModule, parse_module
 from symidx.hlo.leaves import leaf_count
 from symidx.hlo.validate import violations
 from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
 
-__all__ = ["SCHEMA", "STATUSES", "Options", "analyse", "failure_record", "duplicate_record"]
+__all__ = ["SCHEMA", "STATUSES", "Options", "analyse", "failure_record", "duplicate_record",
+           "timed_out", "worker_died"]
 
 #: The name and version of a corpus record.
 SCHEMA = "symidx.corpus/1"
@@ -58,13 +59,19 @@ class Options:
     ``finite`` semantics instead of ``reads`` (:class:`symidx.fusion.Analysis`; the record
     says which in ``semantics``). ``hook``: for tests only,
     ``PATH.py:FUNCTION`` called with each :class:`~symidx.corpus.sources.Task` before it is
-    analysed (to make a worker hang or crash)."""
+    analysed (to make a worker hang or crash). ``timeout`` (seconds) and ``max_maps``
+    (distinct maps held) are the limits of the analysis (:class:`symidx.fusion.Limits`):
+    past them the module is recorded as ``timeout`` (or ``error``, for the maps) with how
+    far it got. They are how the work is done, not what is asked: ``--resume`` ignores
+    them."""
 
     direction: str = "output-to-input"
     computation: str | None = None
     maps: bool = False
     hook: str | None = None
     assume_finite: bool = False
+    timeout: float | None = None
+    max_maps: int | None = None
 
 
 def analyse(task: Task, options: Options) -> dict[str, Any]:
@@ -88,6 +95,9 @@ def analyse(task: Task, options: Options) -> dict[str, Any]:
     try:
         document = _document(module, options)
         found = violations(module)
+    except LimitReached as e:
+        status = "timeout" if e.limit.startswith("time") else "error"
+        return _failed(record, status, _message(e), analysis=time.perf_counter() - start)
     except (SymidxError, RecursionError) as e:
         return _failed(record, "error", _message(e), analysis=time.perf_counter() - start)
     except Exception as e:  # noqa: BLE001
@@ -107,8 +117,22 @@ def analyse(task: Task, options: Options) -> dict[str, Any]:
 
 def failure_record(task: Task, options: Options, status: str, message: str) -> dict[str, Any]:
     """The record of a module whose worker gave no answer: ``timeout``, or ``error`` when
-    the worker died."""
+    the worker died (every engine says so in the same words: :func:`timed_out`,
+    :func:`worker_died`)."""
     return _failed(_base(task, options), status, message)
+
+
+def timed_out(task: Task, options: Options, timeout: float | None = None) -> dict[str, Any]:
+    """The record of a module whose worker was stopped, past the time limit of
+    ``options`` (else ``timeout`` seconds)."""
+    limit = options.timeout if options.timeout is not None else timeout
+    return failure_record(task, options, "timeout",
+                          f"no result after {limit or 0:g} s: the worker was stopped")
+
+
+def worker_died(task: Task, options: Options) -> dict[str, Any]:
+    """The record of a module whose worker died under it (a crash, an out-of-memory kill)."""
+    return failure_record(task, options, "error", "the worker process died")
 
 
 def duplicate_record(record: dict[str, Any], file: str, index: int, line: int
@@ -169,7 +193,8 @@ def _document(module: HloModule, options: Options) -> dict[str, Any]:
     NAME``) prints for the module, in ``options.direction``."""
     direction: Direction = INPUT_TO_OUTPUT if options.direction == "input-to-output" \
         else OUTPUT_TO_INPUT
-    analysis = Analysis(verify=True, assume_finite=options.assume_finite)
+    analysis = Analysis(verify=True, assume_finite=options.assume_finite,
+                        timeout=options.timeout, max_maps=options.max_maps)
     if options.computation is None:
         found = module_fusion_maps(module, direction, analysis=analysis)
         return fusions_document(module, direction, found,

@@ -15,13 +15,16 @@ import html
 import io
 import os
 import re
+import urllib.parse
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from symidx._text import markdown_safe, terminal_safe
 from symidx.corpus.record import STATUSES
 from symidx.corpus.results import read_records
+from symidx.errors import SymidxError
 
 __all__ = ["Summary", "error_kind", "write_report"]
 
@@ -91,21 +94,23 @@ class Summary:
         return sum(self.statuses.values())
 
     def text(self) -> str:
-        """The summary as lines for a terminal."""
+        """The summary as lines for a terminal (what comes from file names and module text
+        shown, never obeyed: see :func:`symidx._text.terminal_safe`)."""
         lines = [f"{self.total} modules: " + ", ".join(
             f"{self.statuses[s]} {s}" for s in STATUSES if self.statuses[s])
             + (f" ({self.duplicates} repeat the text of another)" if self.duplicates else "")]
         if self.errors:
             lines.append("most common errors:")
-            lines += [f"  {n:5d}  {kind}" for kind, n in self.errors.most_common(SHOWN)]
+            lines += [f"  {n:5d}  {terminal_safe(kind)}"
+                      for kind, n in _most_common(self.errors, SHOWN)]
         for title, counter in (("unsupported ops", self.unsupported),
                                ("opaque (over-approximated)", self.opaque)):
             if counter:
                 lines.append(f"{title}, by groups of maps: " + ", ".join(
-                    f"{op} {n}" for op, n in counter.most_common(SHOWN)))
+                    f"{terminal_safe(op)} {n}" for op, n in _most_common(counter, SHOWN)))
         if self.slowest:
             lines.append("slowest: " + "; ".join(
-                f"{label} ({size // 1024} KiB) {seconds:.2f} s"
+                f"{terminal_safe(label)} ({size // 1024} KiB) {seconds:.2f} s"
                 for seconds, label, size in sorted(self.slowest, reverse=True)))
         return "\n".join(lines)
 
@@ -115,15 +120,21 @@ class Summary:
             ("Modules by status", ["status", "modules"],
              [[s, str(self.statuses[s])] for s in STATUSES]),
             ("Most common errors", ["modules", "error"],
-             [[str(n), kind] for kind, n in self.errors.most_common(SHOWN * 2)]),
+             [[str(n), kind] for kind, n in _most_common(self.errors, SHOWN * 2)]),
             ("Unsupported ops", ["op", "groups of maps"],
-             [[op, str(n)] for op, n in self.unsupported.most_common()]),
+             [[op, str(n)] for op, n in _most_common(self.unsupported)]),
             ("Opaque ops (over-approximated)", ["reason", "groups of maps"],
-             [[op, str(n)] for op, n in self.opaque.most_common()]),
+             [[op, str(n)] for op, n in _most_common(self.opaque)]),
             ("Slowest modules", ["module", "KiB", "seconds"],
              [[label, str(size // 1024), f"{seconds:.2f}"]
               for seconds, label, size in sorted(self.slowest, reverse=True)]),
         ]
+
+
+def _most_common(counter: Counter[str], n: int | None = None) -> list[tuple[str, int]]:
+    """The ``n`` commonest entries, ties in the order of their text: the same whatever
+    order the records came in (``Counter.most_common`` keeps the order of arrival)."""
+    return sorted(counter.items(), key=lambda item: (-item[1], item[0]))[:n]
 
 
 def write_report(summary: Summary, path: str, title: str) -> None:
@@ -148,22 +159,27 @@ def write_report(summary: Summary, path: str, title: str) -> None:
                 + "\n".join(body) + "\n</body></html>\n")
     else:
         image = os.path.splitext(path)[0] + ".png"
-        with open(image, "wb") as f:
-            f.write(png)
-        parts = [f"# {title}", f"![analysis time against module size]({os.path.basename(image)})"]
+        _write(image, png)
+        link = urllib.parse.quote(os.path.basename(image))
+        parts = [f"# {markdown_safe(title)}", f"![analysis time against module size]({link})"]
         for caption, header, rows in summary.tables():
             if rows:
                 parts.append(f"## {caption}\n\n| " + " | ".join(header) + " |\n|"
                              + "---|" * len(header) + "\n"
-                             + "\n".join("| " + " | ".join(_md_cell(c) for c in row) + " |"
-                                         for row in rows))
+                             + "\n".join("| " + " | ".join(markdown_safe(c) for c in row)
+                                         + " |" for row in rows))
         text = "\n\n".join(parts) + "\n"
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    _write(path, text.encode("utf-8"))
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|")
+def _write(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path``; a failure (a full disk, a read-only file) is an error
+    naming the file."""
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def _plot(summary: Summary) -> bytes:

@@ -35,6 +35,7 @@ from symidx.fusion.reached import Origin, Path, Reached
 from symidx.fusion.sweep import (
     Analysis,
     Key,
+    Limits,
     clear_memo,
     instruction_of,
     parameter_leaves,
@@ -49,6 +50,7 @@ __all__ = [
     "Analysis",
     "IndexingGraph",
     "Key",
+    "Limits",
     "Found",
     "Path",
     "Origin",

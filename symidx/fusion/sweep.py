@@ -22,6 +22,11 @@ Two bounds keep the sets small without changing what a map means:
 * when more than :data:`HULL_LIMIT` distinct maps remain, they are replaced by one map to
   the bounding box of everything they reach, labelled opaque (an over-approximation).
 
+**Limits.** An :class:`Analysis` may be given ``timeout`` (seconds from its creation) and
+``max_maps`` (distinct maps held in the sets of all its sweeps, which is what memory grows
+with). The sweeps check both as they compose; past either, they stop with
+:class:`~symidx.errors.LimitReached`, which says how far they got: never a silent hang.
+
 **Unsupported ops.** An instruction with no indexing rule makes everything it reads, and
 everything those read, *unknown* (:attr:`Reached.unsupported` names the op): their other
 maps would silently miss what the unsupported op reads.
@@ -29,12 +34,13 @@ maps would silently miss what the unsupported op reads.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from sympy import Integer
 
-from symidx.errors import HloValidationError, SymidxError
+from symidx.errors import HloValidationError, LimitReached, SymidxError
 from symidx.expr import Expr, bounds, sym
 from symidx.fusion.graph import IndexingGraph
 from symidx.fusion.reached import Origin, Path, Reached
@@ -52,6 +58,7 @@ from symidx.simplify import compose
 
 __all__ = [
     "Key",
+    "Limits",
     "MERGE_LIMIT",
     "HULL_LIMIT",
     "Analysis",
@@ -82,6 +89,38 @@ class _Tally:
 Entries = dict[IndexingMap, _Tally]
 
 
+class Limits:
+    """The limits of an analysis (see the module docstring): a deadline ``timeout`` seconds
+    after creation, and at most ``max_maps`` distinct maps held (None: no limit). The sweeps
+    call :meth:`charge` for each map they add to a set."""
+
+    __slots__ = ("timeout", "max_maps", "deadline", "held", "doing")
+
+    def __init__(self, timeout: float | None = None, max_maps: int | None = None) -> None:
+        if timeout is not None and not timeout > 0:
+            raise SymidxError(f"timeout must be a positive number of seconds, not {timeout!r}")
+        if max_maps is not None and max_maps < 1:
+            raise SymidxError(f"max_maps must be at least 1, not {max_maps!r}")
+        self.timeout = timeout
+        self.max_maps = max_maps
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.held = 0
+        self.doing = ""
+
+    def charge(self, added: int | bool = 0) -> None:
+        """Count ``added`` new maps held; stop at a limit passed."""
+        self.held += added
+        if self.max_maps is not None and self.held > self.max_maps:
+            raise LimitReached(f"the budget of {self.max_maps:,} distinct maps",
+                               self._done())
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise LimitReached(f"time ({self.timeout:g} s)", self._done())
+
+    def _done(self) -> str:
+        where = f" ({self.doing})" if self.doing else ""
+        return f"holding {self.held:,} distinct maps{where}"
+
+
 def parameter_leaves(comp: HloComputation) -> list[tuple[int, int]]:
     """(parameter number, leaf) of every array leaf of ``comp``'s parameters, in order."""
     return [(n, lf) for n, p in enumerate(comp.parameters) for lf in range(leaf_count(p.shape))]
@@ -95,7 +134,7 @@ class Analysis:
     (:func:`symidx.hlo.validate.validate_instruction`, once each): one whose shapes do not
     fit its attributes raises the located :class:`~symidx.errors.HloValidationError`, or,
     with ``verify=False``, is read as a labelled over-approximation (whatever it computes,
-    it reads only its operands).
+    it reads only its operands). ``timeout`` and ``max_maps``: see :class:`Limits`.
 
     ``assume_finite`` chooses the semantics of every map it gives: False (the default,
     ``reads``) -- an output element reads an input element when some value of it, NaN and
@@ -104,9 +143,11 @@ class Analysis:
     convolution multiplies by padding, a factor of a product with a known zero, drop out).
     """
 
-    def __init__(self, verify: bool = True, assume_finite: bool = False) -> None:
+    def __init__(self, verify: bool = True, assume_finite: bool = False, *,
+                 timeout: float | None = None, max_maps: int | None = None) -> None:
         self.verify = verify
         self.assume_finite = assume_finite
+        self.limits = Limits(timeout, max_maps)
         self._misfits: dict[HloInstruction, HloValidationError | None] = {}
         self._graphs: dict[tuple[HloComputation, Scope | None], IndexingGraph] = {}
         self._parameters: dict[tuple[HloComputation, int, Scope | None],
@@ -190,9 +231,13 @@ class Analysis:
         graph = self.graph(comp, scope)
         reaching = _start(target, output)
         unknown: dict[str, str] = {}  # instruction name -> the op without a rule above it
-        for instr in reversed(graph.order):
+        limits = self.limits
+        total = len(graph.order)
+        for done, instr in enumerate(reversed(graph.order)):
             if not instr.operands or (within is not None and instr.name not in within):
                 continue
+            limits.doing = (f"{done} of {total} instructions of {comp.name} swept "
+                            f"output-to-input from {target.name}")
             if instr.name in unknown:
                 for op in instr.operands:
                     unknown.setdefault(op.name, unknown[instr.name])
@@ -202,14 +247,14 @@ class Analysis:
                 here = reaching.get(key)
                 if not here:
                     continue
-                here = reaching[key] = _bounded(here)
+                here = reaching[key] = _bounded(here, limits)
                 for step in graph.backward(instr, k):
                     op = instr.operands[step.position]
                     if step.unsupported is not None:
                         unknown.setdefault(op.name, step.unsupported)
                     elif step.maps:
                         _extend(reaching.setdefault((op.name, step.leaf), {}), here, step,
-                                op.name)
+                                op.name, limits)
         found = {key: _reached(entries) for key, entries in reaching.items()
                  if key[0] not in unknown}
         for name, opcode in unknown.items():
@@ -225,7 +270,11 @@ class Analysis:
         graph = self.graph(comp, scope)
         reaching = _start(source, output)
         unknown: dict[Key, str] = {}
-        for instr in graph.order:
+        limits = self.limits
+        total = len(graph.order)
+        for done, instr in enumerate(graph.order):
+            limits.doing = (f"{done} of {total} instructions of {comp.name} swept "
+                            f"input-to-output from {source.name}")
             for j, op in enumerate(instr.operands):
                 for lf in range(leaf_count(op.shape)):
                     key = (op.name, lf)
@@ -239,8 +288,9 @@ class Analysis:
                         elif step.unsupported is not None:
                             unknown.setdefault(out, step.unsupported)
                         elif step.maps and here:
-                            here = reaching[key] = _bounded(here)
-                            _extend(reaching.setdefault(out, {}), here, step, instr.name)
+                            here = reaching[key] = _bounded(here, limits)
+                            _extend(reaching.setdefault(out, {}), here, step, instr.name,
+                                    limits)
         found = {key: _reached(entries) for key, entries in reaching.items()
                  if key not in unknown}
         found.update({key: Reached(unsupported=opcode) for key, opcode in unknown.items()})
@@ -254,9 +304,11 @@ def _start(instr: HloInstruction, output: int) -> dict[Key, Entries]:
     return {(instr.name, output): {identity: _Tally(Path(instr.name), 1)}}
 
 
-def _extend(target: Entries, here: Entries, step: Step, name: str) -> None:
+def _extend(target: Entries, here: Entries, step: Step, name: str,
+            limits: Limits | None = None) -> None:
     """Add to ``target`` every map of ``here`` composed with every map of ``step``; the
-    path of each new entry ends with ``name``."""
+    path of each new entry ends with ``name``. ``limits`` are charged for each composition
+    and each new map held."""
     for first, tally in here.items():
         opaque = tally.opaque or step.opaque
         for second, via, count in step.maps:
@@ -267,6 +319,8 @@ def _extend(target: Entries, here: Entries, step: Step, name: str) -> None:
             else:
                 entry.count += tally.count * count
                 entry.opaque = entry.opaque or opaque
+            if limits is not None:
+                limits.charge(entry is None)
 
 
 _COMPOSED: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
@@ -295,12 +349,19 @@ def clear_memo() -> None:
     _INTERNED.clear()
 
 
-def _bounded(entries: Entries) -> Entries:
+def _bounded(entries: Entries, limits: Limits | None = None) -> Entries:
     """``entries`` kept small (see the module docstring): maps differing only in runtime
     value elements merged past :data:`MERGE_LIMIT`, the bounding box past
-    :data:`HULL_LIMIT`."""
+    :data:`HULL_LIMIT`. ``limits`` are told of the maps no longer held."""
     if len(entries) <= MERGE_LIMIT:
         return entries
+    found = _merged(entries)
+    if limits is not None:
+        limits.held -= len(entries) - len(found)
+    return found
+
+
+def _merged(entries: Entries) -> Entries:
     merged: Entries = {}
     for m, tally in entries.items():
         _add(merged, _forgotten(m), tally)

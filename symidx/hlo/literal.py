@@ -23,6 +23,7 @@ import math
 import re
 from typing import TypeAlias
 
+from symidx._text import too_long
 from symidx.errors import ParseError
 from symidx.hlo.lexer import describe, skip
 from symidx.hlo.shape import MAX_NESTING, Shape, ShapeLike, TupleShape
@@ -203,6 +204,8 @@ class _Reader:
         """An integer token, range-checked for ``kind`` as XLA does."""
         if not _INT_TOKEN_RE.fullmatch(tok):
             raise self.error(f"expected an integer for element type {kind}, found {tok!r}", at)
+        if too_long(tok) is not None:
+            raise self.error(f"integer of {len(tok)} characters does not fit in 64 bits", at)
         value = int(tok)
         if not -(1 << 63) <= value < _UINT64:
             raise self.error(f"integer {tok} does not fit in 64 bits", at)

@@ -53,7 +53,7 @@ from __future__ import annotations
 import re
 
 from symidx._gc import gc_paused
-from symidx.errors import HloShapeError, ParseError
+from symidx.errors import HloShapeError, ParseError, expect_type
 from symidx.hlo.attributes import (
     ConvolutionDimensionNumbers,
     DotDimensionNumbers,
@@ -106,6 +106,8 @@ def parse_hlo(text: str, source: str = "", *, validate: bool = True) -> HloModul
     an analysis then checks each instruction it goes through
     (:class:`symidx.fusion.Analysis`).
     """
+    expect_type(text, str, "text", "parse_hlo")
+    expect_type(source, str, "source", "parse_hlo")
     if looks_like_mlir(text):
         raise ParseError(mlir_hint(), text, len(text) - len(text.lstrip()), source=source)
     with gc_paused():  # many long-lived allocations: collections would only slow it down

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from symidx._text import too_long
 from symidx.errors import ParseError
 from symidx.hlo.ir import SourceText
 from symidx.hlo.lexer import BLANK_START, INT_RE, NAME_RE, WORD_RE, describe, skip
@@ -87,6 +88,9 @@ class Cursor:
         match = INT_RE.match(self.text, start)
         if match is None:
             raise self.error(f"expected {what}, found {describe(self.text, start)}", start)
+        reason = too_long(match.group())
+        if reason is not None:
+            raise self.error(f"{what}: {reason}", start)
         self.pos = match.end()
         return int(match.group())
 

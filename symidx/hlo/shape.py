@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from symidx._text import too_long
 from symidx.errors import HloShapeError, ParseError
 from symidx.hlo.lexer import describe, scan_balanced, skip, strip_comments
 
@@ -314,6 +315,9 @@ def _read_int(text: str, pos: int, what: str, source: str) -> tuple[int, int]:
     match = _INT_RE.match(text, pos)
     if match is None:
         raise ParseError(f"expected {what}, found {describe(text, pos)}", text, pos, source=source)
+    reason = too_long(match.group())
+    if reason is not None:
+        raise ParseError(f"{what}: {reason}", text, pos, source=source)
     return int(match.group()), match.end()
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from sympy import Integer, Symbol
 
-from symidx.errors import MapError, TooLargeError
+from symidx.errors import MapError, TooLargeError, expect_type
 from symidx.expr import (
     Expr,
     Max,
@@ -525,6 +525,7 @@ def print_map(m: IndexingMap, style: str = "doc") -> str:
     seeds' multi-line form, ``floordiv``), ``xla`` (one line, ``/``, as current XLA
     prints), ``mlir`` (``affine_map<...>`` and a ``domain:`` line). Constraints are sorted
     by their text, so equal maps print equal text whatever order they were built in."""
+    expect_type(m, IndexingMap, "m", "print_map")
     if style not in STYLES:
         raise MapError(f"unknown style {style!r}; choose one of {', '.join(STYLES)}")
     if m.is_known_empty:
@@ -650,8 +651,11 @@ def map_dict(m: IndexingMap) -> dict[str, Any]:
                                 "map": None if v.map is None else print_map(v.map, "xla")}}
                     for i, v in enumerate(m.rts)],
         "results": [print_expr(r, env, "xla") for r in m.results] if special is None else [],
-        "constraints": [{"expr": print_expr(e, env, "xla"), "lo": iv.lo, "hi": iv.hi}
-                        for e, iv in m.constraints],
+        # sorted by text, as printed maps are: the map's own order is by hash, which
+        # PYTHONHASHSEED changes from one process to the next
+        "constraints": sorted(({"expr": print_expr(e, env, "xla"), "lo": iv.lo, "hi": iv.hi}
+                               for e, iv in m.constraints),
+                              key=lambda c: (c["expr"], c["lo"], c["hi"])),
         "special": special,
     }
 

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from symidx._arith import ceil_div
+from symidx._text import too_long
 from symidx.errors import MapError, ParseError, TooLargeError
 from symidx.layout.grid import draw_grid
 from symidx.layout.int_tuple import (
@@ -403,6 +404,9 @@ class _Parser:
             end += 1
         if end == digits_at:
             raise ParseError("expected an integer or '('", self.text, start)
+        reason = too_long(self.text[digits_at:end])
+        if reason is not None:
+            raise ParseError(reason, self.text, start)
         value = int(self.text[pos:end])
         self.leaves.append((value, start))
         self.pos = end

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from symidx.errors import MapError, ParseError
+from symidx._text import too_long
+from symidx.errors import MapError, ParseError, TooLargeError
 from symidx.expr import Expr, FloorDiv, Mod, add, scale
 from symidx.layout.int_tuple import Coord, is_int, rank
 from symidx.layout.nested import Layout, _Parser, evaluate_layout, parse_layout, size
@@ -39,6 +40,13 @@ __all__ = [
 ]
 
 _SWIZZLE = re.compile(r"\s*Sw\s*<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>\s*")
+
+
+#: The largest bits, base or |shift| a swizzle may have (far past any 64-bit offset, but
+#: small enough that its masks are cheap integers).
+_MAX_BITS = 1024
+#: The bits of a non-negative int64.
+_INT64_BITS = (1 << 63) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +63,9 @@ class Swizzle:
             raise MapError(f"a swizzle's bits, base and shift are ints, got {self!r}")
         if self.bits < 0 or self.base < 0:
             raise MapError(f"{self}: bits and base must be non-negative")
+        if max(self.bits, self.base, abs(self.shift)) > _MAX_BITS:
+            raise MapError(f"Sw<{self.bits},{self.base},{self.shift}>: bits, base and shift "
+                           f"above {_MAX_BITS} are not supported (offsets have 64 bits)")
         if abs(self.shift) < self.bits:
             raise MapError(f"{self}: |shift| must be at least bits (the masks would overlap)")
 
@@ -79,10 +90,18 @@ class Swizzle:
         return offset ^ (moved >> self.shift if self.shift >= 0 else moved << -self.shift)
 
     def apply(self, offsets: np.ndarray) -> np.ndarray:
-        """The swizzle of every (non-negative) offset of an int64 array."""
-        moved = offsets & self.yyy_mask
-        shifted = moved >> self.shift if self.shift >= 0 else moved << -self.shift
-        return offsets ^ shifted
+        """The swizzle of every (non-negative) offset of an int64 array. Masks above bit
+        62 read only zero bits of such offsets; a left shift that would carry a bit past
+        bit 62 is a :class:`~symidx.errors.TooLargeError`, not a wrapped offset."""
+        mask = self.yyy_mask & _INT64_BITS  # a non-negative int64 has no higher bit
+        moved = offsets & mask
+        if self.shift >= 0:
+            return offsets ^ (moved >> self.shift)
+        top = int(moved.max()) if moved.size else 0
+        if top.bit_length() - self.shift > 63:
+            raise TooLargeError(f"{self} moves bit {top.bit_length() - 1} to bit "
+                                f"{top.bit_length() - 1 - self.shift}: past a 64-bit offset")
+        return offsets ^ (moved << -self.shift)
 
     def size(self) -> int:
         """The period of the pattern: ``2^(bits + base + |shift|)``."""
@@ -168,9 +187,10 @@ def parse_any_layout(text: str) -> Layout | ComposedLayout:
     if match is not None:
         try:
             outer: Swizzle | Layout = Swizzle(*(int(g) for g in match.groups()))
-        except MapError as e:
+        except (MapError, ValueError) as e:  # ValueError: past Python's digit limit
             indent = len(outer_text) - len(outer_text.lstrip())
-            raise ParseError(str(e), text, outer_at + indent) from None
+            reason = next((r for g in match.groups() if (r := too_long(g))), None)
+            raise ParseError(reason or str(e), text, outer_at + indent) from None
     else:
         outer = _layout_part(text, outer_text, outer_at)
     offset = 0

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from symidx.errors import UnsupportedOpError
+from symidx.errors import UnsupportedOpError, expect_type
 from symidx.hlo.facts import check_index, num_outputs
 from symidx.hlo.ir import HloInstruction
 from symidx.indexing_map import IndexingMap
@@ -149,6 +149,7 @@ def output_to_input(instr: HloInstruction, output_index: int = 0, *,
     to the operand elements it reads (``assume_finite``: under the ``finite`` semantics, see
     :func:`rule`). Raises :class:`UnsupportedOpError` for an op without a rule,
     :class:`SymidxError` for a bad index."""
+    expect_type(instr, HloInstruction, "instr", "output_to_input")
     entry = _lookup(OUTPUT_TO_INPUT, instr)
     check_index(output_index, num_outputs(instr), instr.name, "output")
     groups = _call(entry, instr, output_index, assume_finite)
@@ -161,6 +162,7 @@ def input_to_output(instr: HloInstruction, operand_index: int, *,
     to the output elements that read it (``assume_finite``: see :func:`output_to_input`).
     Raises :class:`UnsupportedOpError` for an op without a rule, :class:`SymidxError` for a
     bad index."""
+    expect_type(instr, HloInstruction, "instr", "input_to_output")
     entry = _lookup(INPUT_TO_OUTPUT, instr)
     check_index(operand_index, len(instr.operands), instr.name, "operand")
     groups = _call(entry, instr, operand_index, assume_finite)

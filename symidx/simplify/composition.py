@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from symidx.errors import expect_type
 from symidx.indexing_map import IndexingMap, compose_with
 from symidx.simplify.driver import simplify
 
@@ -18,4 +19,6 @@ def compose(first: IndexingMap, second: IndexingMap) -> IndexingMap:
     :func:`symidx.simplify.simplify` removes the constraints that always hold. A runtime
     variable's source map (where its value comes from) is composed too, and simplified.
     """
+    expect_type(first, IndexingMap, "first", "compose")
+    expect_type(second, IndexingMap, "second", "compose")
     return compose_with(first, second, simplify)

@@ -9,7 +9,7 @@ from typing import Literal, overload
 
 from sympy import Symbol
 
-from symidx.errors import MapError
+from symidx.errors import MapError, expect_type
 from symidx.expr import Expr
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
@@ -66,6 +66,7 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
     :func:`time.monotonic` instant) is looked at before each round: once it has passed,
     the map of the rounds done is returned (correct, less simple) and the counters say
     that time ran out."""
+    expect_type(m, IndexingMap, "m", "simplify")
     steps: list[Step] | None = [] if trace else None
     stats = SimplifyStats() if trace else None
     result = m.with_divisors_nonzero()  # no rule may assume a divisor that can be 0 is not

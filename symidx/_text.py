@@ -1,0 +1,40 @@
+"""Text that came from outside (file names, module text) made safe to show: on a terminal
+(:func:`terminal_safe`) and in Markdown (:func:`markdown_safe`)."""
+
+from __future__ import annotations
+
+import html
+
+__all__ = ["terminal_safe", "markdown_safe"]
+
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c != 0x09}
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with the characters a terminal acts on (escape sequences, carriage returns,
+    newlines, other C0 and C1 controls) shown as ``\\xNN``: printed, never obeyed."""
+    return text.translate(_CONTROLS)
+
+
+_MARKDOWN = {ord(c): f"\\{c}" for c in "\\`*_{}[]()#+-.!|~"}
+
+
+def markdown_safe(text: str) -> str:
+    """``text`` as literal text in a Markdown table cell or heading: HTML escaped (no tag
+    or entity of the text is rendered), Markdown's punctuation backslash-escaped (no link,
+    image, emphasis or column break), line breaks and other controls shown as ``\\xNN``
+    (no row is split)."""
+    return html.escape(terminal_safe(text), quote=True).translate(_MARKDOWN)
+
+
+def too_long(digits: str) -> str | None:
+    """Why the integer text ``digits`` cannot be read (Python refuses to read an integer of
+    more than ``sys.get_int_max_str_digits()`` digits, a guard against quadratic time), or
+    None when it can."""
+    import sys
+
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    count = len(digits.lstrip("+-_"))
+    if limit and count > limit:
+        return f"an integer of {count} digits is too large (at most {limit})"
+    return None
