@@ -938,7 +938,10 @@ def _custom_call(instr, values, output):
         return {o: [{o}] for o in box(out_dims(instr))}
     if target == "TopK":
         return _topk(instr, values, output)
-    return _random(instr, values, output)
+    from reference_gpu import library_dependencies  # GPU library calls: their own module
+
+    found = library_dependencies(instr, values, output)
+    return _random(instr, values, output) if found is None else found
 
 
 # --- collectives: per participant -------------------------------------------------------------
