@@ -186,7 +186,7 @@ def _attention(instr, target, values, output):
         return {t: n for t, n in zip(template(role), dims, strict=True) if isinstance(t, str)}
 
     q, k, v = sizes(0), sizes(1), sizes(2)
-    B, Sq, H, D = q["b"], q["s"], q["h"], q["d"]
+    Sq, H, D = q["s"], q["h"], q["d"]
     Skv, G, Dv = k["s"], k["h"], v["d"]
     per = H // G
     cu_q, cu_kv = (5, 6) if forward else (8, 9)
@@ -209,9 +209,7 @@ def _attention(instr, target, values, output):
             return False
         if left >= 0 and i - j > left:
             return False
-        if right >= 0 and j - i > right:
-            return False
-        return True
+        return not (right >= 0 and j - i > right)
 
     def row_valid(b, i):
         return not padding or i < lengths(b)[0]
@@ -219,7 +217,6 @@ def _attention(instr, target, values, output):
     def col_valid(b, j):
         return not padding or j < lengths(b)[1]
 
-    cus = {cu_q, cu_kv}
     shape = out_dims(instr, output)
     deps = {}
     last = 3 if forward else 4

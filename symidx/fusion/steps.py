@@ -213,8 +213,8 @@ def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
         return _unsupported(instr, direction, index, e.opcode)
     except HloShapeError as e:  # shapes XLA's parser lets through, but that do not fit
         return _everything(instr, direction, index, leaf, f"shapes do not fit: {e}")
-    return _group_steps(instr, direction, index, groups, lambda out: opaque_reason(instr, out, direction),
-                        resolve, scope)
+    return _group_steps(instr, direction, index, groups,
+                        lambda out: opaque_reason(instr, out, direction), resolve, scope)
 
 
 def _known_indices(scatter: HloInstruction, scope: Scope) -> HloInstruction:
