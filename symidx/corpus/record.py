@@ -50,9 +50,10 @@ WARNINGS_QUOTED = 10
 class Options:
     """What is asked of every module.
 
-    ``computation`` None: every fusion (as ``symidx maps --all``); a name (``ENTRY``: the
-    entry computation): that computation analysed whole (as ``symidx maps --computation``:
-    output 0 to every parameter, or parameter 0 to every output input-to-output).
+    ``computation`` None: every fusion (as ``symidx maps --all``), or for a module without
+    a fusion its entry computation whole; a name (``ENTRY``: the entry computation): that
+    computation analysed whole (as ``symidx maps --computation``: output 0 to every
+    parameter, or parameter 0 to every output input-to-output).
     ``maps``: put the ``symidx.maps/1`` document in the record. ``hook``: for tests only,
     ``PATH.py:FUNCTION`` called with each :class:`~symidx.corpus.sources.Task` before it is
     analysed (to make a worker hang or crash)."""
@@ -81,7 +82,7 @@ def analyse(task: Task, options: Options) -> dict[str, Any]:
     record["counts"] = _module_counts(module)
     start = time.perf_counter()
     try:
-        document = _document(module, options)
+        document, record["analysed"] = _document(module, options)
         found = violations(module)
     except (SymidxError, RecursionError) as e:
         return _failed(record, "error", _message(e), analysis=time.perf_counter() - start)
@@ -122,6 +123,7 @@ def _base(task: Task, options: Options) -> dict[str, Any]:
         "direction": options.direction, "computation": options.computation,
         "parse_seconds": None, "analysis_seconds": None, "counts": None,
         "unsupported": {}, "opaque": {}, "warnings": [], "maps": None, "duplicate_of": None,
+        "analysed": None,
     }
     return record
 
@@ -158,22 +160,27 @@ def _module_counts(module: HloModule) -> dict[str, int]:
             "fusions": sum(i.opcode == "fusion" for i in instructions)}
 
 
-def _document(module: HloModule, options: Options) -> dict[str, Any]:
+def _document(module: HloModule, options: Options) -> tuple[dict[str, Any], str]:
     """The ``symidx.maps/1`` document ``symidx maps FILE --all`` (or ``--computation
-    NAME``) prints for the module, in ``options.direction``."""
+    NAME``) prints for the module, in ``options.direction``, and what was analysed:
+    ``"fusions"``; ``"entry"``, the entry computation whole, for a module without a fusion
+    when every fusion was asked; ``"computation"`` for ``--computation NAME``."""
     direction: Direction = INPUT_TO_OUTPUT if options.direction == "input-to-output" \
         else OUTPUT_TO_INPUT
     analysis = Analysis(verify=True)
-    if options.computation is None:
+    fused = any(i.opcode == "fusion" for c in module.computations.values()
+                for i in c.instructions)
+    if options.computation is None and fused:
         found = module_fusion_maps(module, direction, analysis=analysis)
-        return fusions_document(module, direction, found)
-    comp = find_computation(module, options.computation)
+        return fusions_document(module, direction, found), "fusions"
+    analysed = "entry" if options.computation is None else "computation"
+    comp = find_computation(module, options.computation or "ENTRY")
     backward = direction == OUTPUT_TO_INPUT
     has_any = bool(leaf_count(comp.root.shape) if backward else comp.parameters)
     first = 0 if has_any else None
     records = computation_maps(comp, direction, output=first if backward else None,
                                operand=None if backward else first, analysis=analysis)
-    return computations_document(module, direction, records)
+    return computations_document(module, direction, records), analysed
 
 
 def _groups(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
