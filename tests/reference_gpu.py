@@ -33,7 +33,9 @@ def library_dependencies(instr: HloInstruction, values, output: int) -> Deps | N
         return _conv(instr, target, output)
     if target.startswith("te_fused_attn_"):
         return _attention(instr, target, values, output)
-    if target.startswith("xla_builder.math."):
+    if target.startswith("xla_builder.math.") and all(
+            op_dims(instr, k) == out_dims(instr, 0) for k in range(len(instr.operands))):
+        # XLA's math library: functions of one element of each operand
         return {o: [{o} for _ in instr.operands] for o in box(out_dims(instr, output))}
     return None
 

@@ -300,6 +300,18 @@ def test_builder_math_is_elementwise():
     assert ops.opaque_reason(instr) is None
 
 
+def test_builder_calls_without_a_computation_or_fitting_shapes_stay_labelled():
+    # xla/hlo/builder/tests/matrix/get_matrix_diagonal_via_gather.hlo: f32[2,2] -> f32[2,2]
+    instr = build(["f32[2,2]"], 'f32[2,2] custom-call(p0), '
+                                'custom_call_target="xla_builder.matrix.GetMatrixDiagonalViaGather"')
+    assert ops.opaque_reason(instr) == \
+        "custom-call xla_builder.matrix.GetMatrixDiagonalViaGather"
+    broadcast = build(["f32[3]", "f32[]"], 'f32[3] custom-call(p0, p1), '
+                                           'custom_call_target="xla_builder.math.NextAfter"')
+    assert ops.opaque_reason(broadcast) == "custom-call xla_builder.math.NextAfter"
+    check_output_to_input(broadcast, over=[0, 1])
+
+
 def test_builder_call_with_its_computation_is_analysed_through_it():
     main_args = ["maps", str(DATA / "gpu_library_calls.hlo"), "--computation", "builder",
                  "--format", "json"]
