@@ -13,13 +13,18 @@ import numpy as np
 import pytest
 
 from ops_check import (
+    _in_box as in_box,
+)
+from ops_check import (
     build,
     check,
     check_output_to_input,
     data_of,
     relation_in_to_out,
     relation_out_to_in,
+    union_image,
 )
+from reference_hlo import dependencies
 from symidx import ops
 from symidx.cli import main
 from symidx.hlo import parse_hlo
@@ -248,6 +253,27 @@ def test_fused_attention_against_its_twin(forward, layout, mask):
     padding = mask in (1, 3, 5)
     values = cu_values(instr, forward) if padding else {}
     check_attention(instr, forward, padding, values)
+
+
+@pytest.mark.parametrize("forward", [True, False])
+@pytest.mark.parametrize("lengths", [((0, 2, 5), (0, 0, 4)), ((0, 0, 3), (0, 2, 4))])
+@pytest.mark.parametrize("mask", [1, 3])
+def test_fused_attention_with_an_empty_sequence(forward, lengths, mask):
+    """A valid row without kv columns reads nothing of q, k, v (nor does a kv column that no
+    row uses): the rule's maps say so exactly, through a range variable whose only
+    constraint involves the lengths. ``remove_unused_symbols`` (run on every rule's maps)
+    drops such a variable with its constraint, so the finished maps are a superset there."""
+    instr = attention(forward, 9, mask, h=4, g=2)
+    values = cu_values(instr, forward, *lengths)
+    data = data_of(instr, values)
+    call = library_call(instr)
+    for output in (0, 1, 2) if not forward else (0,):
+        raw, finished = call.reads(output), ops.output_to_input(instr, output)
+        for o, reads in dependencies(instr, values, output).items():
+            for k, dims in enumerate(call.ops):
+                exact = {i for i in union_image(raw[k], o, data) if in_box(i, dims)}
+                assert exact == reads[k], (output, o, k, sorted(exact ^ reads[k])[:4])
+                assert reads[k] <= union_image(finished[k], o, data)
 
 
 def test_fused_attention_cross_lengths_window_and_bias():

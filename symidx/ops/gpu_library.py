@@ -49,7 +49,12 @@ read ``q, k, v, O, dO, softmax_aux`` over the allowed pairs, and ``dv[b, j, g, e
 ``q, k[b, j, g, :], softmax_aux`` and ``dO[b, i, h, e]`` only. Labelled: ``rng_state``
 (derived from the seed), the workspace, ``softmax_aux`` of padded rows (unspecified: said
 to read as a valid row), and input-to-output maps of padding masks (the run-time lengths
-dropped). Dropout, a backward bias, and the ragged ``thd`` layouts are not modelled.
+dropped). Dropout, a backward bias, and the ragged ``thd`` layouts are not modelled. A row
+whose sequence has no kv element at all (``kv_len = 0``; or a kv column when ``q_len = 0``)
+reads nothing; the rule says so with a range variable whose only constraint involves the
+lengths, which :func:`symidx.simplify.remove_unused_symbols` drops (its maps then claim
+that row's reads: a superset, sound, not labelled). Where the mask leaves every row some
+column (and every column some row) without run-time lengths, that variable is left out.
 """
 
 from __future__ import annotations
@@ -410,7 +415,7 @@ class _Builder:
     """The parts of one map under construction: range variables, runtime variables (with
     their provenance from the map's dims) and constraints."""
 
-    source: Sequence[int]
+    source: Sequence[int | Interval]
     ranges: list[tuple[int, int]] = field(default_factory=list)
     rts: list[RuntimeVar] = field(default_factory=list)
     constraints: list[tuple[Expr, Interval]] = field(default_factory=list)
@@ -739,6 +744,30 @@ class _Attention(LibraryCall):
         if self.right >= 0:
             b.where(j - i, -self._big(), min(self.right, 0) if self.causal else self.right)
 
+    @property
+    def _every_row(self) -> bool:
+        """Without run-time lengths, does the mask leave every query row some kv column?"""
+        return all(self._span(i, row=True) for i in range(self.Sq))
+
+    @property
+    def _every_column(self) -> bool:
+        """Without run-time lengths, does every kv column serve some query row?"""
+        return all(self._span(j, row=False) for j in range(self.Skv))
+
+    def _span(self, x: int, row: bool) -> bool:
+        """Is some partner of row (or column) ``x`` allowed by the static mask?"""
+        if self.padding:
+            return False
+        inf = max(self.Sq, self.Skv) + 1
+        # j - i in [lo, hi]
+        lo = -self.left if self.left >= 0 else -inf
+        hi = min(self.right if self.right >= 0 else inf,
+                 0 if self.causal and not self.bottom_right else inf,
+                 self.Skv - self.Sq if self.bottom_right else inf)
+        if row:  # j in [0, Skv - 1] and j - x in [lo, hi]
+            return max(0, x + lo) <= min(self.Skv - 1, x + hi)
+        return max(0, x - hi) <= min(self.Sq - 1, x - lo)
+
     # --- output-to-input -------------------------------------------------------------------------
 
     def reads(self, output: int) -> Groups:
@@ -781,7 +810,11 @@ class _Attention(LibraryCall):
             j = b.var(self.Skv)  # a kv column the row reads
             # the stats of a padded row are unspecified: read as a valid row's
             self._allowed(b, axes["b"], axes["s"], j, padding, q_valid=not aux)
-            groups[position].append(b.map(make(b, axes, j)))
+            m = b.map(make(b, axes, j))
+            # a column exists for every row: no need to say so (with run-time lengths,
+            # kv_len >= 1 must hold: the range variable keeps that condition)
+            groups[position].append(_without_first_range(m) if not pad and self._every_row
+                                    else m)
 
         def g(axes: dict[str, Expr]) -> Expr:
             return FloorDiv(axes["h"], per_group) if per_group > 1 else axes["h"]
@@ -844,7 +877,9 @@ class _Attention(LibraryCall):
         def add(position: int, make: Callable[[_Builder, Expr, Expr, Expr, Expr, Expr],
                                               list[Expr]]) -> None:
             b, batch, i, h, j, g = start()
-            groups[position].append(b.map(make(b, batch, i, h, j, g)))
+            m = b.map(make(b, batch, i, h, j, g))
+            always = self._every_row if role == 0 else self._every_column
+            groups[position].append(_without_first_range(m) if not pad and always else m)
 
         own = t.logical(_Builder(shape))
         e = own["d"]
@@ -884,6 +919,19 @@ class _Attention(LibraryCall):
         if not backward and self.padding:
             return f"custom-call {self.target} padding mask (run-time lengths not applied)"
         return None
+
+
+def _without_first_range(m: IndexingMap) -> IndexingMap:
+    """``m`` without range variable ``s0`` and the constraints on it, when ``s0`` only
+    says that some value of it exists (it is in no result) and one always does."""
+    first = sym(0)
+    if not m.num_ranges or any(first in r.free_symbols for r in m.results):
+        return m
+    shift = {sym(k): sym(k - 1) for k in range(1, m.num_ranges)}
+    results = substitute(list(m.results), shift)
+    constraints = [(substitute([e], shift)[0], iv) for e, iv in m.constraints
+                   if first not in e.free_symbols]
+    return IndexingMap.create(m.dims, results, m.ranges[1:], m.rts, constraints)
 
 
 def _unpacked(layout: int) -> Template:
