@@ -165,10 +165,6 @@ def _ints(values: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in values or ())
 
 
-def _nothing() -> list[IndexingMap]:
-    return []
-
-
 def _is_workspace(shape: Shape) -> bool:
     return len(shape.dims) == 1 and shape.element_type in ("s8", "u8")
 
@@ -248,7 +244,7 @@ class _Gemm(LibraryCall):
         groups: Groups = []
         for k, dims in enumerate(self.ops):
             if not self._read_by_d(k):
-                groups.append(_nothing())
+                groups.append([])
             elif kind == "amax":
                 groups.append([every_element(out, dims)])
             else:
@@ -274,7 +270,7 @@ class _Gemm(LibraryCall):
             if out_kind == "workspace":
                 groups.append([every_element(dims, shape.dims)])
             elif not self._read_by_d(operand):
-                groups.append(_nothing())
+                groups.append([])
             elif out_kind == "amax":
                 groups.append([to_scalar(dims)])
             elif kind in ("a", "b"):
@@ -633,9 +629,11 @@ def _layout(layout: int) -> tuple[_Tensor, _Tensor, _Tensor]:
 
 
 def _sizes(dims: Dims, tensor: _Tensor) -> dict[str, int]:
-    require_len = len(dims) == len(tensor.template)
-    if not require_len:
-        raise ValueError("rank")
+    """The sizes of the logical axes of ``tensor`` held in an array of ``dims``
+    (:class:`ValueError` when the ranks differ or a packed index is out of range)."""
+    if len(dims) != len(tensor.template) or any(
+            isinstance(t, int) and not t < n for t, n in zip(tensor.template, dims, strict=True)):
+        raise ValueError(f"{list(dims)} does not hold {tensor.template}")
     return {t: n for t, n in zip(tensor.template, dims, strict=True) if isinstance(t, str)}
 
 
