@@ -4,8 +4,9 @@ processes or a Ray or Dask cluster.
 PATH is a file, a folder (searched recursively for *.hlo, *.txt and *.hlo.gz) or a glob.
 A file holding several modules split by '// -----' lines (XLA's lit tests) gives one
 module per section, numbered from 0 (FILE#K). Each module is analysed as `symidx maps
-FILE --all` does (every fusion), or with --computation NAME as `symidx maps FILE
---computation NAME` does, and one line of JSON is appended to RESULTS for it (schema
+FILE --all` does (every fusion; a module without a fusion: its entry computation whole, as
+`--computation ENTRY`), or with --computation NAME as `symidx maps FILE --computation
+NAME` does, and one line of JSON is appended to RESULTS for it (schema
 symidx.corpus/1, docs/corpus.md): its SHA-256, file, status (ok, parse-error, error,
 timeout), message with location, parse and analysis seconds, counts, unsupported and
 opaque ops, and with --maps the symidx.maps/1 document itself.
