@@ -127,7 +127,7 @@ def library_call(instr: HloInstruction) -> LibraryCall | None:
     return _call(instr)
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=64)  # a few calls at a time (they keep their module alive)
 def _call(instr: HloInstruction) -> LibraryCall | None:
     target = instr.attr_str("custom_call_target") or ""
     if any(not isinstance(op.shape, Shape) for op in instr.operands):
