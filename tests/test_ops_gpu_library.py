@@ -367,3 +367,19 @@ def test_gpu_modules_from_the_corpus_get_exact_maps():
             continue
         assert library_call(instr) is not None or target.startswith("xla_builder"), target
         assert ops.opaque_reason(instr, 0) is None, target
+
+
+# --- dynamic shapes -------------------------------------------------------------------------
+
+
+def test_slice_to_dynamic_and_pad_to_static():
+    # xla/backends/gpu/tests/calling_convention.hlo
+    sliced = build(["s32[2,2,2]", "s32[]", "s32[]", "s32[]"],
+                   's32[2,<=2,2] custom-call(p0, p1, p2, p3), '
+                   'custom_call_target="SliceToDynamic"')
+    check(sliced)
+    padded = build(["s32[2,<=2,2]"], '(s32[2,2,2], s32[], s32[], s32[]) custom-call(p0), '
+                                     'custom_call_target="PadToStatic"')
+    check(padded)
+    assert ops.opaque_reason(sliced) is None and ops.opaque_reason(padded) is None
+    assert ops.output_to_input(padded, 1) == [[]]

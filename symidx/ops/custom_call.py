@@ -11,6 +11,11 @@ Exact targets (checked against XLA's sources):
   layout; the logical index is unchanged). Output index ``d`` reads operand index ``d``.
 * ``TopK`` (``(values, indices)`` of the last dimension, as the ``topk`` op): an output
   element reads its whole last-dimension row.
+* ``SliceToDynamic`` (an array and one scalar size per dimension: the array with those
+  dynamic sizes, as ``set-dimension-size`` on every dimension) reads the element at its own
+  index and every size; ``PadToStatic`` (a dynamic array: the same buffer at its static
+  bounds, then one size per dimension) reads its operand at the same index, and its sizes,
+  like ``get-dimension-size``, read no element.
 * GPU library calls (cuBLAS gemms, cuDNN convolutions, TransformerEngine fused attention):
   :mod:`symidx.ops.gpu_library`, exact per output leaf except the leaves it labels
   (workspaces, an RNG state).
@@ -34,7 +39,14 @@ from __future__ import annotations
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.facts import num_outputs
 from symidx.indexing_map import IndexingMap
-from symidx.ops.basic import array_operand_dims, identity, reaches_everything, reads_everything
+from symidx.ops.basic import (
+    array_operand_dims,
+    from_scalar,
+    identity,
+    reaches_everything,
+    reads_everything,
+    to_scalar,
+)
 from symidx.ops.gpu_library import library_call
 from symidx.ops.linalg import topk_in, topk_out
 from symidx.ops.registry import (
@@ -78,6 +90,42 @@ def _topk(instr: HloInstruction) -> bool:
         and len({o.dims for o in outs if isinstance(o, Shape)}) == 1
 
 
+def _slice_to_dynamic(instr: HloInstruction) -> bool:
+    if target(instr) != "SliceToDynamic" or not isinstance(instr.shape, Shape) \
+            or len(instr.operands) != len(instr.shape.dims) + 1:
+        return False
+    shapes = [op.shape for op in instr.operands]
+    arrays = [sh for sh in shapes if isinstance(sh, Shape)]
+    return len(arrays) == len(shapes) and arrays[0].dims == instr.shape.dims \
+        and all(sh.dims == () for sh in arrays[1:])
+
+
+def _pad_to_static(instr: HloInstruction) -> bool:
+    if target(instr) != "PadToStatic" or len(instr.operands) != 1 \
+            or isinstance(instr.shape, Shape):
+        return False
+    operand = instr.operands[0].shape
+    outs = [o for o in instr.shape.elements if isinstance(o, Shape)]
+    return isinstance(operand, Shape) and len(outs) == len(instr.shape.elements) \
+        == len(operand.dims) + 1 and outs[0].dims == operand.dims \
+        and all(o.dims == () for o in outs[1:])
+
+
+def _dynamic_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+    if _pad_to_static(instr):
+        dims = array_operand_dims(instr, 0)
+        return [[identity(dims)] if output_index == 0 else []]
+    dims = array_operand_dims(instr, 0)
+    return [[identity(dims)]] + [[to_scalar(dims)] for _ in instr.operands[1:]]
+
+
+def _dynamic_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+    dims = array_operand_dims(instr, 0)
+    if _pad_to_static(instr):
+        return [[identity(dims)]] + [[] for _ in dims]
+    return [[identity(dims) if operand_index == 0 else from_scalar(dims)]]
+
+
 def _builder_elementwise(instr: HloInstruction) -> bool:
     if not target(instr).startswith(BUILDER_MATH_PREFIX) or not isinstance(instr.shape, Shape):
         return False
@@ -109,6 +157,8 @@ def _custom_call_out(instr: HloInstruction, output_index: int) -> list[list[Inde
         return [[identity(array_operand_dims(instr, 0))]]
     if _topk(instr):
         return topk_out(instr, output_index)
+    if _slice_to_dynamic(instr) or _pad_to_static(instr):
+        return _dynamic_out(instr, output_index)
     if _builder_elementwise(instr):
         return [[identity(array_operand_dims(instr, k))] for k in range(len(instr.operands))]
     call = library_call(instr)
@@ -123,6 +173,8 @@ def _custom_call_in(instr: HloInstruction, operand_index: int) -> list[list[Inde
         return [[identity(array_operand_dims(instr, 0))]]
     if _topk(instr):
         return topk_in(instr, operand_index)
+    if _slice_to_dynamic(instr) or _pad_to_static(instr):
+        return _dynamic_in(instr, operand_index)
     if _builder_elementwise(instr):
         return [[identity(array_operand_dims(instr, operand_index))]]
     call = library_call(instr)
@@ -135,6 +187,7 @@ def _custom_call_in(instr: HloInstruction, operand_index: int) -> list[list[Inde
 def _custom_call_opacity(instr: HloInstruction, output: int | None,
                          direction: Direction | None) -> str | None:
     if _pass_through(instr) or _topk(instr) or _builder_elementwise(instr) \
+            or _slice_to_dynamic(instr) or _pad_to_static(instr) \
             or not instr.operands or not num_outputs(instr):
         return None
     call = library_call(instr)
