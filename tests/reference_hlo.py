@@ -963,7 +963,14 @@ def _custom_call(instr, values, output):
         return {o: [{o}] for o in box(out_dims(instr))}
     if target == "TopK":
         return _topk(instr, values, output)
-    return _random(instr, values, output)
+    if target == "SliceToDynamic":  # the array, its sizes set: every size read
+        return {o: [{o}] + [{()} for _ in instr.operands[1:]] for o in box(out_dims(instr))}
+    if target == "PadToStatic":  # the same buffer at its bounds; the sizes: no element
+        return {o: [{o} if output == 0 else set()] for o in box(out_dims(instr, output))}
+    from reference_gpu import library_dependencies  # GPU library calls: their own module
+
+    found = library_dependencies(instr, values, output)
+    return _random(instr, values, output) if found is None else found
 
 
 # --- collectives: per participant -------------------------------------------------------------

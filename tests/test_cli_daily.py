@@ -33,10 +33,10 @@ def test_version() -> None:
 
 
 def test_a_subcommand_usage_error_shows_that_subcommand_usage() -> None:
-    code, out, err = run("maps", TINY, "--output", "x")
+    code, out, err = run("maps", TINY, "--operand", "x")
     assert code == 2 and out == ""
     assert err.startswith("usage: symidx maps ")
-    assert "argument --output: expected a number or 'all', found 'x'" in err
+    assert "argument --operand: expected a number or 'all', found 'x'" in err
     code, _, err = run("simplify")
     assert code == 2 and err.startswith("usage: symidx simplify ")
 

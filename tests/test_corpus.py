@@ -316,6 +316,23 @@ def test_the_summary_counts_statuses_errors_and_ops() -> None:
     assert "unsupported ops, by groups of maps: frobnicate 2" in text
 
 
+def test_a_module_without_a_fusion_is_analysed_whole() -> None:
+    found = lit_records()
+    # section 1 is one computation and no fusion: its entry, analysed whole
+    assert (found[0]["analysed"], found[1]["analysed"]) == ("fusions", "entry")
+    assert found[1]["counts"]["fusions"] == 0 and found[1]["counts"]["maps"] == 1
+    assert found[3]["analysed"] is None  # it did not parse
+    summary = Summary()
+    summary.add_all(found.values())
+    assert summary.analysed == {"fusions": 2, "entry": 1}
+    line = summary.text().splitlines()[1]
+    assert line.startswith("ok: 2 by their fusions, 1 whole (entry computation, no fusion); "
+                           "0 gave no map;")
+    asked = analyse(Task(str(LIT), 1, 19, split_sections(LIT.read_text())[1].text),
+                    Options(computation="ENTRY"))
+    assert asked["analysed"] == "computation"
+
+
 @pytest.mark.parametrize("suffix", [".md", ".html"])
 def test_the_report_has_the_plot_and_the_tables(tmp_path: Path, suffix: str) -> None:
     pytest.importorskip("matplotlib")
@@ -327,6 +344,7 @@ def test_the_report_has_the_plot_and_the_tables(tmp_path: Path, suffix: str) -> 
     assert code == 0 and f"report written to {report}" in err
     text = report.read_text()
     assert "Modules by status" in text and "frobnicate" in text and "MyKernel" in text
+    assert "Modules analysed (status ok)" in text and "by their fusions" in text
     if suffix == ".md":
         assert "![analysis time against module size](report.png)" in text
         assert (tmp_path / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -27,7 +27,9 @@ from symidx.analysis.groups import (
     find_computation,
     find_instruction,
     instruction_maps,
+    iter_computation_maps,
     module_fusion_maps,
+    output_leaves,
     semantics_name,
 )
 from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
@@ -46,6 +48,8 @@ __all__ = [
     "find_instruction",
     "find_computation",
     "computation_maps",
+    "iter_computation_maps",
+    "output_leaves",
     "instruction_maps",
     "module_fusion_maps",
     "fusion_output_to_input",

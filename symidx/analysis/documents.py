@@ -40,7 +40,9 @@ __all__ = [
     "instruction_document",
     "fusions_document",
     "computations_document",
+    "computation_json",
     "dumps",
+    "dumps_line",
 ]
 
 #: The name and version of the JSON ``symidx maps`` prints.
@@ -145,6 +147,11 @@ def dumps(document: dict[str, Any] | list[dict[str, Any]]) -> str:
     return json.dumps(document, indent=2)
 
 
+def dumps_line(document: dict[str, Any]) -> str:
+    """A document on one line (``--format jsonl``)."""
+    return json.dumps(document, separators=(",", ":"))
+
+
 def instruction_document(module: HloModule, instr: HloInstruction, direction: Direction,
                          groups: Sequence[MapGroup], index: int, explain: bool = False,
                          assume_finite: bool = False) -> dict[str, Any]:
@@ -185,14 +192,19 @@ def computations_document(module: HloModule, direction: Direction,
     """The JSON document of a whole computation's groups (``symidx maps
     --computation``): ``{..., "computations": [{"computation", "output"|"input", "leaf",
     "operands"}]}``."""
-    selector = "output" if direction == OUTPUT_TO_INPUT else "input"
     finder = SourceFinder(module)
-    records = [{"computation": c.computation.name, selector: c.index, "leaf": c.leaf,
-                "operands": [group_json(g, direction, explain,
-                                        Context(finder, c.computation, c.computation))
-                             for g in c.groups]}
-               for c in found]
+    records = [computation_json(c, direction, explain, finder) for c in found]
     return _document(module, direction, assume_finite, computations=records)
+
+
+def computation_json(c: ComputationMaps, direction: Direction, explain: bool = False,
+                     finder: SourceFinder | None = None) -> dict[str, Any]:
+    """One entry of :func:`computations_document`: ``{"computation", "output"|"input",
+    "leaf", "operands"}`` (the groups' sources looked up with ``finder``, when given)."""
+    selector = "output" if direction == OUTPUT_TO_INPUT else "input"
+    context = None if finder is None else Context(finder, c.computation, c.computation)
+    return {"computation": c.computation.name, selector: c.index, "leaf": c.leaf,
+            "operands": [group_json(g, direction, explain, context) for g in c.groups]}
 
 
 def _called_name(instr: HloInstruction) -> str | None:

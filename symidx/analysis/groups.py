@@ -19,7 +19,7 @@ argument of the wrong type raises :class:`~symidx.errors.ArgumentTypeError`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
@@ -43,6 +43,8 @@ __all__ = [
     "find_instruction",
     "find_computation",
     "computation_maps",
+    "iter_computation_maps",
+    "output_leaves",
     "instruction_maps",
     "module_fusion_maps",
 ]
@@ -195,40 +197,111 @@ def computation_maps(comp: HloComputation, direction: Direction, *,
     Input-to-output: one entry per parameter leaf (only parameter ``operand``), each with
     a group per output leaf of the root (only ``output``). ``progress(done, total, what)``
     is called after each entry (``what``: ``"output"`` or ``"parameter leaf"``).
-    ``assume_finite``: as for :func:`instruction_maps`."""
-    expect_type(comp, HloComputation, "comp", "computation_maps")
+    ``assume_finite``: as for :func:`instruction_maps`. :func:`iter_computation_maps` gives
+    the entries one at a time."""
+    return list(iter_computation_maps(
+        comp, direction, operand=operand, outputs=None if output is None else [output],
+        analysis=analysis, progress=progress, assume_finite=assume_finite, timeout=timeout,
+        max_maps=max_maps))
+
+
+def iter_computation_maps(comp: HloComputation, direction: Direction, *,
+                          operand: int | None = None, outputs: Sequence[int] | None = None,
+                          analysis: Analysis | None = None,
+                          progress: Callable[[int, int, str], None] | None = None,
+                          assume_finite: bool | None = None, timeout: float | None = None,
+                          max_maps: int | None = None) -> Iterator[ComputationMaps]:
+    """The entries of :func:`computation_maps`, each as soon as it is computed, for the
+    output leaves ``outputs`` (None: every one; input-to-output, the output groups kept).
+    What the analysis keeps of ``comp`` itself is dropped after each entry, so that memory
+    holds one entry's maps (and what the computations it calls share) at a time."""
+    expect_type(comp, HloComputation, "comp", "iter_computation_maps")
     analysis = _analysis(analysis, assume_finite, timeout, max_maps, "computation_maps")
     root = comp.root
-    if output is not None:
-        _check_index(output, leaf_count(root.shape), f"the root of {comp.name} has", "output")
+    for k in outputs or ():
+        _check_index(k, leaf_count(root.shape), f"the root of {comp.name} has", "output")
     if operand is not None:
         _check_index(operand, len(comp.parameters), f"{comp.name} has", "parameter")
-    records = []
     if direction == OUTPUT_TO_INPUT:
-        outputs = [output] if output is not None else list(range(leaf_count(root.shape)))
-        for k in outputs:
+        chosen = list(outputs) if outputs is not None else list(range(leaf_count(root.shape)))
+        for done, k in enumerate(chosen, 1):
             found = analysis.parameters_of(comp, k)
             groups = tuple(_parameter_group(comp, n, lf, found.get((n, lf), Reached()))
                            for n, lf in parameter_leaves(comp)
                            if operand is None or n == operand)
-            records.append(ComputationMaps(comp, k, groups))
+            analysis.forget(comp)
+            yield ComputationMaps(comp, k, groups)
             if progress is not None:
-                progress(len(records), len(outputs), "output")
+                progress(done, len(chosen), "output")
     elif direction == INPUT_TO_OUTPUT:
-        chosen = [(n, lf) for n, lf in parameter_leaves(comp) if operand is None or n == operand]
-        for n, lf in chosen:
+        wanted = set(outputs) if outputs is not None else None
+        params = [(n, lf) for n, lf in parameter_leaves(comp) if operand is None or n == operand]
+        for done, (n, lf) in enumerate(params, 1):
             reached = analysis.outputs_of(comp, n, lf)
             groups = tuple(replace(_group(k, root.name, reached.get(k, Reached())),
                                    shape=str(leaves(root.shape)[k]))
                            for k in range(leaf_count(root.shape))
-                           if output is None or k == output)
+                           if wanted is None or k in wanted)
             tuple_param = isinstance(comp.parameters[n].shape, TupleShape)
-            records.append(ComputationMaps(comp, n, groups, lf if tuple_param else None))
+            analysis.forget(comp)
+            yield ComputationMaps(comp, n, groups, lf if tuple_param else None)
             if progress is not None:
-                progress(len(records), len(chosen), "parameter leaf")
+                progress(done, len(params), "parameter leaf")
     else:
         raise SymidxError(f"unknown direction {direction!r}")
-    return records
+
+
+def output_leaves(comp: HloComputation, spec: str) -> list[int]:
+    """The root output leaves ``spec`` names: ``all``; a leaf number (``3``); a tuple path
+    (``{2,1}`` or ``2.1``: element 1 of element 2 of the root tuple, every leaf under it);
+    or the name of an instruction whose value the root returns (every leaf it fills)."""
+    root = comp.root
+    count = leaf_count(root.shape)
+    text = spec.strip()
+    if text == "all":
+        return list(range(count))
+    if text.lstrip("-").isdigit():
+        k = int(text)
+        _check_index(k, count, f"the root of {comp.name} has", "output")
+        return [k]
+    path = text[1:-1] if text.startswith("{") and text.endswith("}") else text
+    parts = [p.strip() for p in path.replace(",", ".").split(".")]
+    if len(parts) > 1 or text.startswith("{"):
+        if not all(p.isdigit() for p in parts):
+            raise SymidxError(f"--output {spec!r}: a tuple path is numbers, like {{2,1}}")
+        return _path_leaves(comp, [int(p) for p in parts], spec)
+    found = _named_leaves(root, text.lstrip("%"), 0)
+    if not found:
+        raise SymidxError(f"--output {spec!r}: the root of {comp.name} ({root.name}) returns "
+                          f"no instruction of that name (give a leaf number, a tuple path "
+                          f"like {{2,1}}, or 'all')")
+    return found
+
+
+def _path_leaves(comp: HloComputation, path: list[int], spec: str) -> list[int]:
+    shape = comp.root.shape
+    first = 0
+    for depth, k in enumerate(path):
+        if not isinstance(shape, TupleShape) or not 0 <= k < len(shape.elements):
+            raise SymidxError(f"--output {spec!r}: the root of {comp.name} has no tuple "
+                              f"element at {{{','.join(map(str, path[:depth + 1]))}}}")
+        first += sum(leaf_count(e) for e in shape.elements[:k])
+        shape = shape.elements[k]
+    return list(range(first, first + leaf_count(shape)))
+
+
+def _named_leaves(instr: HloInstruction, name: str, first: int) -> list[int]:
+    """The leaves (from ``first``) of ``instr``'s value filled by the instruction ``name``,
+    looking through the tuples that build it."""
+    if instr.name == name:
+        return list(range(first, first + leaf_count(instr.shape)))
+    if instr.opcode != "tuple":
+        return []
+    found: list[int] = []
+    for op in instr.operands:
+        found += _named_leaves(op, name, first)
+        first += leaf_count(op.shape)
+    return found
 
 
 def _parameter_group(comp: HloComputation, n: int, lf: int, r: Reached) -> MapGroup:

@@ -8,11 +8,12 @@ XLA dump folder (--xla_dump_to), the reports XLA writes beside each module (buff
 assignment, live ranges, memory usage) are skipped and counted, not read. A file holding
 several modules split by '// -----' lines (XLA's lit tests) gives one module per
 section, numbered from 0 (FILE#K). Each module is analysed as `symidx maps FILE --all`
-does (every fusion), or with --computation NAME as `symidx maps FILE --computation NAME`
-does, and one line of JSON is appended to RESULTS for it (schema symidx.corpus/1,
-docs/corpus.md): its SHA-256, file, status (ok, parse-error, error, timeout), message
-with location, parse and analysis seconds, counts, unsupported and opaque ops, and with
---maps the symidx.maps/1 document itself.
+does (every fusion; a module without a fusion: its entry computation whole, as
+`--computation ENTRY`), or with --computation NAME as `symidx maps FILE --computation
+NAME` does, and one line of JSON is appended to RESULTS for it (schema
+symidx.corpus/1, docs/corpus.md): its SHA-256, file, status (ok, parse-error, error,
+timeout), message with location, parse and analysis seconds, counts, unsupported and
+opaque ops, and with --maps the symidx.maps/1 document itself.
 
 Records are written and flushed as they arrive: a run that is stopped loses only the
 modules in flight, and --resume carries on, skipping every module whose SHA-256 is

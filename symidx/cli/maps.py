@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from symidx.cli.common import UsageError, add_limits, add_style
@@ -95,13 +96,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="output-to-input: only operand K; input-to-output: input K (default 0;"
                         " with --all: every input; with --computation, K is a parameter "
                         "number, and 'all' takes every parameter)")
-    p.add_argument("--output", type=_index_or_all, default=None, metavar="K",
+    p.add_argument("--output", type=_output_spec, default=None, metavar="K",
                    help="output K of a multi-output instruction (default 0; with --all, "
                         "output-to-input: every output; with --computation, 'all' takes "
-                        "every output of the root)")
-    p.add_argument("--format", choices=("text", "json"), default="text",
-                   help="text (default; maps printed in --style) or json (the versioned "
-                        "schema of docs/json.md, maps as objects whatever --style)")
+                        "every output of the root, and K may also be a tuple path like "
+                        "{2,1} or the name of an instruction the root returns)")
+    p.add_argument("--format", choices=("text", "json", "jsonl"), default="text",
+                   help="text (default; maps printed in --style), json (the versioned "
+                        "schema of docs/json.md, maps as objects whatever --style) or jsonl "
+                        "(one such document per line: with --computation, one per output "
+                        "as soon as it is computed)")
     add_style(p)
     p.add_argument("--physical", action="store_true",
                    help="maps between physical (layout-ordered) indices")
@@ -135,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("symidx maps: --physical is for --instruction and --all")
     if args.computation is None and "all" in (args.operand, args.output):
         raise UsageError("symidx maps: 'all' as --operand or --output is for --computation")
+    if args.computation is None and isinstance(args.output, str) and args.output != "all":
+        raise UsageError(f"symidx maps: --output {args.output!r}: a tuple path or an "
+                         f"instruction name is for --computation")
     if bool(args.files) == (args.jax is not None):
         raise UsageError("symidx maps: give either FILE ... or --jax MODULE:FUNCTION")
     if args.jax is not None:
@@ -146,7 +153,11 @@ def run(args: argparse.Namespace) -> int:
 
     sources = module_sources(args.files)
     if len(sources) == 1:
-        _emit_one(module_output(sources[0].load(), args), args.format)
+        module = sources[0].load()
+        if args.computation is not None and not args.coalescing:
+            stream_computation(module, args)
+        else:
+            _emit_one(module_output(module, args), args.format)
         return 0
     outputs, failed = [], 0
     for source in sources:  # one bad module is reported, and the others still analysed
@@ -156,11 +167,16 @@ def run(args: argparse.Namespace) -> int:
             failed += 1
             report_failure(e)
             outputs.append((source.label, e))
-    if args.format == "json":
-        from symidx.analysis.documents import dumps
+    if args.format in ("json", "jsonl"):
+        from symidx.analysis.documents import dumps, dumps_line
 
-        print(dumps([{"file": label, "error": str(out)} if isinstance(out, SymidxError)
-                     else {"file": label, **out} for label, out in outputs]))
+        documents = [{"file": label, "error": str(out)} if isinstance(out, SymidxError)
+                     else {"file": label, **out} for label, out in outputs]
+        if args.format == "jsonl":
+            for document in documents:
+                print(dumps_line(document))
+        else:
+            print(dumps(documents))
     else:
         print("\n\n".join(f"file {label}\nerror: {out}" if isinstance(out, SymidxError)
                            else f"file {label}\n{out}" if out else f"file {label}"
@@ -173,41 +189,28 @@ def run(args: argparse.Namespace) -> int:
 def module_output(module: HloModule, args: argparse.Namespace) -> Any:
     """What ``symidx maps`` prints for one module: text, or a JSON document (a dict)."""
     from symidx.analysis import (
-        computation_maps,
         documents,
-        find_computation,
         find_instruction,
         instruction_maps,
         module_fusion_maps,
     )
     from symidx.cli.progress import Progress
     from symidx.cli.render import render_computations, render_fusions, render_maps
-    from symidx.fusion import Analysis
-    from symidx.hlo.leaves import leaf_count
 
     if args.coalescing:
         return _coalescing(module, args)
     finite = getattr(args, "assume_finite", False)
-    analysis = Analysis(verify=args.verify, assume_finite=finite, timeout=args.timeout or None,
-                        max_maps=args.max_maps or None)
+    analysis = _analysis(args)
     direction = args.direction.replace("-", "_")
-    as_json = args.format == "json"
+    as_json = args.format in ("json", "jsonl")
     if args.computation is not None:
-        comp = find_computation(module, args.computation)
-        backward = direction == "output_to_input"
-        has_any = bool(leaf_count(comp.root.shape) if backward else comp.parameters)
-        records = computation_maps(comp, direction,
-                                   operand=_chosen(args.operand, first=not backward and has_any),
-                                   output=_chosen(args.output, first=backward and has_any),
-                                   analysis=analysis, progress=Progress(f"computation {comp.name}"))
-        _note_the_rest(comp, direction, args)
-        if not has_any:
-            what = "root has no outputs" if backward else "computation has no parameters"
-            print(f"symidx: note: the {what}: {comp.name} reads nothing", file=sys.stderr)
-        output = documents.computations_document(module, direction, records, args.explain,
+        comp, records = _computation_records(module, args, analysis,
+                                             Progress(f"computation {args.computation}"))
+        found = list(records)
+        output = documents.computations_document(module, direction, found, args.explain,
                                                  finite) \
-            if as_json else render_computations(module, direction, records, "text",
-                                                       args.style, args.explain)
+            if as_json else render_computations(module, direction, found, "text",
+                                                args.style, args.explain)
     elif args.all:
         found = module_fusion_maps(module, direction, operand=args.operand, output=args.output,
                                    physical=args.physical, analysis=analysis,
@@ -234,11 +237,101 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
     return output
 
 
+def _analysis(args: argparse.Namespace) -> Any:
+    """The analysis the options ask for: its semantics and limits."""
+    from symidx.fusion import Analysis
+
+    return Analysis(verify=args.verify, assume_finite=getattr(args, "assume_finite", False),
+                    timeout=args.timeout or None, max_maps=args.max_maps or None)
+
+
+def _computation_records(module: HloModule, args: argparse.Namespace, analysis: Any,
+                         progress: Any) -> tuple[HloComputation, Iterator[Any]]:
+    """The computation ``--computation`` names and its entries, one at a time (notes on
+    what was chosen go to stderr first)."""
+    from symidx.analysis import find_computation, iter_computation_maps, output_leaves
+    from symidx.hlo.leaves import leaf_count
+
+    comp = find_computation(module, args.computation)
+    direction = args.direction.replace("-", "_")
+    backward = direction == "output_to_input"
+    has_any = bool(leaf_count(comp.root.shape) if backward else comp.parameters)
+    if isinstance(args.output, str):
+        outputs: list[int] | None = output_leaves(comp, args.output)
+    else:
+        chosen = _chosen(args.output, first=backward and has_any)
+        outputs = None if chosen is None else [chosen]
+    _note_the_rest(comp, direction, args)
+    if not has_any:
+        what = "root has no outputs" if backward else "computation has no parameters"
+        print(f"symidx: note: the {what}: {comp.name} reads nothing", file=sys.stderr)
+    return comp, iter_computation_maps(
+        comp, direction, operand=_chosen(args.operand, first=not backward and has_any),
+        outputs=outputs, analysis=analysis, progress=progress)
+
+
+def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
+    """``--computation``: each entry (output, or parameter input-to-output) written as
+    soon as it is computed -- a text block, an element of the JSON document's
+    ``computations``, or (jsonl) a document of its own on one line -- with a progress line
+    on stderr (a bar on a terminal, a line every few seconds otherwise). Memory holds one
+    entry's maps at a time."""
+    import json
+    import textwrap
+
+    from symidx.analysis import documents
+    from symidx.analysis.sources import SourceFinder
+    from symidx.cli.progress import Progress
+    from symidx.cli.render import render_computation_text
+
+    direction = args.direction.replace("-", "_")
+    progress = Progress(f"computation {args.computation}", delay=2.0, lines_every=10.0)
+    finite = getattr(args, "assume_finite", False)
+    _, records = _computation_records(module, args, _analysis(args), progress)
+    finder = SourceFinder(module)
+    try:
+        if args.format == "jsonl":
+            for c in records:
+                line = documents.dumps_line(documents.computations_document(
+                    module, direction, [c], args.explain, finite))
+                print(line, flush=True)
+        elif args.format == "json":
+            marker = "\u0000computations\u0000"
+            frame = documents.computations_document(module, direction, [], args.explain,
+                                                    finite)
+            frame["computations"] = marker
+            head, tail = documents.dumps(frame).split(json.dumps(marker))
+            print(head + "[", end="")
+            count = 0
+            for c in records:
+                entry = documents.dumps(documents.computation_json(c, direction, args.explain,
+                                                                   finder))
+                print(("," if count else "") + "\n" + textwrap.indent(entry, "    "), end="",
+                      flush=True)
+                count += 1
+            print(("\n  ]" if count else "]") + tail)
+        else:
+            if finite:
+                print(SEMANTICS_HEADER, flush=True)
+            for count, c in enumerate(records):
+                text = render_computation_text(c, direction, args.style, args.explain,
+                                               finder if args.explain else None)
+                print(("\n" if count else "") + text, flush=True)
+    finally:
+        progress.close()
+    if args.verify:
+        _warn_about_the_rest(module)
+
+
 def _emit_one(output: Any, fmt: str) -> None:
     if fmt == "json":
         from symidx.analysis.documents import dumps
 
         print(dumps(output))
+    elif fmt == "jsonl":
+        from symidx.analysis.documents import dumps_line
+
+        print(dumps_line(output))
     elif output:
         print(output)
 
@@ -300,6 +393,15 @@ def _index_or_all(text: str) -> int | str:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number or 'all', found {text!r}"
                                          ) from None
+
+
+def _output_spec(text: str) -> int | str:
+    """--output: a number, or the text as given ('all', a tuple path, an instruction name:
+    checked where it is used)."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 def _chosen(value: int | str | None, first: bool) -> int | None:

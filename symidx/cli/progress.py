@@ -1,7 +1,8 @@
 """Progress on stderr for work that can take more than a second: a bar (tqdm, when
 installed: ``pip install 'symidx[progress]'``; a plain line otherwise), shown only when
 stderr is a terminal and only once the work has run for a while, so that scripts and pipes
-see nothing."""
+see nothing -- unless asked for plain lines (``lines_every``): then, when stderr is not a
+terminal, one line every so many seconds tells a log how far long work is."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ class Progress:
     Nothing is shown before ``delay`` seconds, nor when stderr is not a terminal."""
 
     def __init__(self, description: str, unit: str = "item", delay: float = 1.0,
-                 stream: Any = None) -> None:
+                 stream: Any = None, lines_every: float | None = None) -> None:
         self.description = description
         self.unit = unit
         self.delay = delay
@@ -29,8 +30,12 @@ class Progress:
         self.shown = False
         self.width = 0
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.lines_every = None if self.enabled else lines_every
 
     def __call__(self, done: int, total: int, what: str | None = None) -> None:
+        if self.lines_every is not None:
+            self._line(done, total, what)
+            return
         if not self.enabled:
             return
         now = time.monotonic()
@@ -51,6 +56,17 @@ class Progress:
         self.shown = True
         if done == total:
             self.close()
+
+    def _line(self, done: int, total: int, what: str | None) -> None:
+        """A plain line (not a terminal): after the delay, then every ``lines_every``
+        seconds, and at the end if a line was shown."""
+        now = time.monotonic()
+        due = now - self.start >= self.delay and (
+            not self.shown or now - self.last >= (self.lines_every or 0.0))
+        if due or (done == total and self.shown):
+            self.last, self.shown = now, True
+            print(f"{self.description}: {what or self.unit} {done} of {total} "
+                  f"({_pace(done, total, now - self.start)})", file=self.stream, flush=True)
 
     def _tqdm(self, total: int, what: str | None) -> Any:
         try:

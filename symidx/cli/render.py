@@ -34,7 +34,7 @@ from symidx.hlo.facts import num_outputs
 from symidx.ops import OUTPUT_TO_INPUT, Direction
 from symidx.syntax import print_map
 
-__all__ = ["render_computations", "render_fusions", "render_maps"]
+__all__ = ["render_computations", "render_computation_text", "render_fusions", "render_maps"]
 
 
 # --- text ---------------------------------------------------------------------------------------
@@ -129,15 +129,55 @@ def render_computations(module: HloModule, direction: Direction,
     """A whole computation's groups (``symidx maps --computation``): text blocks headed
     ``computation NAME output K`` (``input K[, leaf L]`` input-to-output); JSON ``{...,
     "computations": [{"computation", "output"|"input", "leaf", "operands"}]}``."""
-    selector = "output" if direction == OUTPUT_TO_INPUT else "input"
     if fmt == "json":
         return dumps(computations_document(module, direction, found, explain))
-    blocks = []
-    finder = SourceFinder(module)
-    for c in found:
-        header = f"computation {c.computation.name} {selector} {c.index}" + (
-            "" if c.leaf is None else f", leaf {c.leaf}")
-        context = Context(finder, c.computation, c.computation) if explain else None
-        body = _groups_text(c.groups, direction, c.index, style, explain, context)
-        blocks.append(f"{header}\n{body}" if body else header)
-    return "\n\n".join(blocks)
+    finder = SourceFinder(module) if explain else None
+    return "\n\n".join(render_computation_text(c, direction, style, explain, finder)
+                       for c in found)
+
+
+def render_computation_text(c: ComputationMaps, direction: Direction, style: str = "doc",
+                            explain: bool = False, finder: SourceFinder | None = None) -> str:
+    """One entry of :func:`render_computations` as text. The groups an entry does not
+    read (or reach), when there are several, are one line at the end, ``not read by output
+    K: parameters 1-976, 978 (977 of 979)``, instead of an empty block each."""
+    selector = "output" if direction == OUTPUT_TO_INPUT else "input"
+    header = f"computation {c.computation.name} {selector} {c.index}" + (
+        "" if c.leaf is None else f", leaf {c.leaf}")
+    unread = [g for g in c.groups if not g.maps and g.unsupported is None and g.opaque is None]
+    shown = [g for g in c.groups if g not in unread] if len(unread) > 1 else list(c.groups)
+    parts = [header]
+    context = None if finder is None else Context(finder, c.computation, c.computation)
+    body = _groups_text(shown, direction, c.index, style, explain, context)
+    if body:
+        parts.append(body)
+    if len(unread) > 1:
+        what = "parameters" if direction == OUTPUT_TO_INPUT else "outputs"
+        verb = f"not read by output {c.index}" if direction == OUTPUT_TO_INPUT \
+            else f"not reached from input {c.index}"
+        names = _ranges([(g.index, g.leaf) for g in unread])
+        parts.append(f"{verb}: {what} {names} ({len(unread)} of {len(c.groups)})")
+    return "\n".join(parts[:1] + ["\n\n".join(parts[1:])]) if len(parts) > 1 else header
+
+
+def _ranges(items: Sequence[tuple[int, int | None]]) -> str:
+    """``0-5, 7, 9 leaf 2``: runs of consecutive indices (a tuple's leaves by name)."""
+    out: list[str] = []
+    run: list[int] = []
+
+    def flush() -> None:
+        if run:
+            out.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
+            run.clear()
+
+    for index, leaf in items:
+        if leaf is not None:
+            flush()
+            out.append(f"{index} leaf {leaf}")
+        elif run and index == run[-1] + 1:
+            run.append(index)
+        else:
+            flush()
+            run.append(index)
+    flush()
+    return ", ".join(out)

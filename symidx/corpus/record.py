@@ -52,9 +52,10 @@ WARNINGS_QUOTED = 10
 class Options:
     """What is asked of every module.
 
-    ``computation`` None: every fusion (as ``symidx maps --all``); a name (``ENTRY``: the
-    entry computation): that computation analysed whole (as ``symidx maps --computation``:
-    output 0 to every parameter, or parameter 0 to every output input-to-output).
+    ``computation`` None: every fusion (as ``symidx maps --all``), or for a module without
+    a fusion its entry computation whole; a name (``ENTRY``: the entry computation): that
+    computation analysed whole (as ``symidx maps --computation``: output 0 to every
+    parameter, or parameter 0 to every output input-to-output).
     ``maps``: put the ``symidx.maps/1`` document in the record. ``assume_finite``: the
     ``finite`` semantics instead of ``reads`` (:class:`symidx.fusion.Analysis`; the record
     says which in ``semantics``). ``hook``: for tests only,
@@ -93,7 +94,7 @@ def analyse(task: Task, options: Options) -> dict[str, Any]:
     record["counts"] = _module_counts(module)
     start = time.perf_counter()
     try:
-        document = _document(module, options)
+        document, record["analysed"] = _document(module, options)
         found = violations(module)
     except LimitReached as e:
         status = "timeout" if e.limit.startswith("time") else "error"
@@ -152,6 +153,7 @@ def _base(task: Task, options: Options) -> dict[str, Any]:
         "semantics": semantics_name(options.assume_finite),
         "parse_seconds": None, "analysis_seconds": None, "counts": None,
         "unsupported": {}, "opaque": {}, "warnings": [], "maps": None, "duplicate_of": None,
+        "analysed": None,
     }
     return record
 
@@ -188,25 +190,30 @@ def _module_counts(module: HloModule) -> dict[str, int]:
             "fusions": sum(i.opcode == "fusion" for i in instructions)}
 
 
-def _document(module: HloModule, options: Options) -> dict[str, Any]:
+def _document(module: HloModule, options: Options) -> tuple[dict[str, Any], str]:
     """The ``symidx.maps/1`` document ``symidx maps FILE --all`` (or ``--computation
-    NAME``) prints for the module, in ``options.direction``."""
+    NAME``) prints for the module, in ``options.direction``, and what was analysed:
+    ``"fusions"``; ``"entry"``, the entry computation whole, for a module without a fusion
+    when every fusion was asked; ``"computation"`` for ``--computation NAME``."""
     direction: Direction = INPUT_TO_OUTPUT if options.direction == "input-to-output" \
         else OUTPUT_TO_INPUT
     analysis = Analysis(verify=True, assume_finite=options.assume_finite,
                         timeout=options.timeout, max_maps=options.max_maps)
-    if options.computation is None:
+    fused = any(i.opcode == "fusion" for c in module.computations.values()
+                for i in c.instructions)
+    if options.computation is None and fused:
         found = module_fusion_maps(module, direction, analysis=analysis)
         return fusions_document(module, direction, found,
-                                assume_finite=options.assume_finite)
-    comp = find_computation(module, options.computation)
+                                assume_finite=options.assume_finite), "fusions"
+    analysed = "entry" if options.computation is None else "computation"
+    comp = find_computation(module, options.computation or "ENTRY")
     backward = direction == OUTPUT_TO_INPUT
     has_any = bool(leaf_count(comp.root.shape) if backward else comp.parameters)
     first = 0 if has_any else None
     records = computation_maps(comp, direction, output=first if backward else None,
                                operand=None if backward else first, analysis=analysis)
     return computations_document(module, direction, records,
-                                 assume_finite=options.assume_finite)
+                                 assume_finite=options.assume_finite), analysed
 
 
 def _groups(document: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -51,6 +51,14 @@ class Summary:
     """Counters over records (see the module docstring)."""
 
     statuses: Counter[str] = field(default_factory=Counter)
+    #: Of the modules analysed (status ``ok``): by what was analysed (``fusions``,
+    #: ``entry``, ``computation``; ``unknown`` for records older than the field).
+    analysed: Counter[str] = field(default_factory=Counter)
+    #: Of the modules analysed: how many gave no map at all (nothing read, or only
+    #: unsupported groups).
+    mapless: int = 0
+    groups: int = 0
+    maps: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     unsupported: Counter[str] = field(default_factory=Counter)
     opaque: Counter[str] = field(default_factory=Counter)
@@ -78,6 +86,12 @@ class Summary:
             return
         if record["status"] != "ok":
             self.errors[f"{record['status']}: {error_kind(record.get('message') or '')}"] += 1
+        else:
+            self.analysed[record.get("analysed") or "unknown"] += 1
+            counts = record.get("counts") or {}
+            self.groups += counts.get("groups") or 0
+            self.maps += counts.get("maps") or 0
+            self.mapless += not counts.get("maps")
         self.unsupported.update(record.get("unsupported") or {})
         self.opaque.update(record.get("opaque") or {})
         seconds = (record.get("parse_seconds") or 0.0) + (record.get("analysis_seconds") or 0.0)
@@ -99,6 +113,8 @@ class Summary:
         lines = [f"{self.total} modules: " + ", ".join(
             f"{self.statuses[s]} {s}" for s in STATUSES if self.statuses[s])
             + (f" ({self.duplicates} repeat the text of another)" if self.duplicates else "")]
+        if self.analysed:
+            lines.append(self.analysed_text())
         if self.errors:
             lines.append("most common errors:")
             lines += [f"  {n:5d}  {terminal_safe(kind)}"
@@ -114,9 +130,22 @@ class Summary:
                 for seconds, label, size in sorted(self.slowest, reverse=True)))
         return "\n".join(lines)
 
+    def analysed_text(self) -> str:
+        """``ok: 144 by their fusions, 313 whole (entry computation, no fusion); 12 gave
+        no map; 9876 groups, 12345 maps``."""
+        parts = [f"{self.analysed[kind]} {_ANALYSED[kind]}" for kind in _ANALYSED
+                 if self.analysed[kind]]
+        return (f"ok: {', '.join(parts)}; {self.mapless} gave no map; "
+                f"{self.groups} groups, {self.maps} maps")
+
     def tables(self) -> list[tuple[str, list[str], list[list[str]]]]:
         """The summary as (title, header, rows) tables, for a report."""
         return [
+            ("Modules analysed (status ok)", ["what", "modules"],
+             [[_ANALYSED[kind], str(self.analysed[kind])] for kind in _ANALYSED
+              if self.analysed[kind]]
+             + [["gave no map", str(self.mapless)], ["groups of maps", str(self.groups)],
+                ["maps", str(self.maps)]] if self.analysed else []),
             ("Modules by status", ["status", "modules"],
              [[s, str(self.statuses[s])] for s in STATUSES]),
             ("Most common errors", ["modules", "error"],
@@ -135,6 +164,10 @@ def _most_common(counter: Counter[str], n: int | None = None) -> list[tuple[str,
     """The ``n`` commonest entries, ties in the order of their text: the same whatever
     order the records came in (``Counter.most_common`` keeps the order of arrival)."""
     return sorted(counter.items(), key=lambda item: (-item[1], item[0]))[:n]
+#: What a record's ``analysed`` says, as the summary words it.
+_ANALYSED = {"fusions": "by their fusions", "entry": "whole (entry computation, no fusion)",
+             "computation": "by the computation asked",
+             "unknown": "without saying what (older records)"}
 
 
 def write_report(summary: Summary, path: str, title: str) -> None:

@@ -36,7 +36,7 @@ read it. Where the maps come from:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -60,6 +60,7 @@ from symidx.ops import (
     Direction,
     finish,
     input_to_output,
+    library_computation,
     opaque_reason,
     output_to_input,
 )
@@ -163,7 +164,7 @@ def _backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
     misfit = callee.misfit(instr)
     if misfit is not None:
         return _everything(instr, OUTPUT_TO_INPUT, output, -1, f"shapes do not fit: {misfit}")
-    if instr.opcode in _CALLS:
+    if instr.opcode in _CALLS or library_computation(instr) is not None:
         return _call_steps(instr, OUTPUT_TO_INPUT, output, -1, callee, scope)
     special = _SPECIAL.get(instr.opcode)
     if special is not None:
@@ -184,7 +185,7 @@ def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Call
     misfit = callee.misfit(instr)
     if misfit is not None:
         return _everything(instr, INPUT_TO_OUTPUT, position, leaf, f"shapes do not fit: {misfit}")
-    if instr.opcode in _CALLS:
+    if instr.opcode in _CALLS or library_computation(instr) is not None:
         return _call_steps(instr, INPUT_TO_OUTPUT, position, leaf, callee, scope)
     special = _SPECIAL.get(instr.opcode)
     if special is not None:
@@ -226,7 +227,8 @@ def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
         return _unsupported(instr, direction, index, e.opcode)
     except HloShapeError as e:  # shapes XLA's parser lets through, but that do not fit
         return _everything(instr, direction, index, leaf, f"shapes do not fit: {e}")
-    return _group_steps(instr, direction, index, groups, opaque_reason(instr), resolve, scope)
+    return _group_steps(instr, direction, index, groups,
+                        lambda out: opaque_reason(instr, out, direction), resolve, scope)
 
 
 def _known_indices(scatter: HloInstruction, scope: Scope) -> HloInstruction:
@@ -331,11 +333,12 @@ def _constrained(m: IndexingMap, conjunction: tuple[tuple[Expr, Interval], ...]
 
 
 def _group_steps(instr: HloInstruction, direction: Direction, index: int,
-                 groups: list[list[IndexingMap]], reason: str | None, resolve: bool = True,
-                 scope: Scope | None = None) -> list[Step]:
+                 groups: list[list[IndexingMap]], reason: str | None | Callable[[int], str | None],
+                 resolve: bool = True, scope: Scope | None = None) -> list[Step]:
     """One step per group of an instruction's own maps (per operand output-to-input, per
-    output input-to-output), labelled ``reason`` when they over-approximate; ``resolve``:
-    follow runtime variables and keep maps inside their target shape."""
+    output input-to-output), labelled ``reason`` when they over-approximate (a function of
+    the output leaf when that decides); ``resolve``: follow runtime variables and keep maps
+    inside their target shape."""
     backward = direction == OUTPUT_TO_INPUT
     sources = runtime_sources(instr)
     steps = []
@@ -347,7 +350,8 @@ def _group_steps(instr: HloInstruction, direction: Direction, index: int,
             group = [p for m in group for p in split_by_tables(m, sources, clamp=True)]
         maps = tuple((_inside(resolve_runtime_vars(m, sources, clamp=True, scope=scope), target)
                       if resolve else m, None, 1) for m in group)
-        steps.append(Step(output, position, 0, maps, opaque=reason))
+        why = reason(output) if callable(reason) else reason
+        steps.append(Step(output, position, 0, maps, opaque=why))
     return steps
 
 
@@ -517,7 +521,7 @@ def _reached_step(output: int, position: int, leaf: int, r: Reached,
 
 def _call_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
                 callee: Callee, scope: Scope | None = None) -> list[Step]:
-    comp = called_computation(instr)
+    comp = called_computation(instr) or library_computation(instr)
     assert comp is not None
     inner = Scope(comp, tuple(instr.operands), scope or Scope(None)) \
         if specialized(comp) else None

@@ -182,6 +182,15 @@ class Analysis:
             self._parameters[key] = found
         return found
 
+    def forget(self, comp: HloComputation) -> None:
+        """Drop the results kept for ``comp`` analysed whole by itself (not those of the
+        computations it calls, nor of ``comp`` run by a call): a caller that streams one
+        output after another keeps one output's maps at a time."""
+        for found in [k for k in self._parameters if k[0] is comp and k[2] is None]:
+            del self._parameters[found]
+        for reached in [k for k in self._outputs if k[0] is comp and k[3] is None]:
+            del self._outputs[reached]
+
     def outputs_of(self, comp: HloComputation, parameter: int, leaf: int,
                    scope: Scope | None = None) -> dict[int, Reached]:
         """From leaf ``leaf`` of parameter ``parameter`` to each root leaf that reads it

@@ -39,6 +39,7 @@ from symidx.ops.registry import (
     input_to_output,
     opacity,
     opaque_reason,
+    output_opacity,
     output_to_input,
     rule,
     supported_opcodes,
@@ -55,7 +56,9 @@ __all__ = [
     "num_outputs",
     "supported_opcodes",
     "opacity",
+    "output_opacity",
     "opaque_reason",
+    "library_computation",
     "HANDLED_BY_FUSION",
 ]
 
@@ -74,3 +77,4 @@ from symidx.ops import (  # noqa: E402,F401
     slicing,
     structural,
 )
+from symidx.ops.custom_call import library_computation  # noqa: E402

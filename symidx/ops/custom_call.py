@@ -11,6 +11,20 @@ Exact targets (checked against XLA's sources):
   layout; the logical index is unchanged). Output index ``d`` reads operand index ``d``.
 * ``TopK`` (``(values, indices)`` of the last dimension, as the ``topk`` op): an output
   element reads its whole last-dimension row.
+* ``SliceToDynamic`` (an array and one scalar size per dimension: the array with those
+  dynamic sizes, as ``set-dimension-size`` on every dimension) reads the element at its own
+  index and every size; ``PadToStatic`` (a dynamic array: the same buffer at its static
+  bounds, then one size per dimension) reads its operand at the same index, and its sizes,
+  like ``get-dimension-size``, read no element.
+* GPU library calls (cuBLAS gemms, cuDNN convolutions, TransformerEngine fused attention):
+  :mod:`symidx.ops.gpu_library`, exact per output leaf except the leaves it labels
+  (workspaces, an RNG state).
+* ``xla_builder.math.*`` (XLA's math library: ``Acosh``, ``Asin``, ``NextAfter``,
+  ``RandomGammaGrad``, ...): elementwise functions of their operands, exact when every
+  operand has the output's shape. An ``xla_builder.*`` call that carries its computation
+  (``called_computations=`` or ``to_apply=``, as XLA's builder expands it) is that
+  computation run on its operands: :func:`library_computation` names it, and the sweep
+  analyses through it as through a ``call``.
 
 Any other target (``SPMDFullToShardShape`` and ``SPMDShardToFullShape`` included: their
 maps depend on the device's tile, which the instruction does not give per participant), and
@@ -22,12 +36,26 @@ one array: the rules raise :class:`~symidx.errors.UnsupportedOpError` for it.
 
 from __future__ import annotations
 
-from symidx.hlo import HloInstruction, Shape
+from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.facts import num_outputs
 from symidx.indexing_map import IndexingMap
-from symidx.ops.basic import array_operand_dims, identity, reaches_everything, reads_everything
+from symidx.ops.basic import (
+    array_operand_dims,
+    from_scalar,
+    identity,
+    reaches_everything,
+    reads_everything,
+    to_scalar,
+)
+from symidx.ops.gpu_library import library_call
 from symidx.ops.linalg import topk_in, topk_out
-from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule
+from symidx.ops.registry import (
+    INPUT_TO_OUTPUT,
+    OUTPUT_TO_INPUT,
+    Direction,
+    output_opacity,
+    rule,
+)
 
 #: Targets whose output is their one operand, unchanged.
 PASS_THROUGH_TARGETS = frozenset({
@@ -35,6 +63,8 @@ PASS_THROUGH_TARGETS = frozenset({
     "MoveToDevice", "LayoutConstraint",
 })
 TOPK_TARGET = "TopK"
+#: XLA's builder library: its math functions are elementwise.
+BUILDER_PREFIX, BUILDER_MATH_PREFIX = "xla_builder.", "xla_builder.math."
 
 
 def target(instr: HloInstruction) -> str:
@@ -60,12 +90,80 @@ def _topk(instr: HloInstruction) -> bool:
         and len({o.dims for o in outs if isinstance(o, Shape)}) == 1
 
 
+def _slice_to_dynamic(instr: HloInstruction) -> bool:
+    if target(instr) != "SliceToDynamic" or not isinstance(instr.shape, Shape) \
+            or len(instr.operands) != len(instr.shape.dims) + 1:
+        return False
+    shapes = [op.shape for op in instr.operands]
+    arrays = [sh for sh in shapes if isinstance(sh, Shape)]
+    return len(arrays) == len(shapes) and arrays[0].dims == instr.shape.dims \
+        and all(sh.dims == () for sh in arrays[1:])
+
+
+def _pad_to_static(instr: HloInstruction) -> bool:
+    if target(instr) != "PadToStatic" or len(instr.operands) != 1 \
+            or isinstance(instr.shape, Shape):
+        return False
+    operand = instr.operands[0].shape
+    outs = [o for o in instr.shape.elements if isinstance(o, Shape)]
+    return isinstance(operand, Shape) and len(outs) == len(instr.shape.elements) \
+        == len(operand.dims) + 1 and outs[0].dims == operand.dims \
+        and all(o.dims == () for o in outs[1:])
+
+
+def _dynamic_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+    if _pad_to_static(instr):
+        dims = array_operand_dims(instr, 0)
+        return [[identity(dims)] if output_index == 0 else []]
+    dims = array_operand_dims(instr, 0)
+    return [[identity(dims)]] + [[to_scalar(dims)] for _ in instr.operands[1:]]
+
+
+def _dynamic_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+    dims = array_operand_dims(instr, 0)
+    if _pad_to_static(instr):
+        return [[identity(dims)]] + [[] for _ in dims]
+    return [[identity(dims) if operand_index == 0 else from_scalar(dims)]]
+
+
+def _builder_elementwise(instr: HloInstruction) -> bool:
+    if not target(instr).startswith(BUILDER_MATH_PREFIX) or not isinstance(instr.shape, Shape):
+        return False
+    return all(isinstance(op.shape, Shape) and op.shape.dims == instr.shape.dims
+               for op in instr.operands)
+
+
+def library_computation(instr: HloInstruction) -> HloComputation | None:
+    """The computation an ``xla_builder.*`` custom-call carries and computes (one
+    parameter per operand, the call's shape at its root), or None."""
+    if instr.opcode != "custom-call" or not target(instr).startswith(BUILDER_PREFIX):
+        return None
+    called = [c for key in ("called_computations", "to_apply")
+              for c in instr.called_computations.get(key, ())]
+    if len(called) != 1:
+        return None
+    comp = called[0]
+    if len(comp.parameters) != len(instr.operands) or str(comp.root.shape) != str(instr.shape):
+        return None
+    if any(str(p.shape) != str(op.shape) for p, op in zip(comp.parameters, instr.operands,
+                                                            strict=True)):
+        return None
+    return comp
+
+
 @rule(OUTPUT_TO_INPUT, "custom-call")
 def _custom_call_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
     if _pass_through(instr):
         return [[identity(array_operand_dims(instr, 0))]]
     if _topk(instr):
         return topk_out(instr, output_index)
+    if _slice_to_dynamic(instr) or _pad_to_static(instr):
+        return _dynamic_out(instr, output_index)
+    if _builder_elementwise(instr):
+        return [[identity(array_operand_dims(instr, k))] for k in range(len(instr.operands))]
+    call = library_call(instr)
+    if call is not None:
+        return call.reads(output_index)
     return reads_everything(instr, output_index)
 
 
@@ -75,11 +173,25 @@ def _custom_call_in(instr: HloInstruction, operand_index: int) -> list[list[Inde
         return [[identity(array_operand_dims(instr, 0))]]
     if _topk(instr):
         return topk_in(instr, operand_index)
+    if _slice_to_dynamic(instr) or _pad_to_static(instr):
+        return _dynamic_in(instr, operand_index)
+    if _builder_elementwise(instr):
+        return [[identity(array_operand_dims(instr, operand_index))]]
+    call = library_call(instr)
+    if call is not None:
+        return call.reached(operand_index)
     return reaches_everything(instr, operand_index)
 
 
-@opacity("custom-call")
-def _custom_call_opacity(instr: HloInstruction) -> str | None:
-    if _pass_through(instr) or _topk(instr) or not instr.operands or not num_outputs(instr):
+@output_opacity("custom-call")
+def _custom_call_opacity(instr: HloInstruction, output: int | None,
+                         direction: Direction | None) -> str | None:
+    if _pass_through(instr) or _topk(instr) or _builder_elementwise(instr) \
+            or _slice_to_dynamic(instr) or _pad_to_static(instr) \
+            or not instr.operands or not num_outputs(instr):
         return None
+    call = library_call(instr)
+    if call is not None:
+        return call.reason(output, direction != INPUT_TO_OUTPUT)
     return f"custom-call {target(instr)}"
+

@@ -27,6 +27,7 @@ __all__ = [
     "finish",
     "supported_opcodes",
     "opacity",
+    "output_opacity",
     "opaque_reason",
     "HANDLED_BY_FUSION",
 ]
@@ -91,7 +92,10 @@ def rule(direction: Direction, *opcodes: str, fold_point_dims: bool = False,
 
 #: Per opcode: a function telling why an instruction's maps over-approximate what it reads.
 Opacity = Callable[[HloInstruction], "str | None"]
-_OPACITY: dict[str, Opacity] = {}
+#: The same per output leaf and direction: ``fn(instr, output, direction)``, None meaning
+#: "some output" or "either direction".
+OutputOpacity = Callable[[HloInstruction, "int | None", "Direction | None"], "str | None"]
+_OPACITY: dict[str, OutputOpacity] = {}
 
 
 def opacity(*opcodes: str) -> Callable[[Opacity], Opacity]:
@@ -101,19 +105,38 @@ def opacity(*opcodes: str) -> Callable[[Opacity], Opacity]:
     rules are exact for that instruction."""
 
     def register(fn: Opacity) -> Opacity:
-        for opcode in opcodes:
-            if opcode in _OPACITY:
-                raise ValueError(f"two opacity functions for {opcode!r}")
-            _OPACITY[opcode] = fn
+        _register_opacity(opcodes, lambda instr, output, direction: fn(instr))
         return fn
 
     return register
 
 
-def opaque_reason(instr: HloInstruction) -> str | None:
-    """Why the maps of ``instr`` are a labelled over-approximation, or None when exact."""
+def output_opacity(*opcodes: str) -> Callable[[OutputOpacity], OutputOpacity]:
+    """As :func:`opacity`, per output leaf and direction: ``fn(instr, output, direction)``
+    tells why the maps of output leaf ``output`` in ``direction`` over-approximate (a library
+    call whose workspace output is scratch, say, while its result is exact); None asks about
+    any output, or either direction."""
+
+    def register(fn: OutputOpacity) -> OutputOpacity:
+        _register_opacity(opcodes, fn)
+        return fn
+
+    return register
+
+
+def _register_opacity(opcodes: tuple[str, ...], fn: OutputOpacity) -> None:
+    for opcode in opcodes:
+        if opcode in _OPACITY:
+            raise ValueError(f"two opacity functions for {opcode!r}")
+        _OPACITY[opcode] = fn
+
+
+def opaque_reason(instr: HloInstruction, output: int | None = None,
+                  direction: Direction | None = None) -> str | None:
+    """Why the maps of ``instr`` (of its output leaf ``output`` in ``direction``; None: of
+    any output, in either direction) are a labelled over-approximation, or None when exact."""
     fn = _OPACITY.get(instr.opcode)
-    return None if fn is None else fn(instr)
+    return None if fn is None else fn(instr, output, direction)
 
 
 def supported_opcodes(direction: Direction = OUTPUT_TO_INPUT) -> frozenset[str]:
