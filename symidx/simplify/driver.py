@@ -61,13 +61,13 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
     Rounds of the passes (:data:`~symidx.simplify.passes.PASSES`) run until a round leaves
     the intervals as they were, within ``budget`` (:class:`Budget`); a budget that runs
     out leaves a correct map, less simple, and says so in the counters."""
+    if not trace:  # a map without constraints: one round, without the round's state
+        quick = results_only_round(m, budget, replace_point_dims)
+        if quick is not None:
+            return quick
     steps: list[Step] | None = [] if trace else None
     stats = SimplifyStats() if trace else None
     result = m
-    quick = None if trace or m.is_known_empty or m.is_undefined or budget.rounds < 1 \
-        else results_only_round(m, budget, replace_point_dims)
-    if quick is not None:
-        return quick
     if not (m.is_known_empty or m.is_undefined):
         for _ in range(budget.rounds):
             new, eliminated = _round(result, budget, steps, stats, replace_point_dims)
