@@ -650,7 +650,7 @@ def divide_below_divisor(node: Expr, ctx: Context) -> Expr | None:
     return Integer(0) if type(node) is FloorDiv else x
 
 
-# --- sums (complementary) --------------------------------------------------------------------------------------
+# --- sums: complementary remainders -----------------------------------------------------
 def sum_complementary_mods(node: Expr, ctx: Context) -> Expr | None:
     """``k*M(x + a_1, c) + ... + k*M(x + a_c, c) = k*c*(c - 1)/2`` when ``a_1, ..., a_c``
     are a complete set of residues mod ``c`` (``c > 0`` a constant, ``x`` any integer
