@@ -20,7 +20,7 @@ from symidx.simplify import simplify
 from symidx.simplify.constraints import tighten_by_mod_range
 from symidx.simplify.rewriter import Rewriter
 from symidx.simplify.rules import RULES, mod_nested_divisor
-from symidx.strategies import intervals
+from symidx.strategies import indexing_maps, intervals
 
 RULE_FAMILY = settings(max_examples=300)
 X, Y, N, M = dim(0), dim(1), sym(0), sym(1)
@@ -198,3 +198,25 @@ def test_result_ranges_use_linear_combinations():
                                               X - Y], constraints=[(X + Y, (0, 5))])
     assert result_ranges(m) == [Interval(3, 8), Interval(1, 11), Interval(0, 10),
                                 Interval(0, 5), Interval(-5, 5)]
+
+
+@RULE_FAMILY
+@given(intervals(-20, 20, 10), intervals(-6, 12, 6), st.integers(2, 8), st.integers(-10, 10))
+def test_a_shifted_remainder_that_never_or_always_wraps_leaves_no_mod(bq, by, c, k):
+    """``(x + k) mod c`` is ``x mod c + k - j*c`` when the ranges put every ``x mod c + k``
+    in one period (``j = 0``: it never wraps; ``j = 1``: it always does); existing rules
+    give that form, with no remainder left."""
+    env = {X: bq, Y: by}
+    e = Mod(c * X + Y + k, c)
+    got = Rewriter(env).simplify(e)
+    assert_equal_on(e, got, env)
+    if (by.lo + k) // c == (by.hi + k) // c:
+        assert not any(isinstance(n, Mod) for n in preorder_traversal(got)), got
+
+
+@RULE_FAMILY
+@given(indexing_maps(negative_divisors=True, max_constraints=0))
+def test_the_round_without_constraints_gives_what_the_full_rounds_give(m):
+    """``results_only_round`` (taken without ``trace``) is a shortcut of the passes: the
+    same map as the full rounds (which ``trace=True`` runs)."""
+    assert simplify(m) == simplify(m, trace=True).map

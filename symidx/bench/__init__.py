@@ -81,8 +81,8 @@ NOTES = (
     "medians (above 1: symidx slower)",
     "every engine's inputs are parsed outside the timing (symidx's maps from text or built, "
     "isl's objects read from the same maps' text): the figures time the operation alone",
-    "islpy simplify = gist by its domain + coalesce; compose = pullback of explicit forms "
-    "(apply_range for set-valued maps); equal = is_equal",
+    "islpy simplify = explicit form + gist by its domain + coalesce; compose = pullback of "
+    "explicit forms (made untimed) (apply_range for set-valued maps); equal = is_equal",
     "symidx's equal (method auto) evaluates the pair at a few hundred points, then proves "
     "with isl where islpy is installed, else z3; the (z3) and enumerate rows are symidx's "
     "own procedures",

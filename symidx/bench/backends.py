@@ -6,9 +6,9 @@ caches cleared), isl gets its objects read from the maps' text. Reading is parsi
 sides, and neither side's parse is timed; the timed operation starts from the parsed maps.
 
 * **symidx**: :func:`compose`, :func:`simplify`, :func:`symidx.verify.equal`.
-* **islpy**: simplify = ``gist`` of the map (read untimed, in explicit form where it is
-  single-valued) by its own domain (keeping the domain, as symidx does), then
-  ``coalesce``; compose = ``pullback`` of explicit piecewise affine forms (or
+* **islpy**: simplify = the map (read untimed) in explicit form where it is
+  single-valued (as symidx's results are), ``gist`` by its own domain (keeping the
+  domain, as symidx does), then ``coalesce``; compose = ``pullback`` of explicit piecewise affine forms (or
   ``apply_range`` of relations when a map is set-valued, turned back into explicit form
   where it is single-valued); equal = ``is_equal`` of the two relations (read untimed).
 * **MLIR** (jaxlib's bindings): affine maps have no domain; compose, and
@@ -121,8 +121,10 @@ class IslBackend(Backend):
         return joined if explicit is None else explicit
 
     def simplify(self, m: Any) -> Any:
-        if isinstance(m, IslInput):  # read (untimed) in prepare, like symidx's map
-            m = m.relation if m.explicit is None else m.explicit
+        if isinstance(m, IslInput):  # read (untimed) in prepare, like symidx's map; the
+            # explicit form, which symidx's results are, is part of the timed work
+            explicit = self._explicit(m.relation)
+            m = m.relation if explicit is None else explicit
         domain = m.domain()  # gist drops what the domain implies; the domain is kept
         if isinstance(m, self.isl.PwMultiAff):
             return m.gist(domain).intersect_domain(domain).coalesce()

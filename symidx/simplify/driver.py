@@ -67,13 +67,13 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
     the map of the rounds done is returned (correct, less simple) and the counters say
     that time ran out."""
     expect_type(m, IndexingMap, "m", "simplify")
+    result = m.with_divisors_nonzero()  # no rule may assume a divisor that can be 0 is not
+    if not trace:  # a map without constraints: one round, without the round's state
+        quick = results_only_round(result, budget, replace_point_dims)
+        if quick is not None:
+            return quick
     steps: list[Step] | None = [] if trace else None
     stats = SimplifyStats() if trace else None
-    result = m.with_divisors_nonzero()  # no rule may assume a divisor that can be 0 is not
-    quick = None if trace or result.is_known_empty or result.is_undefined \
-        or budget.rounds < 1 else results_only_round(result, budget, replace_point_dims)
-    if quick is not None:
-        return quick
     if not (result.is_known_empty or result.is_undefined):
         for _ in range(budget.rounds):
             if deadline is not None and time.monotonic() >= deadline:

@@ -14,8 +14,8 @@ from operator import is_, is_not
 
 from sympy import Integer, Symbol
 
-from symidx.expr import ONE, Expr, add, dim, from_terms, scale, substitute, sym, terms
-from symidx.indexing_map import IndexingMap
+from symidx.expr import ONE, Expr, add, dim, from_terms, rt, scale, substitute, sym, terms
+from symidx.indexing_map import IndexingMap, MapKind
 from symidx.interval import Interval
 from symidx.simplify.constraints import (
     CONSTRAINT_RULES,
@@ -30,6 +30,9 @@ from symidx.simplify.rewriter import Rewriter, Step
 from symidx.simplify.stats import Budget, SimplifyStats
 
 __all__ = ["Work", "KnownEmpty", "PASSES", "Pass", "results_only_round"]
+
+
+NORMAL = MapKind.NORMAL
 
 
 class KnownEmpty(Exception):
@@ -253,19 +256,25 @@ def results_only_round(m: IndexingMap, budget: Budget, replace_point_dims: bool
     single value become constants and the results are rewritten (:func:`substitute_values`,
     :func:`simplify_results`), without building the round's state. The map itself when
     nothing changes."""
-    if m.constraints:
+    if m.constraints or m.kind is not NORMAL or budget.rounds < 1:
         return None
-    bounds = m.all_bounds
-    nd, nr = m.num_dims, m.num_ranges
-    for b in bounds[nd:nd + nr]:
+    for b in m.ranges:
         if b.lo == b.hi:
             return None
+    env: dict[Symbol, Interval] = {}
+    point_dims: dict[Symbol, Expr] = {}
+    for i, b in enumerate(m.dims):
+        env[dim(i)] = b
+        if b.lo == b.hi and replace_point_dims:
+            point_dims[dim(i)] = Integer(b.lo)
+    for i, b in enumerate(m.ranges):
+        env[sym(i)] = b
+    for i, v in enumerate(m.rts):
+        env[rt(i)] = v.bounds
     results = m.results
-    if replace_point_dims:
-        point_dims = {dim(i): Integer(b.lo) for i, b in enumerate(bounds[:nd]) if b.lo == b.hi}
-        if point_dims:
-            results = tuple(substitute(results, point_dims))
-    simplify = Rewriter(dict(zip(m.all_vars, bounds)), None, budget.steps).simplify_result
+    if point_dims:
+        results = tuple(substitute(results, point_dims))
+    simplify = Rewriter(env, None, budget.steps).simplify_result
     new = [simplify(r) for r in results]
     if all(map(is_, new, m.results)):
         return m

@@ -650,70 +650,6 @@ def divide_below_divisor(node: Expr, ctx: Context) -> Expr | None:
     return Integer(0) if type(node) is FloorDiv else x
 
 
-# --- sums (complementary) ------------------------------------------------------------
-def sum_complementary_mods(node: Expr, ctx: Context) -> Expr | None:
-    """``k*M(x + a_1, c) + ... + k*M(x + a_c, c) = k*c*(c - 1)/2`` when ``a_1, ..., a_c``
-    are a complete set of residues mod ``c`` (``c > 0`` a constant, ``x`` any integer
-    expression): ``x + a_i`` then take every residue once, so their remainders are
-    ``0, 1, ..., c - 1`` in some order. ``x mod 2 + (x + 1) mod 2 = 1``;
-    ``(x + 1) mod 3 + (x + 2) mod 3 + (x + 3) mod 3 = 3``."""
-    groups: dict[tuple[int, int, Expr], dict[int, Expr]] = {}
-    for k, mono in terms(node):
-        if type(mono) is not Mod:
-            continue
-        c = positive_divisor(mono)
-        if c is None or c > 64:
-            continue
-        parts = terms(mono._args[0])
-        shift = sum(coeff for coeff, m in parts if m is ONE)
-        base = sum_of_terms([(coeff, m) for coeff, m in parts if m is not ONE])
-        groups.setdefault((k, c, base), {}).setdefault(shift % c, mono)
-    for (k, c, _), by_residue in groups.items():
-        if len(by_residue) == c:
-            used = set(by_residue.values())
-            rest = [(kk, m) for kk, m in terms(node) if not (kk == k and m in used)]
-            return sum_of_terms([*rest, (k * c * (c - 1) // 2, ONE)])
-    return None
-
-
-# --- min / max -------------------------------------------------------------------
-def minmax_rounding(node: Expr, ctx: Context) -> Expr | None:
-    """``min(a, b)`` / ``max(a, b)`` decided by the sign of ``a - b`` after writing each
-    rounded multiple in it by its remainder: ``c*F(y, c) = y - M(y, c)`` and
-    ``c*C(y, c) = y + M(-y, c)`` (``c > 0``), with ``M(., c)`` in ``[0, c - 1]``. So
-    ``min(((x + 3) floordiv 4) * 4, x) = x`` (the difference is ``3 - M(x + 3, 4) >= 0``)
-    and ``max((x floordiv 8) * 8, x) = x`` (it is ``-M(x, 8) <= 0``)."""
-    a, b = node._args
-    parts = terms(add([a, scale(-1, b)]))
-    out: Terms = []
-    rounded = False
-    for k, mono in parts:
-        kind = type(mono)
-        c = positive_divisor(mono) if kind is FloorDiv or kind is CeilDiv else None
-        if c is None or k % c:
-            out.append((k, mono))
-            continue
-        rounded = True
-        m = k // c  # k*F(y, c) = m*(y - M(y, c)); k*C(y, c) = m*(y + M(-y, c))
-        y = mono._args[0]
-        out += [(m * coeff, t) for coeff, t in terms(y)]
-        if kind is FloorDiv:
-            out.append((-m, Mod(y, c)))
-        else:
-            out.append((m, Mod(scale(-1, y), c)))
-    if not rounded:
-        return None
-    diff = ctx.bounds(sum_of_terms(out))
-    if diff.is_empty:
-        return None
-    is_min = type(node) is Min
-    if diff.hi <= 0:
-        return a if is_min else b
-    if diff.lo >= 0:
-        return b if is_min else a
-    return None
-
-
 # --- sums --------------------------------------------------------------------------------------
 def sum_recombine_div_mod(node: Expr, ctx: Context) -> Expr | None:
     """``k*c*F(x, c) + k*M(x, c) = k*x`` (Euclid: ``x = c*F(x, c) + M(x, c)``, for any
@@ -794,6 +730,31 @@ def sum_join_mod_digits(node: Expr, ctx: Context) -> Expr | None:
     return None
 
 
+def sum_complementary_mods(node: Expr, ctx: Context) -> Expr | None:
+    """``k*M(x + a_1, c) + ... + k*M(x + a_c, c) = k*c*(c - 1)/2`` when ``a_1, ..., a_c``
+    are a complete set of residues mod ``c`` (``c > 0`` a constant, ``x`` any integer
+    expression): ``x + a_i`` then take every residue once, so their remainders are
+    ``0, 1, ..., c - 1`` in some order. ``x mod 2 + (x + 1) mod 2 = 1``;
+    ``(x + 1) mod 3 + (x + 2) mod 3 + (x + 3) mod 3 = 3``."""
+    groups: dict[tuple[int, int, Expr], dict[int, Expr]] = {}
+    for k, mono in terms(node):
+        if type(mono) is not Mod:
+            continue
+        c = positive_divisor(mono)
+        if c is None or c > 64:
+            continue
+        parts = terms(mono._args[0])
+        shift = sum(coeff for coeff, m in parts if m is ONE)
+        base = sum_of_terms([(coeff, m) for coeff, m in parts if m is not ONE])
+        groups.setdefault((k, c, base), {}).setdefault(shift % c, mono)
+    for (k, c, _), by_residue in groups.items():
+        if len(by_residue) == c:
+            used = set(by_residue.values())
+            rest = [(kk, m) for kk, m in terms(node) if not (kk == k and m in used)]
+            return sum_of_terms([*rest, (k * c * (c - 1) // 2, ONE)])
+    return None
+
+
 # --- min / max -------------------------------------------------------------------
 def minmax_by_range(node: Expr, ctx: Context) -> Expr | None:
     """``min(a, b) = a`` when ``a - b <= 0`` everywhere (``max(a, b) = a`` when
@@ -803,6 +764,43 @@ def minmax_by_range(node: Expr, ctx: Context) -> Expr | None:
     if diff.is_empty:
         return None
     is_min = isinstance(node, Min)
+    if diff.hi <= 0:
+        return a if is_min else b
+    if diff.lo >= 0:
+        return b if is_min else a
+    return None
+
+
+def minmax_rounding(node: Expr, ctx: Context) -> Expr | None:
+    """``min(a, b)`` / ``max(a, b)`` decided by the sign of ``a - b`` after writing each
+    rounded multiple in it by its remainder: ``c*F(y, c) = y - M(y, c)`` and
+    ``c*C(y, c) = y + M(-y, c)`` (``c > 0``), with ``M(., c)`` in ``[0, c - 1]``. So
+    ``min(((x + 3) floordiv 4) * 4, x) = x`` (the difference is ``3 - M(x + 3, 4) >= 0``)
+    and ``max((x floordiv 8) * 8, x) = x`` (it is ``-M(x, 8) <= 0``)."""
+    a, b = node._args
+    parts = terms(add([a, scale(-1, b)]))
+    out: Terms = []
+    rounded = False
+    for k, mono in parts:
+        kind = type(mono)
+        c = positive_divisor(mono) if kind is FloorDiv or kind is CeilDiv else None
+        if c is None or k % c:
+            out.append((k, mono))
+            continue
+        rounded = True
+        m = k // c  # k*F(y, c) = m*(y - M(y, c)); k*C(y, c) = m*(y + M(-y, c))
+        y = mono._args[0]
+        out += [(m * coeff, t) for coeff, t in terms(y)]
+        if kind is FloorDiv:
+            out.append((-m, Mod(y, c)))
+        else:
+            out.append((m, Mod(scale(-1, y), c)))
+    if not rounded:
+        return None
+    diff = ctx.bounds(sum_of_terms(out))
+    if diff.is_empty:
+        return None
+    is_min = type(node) is Min
     if diff.hi <= 0:
         return a if is_min else b
     if diff.lo >= 0:
