@@ -269,6 +269,17 @@ class IndexVar(Symbol):
     def __rmod__(self, other: Any) -> Expr:
         return Mod(other, self)
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # by kind and index: the class's name is not where pickle would look (see below)
+        kind, index = _VAR_INFO[self]
+        return _variable, (kind, index)
+
+
+# sympy orders the terms of sums and products by class name (Basic.compare, class_key): a
+# variable must sort exactly as a Symbol, or canonical forms (and so the simplifier's
+# matches) would change with the class.
+IndexVar.__name__ = IndexVar.__qualname__ = "Symbol"
+
 
 @cache
 def _variable(kind: str, index: int) -> Symbol:

@@ -205,3 +205,16 @@ def test_a_nested_layout_shows_its_grid(text):
     if importlib.util.find_spec("matplotlib") is not None:
         assert layout._repr_png_()[:4] == b"\x89PNG"
         assert "<svg" in layout._repr_svg_()
+
+
+def test_variables_sort_and_pickle_as_plain_symbols():
+    import pickle
+
+    plain = [sympy.Symbol(f"d{i}", integer=True) for i in range(3)]
+    ours = [dim(i) for i in range(3)]
+    for build in (lambda a, b, c: b - a, lambda a, b, c: 3 * c - 2 * a + b,
+                  lambda a, b, c: a * b - c):
+        assert [str(t) for t in build(*ours).args] == [str(t) for t in build(*plain).args]
+    assert pickle.loads(pickle.dumps(D0)) is D0
+    m = parse_map("(d0)[s0] -> (d0 floordiv 4 + s0), domain: d0 in [0, 7], s0 in [0, 1]")
+    assert pickle.loads(pickle.dumps(m)) == m
