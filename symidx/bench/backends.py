@@ -10,7 +10,8 @@ sides, and neither side's parse is timed; the timed operation starts from the pa
   single-valued (as symidx's results are), ``gist`` by its own domain (keeping the
   domain, as symidx does), then ``coalesce``; compose = ``pullback`` of explicit piecewise
   affine forms (or ``apply_range`` of relations when a map is set-valued, turned back into
-  explicit form where it is single-valued); equal = ``is_equal`` of the two relations (read untimed).
+  explicit form where it is single-valued); equal = ``is_equal`` of the two relations
+  (read untimed).
 * **MLIR** (jaxlib's bindings): affine maps have no domain; compose, and
   ``simplify_affine_expr``; no equality on a domain.
 """
