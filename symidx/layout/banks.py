@@ -292,9 +292,9 @@ def banks_text(v: LayoutView, warp: cute.Layout | None, vector: int, r: BankRepo
              f"{r.ideal} without conflicts"
              + ("" if r.wavefronts == r.ideal else f" ({r.degree:g}-way bank conflict)")]
     by_bank: dict[int, list[str]] = defaultdict(list)
-    for (phase, word), lanes in sorted(r.lanes.items()):
+    for (phase, word), readers in sorted(r.lanes.items()):
         prefix = f"phase {phase} " if r.phases > 1 else ""
-        who = "" if r.access == "tma" else ": lanes " + ",".join(str(x) for x in lanes)
+        who = "" if r.access == "tma" else ": lanes " + ",".join(str(x) for x in readers)
         by_bank[word % r.banks].append(f"{prefix}word {word}{who}")
     shown = 0
     for bank in range(r.banks):
