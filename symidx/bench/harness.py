@@ -187,11 +187,9 @@ def plot(rows: Sequence[Row], path: str) -> bool:
     a line per engine; False (and no file) if no case has several sizes. Requires
     matplotlib (the ``plot`` extra)."""
     try:
-        import matplotlib
+        from matplotlib.figure import Figure  # a figure of its own: no global backend
     except ImportError:
         raise SymidxError("matplotlib is not installed: pip install 'symidx[plot]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     series: dict[str, list[Row]] = {}
     for r in rows:
@@ -201,8 +199,8 @@ def plot(rows: Sequence[Row], path: str) -> bool:
         return False
     columns = min(3, len(panels))
     count = (len(panels) + columns - 1) // columns
-    fig, axes = plt.subplots(count, columns, figsize=(4.5 * columns, 3.6 * count),
-                             squeeze=False)
+    fig = Figure(figsize=(4.5 * columns, 3.6 * count))
+    axes = fig.subplots(count, columns, squeeze=False)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     for ax, (case, unsorted) in zip(axes.flat, panels.items()):
@@ -221,6 +219,8 @@ def plot(rows: Sequence[Row], path: str) -> bool:
         ax.set_ylabel("seconds")
         ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    try:
+        fig.savefig(path, dpi=100)
+    except OSError as e:
+        raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
     return True
