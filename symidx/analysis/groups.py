@@ -199,6 +199,7 @@ def computation_maps(comp: HloComputation, direction: Direction, *,
     is called after each entry (``what``: ``"output"`` or ``"parameter leaf"``).
     ``assume_finite``: as for :func:`instruction_maps`. :func:`iter_computation_maps` gives
     the entries one at a time."""
+    expect_type(comp, HloComputation, "comp", "computation_maps")
     return list(iter_computation_maps(
         comp, direction, operand=operand, outputs=None if output is None else [output],
         analysis=analysis, progress=progress, assume_finite=assume_finite, timeout=timeout,
