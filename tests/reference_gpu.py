@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 
-from reference_hlo import Index, _dot_reads, _window_reads, box, op_dims, out_dims
+from reference_hlo import FINITE, Index, _dot_reads, _window_reads, box, op_dims, out_dims
 from symidx.hlo import DotDimensionNumbers, HloInstruction
 
 Deps = dict[Index, list[set[Index]]]
@@ -147,13 +147,27 @@ def _conv(instr, target, output):
     lhs, rhs = op_dims(instr, 0), op_dims(instr, 1)
     deps = {}
     for o, pairs in _pairs(dn, window, lhs, rhs, result, fg):
-        reads = [{x for x, _ in pairs}, {k for _, k in pairs}]
+        # under reads a kernel element over padding or a dilation hole is read too: it
+        # multiplies a zero, and 0 * inf is NaN (the forward convolution is StableHLO's)
+        kernel = {k for _, k in pairs} if FINITE.get() else _kernel_of(dn, rhs, o)
+        reads = [{x for x, _ in pairs}, kernel]
         if len(instr.operands) > 2:  # bias per output feature, side input
             reads.append({(o[dn.output_feature_dimension],)})
         if len(instr.operands) > 3:
             reads.append({o})
         deps[o] = reads
     return deps
+
+
+def _kernel_of(dn, rhs, o):
+    """Every kernel element output ``o``'s window holds: its output feature, every input
+    feature of its group and every window position."""
+    f = o[dn.output_feature_dimension]
+    found = set()
+    for k in box(rhs):
+        if k[dn.kernel_output_feature_dimension] == f:
+            found.add(k)
+    return found
 
 
 # --- TransformerEngine ----------------------------------------------------------------------

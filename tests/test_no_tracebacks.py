@@ -33,6 +33,11 @@ def _module(tmp_path: Path, body: str) -> str:
      "a dimension size: an integer of 5000 digits is too large (at most 4300)"),
     (f"  ROOT p = f32[4]{{{BIG}}} parameter(0)", 19, "an integer of 5000 digits is too large"),
     (f"  ROOT c = s32[] constant({BIG})", 27, "does not fit in 64 bits"),
+    (f"  p = f32[4,3] parameter(0)\n  ROOT r = f32[4,3] reverse(p), dimensions={{{BIG}}}", None,
+     "dimensions=: an integer of 5000 digits is too large"),
+    (f"  p = f32[4] parameter(0)\n  i = s32[] parameter(1)\n  ROOT r = f32[2] "
+     f"dynamic-slice(p, i), dynamic_slice_sizes={{{BIG}}}", None,
+     "dynamic_slice_sizes=: an integer of 5000 digits is too large"),
 ])
 def test_huge_integers_in_a_module_are_located_errors(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, column: int,
@@ -40,7 +45,8 @@ def test_huge_integers_in_a_module_are_located_errors(
     path = _module(tmp_path, body)
     code, _, err = _cli(capsys, "maps", path)
     assert code == 2
-    assert f"{path}:line 3, column {column}: " in err and message in err
+    where = f"{path}:line 3, column {column}: " if column else f"{path}:line "
+    assert where in err and message in err
     assert "Traceback" not in err
 
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from symidx._text import too_long
 from symidx.errors import ParseError
 from symidx.hlo.lexer import WORD_RE, end_of_string, scan_balanced, skip
 from symidx.hlo.shape import parse_shape_at
@@ -258,10 +259,16 @@ _SCANNERS: dict[str, Callable[[str, int, str], int]] = {
 
 
 def int_list(raw: str) -> tuple[int, ...] | None:
-    """``{1, 2, 3}`` as a tuple of ints; None if ``raw`` is not such a list."""
+    """``{1, 2, 3}`` as a tuple of ints; None if ``raw`` is not such a list; ValueError
+    (saying why) for an integer too long to read."""
     if not _INT_LIST_RE.fullmatch(raw):
         return None
-    return tuple(int(v) for v in _INT_RE.findall(raw))
+    values = _INT_RE.findall(raw)
+    for v in values:
+        reason = too_long(v)
+        if reason is not None:
+            raise ValueError(reason)
+    return tuple(int(v) for v in values)
 
 
 def slice_dims(raw: str) -> tuple[SliceDim, ...]:

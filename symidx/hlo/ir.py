@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from symidx._text import too_long
 from symidx.errors import NotFoundError, ParseError
 from symidx.hlo.attributes import (
     ConvolutionDimensionNumbers,
@@ -110,6 +111,9 @@ class HloInstruction:
             return default
         if not _INT_FULL_RE.fullmatch(raw):
             raise self._attribute_error(key, f"expected an integer for {key}=, found {clip(raw)}")
+        reason = too_long(raw)
+        if reason is not None:
+            raise self._attribute_error(key, f"{key}=: {reason}")
         return int(raw)
 
     def attr_int_list(self, key: str) -> tuple[int, ...] | None:
@@ -117,7 +121,10 @@ class HloInstruction:
         raw = self.attributes.get(key)
         if raw is None:
             return None
-        values = int_list(raw)
+        try:
+            values = int_list(raw)
+        except ValueError as err:
+            raise self._attribute_error(key, f"{key}=: {err}") from None
         if values is None:
             raise self._attribute_error(key, f"expected a list like {{0,1}} for {key}=, "
                                              f"found {clip(raw)}")

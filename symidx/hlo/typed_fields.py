@@ -40,7 +40,7 @@ def fill_typed_fields(instr: HloInstruction) -> None:  # noqa: C901 (a flat tabl
     if opcode == "gather":
         instr.slice_sizes = _required_list(instr, "slice_sizes")
     elif "slice_sizes" in attrs:  # a collective permute's is a list of lists
-        instr.slice_sizes = int_list(attrs["slice_sizes"])
+        instr.slice_sizes = _read(instr, "slice_sizes", int_list)
     for key, attribute in _INT_FIELDS.items():
         if key in attrs:
             setattr(instr, attribute, instr.attr_int(key))
