@@ -265,6 +265,8 @@ def _other_root_map(real: HloInstruction, other: HloInstruction, root_map: Index
 
 
 def _fold_points(m: IndexingMap, keep: set[int]) -> IndexingMap:
+    if m.is_known_empty or m.is_undefined:  # nothing to fold (nothing is read)
+        return m
     points = {dim(i): Integer(b.lo) for i, b in enumerate(m.dims)
               if b.lo == b.hi and i not in keep}
     if not points:
