@@ -101,6 +101,10 @@ def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:
         doc["check"] = check_tiling(t, sizes, deadline=args.deadline, smem=args.smem)
     lines = [f"{x['name']} ({x['path']}): sizes {x['tile_sizes']} strides "
              f"{x['tile_strides']} offsets {x['tile_offsets_indexing']}" for x in tiled]
+    if args.check:
+        from symidx.tiling.check import check_text
+
+        lines += check_text(doc["check"])
     emit(doc, args.format, "\n".join(lines))
     if args.check and not doc["check"].get("ok", False):
         return 3 if doc["check"].get("undecided") else 1
