@@ -27,6 +27,7 @@ from sympy import Integer
 
 from symidx.expr import Expr, FloorDiv, Mod, add, as_expr, dim, scale
 from symidx.indexing_map import IndexingMap, print_map
+from symidx.interval import Interval
 from symidx.layout import shapes, xla
 from symidx.layout.coalescing import WARP, is_indexing_coalesced
 from symidx.simplify import compose, simplify
@@ -70,7 +71,7 @@ def tile_read_map(offsets_map: IndexingMap, sizes: Sequence[int], strides: Seque
     elements = prod(sizes)
     constraints = list(pid_cons)
     if elements < WARP:
-        constraints.append((thread, (0, max(elements, 1) - 1)))
+        constraints.append((thread, Interval(0, max(elements, 1) - 1)))
     m = IndexingMap.create([WARP, offsets_map.dims[0]], results, offsets_map.ranges,
                            offsets_map.rts, constraints)
     return simplify(compose(simplify(m), shapes.offset_map(shape)))
