@@ -9,10 +9,12 @@ constraints, and the tiled computation for concrete tile sizes.
   the parameter space to the instruction's output (a dot's contracting range variables
   become its hidden parameters), duplicates merged; each gets its symbolic tile.
 * **Constraints**: the conjunction of every tile's constraints, kept factored.
-* **Tiled computation** (``tiled(sizes)``): each instruction's tile sizes and strides, and
-  the ``pid_0 -> offsets`` map under the major-to-minor schedule: the root's output
-  parameters, major first, then the hidden parameters of the dots whose operands the
-  instruction feeds.
+* **Tiled computation** (``tiled_computation(sizes)``): each instruction's tile sizes and
+  strides, and the ``pid_0 -> offsets`` map under the major-to-minor schedule: the root's
+  output parameters, major first, then the hidden parameters of the dots whose operands
+  the instruction feeds; or under XLA's transposed-dot schedule (a dot root with one
+  non-contracting dimension per side, no other dot): the same with the root's m and n
+  parameters swapped, so that consecutive program ids walk down m.
 """
 
 from __future__ import annotations
@@ -322,8 +324,52 @@ def constraints_hold(t: FusionTiling, sizes: Sequence[int]) -> bool:
     return t.constraints.evaluator(variables)(list(sizes))
 
 
-def tiled_computation(t: FusionTiling, sizes: Sequence[int], assume_satisfied: bool = False
-                      ) -> list[TiledResult]:
+SCHEDULES = ("major-to-minor", "transposed-dot")
+
+
+def schedule_dims(t: FusionTiling, ti: TiledInstruction, schedule: str = "major-to-minor"
+                  ) -> list[int]:
+    """The parameters a tiled instruction's program ids run over, major first: the root's
+    output parameters, then the hidden parameters of the dots it feeds. Under the
+    transposed-dot schedule the dot root's two non-contracting output parameters (m, n)
+    trade places, so that m varies faster than n (XLA's ``TransposedDotTiledHloSchedule``)."""
+    order = list(t.output_params) + list(ti.region)
+    if schedule == "transposed-dot":
+        m, n = transposed_dot_dims(t)
+        i, j = order.index(m), order.index(n)
+        order[i], order[j] = n, m
+    elif schedule != "major-to-minor":
+        raise AnalysisRefusal(f"unknown schedule {schedule!r} (one of {', '.join(SCHEDULES)})")
+    return order
+
+
+def transposed_dot_dims(t: FusionTiling) -> tuple[int, int]:
+    """The parameters of the dot root's m and n output dimensions, or a refusal saying why
+    the transposed-dot schedule does not apply (XLA's conditions: the root is a dot, no other
+    dot has parameters, one non-contracting dimension on each side)."""
+    dot = t.real_root
+    if not _is_dot(dot):
+        raise AnalysisRefusal(f"the transposed-dot schedule needs a dot root; {dot.name} is a "
+                              f"{dot.opcode}")
+    if any(p.hidden for p in t.parameters[1:]):
+        raise AnalysisRefusal("the transposed-dot schedule is for a fusion with a single dot; "
+                              "other dots have tiling parameters: " +
+                              ", ".join(p.instruction for p in t.parameters[1:] if p.hidden))
+    dn = dot.dot_dimension_numbers
+    assert dn is not None
+    for side, operand, contracting, batch in (
+            ("lhs", dot.operands[0], dn.lhs_contracting_dims, dn.lhs_batch_dims),
+            ("rhs", dot.operands[1], dn.rhs_contracting_dims, dn.rhs_batch_dims)):
+        free = len(_dims(operand)) - len(contracting) - len(batch)
+        if free != 1:
+            raise AnalysisRefusal(f"the transposed-dot schedule needs one non-contracting "
+                                  f"dimension on each side of {dot.name}; its {side} "
+                                  f"({operand.name}) has {free}")
+    return t.output_params[-2], t.output_params[-1]
+
+
+def tiled_computation(t: FusionTiling, sizes: Sequence[int], assume_satisfied: bool = False,
+                      schedule: str = "major-to-minor") -> list[TiledResult]:
     check_sizes(t, sizes)
     if not assume_satisfied and not constraints_hold(t, sizes):
         raise AnalysisRefusal(f"the tiling {list(sizes)} does not satisfy the constraints")
@@ -336,16 +382,8 @@ def tiled_computation(t: FusionTiling, sizes: Sequence[int], assume_satisfied: b
                     f"{instr.name}: operand {k} ({op.name}) has {_dims(op)[cut]} elements "
                     f"along the concatenated dimension, not divisible by tile size {ts}")
     out: list[TiledResult] = []
-    outs = t.output_params
     for ti in t.tiled:
-        schedule = outs + list(ti.region)
-        counts = [-(-flat[p] // sizes[p]) for p in schedule]
-        total = prod(counts)
-        pid = dim(0)
-        origin: dict[Symbol, Expr] = {dim(i): Integer(0) for i in range(len(flat))}
-        for j, (p, c) in enumerate(zip(schedule, counts)):
-            inner = prod(counts[j + 1:])
-            origin[dim(p)] = Mod(FloorDiv(pid, inner), c) * sizes[p]
+        origin, total = program_id_origin(schedule_dims(t, ti, schedule), flat, sizes)
         results = [as_expr(r).xreplace(origin) for r in ti.map.results]
         low: dict[Symbol, Expr] = {sym(j): Integer(b.lo) for j, b in enumerate(ti.map.ranges)}
         # a runtime variable with one feasible value is that value
@@ -368,6 +406,20 @@ def tiled_computation(t: FusionTiling, sizes: Sequence[int], assume_satisfied: b
         rts = [_rt_name(t, v.hlo, k) for k, v in enumerate(om.rts)]
         out.append(TiledResult(ti.name, ti.path, tsz, tst, om, rts))
     return out
+
+
+def program_id_origin(order: Sequence[int], flat: Sequence[int], sizes: Sequence[int]
+                      ) -> tuple[dict[Symbol, Expr], int]:
+    """Program id ``pid_0`` delinearized over ``order`` (major first; ``ceil(size / tile)``
+    tiles per parameter): each parameter's tile origin as an expression of ``pid_0``
+    (parameters not in ``order`` at 0), and the number of program ids."""
+    counts = [-(-flat[p] // sizes[p]) for p in order]
+    pid = dim(0)
+    origin: dict[Symbol, Expr] = {dim(i): Integer(0) for i in range(len(flat))}
+    for j, (p, c) in enumerate(zip(order, counts)):
+        inner = prod(counts[j + 1:])
+        origin[dim(p)] = Mod(FloorDiv(pid, inner), c) * sizes[p]
+    return origin, prod(counts)
 
 
 def _rt_name(t: FusionTiling, hlo: str, k: int) -> str:

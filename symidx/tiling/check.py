@@ -96,7 +96,7 @@ def _tiles(om: IndexingMap, sizes: Sequence[int], strides: Sequence[int],
 
 
 def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 30.0,
-                 smem: int | None = None) -> dict[str, Any]:
+                 smem: int | None = None, schedule: str = "major-to-minor") -> dict[str, Any]:
     """The proof and costs of ``sizes`` for the analysed fusion ``t`` (see the module
     docstring); ``ok`` when every instruction is covered exactly."""
     import numpy as np
@@ -104,7 +104,7 @@ def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 30.0,
     from symidx.tiling.analysis import tiled_computation
 
     stop = time.monotonic() + deadline
-    results = tiled_computation(t, sizes, assume_satisfied=True)
+    results = tiled_computation(t, sizes, assume_satisfied=True, schedule=schedule)
     report: list[dict[str, Any]] = []
     ok, undecided = True, False
     footprint_total = 0
