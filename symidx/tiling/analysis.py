@@ -8,6 +8,11 @@ constraints, and the tiled computation for concrete tile sizes.
 * **Tiled instructions**: one per (instruction, path from the root), the composed map from
   the parameter space to the instruction's output (a dot's contracting range variables
   become its hidden parameters), duplicates merged; each gets its symbolic tile.
+* **Nested fusions** (XLA's nested GEMM fusions): a ``fusion`` inside the fused
+  computation is tiled, then its computation's root with the same map (path
+  ``.called_root``), and each of that computation's parameters continues, with its map, to
+  the nested fusion's operand in the calling computation (path ``.caller_operand(k)``).
+  The maps are composed op by op along each path, as :mod:`symidx.fusion` composes them.
 * **Constraints**: the conjunction of every tile's constraints, kept factored.
 * **Tiled computation** (``tiled_computation(sizes)``): each instruction's tile sizes and
   strides, and the ``pid_0 -> offsets`` map under the major-to-minor schedule: the root's
@@ -175,21 +180,23 @@ def analyze(comp: HloComputation) -> FusionTiling:
         nb = len(real.dot_dimension_numbers.lhs_batch_dims)  # type: ignore[union-attr]
         keep |= set(out_idx[nb:])
     root_map = _fold_points(root_map, keep)
-    seen: dict[tuple[int, IndexingMap], TiledInstruction] = {}
-    order: list[tuple[HloInstruction, IndexingMap, str, tuple[int, ...]]] = []
+    seen: dict[tuple[int, IndexingMap, tuple[int, ...]], TiledInstruction] = {}
+    # (instruction, map, path, region, the nested fusions entered to reach it)
+    order: list[tuple[HloInstruction, IndexingMap, str, tuple[int, ...],
+                      tuple[HloInstruction, ...]]] = []
     for r_i, r in enumerate(roots):
         if r is real:
-            order.append((r, root_map, f"roots[{r_i}]", ()))
+            order.append((r, root_map, f"roots[{r_i}]", (), ()))
     for r_i, r in enumerate(roots):
         if r is not real:
             m = _other_root_map(real, r, root_map)
             if m is not None:
-                order.append((r, m, f"roots[{r_i}]", ()))
+                order.append((r, m, f"roots[{r_i}]", (), ()))
     stack = list(reversed(order))
     count = 0
     while stack:
-        instr, m, path, region = stack.pop()
-        key = (id(instr), m)
+        instr, m, path, region, nest = stack.pop()
+        key = (id(instr), m, tuple(id(f) for f in nest))
         if key in seen:
             continue
         if m.is_known_empty:
@@ -213,6 +220,22 @@ def analyze(comp: HloComputation) -> FusionTiling:
         seen[key] = t
         tiling.tiled.append(t)
         tiling.constraints = tiling.constraints.and_(tile.constraints)
+        if instr.opcode == "parameter" and nest:
+            # a parameter of a nested fusion's computation: the same tile of the nested
+            # fusion's operand in the computation that calls it
+            k = instr.parameter_number
+            caller = nest[-1]
+            if k is None or k >= len(caller.operands):
+                raise AnalysisRefusal(f"{instr.name}: parameter {k} of {caller.name}'s "
+                                      "computation has no operand")
+            stack.append((caller.operands[k], m, f"{path}.caller_operand({k})", region,
+                          nest[:-1]))
+            continue
+        if instr.opcode == "fusion":
+            # a nested fusion (XLA's nested GEMM fusions): tile through its computation
+            stack.append((_nested_root(instr), m, f"{path}.called_root", region,
+                          nest + (instr,)))
+            continue
         if instr.opcode == "parameter" or not instr.operands:
             continue
         if instr.opcode == "concatenate" and instr.dimensions:
@@ -235,10 +258,22 @@ def analyze(comp: HloComputation) -> FusionTiling:
                                       f"{len(maps)} maps with different results; a tile "
                                       "needs one")
             composed = _compose(m, maps[0], dot_param.get(id(instr), []), keep, instr)
-            stack.append((op, composed, f"{path}.operand({k})", sub_region))
+            stack.append((op, composed, f"{path}.operand({k})", sub_region, nest))
     if tiling.constraints.is_unsatisfiable:
         raise AnalysisRefusal("the constraints of the tiles are unsatisfiable")
     return tiling
+
+
+def _nested_root(instr: HloInstruction) -> HloInstruction:
+    from symidx.hlo.facts import called_computation
+
+    called = called_computation(instr)
+    if called is None:
+        raise AnalysisRefusal(f"nested fusion {instr.name} has no fused computation")
+    if called.root.opcode == "tuple":
+        raise AnalysisRefusal(f"nested fusion {instr.name} has several outputs (a tuple "
+                              "root); tiling through it is not supported")
+    return called.root
 
 
 def _one_map(maps: list[IndexingMap]) -> list[IndexingMap]:

@@ -115,7 +115,7 @@ def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 30.0,
         footprint = prod(r.tile_sizes) if r.tile_sizes else 1
         entry.update({"tile_elements": footprint, "tile_bytes": footprint * esize})
         entry.update(_contiguity(ti.instr, r.tile_sizes, r.tile_strides, esize))
-        if ti.instr.opcode == "parameter":
+        if any(ti.instr is q for q in t.computation.parameters):
             entry["coalescing"] = _coalescing(r, ti.instr.shape)
         footprint_total += footprint * esize
         try:
