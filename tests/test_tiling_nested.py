@@ -78,3 +78,16 @@ def test_multi_output_nested_fusion_is_refused(tmp_path: Path,
     code = main(["tile", str(path), "--fusion", "fusion"])
     err = capsys.readouterr().err
     assert code == 2 and "nested fusion a2 has several outputs" in err
+
+
+def test_a_root_nested_fusion_is_refused_as_xla_does(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    path = tmp_path / "root.hlo"
+    path.write_text("HloModule m\n\nnested {\n  q = f32[4] parameter(0)\n  ROOT n = f32[4] "
+                    "negate(q)\n}\n\nfusion {\n  p = f32[4] parameter(0)\n  ROOT f = f32[4] "
+                    "fusion(p), kind=kLoop, calls=nested\n}\n\nENTRY main {\n  p = f32[4] "
+                    "parameter(0)\n  ROOT r = f32[4] fusion(p), kind=kLoop, calls=fusion\n}\n")
+    code = main(["tile", str(path), "--fusion", "r"])
+    err = capsys.readouterr().err
+    assert code == 2 and "the root f is a nested fusion" in err

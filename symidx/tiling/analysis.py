@@ -13,6 +13,7 @@ constraints, and the tiled computation for concrete tile sizes.
   ``.called_root``), and each of that computation's parameters continues, with its map, to
   the nested fusion's operand in the calling computation (path ``.caller_operand(k)``).
   The maps are composed op by op along each path, as :mod:`symidx.fusion` composes them.
+  A nested fusion as the root is refused, as XLA refuses it.
 * **Constraints**: the conjunction of every tile's constraints, kept factored.
 * **Tiled computation** (``tiled_computation(sizes)``): each instruction's tile sizes and
   strides, and the ``pid_0 -> offsets`` map under the major-to-minor schedule: the root's
@@ -149,6 +150,10 @@ def _contracting_sizes(instr: HloInstruction) -> tuple[int, ...]:
 def analyze(comp: HloComputation) -> FusionTiling:
     roots = _roots(comp)
     real = max(roots, key=lambda r: sum(_reaches(r, o) for o in roots))
+    if real.opcode == "fusion":
+        # as XLA (BailsOutOnRootFusion): nested fusions are tiled as operands, not as roots
+        raise AnalysisRefusal(f"the root {real.name} is a nested fusion; a nested fusion is "
+                              "tiled only as an operand (as XLA)")
     params: list[Parameter] = []
     out_dims = _dims(real)
     dot_param: dict[int, list[int]] = {}     # id(dot) -> its hidden parameter indices
