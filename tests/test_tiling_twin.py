@@ -27,7 +27,7 @@ from symidx.tiling.valid import valid_tilings
 
 DATA = Path(__file__).parent / "data" / "tiling"
 CASES = ["diamond.hlo", "dot.hlo", "bitcast.hlo", "concat.hlo", "mixed.hlo",
-         "reshape_split.hlo", "slice_concat.hlo"]
+         "reshape_split.hlo", "slice_concat.hlo", "nested_gemm.hlo"]
 
 
 def tile_elements(result: analysis.TiledResult, pid: int, shape: list[int]) -> set[int]:
@@ -67,8 +67,8 @@ def differences(path: Path, sizes: list[int]) -> int:
             owner[e] = pid
         loaded: set[int] = set()
         for r, ti in zip(results, t.tiled):
-            if ti.instr.opcode != "parameter":
-                continue
+            if not any(ti.instr is q for q in comp.parameters):
+                continue     # not a load from memory (nested fusions' parameters included)
             p = ti.instr.parameter_number
             assert p is not None
             shape = list(array_dims(ti.instr.shape, ti.name))

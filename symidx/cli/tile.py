@@ -2,6 +2,7 @@
 
     symidx tile "<map>" [--format json|text]
     symidx tile FILE.hlo [--fusion NAME] [--sizes A,B,..] [--assume-satisfied]
+                [--schedule major-to-minor|transposed-dot]
                 [--valid-tilings [--count] [--limit N]] [--space] [--check] [--smem BYTES]
                 [--propagate input|output --instruction NAME --operand K --input-tile T]
 
@@ -28,6 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fusion", help="the fusion instruction of the entry computation to tile "
                                     "(default: the entry computation is the fusion)")
     p.add_argument("--sizes", help="a tiling: comma-separated tile sizes in parameter order")
+    p.add_argument("--schedule", choices=("major-to-minor", "transposed-dot"),
+                   default="major-to-minor",
+                   help="with --sizes: how program ids walk the tiles (default major-to-minor; "
+                        "transposed-dot: a dot root's m dimension fastest)")
     p.add_argument("--assume-satisfied", action="store_true",
                    help="with --sizes: do not check the constraints")
     p.add_argument("--valid-tilings", action="store_true",

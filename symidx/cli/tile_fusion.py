@@ -86,7 +86,7 @@ def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:
     from symidx.indexing_map import print_map
     from symidx.tiling.analysis import tiled_computation
 
-    results = tiled_computation(t, sizes, args.assume_satisfied)
+    results = tiled_computation(t, sizes, args.assume_satisfied, args.schedule)
     tiled = []
     for r in results:
         tiled.append({"name": r.name, "path": r.path, "tile_sizes": r.tile_sizes,
@@ -94,13 +94,19 @@ def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:
                       "tile_offsets_indexing": print_map(r.offsets_map, "xla")
                       .split("\nruntime")[0],
                       "runtime_variables": r.runtime_variables})
-    doc: dict[str, Any] = {"sizes": sizes, "tiled": tiled, "roots": [x.name for x in t.roots]}
+    doc: dict[str, Any] = {"sizes": sizes, "schedule": args.schedule, "tiled": tiled,
+                           "roots": [x.name for x in t.roots]}
     if args.check:
         from symidx.tiling.check import check_tiling
 
-        doc["check"] = check_tiling(t, sizes, deadline=args.deadline, smem=args.smem)
+        doc["check"] = check_tiling(t, sizes, deadline=args.deadline, smem=args.smem,
+                                    schedule=args.schedule)
     lines = [f"{x['name']} ({x['path']}): sizes {x['tile_sizes']} strides "
              f"{x['tile_strides']} offsets {x['tile_offsets_indexing']}" for x in tiled]
+    if args.check:
+        from symidx.tiling.check import check_text
+
+        lines += check_text(doc["check"])
     emit(doc, args.format, "\n".join(lines))
     if args.check and not doc["check"].get("ok", False):
         return 3 if doc["check"].get("undecided") else 1

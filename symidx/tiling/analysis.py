@@ -8,11 +8,19 @@ constraints, and the tiled computation for concrete tile sizes.
 * **Tiled instructions**: one per (instruction, path from the root), the composed map from
   the parameter space to the instruction's output (a dot's contracting range variables
   become its hidden parameters), duplicates merged; each gets its symbolic tile.
+* **Nested fusions** (XLA's nested GEMM fusions): a ``fusion`` inside the fused
+  computation is tiled, then its computation's root with the same map (path
+  ``.called_root``), and each of that computation's parameters continues, with its map, to
+  the nested fusion's operand in the calling computation (path ``.caller_operand(k)``).
+  The maps are composed op by op along each path, as :mod:`symidx.fusion` composes them.
+  A nested fusion as the root is refused, as XLA refuses it.
 * **Constraints**: the conjunction of every tile's constraints, kept factored.
-* **Tiled computation** (``tiled(sizes)``): each instruction's tile sizes and strides, and
-  the ``pid_0 -> offsets`` map under the major-to-minor schedule: the root's output
-  parameters, major first, then the hidden parameters of the dots whose operands the
-  instruction feeds.
+* **Tiled computation** (``tiled_computation(sizes)``): each instruction's tile sizes and
+  strides, and the ``pid_0 -> offsets`` map under the major-to-minor schedule: the root's
+  output parameters, major first, then the hidden parameters of the dots whose operands
+  the instruction feeds; or under XLA's transposed-dot schedule (a dot root with one
+  non-contracting dimension per side, no other dot): the same with the root's m and n
+  parameters swapped, so that consecutive program ids walk down m.
 """
 
 from __future__ import annotations
@@ -142,6 +150,10 @@ def _contracting_sizes(instr: HloInstruction) -> tuple[int, ...]:
 def analyze(comp: HloComputation) -> FusionTiling:
     roots = _roots(comp)
     real = max(roots, key=lambda r: sum(_reaches(r, o) for o in roots))
+    if real.opcode == "fusion":
+        # as XLA (BailsOutOnRootFusion): nested fusions are tiled as operands, not as roots
+        raise AnalysisRefusal(f"the root {real.name} is a nested fusion; a nested fusion is "
+                              "tiled only as an operand (as XLA)")
     params: list[Parameter] = []
     out_dims = _dims(real)
     dot_param: dict[int, list[int]] = {}     # id(dot) -> its hidden parameter indices
@@ -173,21 +185,23 @@ def analyze(comp: HloComputation) -> FusionTiling:
         nb = len(real.dot_dimension_numbers.lhs_batch_dims)  # type: ignore[union-attr]
         keep |= set(out_idx[nb:])
     root_map = _fold_points(root_map, keep)
-    seen: dict[tuple[int, IndexingMap], TiledInstruction] = {}
-    order: list[tuple[HloInstruction, IndexingMap, str, tuple[int, ...]]] = []
+    seen: dict[tuple[int, IndexingMap, tuple[int, ...]], TiledInstruction] = {}
+    # (instruction, map, path, region, the nested fusions entered to reach it)
+    order: list[tuple[HloInstruction, IndexingMap, str, tuple[int, ...],
+                      tuple[HloInstruction, ...]]] = []
     for r_i, r in enumerate(roots):
         if r is real:
-            order.append((r, root_map, f"roots[{r_i}]", ()))
+            order.append((r, root_map, f"roots[{r_i}]", (), ()))
     for r_i, r in enumerate(roots):
         if r is not real:
             m = _other_root_map(real, r, root_map)
             if m is not None:
-                order.append((r, m, f"roots[{r_i}]", ()))
+                order.append((r, m, f"roots[{r_i}]", (), ()))
     stack = list(reversed(order))
     count = 0
     while stack:
-        instr, m, path, region = stack.pop()
-        key = (id(instr), m)
+        instr, m, path, region, nest = stack.pop()
+        key = (id(instr), m, tuple(id(f) for f in nest))
         if key in seen:
             continue
         if m.is_known_empty:
@@ -211,6 +225,22 @@ def analyze(comp: HloComputation) -> FusionTiling:
         seen[key] = t
         tiling.tiled.append(t)
         tiling.constraints = tiling.constraints.and_(tile.constraints)
+        if instr.opcode == "parameter" and nest:
+            # a parameter of a nested fusion's computation: the same tile of the nested
+            # fusion's operand in the computation that calls it
+            k = instr.parameter_number
+            caller = nest[-1]
+            if k is None or k >= len(caller.operands):
+                raise AnalysisRefusal(f"{instr.name}: parameter {k} of {caller.name}'s "
+                                      "computation has no operand")
+            stack.append((caller.operands[k], m, f"{path}.caller_operand({k})", region,
+                          nest[:-1]))
+            continue
+        if instr.opcode == "fusion":
+            # a nested fusion (XLA's nested GEMM fusions): tile through its computation
+            stack.append((_nested_root(instr), m, f"{path}.called_root", region,
+                          nest + (instr,)))
+            continue
         if instr.opcode == "parameter" or not instr.operands:
             continue
         if instr.opcode == "concatenate" and instr.dimensions:
@@ -233,10 +263,22 @@ def analyze(comp: HloComputation) -> FusionTiling:
                                       f"{len(maps)} maps with different results; a tile "
                                       "needs one")
             composed = _compose(m, maps[0], dot_param.get(id(instr), []), keep, instr)
-            stack.append((op, composed, f"{path}.operand({k})", sub_region))
+            stack.append((op, composed, f"{path}.operand({k})", sub_region, nest))
     if tiling.constraints.is_unsatisfiable:
         raise AnalysisRefusal("the constraints of the tiles are unsatisfiable")
     return tiling
+
+
+def _nested_root(instr: HloInstruction) -> HloInstruction:
+    from symidx.hlo.facts import called_computation
+
+    called = called_computation(instr)
+    if called is None:
+        raise AnalysisRefusal(f"nested fusion {instr.name} has no fused computation")
+    if called.root.opcode == "tuple":
+        raise AnalysisRefusal(f"nested fusion {instr.name} has several outputs (a tuple "
+                              "root); tiling through it is not supported")
+    return called.root
 
 
 def _one_map(maps: list[IndexingMap]) -> list[IndexingMap]:
@@ -324,8 +366,52 @@ def constraints_hold(t: FusionTiling, sizes: Sequence[int]) -> bool:
     return t.constraints.evaluator(variables)(list(sizes))
 
 
-def tiled_computation(t: FusionTiling, sizes: Sequence[int], assume_satisfied: bool = False
-                      ) -> list[TiledResult]:
+SCHEDULES = ("major-to-minor", "transposed-dot")
+
+
+def schedule_dims(t: FusionTiling, ti: TiledInstruction, schedule: str = "major-to-minor"
+                  ) -> list[int]:
+    """The parameters a tiled instruction's program ids run over, major first: the root's
+    output parameters, then the hidden parameters of the dots it feeds. Under the
+    transposed-dot schedule the dot root's two non-contracting output parameters (m, n)
+    trade places, so that m varies faster than n (XLA's ``TransposedDotTiledHloSchedule``)."""
+    order = list(t.output_params) + list(ti.region)
+    if schedule == "transposed-dot":
+        m, n = transposed_dot_dims(t)
+        i, j = order.index(m), order.index(n)
+        order[i], order[j] = n, m
+    elif schedule != "major-to-minor":
+        raise AnalysisRefusal(f"unknown schedule {schedule!r} (one of {', '.join(SCHEDULES)})")
+    return order
+
+
+def transposed_dot_dims(t: FusionTiling) -> tuple[int, int]:
+    """The parameters of the dot root's m and n output dimensions, or a refusal saying why
+    the transposed-dot schedule does not apply (XLA's conditions: the root is a dot, no other
+    dot has parameters, one non-contracting dimension on each side)."""
+    dot = t.real_root
+    if not _is_dot(dot):
+        raise AnalysisRefusal(f"the transposed-dot schedule needs a dot root; {dot.name} is a "
+                              f"{dot.opcode}")
+    if any(p.hidden for p in t.parameters[1:]):
+        raise AnalysisRefusal("the transposed-dot schedule is for a fusion with a single dot; "
+                              "other dots have tiling parameters: " +
+                              ", ".join(p.instruction for p in t.parameters[1:] if p.hidden))
+    dn = dot.dot_dimension_numbers
+    assert dn is not None
+    for side, operand, contracting, batch in (
+            ("lhs", dot.operands[0], dn.lhs_contracting_dims, dn.lhs_batch_dims),
+            ("rhs", dot.operands[1], dn.rhs_contracting_dims, dn.rhs_batch_dims)):
+        free = len(_dims(operand)) - len(contracting) - len(batch)
+        if free != 1:
+            raise AnalysisRefusal(f"the transposed-dot schedule needs one non-contracting "
+                                  f"dimension on each side of {dot.name}; its {side} "
+                                  f"({operand.name}) has {free}")
+    return t.output_params[-2], t.output_params[-1]
+
+
+def tiled_computation(t: FusionTiling, sizes: Sequence[int], assume_satisfied: bool = False,
+                      schedule: str = "major-to-minor") -> list[TiledResult]:
     check_sizes(t, sizes)
     if not assume_satisfied and not constraints_hold(t, sizes):
         raise AnalysisRefusal(f"the tiling {list(sizes)} does not satisfy the constraints")
@@ -338,16 +424,8 @@ def tiled_computation(t: FusionTiling, sizes: Sequence[int], assume_satisfied: b
                     f"{instr.name}: operand {k} ({op.name}) has {_dims(op)[cut]} elements "
                     f"along the concatenated dimension, not divisible by tile size {ts}")
     out: list[TiledResult] = []
-    outs = t.output_params
     for ti in t.tiled:
-        schedule = outs + list(ti.region)
-        counts = [-(-flat[p] // sizes[p]) for p in schedule]
-        total = prod(counts)
-        pid = dim(0)
-        origin: dict[Symbol, Expr] = {dim(i): Integer(0) for i in range(len(flat))}
-        for j, (p, c) in enumerate(zip(schedule, counts)):
-            inner = prod(counts[j + 1:])
-            origin[dim(p)] = Mod(FloorDiv(pid, inner), c) * sizes[p]
+        origin, total = program_id_origin(schedule_dims(t, ti, schedule), flat, sizes)
         results = [as_expr(r).xreplace(origin) for r in ti.map.results]
         low: dict[Symbol, Expr] = {sym(j): Integer(b.lo) for j, b in enumerate(ti.map.ranges)}
         # a runtime variable with one feasible value is that value
@@ -370,6 +448,20 @@ def tiled_computation(t: FusionTiling, sizes: Sequence[int], assume_satisfied: b
         rts = [_rt_name(t, v.hlo, k) for k, v in enumerate(om.rts)]
         out.append(TiledResult(ti.name, ti.path, tsz, tst, om, rts))
     return out
+
+
+def program_id_origin(order: Sequence[int], flat: Sequence[int], sizes: Sequence[int]
+                      ) -> tuple[dict[Symbol, Expr], int]:
+    """Program id ``pid_0`` delinearized over ``order`` (major first; ``ceil(size / tile)``
+    tiles per parameter): each parameter's tile origin as an expression of ``pid_0``
+    (parameters not in ``order`` at 0), and the number of program ids."""
+    counts = [-(-flat[p] // sizes[p]) for p in order]
+    pid = dim(0)
+    origin: dict[Symbol, Expr] = {dim(i): Integer(0) for i in range(len(flat))}
+    for j, (p, c) in enumerate(zip(order, counts)):
+        inner = prod(counts[j + 1:])
+        origin[dim(p)] = Mod(FloorDiv(pid, inner), c) * sizes[p]
+    return origin, prod(counts)
 
 
 def _rt_name(t: FusionTiling, hlo: str, k: int) -> str:

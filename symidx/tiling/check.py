@@ -11,8 +11,9 @@ point limit; hitting either leaves the instruction undecided (never a guess).
 
 Costs per tiled instruction: the elements one tile spans (its footprint, also in bytes),
 the elements all tiles read (with re-reads), the run of consecutive elements a tile row
-reads along the layout's minor-most dimension (a first measure of coalescing), and the
-shared-memory verdict for a budget.
+reads along the layout's minor-most dimension, and the shared-memory verdict for a budget.
+For every fused parameter (a load from memory), ``coalescing``: XLA's judgement of the
+first warp's read of the first tile (:mod:`symidx.tiling.coalescing`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from symidx.errors import TooLargeError
 from symidx.hlo.facts import array_dims
 from symidx.indexing_map import IndexingMap
 
-__all__ = ["check_tiling", "POINT_LIMIT"]
+__all__ = ["check_tiling", "check_text", "POINT_LIMIT"]
 
 POINT_LIMIT = 4_000_000
 
@@ -95,7 +96,7 @@ def _tiles(om: IndexingMap, sizes: Sequence[int], strides: Sequence[int],
 
 
 def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 30.0,
-                 smem: int | None = None) -> dict[str, Any]:
+                 smem: int | None = None, schedule: str = "major-to-minor") -> dict[str, Any]:
     """The proof and costs of ``sizes`` for the analysed fusion ``t`` (see the module
     docstring); ``ok`` when every instruction is covered exactly."""
     import numpy as np
@@ -103,7 +104,7 @@ def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 30.0,
     from symidx.tiling.analysis import tiled_computation
 
     stop = time.monotonic() + deadline
-    results = tiled_computation(t, sizes, assume_satisfied=True)
+    results = tiled_computation(t, sizes, assume_satisfied=True, schedule=schedule)
     report: list[dict[str, Any]] = []
     ok, undecided = True, False
     footprint_total = 0
@@ -114,6 +115,8 @@ def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 30.0,
         footprint = prod(r.tile_sizes) if r.tile_sizes else 1
         entry.update({"tile_elements": footprint, "tile_bytes": footprint * esize})
         entry.update(_contiguity(ti.instr, r.tile_sizes, r.tile_strides, esize))
+        if any(ti.instr is q for q in t.computation.parameters):
+            entry["coalescing"] = _coalescing(r, ti.instr.shape)
         footprint_total += footprint * esize
         try:
             image = _image(ti.map, shape, stop)
@@ -153,6 +156,40 @@ def _contiguity(instr: Any, sizes: Sequence[int], strides: Sequence[int], esize:
     minor = shape.layout_or_default.minor_to_major[0]
     run = sizes[minor] if abs(strides[minor]) == 1 else 1
     return {"minor_dim": minor, "contiguous_elements": run, "contiguous_bytes": run * esize}
+
+
+def _coalescing(r: Any, shape: Any) -> dict[str, Any]:
+    from symidx.errors import SymidxError
+    from symidx.tiling.coalescing import tile_coalescing
+
+    try:
+        return tile_coalescing(r.offsets_map, r.tile_sizes, r.tile_strides, shape)
+    except SymidxError as e:
+        return {"coalesced": False, "reason": f"not judged: {e}", "map": ""}
+
+
+def check_text(check: dict[str, Any]) -> list[str]:
+    """The ``--check`` report as text lines."""
+    verdict = "ok" if check["ok"] else ("undecided" if check["undecided"] else "NOT ok")
+    lines = [f"check: {verdict}, footprint {check['footprint_bytes']} bytes per program id"
+             + (f", fits smem {check['smem_budget']}: {check['fits_smem']}"
+                if "smem_budget" in check else "")]
+    for e in check["instructions"]:
+        if "undecided" in e:
+            proof = f"undecided ({e['undecided']})"
+        else:
+            proof = (f"covers {e['covers']} exact {e['exact']}, {e['elements_read']} "
+                     f"elements read ({e['bytes_read']} bytes)")
+        line = (f"  {e['name']} ({e['path']}): {proof}; tile {e['tile_elements']} elements "
+                f"({e['tile_bytes']} bytes)")
+        if "contiguous_elements" in e:
+            line += f", contiguous run {e['contiguous_elements']}"
+        c = e.get("coalescing")
+        if c is not None:
+            line += ", coalesced" if c["coalesced"] else \
+                f", not coalesced ({c.get('reason', '')})"
+        lines.append(line)
+    return lines
 
 
 def _unlinear(lin: int, shape: Sequence[int]) -> list[int]:
