@@ -21,11 +21,17 @@ __all__ = ["CallRef", "Inline", "InstructionReader", "Operand", "Pending", "Ref"
 # Fast paths for the common spellings; anything else takes the general path. An instruction's
 # start, ``[ROOT] name =`` (groups: ROOT, name)...
 _LHS_RE = re.compile(r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*")
-# ... its right-hand side up to the '(', ``plain-shape opcode(`` (groups: shape, opcode) ...
+# ... its right-hand side up to the '(', ``shape opcode(`` (groups: shape, opcode), taken only
+# when the shape's text is one the cursor has read before ...
 _RHS_RE = re.compile(r"(" + PLAIN_SHAPE + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\(")
-# ... and an operand, ``[plain-shape] name`` then ',' or ')' (groups: shape, name, ',' or ')').
+# ... and an operand, ``[shape] name`` then ',' or ')' (groups: shape, name, ',' or ')').
 _OPERAND_RE = re.compile(r"(?:(" + PLAIN_SHAPE + r")[ \t]+)?(%?[A-Za-z_][A-Za-z0-9_.\-]*)"
                          r"[ \t]*([,)])")
+# ... and the commonest operand list of all: names only, ``%a, %b)`` (each name then found
+# with NAME_RE, from its '%').
+_NAME_LIST_RE = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-]*(?:, ?%?[A-Za-z_][A-Za-z0-9_.\-]*)*\)")
+# An attribute's start, ``, key=`` (group: key).
+_KEY_RE = re.compile(r", ?([A-Za-z_][A-Za-z0-9_.\-]*)=")
 #: Attributes naming one computation; ``_COMPUTATION_LIST_KEYS`` name several, ``{a, b}``.
 _COMPUTATION_KEYS = frozenset({
     "to_apply", "calls", "condition", "body", "true_computation", "false_computation",
@@ -168,6 +174,12 @@ class InstructionReader(Cursor):
         """``(operand, ...)`` after the ``(``: names (maybe after a shape) and inline
         instructions, which are appended to ``pendings`` before their user."""
         refs: list[Operand] = []
+        names = _NAME_LIST_RE.match(self.text, self.pos)
+        if names is not None:
+            self.pos = end = names.end()
+            for name in NAME_RE.finditer(self.text, names.start(), end):
+                refs.append(Operand(name.group(1), name.start(), None))
+            return refs
         if self.peek() == ")":
             self.pos += 1
             return refs
@@ -212,18 +224,27 @@ class InstructionReader(Cursor):
         read as references."""
         values: dict[str, str] = {}
         offsets: dict[str, int] = {}
-        while self.peek() == ",":
-            self.pos += 1
-            key_pos = self.skip()
-            match = WORD_RE.match(self.text, key_pos)
-            if match is None:
-                raise self.error(f"expected an attribute name, found "
-                                 f"{describe(self.text, key_pos)}", key_pos)
-            key = match.group()
-            if key in values:
-                raise self.error(f"duplicate attribute {key!r}", key_pos)
-            self.pos = match.end()
-            self.expect("=", f"after attribute name {key!r}")
+        while True:
+            fast = _KEY_RE.match(self.text, self.pos)
+            if fast is not None:
+                key, key_pos = fast.group(1), fast.start(1)
+                if key in values:
+                    raise self.error(f"duplicate attribute {key!r}", key_pos)
+                self.pos = fast.end()
+            else:
+                if self.peek() != ",":
+                    break
+                self.pos += 1
+                key_pos = self.skip()
+                match = WORD_RE.match(self.text, key_pos)
+                if match is None:
+                    raise self.error(f"expected an attribute name, found "
+                                     f"{describe(self.text, key_pos)}", key_pos)
+                key = match.group()
+                if key in values:
+                    raise self.error(f"duplicate attribute {key!r}", key_pos)
+                self.pos = match.end()
+                self.expect("=", f"after attribute name {key!r}")
             start = self.skip()
             if item is not None and key in _ALL_COMPUTATION_KEYS:
                 item.computations.append((key, self.computation_refs(item.instr, key)))
