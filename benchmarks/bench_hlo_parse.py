@@ -9,7 +9,7 @@ symidx's ``parse_hlo(text, validate=False)`` and XLA's ``hlo_module_from_text(te
 same string from memory into a module). Neither verifies: XLA's binding calls
 ``ParseAndReturnUnverifiedModule``, and ``validate=False`` skips symidx's verifier (symidx
 still checks operand counts, as XLA's parser does). The best time of each is kept; the table
-gives MB/s (10^6 characters per second) and the ratio symidx / XLA speed (target: >= 0.5).
+gives MB/s (10^6 characters per CPU second) and the ratio symidx / XLA speed (target: >= 0.5).
 Without jaxlib the XLA columns are left empty. ``--synthetic`` adds the older table of
 synthetic modules of growing size (time per instruction should stay flat). Figures, never
 assertions.
@@ -71,11 +71,13 @@ def synthetic_module(n_instructions: int) -> str:
 
 
 def timed(parse: Callable[[str], Any], text: str) -> float:
-    """Seconds for one parse (freeing the result is not timed)."""
+    """CPU seconds of this process for one parse (freeing the result is not timed). CPU time,
+    not wall time: other processes on the machine do not count (both parsers run on this
+    thread)."""
     gc.collect()
-    start = time.perf_counter()
+    start = time.process_time()
     module = parse(text)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     del module
     return seconds
 

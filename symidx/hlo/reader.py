@@ -16,19 +16,20 @@ from symidx.hlo.shape import MAX_NESTING, ShapeLike, can_start_shape, parse_shap
 __all__ = ["PLAIN_SHAPE", "Cursor", "name_end"]
 
 _ARRAY = r"[a-z][a-z0-9]*\[[0-9,]*\]"
-# A layout or a tuple without comments or quotes inside (tiles nest parentheses in a layout;
-# a tuple may hold tuples one level deep).
+# A layout without comments or quotes inside (tiles nest parentheses in it), or a tuple of
+# such, which may hold tuples one level deep and ``/*...*/`` comments (``/*index=5*/``).
 _LAYOUT = r"\{[^{}/\"']*\}"
-_FLAT = r"[^()/\"']"
+_FLAT = r"(?:[^()/\"']|/\*[^*]*\*/)"
 _TUPLE = r"\((?:" + _FLAT + r"|\((?:" + _FLAT + r"|\(" + _FLAT + r"*\))*\))*\)"
 #: The text of a shape in its common spellings: an array with plain dims and an optional
 #: layout, or a tuple of such. Only the text: the shape reader decides what it is.
 PLAIN_SHAPE = _ARRAY + r"(?:" + _LAYOUT + r")?|" + _TUPLE
 # A shape's text where the full shape reader stops too whatever follows (after a layout's '}'
-# or a tuple's ')', or after ']' before a name, ',', ')' or '->', where no layout can follow),
-# so that its result can be reused wherever the same text occurs.
+# or a tuple's ')', or after ']' before a name, ',', ')', '->' or a '{' that opens a body, not a
+# layout), so that its result can be reused wherever the same text occurs.
 _PLAIN_SHAPE_RE = re.compile(
-    _ARRAY + r"(?:" + _LAYOUT + r"|(?=[ \t]*(?:[%A-Za-z_,)]|->)))|" + _TUPLE)
+    _ARRAY + r"(?:" + _LAYOUT + r"|(?=[ \t]*(?:[%A-Za-z_,)]|->|\{[ \t\r\n]*[%A-Za-z_])))|"
+    + _TUPLE)
 
 
 class Cursor:
