@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from symidx.hlo.attributes import scan_value
 from symidx.hlo.ir import HloComputation, HloInstruction
-from symidx.hlo.lexer import NAME_RE, WORD_RE, describe, skip, strip_comments
+from symidx.hlo.lexer import BLANK_START, NAME_RE, WORD_RE, describe, skip, strip_comments
 from symidx.hlo.literal import parse_literal
 from symidx.hlo.reader import PLAIN_SHAPE, Cursor, name_end
 from symidx.hlo.shape import ShapeLike, TupleShape
@@ -125,7 +125,9 @@ class InstructionReader(Cursor):
         """``[shape] opcode(operands)`` and, unless ``inline``, ``, key=value ...``. An
         instruction without a name (``name == ""``) gets one when its computation is built."""
         label = repr(name) if name else "an inline instruction"
-        fast = _RHS_RE.match(self.text, self.skip())
+        pos = self.pos
+        fast = _RHS_RE.match(self.text, pos if self.text[pos: pos + 1] not in BLANK_START
+                             else self.skip())
         shape = self._plain_shapes.get(fast.group(1)) if fast is not None else None
         if shape is not None:
             assert fast is not None
