@@ -30,6 +30,8 @@ _OPERAND_RE = re.compile(r"(?:(" + PLAIN_SHAPE + r")[ \t]+)?(%?[A-Za-z_][A-Za-z0
 # ... and the commonest operand list of all: names only, ``%a, %b)`` (each name then found
 # with NAME_RE, from its '%').
 _NAME_LIST_RE = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-]*(?:, ?%?[A-Za-z_][A-Za-z0-9_.\-]*)*\)")
+# A parameter's number and ')' (group: the number).
+_PARAMETER_RE = re.compile(r"([0-9]{1,9})\)")
 # An attribute's start, ``, key=`` (group: key).
 _KEY_RE = re.compile(r", ?([A-Za-z_][A-Za-z0-9_.\-]*)=")
 #: Attributes naming one computation; ``_COMPUTATION_LIST_KEYS`` name several, ``{a, b}``.
@@ -158,9 +160,13 @@ class InstructionReader(Cursor):
             self.expect(")", "to close the constant")
             instr.literal_text = strip_comments(self.text[open_paren + 1: self.pos - 1]).strip()
         elif opcode == "parameter":
-            self.pos += 1
-            instr.parameter_number = self.integer("a parameter number")
-            self.expect(")", "after the parameter number")
+            number = _PARAMETER_RE.match(self.text, self.pos + 1)
+            if number is not None:
+                instr.parameter_number, self.pos = int(number.group(1)), number.end()
+            else:
+                self.pos += 1
+                instr.parameter_number = self.integer("a parameter number")
+                self.expect(")", "after the parameter number")
         else:
             self.pos += 1
             item.operands = self.operands(label, pendings)
