@@ -185,8 +185,8 @@ class InstructionReader(Cursor):
         names = _NAME_LIST_RE.match(self.text, self.pos)
         if names is not None:
             self.pos = end = names.end()
-            for name in NAME_RE.finditer(self.text, names.start(), end):
-                refs.append(Operand(name.group(1), name.start(), None))
+            for each in NAME_RE.finditer(self.text, names.start(), end):
+                refs.append(Operand(each.group(1), each.start(), None))
             return refs
         if self.peek() == ")":
             self.pos += 1
