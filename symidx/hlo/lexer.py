@@ -135,9 +135,9 @@ def strip_comments(raw: str) -> str:
 
     A comment between two characters that would otherwise run together into one token
     (``1/*c*/2``) leaves a single space, so the tokens stay apart; any other comment leaves
-    nothing. Text without a ``/`` is returned as is.
+    nothing. Text without ``/*`` and ``//`` (a path in a string) is returned as is.
     """
-    if "/" not in raw:
+    if "/*" not in raw and "//" not in raw:
         return raw
     pieces: list[str] = []
     last = 0
