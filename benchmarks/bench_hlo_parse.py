@@ -1,19 +1,34 @@
-"""How long parse_hlo takes: the largest JAX sample, and synthetic modules of growing size.
+"""HLO parse speed: symidx's reader against XLA's parser on the same text, in one process.
 
-Run ``python benchmarks/bench_hlo_parse.py`` (with symidx installed, e.g. ``pip install -e .``,
-or with ``PYTHONPATH=.``). It prints one table; the time per instruction
-should stay flat as the module grows (parsing is linear in the text), and the largest sample
-should parse well under 50 ms.
+    python benchmarks/bench_hlo_parse.py [DIR] [--largest 17] [--repeats 3] [--synthetic]
+
+For each of the ``--largest`` biggest ``.hlo`` files in DIR (default ``../shared/realhlo``
+next to the repository), the text is read into memory once; then, ``--repeats`` times,
+symidx's ``parse_hlo(text, validate=False)`` and XLA's ``hlo_module_from_text(text)``
+(jaxlib's ``jaxlib._hlo``) run one after the other (interleaved, equal work: both parse the
+same string from memory into a module). Neither verifies: XLA's binding calls
+``ParseAndReturnUnverifiedModule``, and ``validate=False`` skips symidx's verifier (symidx
+still checks operand counts, as XLA's parser does). The best time of each is kept; the table
+gives MB/s (10^6 characters per CPU second) and the ratio symidx / XLA speed (target: >= 0.5).
+Without jaxlib the XLA columns are left empty. ``--synthetic`` adds the older table of
+synthetic modules of growing size (time per instruction should stay flat). Figures, never
+assertions.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
+import statistics
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from symidx.bench import bundled_samples
 from symidx.hlo import parse_hlo
 
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DIR = ROOT.parent.parent / "shared" / "realhlo"
 SIZES = (1_000, 2_000, 5_000, 10_000)
 
 
@@ -55,30 +70,81 @@ def synthetic_module(n_instructions: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def best_time(text: str, repeats: int) -> float:
-    """The fastest of ``repeats`` parses, in seconds (freeing the result is not timed)."""
-    best = float("inf")
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        module = parse_hlo(text)
-        best = min(best, time.perf_counter() - start)
-        del module
-    return best
+def timed(parse: Callable[[str], Any], text: str) -> float:
+    """CPU seconds of this process for one parse (freeing the result is not timed). CPU time,
+    not wall time: other processes on the machine do not count (both parsers run on this
+    thread)."""
+    gc.collect()
+    start = time.process_time()
+    module = parse(text)
+    seconds = time.process_time() - start
+    del module
+    return seconds
+
+
+def xla_parser() -> Callable[[str], Any] | None:
+    """jaxlib's ``hlo_module_from_text`` (XLA's parser, unverified), or None without jaxlib."""
+    try:
+        from jaxlib import _hlo  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return _hlo.hlo_module_from_text  # type: ignore[no-any-return]
+
+
+def mine(text: str) -> object:
+    return parse_hlo(text, validate=False)
+
+
+def real_table(directory: Path, largest: int, repeats: int) -> None:
+    files = sorted(directory.glob("*.hlo"), key=lambda p: p.stat().st_size, reverse=True)
+    xla = xla_parser()
+    print(f"XLA parser: {'jaxlib._hlo.hlo_module_from_text' if xla else 'not installed'}; "
+          f"best of {repeats}, interleaved")
+    print(f"{'module':<64} {'MB':>6} {'symidx MB/s':>11} {'XLA MB/s':>9} {'ratio':>6}")
+    ratios = []
+    for path in files[:largest]:
+        text = path.read_text()
+        mb = len(text) / 1e6
+        ours, theirs = [], []
+        for _ in range(repeats):
+            ours.append(timed(mine, text))
+            if xla is not None:
+                theirs.append(timed(xla, text))
+        name = path.stem[-64:]
+        speed = mb / min(ours)
+        if xla is None:
+            print(f"{name:<64} {mb:>6.2f} {speed:>11.2f}")
+            continue
+        xla_speed = mb / min(theirs)
+        ratios.append(speed / xla_speed)
+        print(f"{name:<64} {mb:>6.2f} {speed:>11.2f} {xla_speed:>9.2f} {ratios[-1]:>6.2f}")
+    if ratios:
+        print(f"ratio symidx/XLA speed: min {min(ratios):.2f}, "
+              f"median {statistics.median(ratios):.2f}, max {max(ratios):.2f} (target >= 0.5)")
+
+
+def synthetic_table() -> None:
+    print(f"{'input':<24} {'instructions':>12} {'KiB':>8} {'ms':>9} {'us/instr':>9}")
+    for n in SIZES:
+        text = synthetic_module(n)
+        seconds = min(timed(parse_hlo, text) for _ in range(3))
+        print(f"{f'synthetic {n}':<24} {n:>12} {len(text) / 1024:>8.1f} {seconds * 1e3:>9.2f} "
+              f"{seconds * 1e6 / n:>9.2f}")
 
 
 def main() -> None:
-    name, text = max(bundled_samples(), key=lambda sample: len(sample[1]))
-    rows = [(f"{name}.hlo", text, 20)]
-    rows += [(f"synthetic {n}", synthetic_module(n), 5) for n in SIZES]
-    print(f"{'input':<24} {'instructions':>12} {'KiB':>8} {'ms':>9} {'us/instr':>9}")
-    print("(instructions: in all computations; synthetic N has N in its entry)")
-    for label, text, repeats in rows:
-        module = parse_hlo(text)
-        count = sum(len(c.instructions) for c in module.computations.values())
-        seconds = best_time(text, repeats)
-        print(f"{label:<24} {count:>12} {len(text) / 1024:>8.1f} {seconds * 1e3:>9.2f} "
-              f"{seconds * 1e6 / count:>9.2f}")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("directory", nargs="?", type=Path, default=DEFAULT_DIR)
+    ap.add_argument("--largest", type=int, default=17)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--synthetic", action="store_true")
+    args = ap.parse_args()
+    if args.directory.is_dir():
+        real_table(args.directory, args.largest, args.repeats)
+    else:
+        print(f"{args.directory}: no such directory; skipping the real modules")
+    if args.synthetic:
+        synthetic_table()
 
 
 if __name__ == "__main__":

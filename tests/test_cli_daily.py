@@ -129,3 +129,17 @@ def test_a_missing_extra_is_named_before_the_work(monkeypatch, tmp_path) -> None
     assert "--png needs matplotlib, which is not installed: pip install 'symidx[plot]'" in err
     code, out, err = run("bench", "--case", "compose", "--png", str(tmp_path / "b.png"))
     assert code == 2 and out == "" and "pip install 'symidx[plot]'" in err
+
+
+def test_maps_on_a_small_module_loads_neither_numpy_nor_the_optional_libraries() -> None:
+    # Start-up (issue 25): numpy is imported only when a constant is folded (hlo.fold).
+    sample = ROOT / "symidx" / "examples" / "layernorm.hlo"
+    probe = ("import sys, contextlib, io\n"
+             "from symidx.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+             f"    code = main(['maps', {str(sample)!r}])\n"
+             "print(code, 'd0' in out.getvalue(), sorted(m for m in ('numpy', 'networkx', "
+             "'z3', 'matplotlib', 'jsonschema', 'jax') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout
+    assert out.strip() == "0 True []"

@@ -15,10 +15,36 @@ the parts are:
 * :mod:`~symidx.corpus.summary` — the summary and the report.
 """
 
-from symidx.corpus.record import SCHEMA, STATUSES, Options, analyse
-from symidx.corpus.run import RunStats, run_corpus
-from symidx.corpus.sources import ModuleRef, Section, Task, find_files, scan, split_sections
-from symidx.corpus.summary import Summary, write_report
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from symidx.corpus.record import SCHEMA, STATUSES, Options, analyse
+    from symidx.corpus.run import RunStats, run_corpus
+    from symidx.corpus.sources import ModuleRef, Section, Task, find_files, scan, split_sections
+    from symidx.corpus.summary import Summary, write_report
+
+# Each name is imported from its module when first used, so that reading files
+# (symidx.corpus.sources, used by every verb) does not import the analysis (start-up).
+_HOMES = {
+    "SCHEMA": "record", "STATUSES": "record", "Options": "record", "analyse": "record",
+    "RunStats": "run", "run_corpus": "run",
+    "ModuleRef": "sources", "Section": "sources", "Task": "sources", "find_files": "sources",
+    "scan": "sources", "split_sections": "sources",
+    "Summary": "summary", "write_report": "summary",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'symidx.corpus' has no attribute {name!r}")
+    value = getattr(import_module(f"symidx.corpus.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "SCHEMA",

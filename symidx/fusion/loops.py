@@ -44,15 +44,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from symidx.fusion.reached import Reached
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.facts import hlo_reference
-from symidx.hlo.fold import Evaluator, Value, integer_dtype
 from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
 from symidx.hlo.literal import LiteralValue
 from symidx.indexing_map import IndexingMap
@@ -60,6 +57,10 @@ from symidx.interval import Interval
 from symidx.ops import finish
 from symidx.ops.basic import from_scalar, to_scalar
 from symidx.simplify import compose
+
+# The evaluator needs numpy: it is imported when a loop is analysed, not at start-up.
+if TYPE_CHECKING:
+    from symidx.hlo.fold import Evaluator, Value
 
 __all__ = ["UNROLL_LIMIT", "MAP_LIMIT", "COMPOSE_LIMIT", "Trips", "trip_count",
            "Unrolled", "LoopCallee", "unrolled_maps", "merged"]
@@ -143,6 +144,8 @@ def trip_count(instr: HloInstruction, body: HloComputation, condition: HloComput
     """The trip count of ``while`` ``instr`` and the known values of states ``0 ..
     min(N, limit)`` (see the module docstring); None when the condition's value is not
     known (and no trip count is stated) or contradicts the stated one."""
+    from symidx.hlo.fold import Evaluator
+
     stated = _stated(instr)
     state = _padded(Evaluator({}).leaves(instr.operands[0]),
                     leaf_count(instr.operands[0].shape))
@@ -178,6 +181,10 @@ def _with_counter(state: State, stated: _Stated, k: int, instr: HloInstruction) 
     if stated.counter is None or stated.init is None or stated.step is None \
             or stated.counter >= len(state):
         return state
+    import numpy as np
+
+    from symidx.hlo.fold import integer_dtype
+
     dtype = integer_dtype(leaves(instr.operands[0].shape)[stated.counter])
     if dtype is None or dtype == np.bool_:
         return state
@@ -258,6 +265,8 @@ class _Specializer:
         key = (k, sites)
         found = self._evaluators.get(key)
         if found is None:
+            from symidx.hlo.fold import Evaluator
+
             if not sites:
                 found = Evaluator({0: state})
             else:

@@ -49,7 +49,6 @@ from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
 from symidx.fusion.values import Scope, filling, nonzero_where, select_constraints
 from symidx.hlo import HloComputation, HloInstruction, Shape, ShapeLike, TupleShape
 from symidx.hlo.facts import called_computation
-from symidx.hlo.fold import integer_values
 from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
 from symidx.hlo.validate import located
 from symidx.indexing_map import IndexingMap
@@ -240,6 +239,8 @@ def _known_indices(scatter: HloInstruction, scope: Scope) -> HloInstruction:
     n = len(scatter.operands) // 2
     indices = scatter.operands[n] if len(scatter.operands) % 2 == 1 else None
     held = None if indices is None else filling(indices, scope)
+    from symidx.hlo.fold import integer_values  # numpy: imported when needed, not at start-up
+
     if held is None or integer_values(held) is None:
         return scatter
     return replace(scatter, operands=[*scatter.operands[:n], held, *scatter.operands[n + 1:]])

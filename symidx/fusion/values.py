@@ -51,13 +51,13 @@ bounded (:data:`MAX_TERMS`); past it, no predicate.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import TypeVar
 
-import numpy as np
 from sympy import Integer, Symbol
 
 from symidx.errors import SymidxError
@@ -531,7 +531,7 @@ def _table_compare(instr: HloInstruction, element: tuple[Expr, ...], env: Env, d
             continue
         constant, at = table
         dims = constant.shape.dims if isinstance(constant.shape, Shape) else ()
-        if int(np.prod(dims, dtype=np.int64)) > MAX_TERMS:
+        if math.prod(dims) > MAX_TERMS:
             continue
         found: Predicate = FALSE
         for p, last in _runs_of_equal_entries(constant.literal, dims):

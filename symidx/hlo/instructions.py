@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from symidx.hlo.attributes import scan_value
 from symidx.hlo.ir import HloComputation, HloInstruction
-from symidx.hlo.lexer import NAME_RE, WORD_RE, describe, skip, strip_comments
+from symidx.hlo.lexer import BLANK_START, NAME_RE, WORD_RE, describe, skip, strip_comments
 from symidx.hlo.literal import parse_literal
 from symidx.hlo.reader import PLAIN_SHAPE, Cursor, name_end
 from symidx.hlo.shape import ShapeLike, TupleShape
@@ -21,11 +21,19 @@ __all__ = ["CallRef", "Inline", "InstructionReader", "Operand", "Pending", "Ref"
 # Fast paths for the common spellings; anything else takes the general path. An instruction's
 # start, ``[ROOT] name =`` (groups: ROOT, name)...
 _LHS_RE = re.compile(r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*")
-# ... its right-hand side up to the '(', ``plain-shape opcode(`` (groups: shape, opcode) ...
+# ... its right-hand side up to the '(', ``shape opcode(`` (groups: shape, opcode), taken only
+# when the shape's text is one the cursor has read before ...
 _RHS_RE = re.compile(r"(" + PLAIN_SHAPE + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\(")
-# ... and an operand, ``[plain-shape] name`` then ',' or ')' (groups: shape, name, ',' or ')').
+# ... and an operand, ``[shape] name`` then ',' or ')' (groups: shape, name, ',' or ')').
 _OPERAND_RE = re.compile(r"(?:(" + PLAIN_SHAPE + r")[ \t]+)?(%?[A-Za-z_][A-Za-z0-9_.\-]*)"
                          r"[ \t]*([,)])")
+# ... and the commonest operand list of all: names only, ``%a, %b)`` (each name then found
+# with NAME_RE, from its '%').
+_NAME_LIST_RE = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-]*(?:, ?%?[A-Za-z_][A-Za-z0-9_.\-]*)*\)")
+# A parameter's number and ')' (group: the number).
+_PARAMETER_RE = re.compile(r"([0-9]{1,9})\)")
+# An attribute's start, ``, key=`` (group: key).
+_KEY_RE = re.compile(r", ?([A-Za-z_][A-Za-z0-9_.\-]*)=")
 #: Attributes naming one computation; ``_COMPUTATION_LIST_KEYS`` name several, ``{a, b}``.
 _COMPUTATION_KEYS = frozenset({
     "to_apply", "calls", "condition", "body", "true_computation", "false_computation",
@@ -119,7 +127,9 @@ class InstructionReader(Cursor):
         """``[shape] opcode(operands)`` and, unless ``inline``, ``, key=value ...``. An
         instruction without a name (``name == ""``) gets one when its computation is built."""
         label = repr(name) if name else "an inline instruction"
-        fast = _RHS_RE.match(self.text, self.skip())
+        pos = self.pos
+        fast = _RHS_RE.match(self.text, pos if self.text[pos: pos + 1] not in BLANK_START
+                             else self.skip())
         shape = self._plain_shapes.get(fast.group(1)) if fast is not None else None
         if shape is not None:
             assert fast is not None
@@ -150,9 +160,13 @@ class InstructionReader(Cursor):
             self.expect(")", "to close the constant")
             instr.literal_text = strip_comments(self.text[open_paren + 1: self.pos - 1]).strip()
         elif opcode == "parameter":
-            self.pos += 1
-            instr.parameter_number = self.integer("a parameter number")
-            self.expect(")", "after the parameter number")
+            number = _PARAMETER_RE.match(self.text, self.pos + 1)
+            if number is not None:
+                instr.parameter_number, self.pos = int(number.group(1)), number.end()
+            else:
+                self.pos += 1
+                instr.parameter_number = self.integer("a parameter number")
+                self.expect(")", "after the parameter number")
         else:
             self.pos += 1
             item.operands = self.operands(label, pendings)
@@ -168,6 +182,12 @@ class InstructionReader(Cursor):
         """``(operand, ...)`` after the ``(``: names (maybe after a shape) and inline
         instructions, which are appended to ``pendings`` before their user."""
         refs: list[Operand] = []
+        names = _NAME_LIST_RE.match(self.text, self.pos)
+        if names is not None:
+            self.pos = end = names.end()
+            for each in NAME_RE.finditer(self.text, names.start(), end):
+                refs.append(Operand(each.group(1), each.start(), None))
+            return refs
         if self.peek() == ")":
             self.pos += 1
             return refs
@@ -212,18 +232,27 @@ class InstructionReader(Cursor):
         read as references."""
         values: dict[str, str] = {}
         offsets: dict[str, int] = {}
-        while self.peek() == ",":
-            self.pos += 1
-            key_pos = self.skip()
-            match = WORD_RE.match(self.text, key_pos)
-            if match is None:
-                raise self.error(f"expected an attribute name, found "
-                                 f"{describe(self.text, key_pos)}", key_pos)
-            key = match.group()
-            if key in values:
-                raise self.error(f"duplicate attribute {key!r}", key_pos)
-            self.pos = match.end()
-            self.expect("=", f"after attribute name {key!r}")
+        while True:
+            fast = _KEY_RE.match(self.text, self.pos)
+            if fast is not None:
+                key, key_pos = fast.group(1), fast.start(1)
+                if key in values:
+                    raise self.error(f"duplicate attribute {key!r}", key_pos)
+                self.pos = fast.end()
+            else:
+                if self.peek() != ",":
+                    break
+                self.pos += 1
+                key_pos = self.skip()
+                match = WORD_RE.match(self.text, key_pos)
+                if match is None:
+                    raise self.error(f"expected an attribute name, found "
+                                     f"{describe(self.text, key_pos)}", key_pos)
+                key = match.group()
+                if key in values:
+                    raise self.error(f"duplicate attribute {key!r}", key_pos)
+                self.pos = match.end()
+                self.expect("=", f"after attribute name {key!r}")
             start = self.skip()
             if item is not None and key in _ALL_COMPUTATION_KEYS:
                 item.computations.append((key, self.computation_refs(item.instr, key)))

@@ -47,6 +47,13 @@ _STRING_OR_COMMENT_RE = re.compile(
     r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|/\*.*?\*/|//[^\n\r]*', re.S)
 _GLUE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _CLOSERS = {"(": ")", "{": "}", "[": "]"}
+# A group with no bracket, comment or escape inside except in double-quoted strings (metadata,
+# layouts, lists): where scan_balanced() would end it, found with one match.
+_FLAT_GROUP_RES = {
+    opener: re.compile(re.escape(opener) + r"""(?:[^(){}\[\]"'/\\]|"[^"\\]*")*"""
+                       + re.escape(closer))
+    for opener, closer in _CLOSERS.items()
+}
 _ESCAPE_RE = re.compile(r"\\(.)", re.S)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
 
@@ -90,6 +97,9 @@ def scan_balanced(text: str, pos: int, source: str = "") -> int:
     :class:`ParseError` for a mismatched closer or a bracket that is never closed. Iterative;
     any depth.
     """
+    flat = _FLAT_GROUP_RES[text[pos]].match(text, pos)
+    if flat is not None:
+        return flat.end()
     stack = [pos]
     i = pos + 1
     n = len(text)
@@ -125,9 +135,9 @@ def strip_comments(raw: str) -> str:
 
     A comment between two characters that would otherwise run together into one token
     (``1/*c*/2``) leaves a single space, so the tokens stay apart; any other comment leaves
-    nothing. Text without a ``/`` is returned as is.
+    nothing. Text without ``/*`` and ``//`` (a path in a string) is returned as is.
     """
-    if "/" not in raw:
+    if "/*" not in raw and "//" not in raw:
         return raw
     pieces: list[str] = []
     last = 0

@@ -377,13 +377,15 @@ class _Parser(InstructionReader):
         forward = False  # whether some instruction uses one written after it
         for item in pendings:
             instr = item.instr
+            operands = instr.operands
             for operand in item.operands:
-                instr.operands.append(operand.instr or self.lookup(by_name, operand, instr, name))
+                target = operand.instr or by_name.get(operand.name)
+                operands.append(target or self.lookup(by_name, operand, instr, name))
+                forward = forward or id(operands[-1]) not in done
             for ref, offset in item.control_predecessors:
                 instr.control_predecessors.append(
                     self.lookup(by_name, Operand(ref, offset), instr, name))
-            forward = forward or any(id(o) not in done for o in instr.operands) or any(
-                id(o) not in done for o in instr.control_predecessors)
+            forward = forward or any(id(o) not in done for o in instr.control_predecessors)
             done.add(id(instr))
             if instr.is_root:
                 if root is not None:

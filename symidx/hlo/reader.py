@@ -15,12 +15,21 @@ from symidx.hlo.shape import MAX_NESTING, ShapeLike, can_start_shape, parse_shap
 
 __all__ = ["PLAIN_SHAPE", "Cursor", "name_end"]
 
-#: A shape with plain dims and a plain layout.
-PLAIN_SHAPE = r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?"
-# A plain shape where the full shape reader would stop too (after its layout, or before a
-# name, ',', ')' or '->', where no layout can follow), so that its result can be reused.
+_ARRAY = r"[a-z][a-z0-9]*\[[0-9,]*\]"
+# A layout without comments or quotes inside (tiles nest parentheses in it), or a tuple of
+# such, which may hold tuples one level deep and ``/*...*/`` comments (``/*index=5*/``).
+_LAYOUT = r"\{[^{}/\"']*\}"
+_FLAT = r"(?:[^()/\"']|/\*[^*]*\*/)"
+_TUPLE = r"\((?:" + _FLAT + r"|\((?:" + _FLAT + r"|\(" + _FLAT + r"*\))*\))*\)"
+#: The text of a shape in its common spellings: an array with plain dims and an optional
+#: layout, or a tuple of such. Only the text: the shape reader decides what it is.
+PLAIN_SHAPE = _ARRAY + r"(?:" + _LAYOUT + r")?|" + _TUPLE
+# A shape's text where the full shape reader stops too whatever follows (after a layout's '}'
+# or a tuple's ')', or after ']' before a name, ',', ')', '->' or a '{' that opens a body, not a
+# layout), so that its result can be reused wherever the same text occurs.
 _PLAIN_SHAPE_RE = re.compile(
-    r"[a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\}|(?=[ \t]*(?:[%A-Za-z_,)]|->)))")
+    _ARRAY + r"(?:" + _LAYOUT + r"|(?=[ \t]*(?:[%A-Za-z_,)]|->|\{[ \t\r\n]*[%A-Za-z_])))|"
+    + _TUPLE)
 
 
 class Cursor:
@@ -95,8 +104,9 @@ class Cursor:
         return int(match.group())
 
     def shape(self) -> ShapeLike | None:
-        """Read a shape if one starts here, else None. Plain shapes repeat a lot; they are
-        parsed once and shared."""
+        """Read a shape if one starts here, else None. Shapes repeat a lot: the text of one
+        read in full that ends where :data:`PLAIN_SHAPE` ends is remembered, and the same
+        text later gives the same (shared) shape without reading it again."""
         start = self.skip()
         plain = _PLAIN_SHAPE_RE.match(self.text, start)
         if plain is not None:

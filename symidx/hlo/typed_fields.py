@@ -26,13 +26,21 @@ _DOT_KEYS = ("lhs_batch_dims", "rhs_batch_dims", "lhs_contracting_dims", "rhs_co
 _INT_FIELDS = {"index": "tuple_index", "feature_group_count": "feature_group_count",
                "batch_group_count": "batch_group_count"}
 T = TypeVar("T")
+# Opcodes with typed fields whatever their attributes, and attributes that fill none: an
+# instruction with no other attribute has nothing to fill.
+_SPECIAL = frozenset({"dot", "gather", "scatter"})
+_UNTYPED = frozenset({"metadata", "backend_config", "sharding", "frontend_attributes",
+                      "to_apply", "calls", "condition", "body", "custom_call_target",
+                      "operand_layout_constraints", "api_version", "statistics_viz",
+                      "origin", "channel_id", "replica_groups", "use_global_device_ids",
+                      "control-predecessors", "is_stable", "largest"})
 
 
 def fill_typed_fields(instr: HloInstruction) -> None:  # noqa: C901 (a flat table)
     """Fill the typed fields of ``instr`` from its raw attributes."""
     attrs = instr.attributes
     opcode = instr.opcode
-    if not attrs and opcode not in ("dot", "gather", "scatter"):
+    if opcode not in _SPECIAL and attrs.keys() <= _UNTYPED:
         return
     for key in ("dimensions", "dynamic_slice_sizes"):
         if key in attrs:
@@ -56,7 +64,7 @@ def fill_typed_fields(instr: HloInstruction) -> None:  # noqa: C901 (a flat tabl
         instr.window = _read(instr, "window", window)
     if "dim_labels" in attrs:
         instr.dim_labels = _read(instr, "dim_labels", dim_labels)
-    if opcode == "dot" or any(key in attrs for key in _DOT_KEYS):
+    if opcode == "dot" or not attrs.keys().isdisjoint(_DOT_KEYS):
         instr.dot_dimension_numbers = DotDimensionNumbers(
             *(instr.attr_int_list(key) or () for key in _DOT_KEYS))
     if opcode == "gather":

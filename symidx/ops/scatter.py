@@ -65,8 +65,8 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 from sympy import Integer
 
 from symidx.expr import Expr, dim, rt, sym
@@ -79,7 +79,6 @@ from symidx.hlo.facts import (
     operand_dims,
     output_dims,
 )
-from symidx.hlo.fold import integer_values
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 from symidx.ops._common import attribute, require, var_or_zero
@@ -87,6 +86,9 @@ from symidx.ops.basic import from_scalar, identity, to_scalar
 from symidx.ops.reduction import reduce_window_operand_map, reduce_window_output_map
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
 from symidx.simplify import compose
+
+if TYPE_CHECKING:  # numpy is imported when a scatter is analysed, not at start-up
+    import numpy as np
 
 Constraint = tuple[Expr, Interval]
 _INTEGER_TYPE = re.compile(r"[su][0-9]+")
@@ -218,6 +220,8 @@ class Indices:
 
     @classmethod
     def of(cls, instr: HloInstruction) -> Indices:
+        from symidx.hlo.fold import integer_values
+
         return cls(instr, integer_values(instr))
 
 

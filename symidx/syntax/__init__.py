@@ -10,17 +10,17 @@ back to an equal map (in the same syntax as the style).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from symidx.indexing_map.map import print_map as _print_core
 from symidx.indexing_map.text import STYLES, print_expr
-from symidx.syntax.foreign import SYNTAXES, detect_syntax, parse_foreign
 from symidx.syntax.parser import MAX_DEPTH, parse_expr
 from symidx.syntax.parser import parse_map as _parse_core
 from symidx.syntax.styles import FOREIGN_STYLES, print_foreign
 
 if TYPE_CHECKING:
     from symidx.indexing_map import IndexingMap
+    from symidx.syntax.foreign import SYNTAXES, detect_syntax
 
 __all__ = ["parse_map", "parse_expr", "print_map", "print_expr", "STYLES", "FOREIGN_STYLES",
            "SYNTAXES", "MAX_DEPTH", "detect_syntax"]
@@ -32,7 +32,19 @@ def parse_map(text: str, source: str = "", *, syntax: str = "xla") -> IndexingMa
     (:func:`detect_syntax`); see :mod:`symidx.syntax.foreign`."""
     if syntax == "xla":
         return _parse_core(text, source)
+    from symidx.syntax.foreign import parse_foreign
+
     return parse_foreign(text, syntax, source)
+
+
+def __getattr__(name: str) -> Any:
+    """``SYNTAXES`` and ``detect_syntax``, from :mod:`symidx.syntax.foreign`, imported when
+    first used: printing maps does not need the foreign readers (start-up)."""
+    if name in ("SYNTAXES", "detect_syntax"):
+        from symidx.syntax import foreign
+
+        return getattr(foreign, name)
+    raise AttributeError(f"module 'symidx.syntax' has no attribute {name!r}")
 
 
 def print_map(m: IndexingMap, style: str = "doc") -> str:
