@@ -29,22 +29,25 @@ MERGE_ROUNDS = 64
 
 def merge_contiguous_sums(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
     """Rule ``merge_contiguous_sum``: range variables ``u`` and ``w`` that every result and
-    constraint uses only through ``u + c*w`` (``c`` a nonzero integer) become one variable
-    ``u' = u + c*w`` over ``[lo_u + min(c*lo_w, c*hi_w), hi_u + max(c*lo_w, c*hi_w)]``, when
-    ``|c| <= size(u)``. Returns the map and the indices of the removed range variables (as
+    constraint uses only through ``u + c*w`` (``c`` a nonzero integer), with
+    ``|c| <= size(u)``, become one variable ``u' = u + c*w - lo`` over ``[0, hi - lo]``,
+    where ``[lo, hi]`` is ``[lo_u + min(c*lo_w, c*hi_w), hi_u + max(c*lo_w, c*hi_w)]``.
+    Returns the map and the indices of the removed range variables (as
     :func:`~symidx.simplify.transforms.remove_unused_symbols` does).
 
     Derivation: for each ``y`` in ``w``'s interval, ``u + c*y`` runs over the ``size(u)``
     consecutive integers from ``lo_u + c*y``; consecutive ``y`` shift that run by ``|c|``,
-    so when ``|c| <= size(u)`` the runs overlap or touch and their union is the whole
-    interval above. Every expression ``e(u, w)`` rewritten with ``u := u' - c*w`` that no
-    longer mentions ``w`` is a function ``e'(u + c*w)`` (it equals ``e`` at every point),
-    so the set ``{e(u, w)}`` over the box (and the constraints) is ``{e'(u')}`` over ``u'``'s
-    interval: the same targets, each perhaps reached fewer times. ``w`` is then unused and
-    goes. ``s0 + s1`` with both in ``[0, 2]`` is ``s0`` in ``[0, 4]``; ``s0 + 3*s1`` with
-    ``s0`` in ``[0, 2]`` is ``s0`` in ``[0, 8]`` (a mixed-radix number, a bijection).
-    A map whose runtime variables have source maps (which may read range variables by
-    position) is left as it is."""
+    so when ``|c| <= size(u)`` the runs overlap or touch and their union is all of
+    ``[lo, hi]``. An expression ``e(u, w)`` rewritten with ``u := u' + lo - c*w`` that no
+    longer mentions ``w`` is a function of ``u + c*w - lo`` (it equals ``e`` at every
+    point), so the set of targets over the box and the constraints is the set over
+    ``u'`` in ``[0, hi - lo]``: the same targets, each perhaps reached fewer times (a map
+    is a set, SPEC §1). ``w`` is then unused and goes; starting ``u'`` at 0 makes maps
+    reached along different paths spell one window alike. ``s0 + s1`` with both in
+    ``[0, 2]`` is ``s0`` in ``[0, 4]``; ``s0 + 3*s1`` with ``s0`` in ``[0, 2]`` is ``s0``
+    in ``[0, 8]`` (a mixed-radix number, a bijection); ``s0 - s1`` with both in ``[0, 2]``
+    is ``s0 - 2`` with ``s0`` in ``[0, 4]``. A map whose runtime variables have source maps
+    (which may read range variables by position) is left as it is."""
     if (m.num_ranges < 2 or m.is_known_empty or m.is_undefined
             or any(v.map is not None for v in m.rts)):
         return m, []
@@ -70,15 +73,18 @@ def _merge_once(m: IndexingMap) -> tuple[IndexingMap, int] | None:
         if (u, w, c) in tried or abs(c) > env[u].size:
             continue
         tried.add((u, w, c))
-        results, constraints = m.substitute({u: u - c * w})
+        bu, bw = env[u], env[w]
+        lo, hi = sorted((c * bw.lo, c * bw.hi))
+        lo, hi = bu.lo + lo, bu.hi + hi
+        # u' = u + c*w - lo runs over [0, hi - lo]: maps reached along different paths
+        # then spell the same window alike
+        results, constraints = m.substitute({u: u - c * w + lo})
         used, _ = scan(list(results) + [e for e, _ in constraints])
         if w in used:
             continue
-        bu, bw = env[u], env[w]
-        lo, hi = sorted((c * bw.lo, c * bw.hi))
         i = m.range_vars.index(u)
         new_ranges = list(m.ranges)
-        new_ranges[i] = Interval(bu.lo + lo, bu.hi + hi)
+        new_ranges[i] = Interval(0, hi - lo)
         merged = IndexingMap.create(m.dims, results, new_ranges, m.rts, constraints, m.names,
                                     check=False)
         if merged.is_known_empty:
