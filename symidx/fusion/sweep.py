@@ -6,8 +6,9 @@ exponentially many (a ladder of 40 diamonds has 2^40), so nothing here walks pat
 sweep in reverse topological order keeps, per instruction output, the **set of distinct
 maps** reaching it from the start. Each composed map is simplified and has its unused
 symbols removed (and range variables met only in one contiguous sum merged,
-:func:`~symidx.simplify.merge.merge_contiguous_sums`) before it enters a set, so two paths giving the same function meet in one
-entry. The work grows with the number of instructions and of distinct maps.
+:func:`~symidx.simplify.merge.merge_contiguous_sums`) before it enters a set, so two
+paths giving the same function meet in one entry. The work grows with the number of
+instructions and of distinct maps.
 
 An :class:`Analysis` holds what it has computed: the indexing graph of each computation
 (with the maps of every step it crossed) and the results of each called computation, per
