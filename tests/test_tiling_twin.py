@@ -45,11 +45,11 @@ def tile_elements(result: analysis.TiledResult, pid: int, shape: list[int]) -> s
     return out
 
 
-def differences(path: Path, sizes: list[int]) -> int:
+def differences(path: Path, sizes: list[int], schedule: str = "major-to-minor") -> int:
     module = load_module(str(path))
     comp = analysis.fusion_computation(module, "fusion")
     t = analysis.analyze(comp)
-    results = analysis.tiled_computation(t, sizes, assume_satisfied=True)
+    results = analysis.tiled_computation(t, sizes, assume_satisfied=True, schedule=schedule)
     run = execute(comp, [None] * len(comp.parameters))
     root = comp.root
     out_shape = list(array_dims(root.shape, root.name))
@@ -91,6 +91,17 @@ def test_tiles_reproduce_the_output(name: str) -> None:
     picks = {tilings[0], tilings[-1], tilings[len(tilings) // 2]}
     for sizes in picks:
         assert differences(DATA / name, list(sizes)) == 0, sizes
+
+
+@pytest.mark.parametrize("name", ["dot.hlo", "batched_dot.hlo", "nested_gemm.hlo"])
+def test_transposed_dot_schedule_reproduces_the_output(name: str) -> None:
+    """Under the transposed-dot schedule, each program id's operand tiles still hold what
+    its root tile reads."""
+    module = load_module(str(DATA / name))
+    t = analysis.analyze(analysis.fusion_computation(module, "fusion"))
+    tilings = list(valid_tilings(t))
+    for sizes in {tilings[0], tilings[-1], tilings[len(tilings) // 2]}:
+        assert differences(DATA / name, list(sizes), "transposed-dot") == 0, sizes
 
 
 def test_twin_sees_a_wrong_tiling() -> None:
