@@ -428,3 +428,15 @@ def test_strided_slice_propagation_scales_offsets_strides_and_bounds(
     doc = json.loads(out)
     assert {t["name"]: t["tile_strides"] for t in doc["tiled"]}["p0"] == [3, 1]
     assert doc["check"]["ok"]
+
+
+def test_a_module_whose_root_is_a_fusion_is_told_to_name_it(capsys) -> None:
+    """Without --fusion the entry computation is one fusion; when its root is a fusion the
+    refusal says how to tile that fusion, and doing so works."""
+    from symidx.cli import main as cli
+
+    example = str(Path(__file__).resolve().parent.parent / "symidx/examples/layernorm.hlo")
+    assert cli(["tile", example]) == 2
+    err = capsys.readouterr().err
+    assert "--fusion broadcast_add_fusion tiles that fusion" in err
+    assert cli(["tile", example, "--fusion", "broadcast_add_fusion"]) == 0

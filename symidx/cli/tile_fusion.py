@@ -42,6 +42,11 @@ def run(args: argparse.Namespace) -> int:
             return _tiled(args, tiling, sizes)
     except AnalysisRefusal as e:
         print(f"symidx: no tiling: {e}", file=sys.stderr)
+        root = module.entry.root
+        if not args.fusion and root.opcode == "fusion":
+            print(f"symidx: note: without --fusion the entry computation is tiled as one "
+                  f"fusion, and its root is a fusion: --fusion {root.name} tiles that fusion",
+                  file=sys.stderr)
         return 2
     return _analysis(args, tiling)
 
