@@ -169,3 +169,15 @@ def test_an_exhausted_simplifier_budget_is_said_without_explain(
     assert main(["simplify", text]) == 0
     out, err = capsys.readouterr()
     assert err == "" and out.startswith("(d0, d1) -> (d0, d1)")
+
+
+def test_a_command_deadline_stops_an_analysis_without_a_signal() -> None:
+    """``batch --timeout`` also sets a deadline every analysis checks where maps compose, so
+    a lost timer signal (its exception raised inside a finaliser is only printed) cannot
+    let a line run on without end."""
+    from symidx.fusion.sweep import command_deadline
+
+    module = parse_hlo(diamond(200, size=29))  # a size of its own: nothing cached
+    with command_deadline(0.2, "time (0.2 s, a test)"), \
+            pytest.raises(LimitReached, match=r"time \(0\.2 s, a test\)"):
+        computation_maps(module.entry, "output_to_input")

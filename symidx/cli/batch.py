@@ -139,13 +139,20 @@ def _deadline(timeout: float | None) -> Iterator[None]:
         yield
         return
 
-    def expire(signum: int, frame: object) -> None:
-        raise LimitReached(f"time ({timeout:g} s, batch --timeout)", "")
+    from symidx.fusion.sweep import command_deadline
 
+    what = f"time ({timeout:g} s, batch --timeout)"
+
+    def expire(signum: int, frame: object) -> None:
+        raise LimitReached(what, "")
+
+    # the analyses check the deadline where maps compose; the signal stops other work
+    # (its exception is lost if it lands in a finaliser, which the check does not mind)
     saved = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        yield
+        with command_deadline(timeout, what):
+            yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, saved)

@@ -38,8 +38,9 @@ maps would silently miss what the unsupported op reads.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from sympy import Integer
@@ -94,6 +95,23 @@ class _Tally:
 Entries = dict[IndexingMap, _Tally]
 
 
+#: Deadlines set around a whole command (``batch --timeout``): every analysis's
+#: :meth:`Limits.charge` honours the innermost one, whatever limits the analysis has.
+_COMMAND_DEADLINES: list[tuple[float, str]] = []
+
+
+@contextlib.contextmanager
+def command_deadline(seconds: float, what: str) -> Iterator[None]:
+    """While open, every analysis stops with :class:`LimitReached` (``what`` ran out) once
+    ``seconds`` have passed: checked where maps compose, so that no signal handler whose
+    exception could be lost (in a finaliser, say) is needed to stop the work."""
+    _COMMAND_DEADLINES.append((time.monotonic() + seconds, what))
+    try:
+        yield
+    finally:
+        _COMMAND_DEADLINES.pop()
+
+
 class Limits:
     """The limits of an analysis (see the module docstring): a deadline ``timeout`` seconds
     after creation, and at most ``max_maps`` distinct maps held (None: no limit). The sweeps
@@ -120,6 +138,8 @@ class Limits:
                                self._done())
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise LimitReached(f"time ({self.timeout:g} s)", self._done())
+        if _COMMAND_DEADLINES and time.monotonic() > _COMMAND_DEADLINES[-1][0]:
+            raise LimitReached(_COMMAND_DEADLINES[-1][1], self._done())
 
     def _done(self) -> str:
         where = f" ({self.doing})" if self.doing else ""
