@@ -5,10 +5,8 @@ path of the graph, of the per-step maps composed along the path. Paths can be
 exponentially many (a ladder of 40 diamonds has 2^40), so nothing here walks paths: one
 sweep in reverse topological order keeps, per instruction output, the **set of distinct
 maps** reaching it from the start. Each composed map is simplified and has its unused
-symbols removed (and range variables met only in one contiguous sum merged,
-:func:`~symidx.simplify.merge.merge_contiguous_sums`) before it enters a set, so two
-paths giving the same function meet in one entry. The work grows with the number of
-instructions and of distinct maps.
+symbols removed before it enters a set, so two paths giving the same function meet in one
+entry. The work grows with the number of instructions and of distinct maps.
 
 An :class:`Analysis` holds what it has computed: the indexing graph of each computation
 (with the maps of every step it crossed) and the results of each called computation, per
@@ -21,8 +19,6 @@ Two bounds keep the sets small without changing what a map means:
 * when more than :data:`MERGE_LIMIT` maps reach one instruction output, maps that differ
   only in which *element* holds a runtime value are merged: their runtime variables keep
   their interval and instruction (see :func:`symidx.fusion.runtime.forget_elements`);
-* maps that differ only by constant offsets along one result are merged into one map with
-  a range variable (exact, :func:`~symidx.simplify.merge.merge_constant_offsets`);
 * when more than :data:`HULL_LIMIT` distinct maps remain, they are replaced by one map to
   the bounding box of everything they reach, labelled opaque (an over-approximation).
 
@@ -60,7 +56,6 @@ from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.ops import finish
 from symidx.simplify import compose
-from symidx.simplify.merge import merge_constant_offsets, merge_contiguous_sums
 
 __all__ = [
     "Key",
@@ -373,9 +368,6 @@ def _composed(first: IndexingMap, second: IndexingMap) -> IndexingMap:
         if len(_COMPOSED) >= _COMPOSED_LIMIT:
             clear_memo()
         m = finish(compose(first, second), fold_point_dims=True)
-        m, merged = merge_contiguous_sums(m)  # stacked windows: one variable per sum
-        if merged:
-            m = finish(m, fold_point_dims=True)
         found = _COMPOSED[key] = _INTERNED.setdefault(m, m)
     return found
 
@@ -402,7 +394,6 @@ def _merged(entries: Entries) -> Entries:
     merged: Entries = {}
     for m, tally in entries.items():
         _add(merged, _forgotten(m), tally)
-    merged = _offsets_merged(merged)
     if len(merged) <= HULL_LIMIT:
         return merged
     box = _bounding_box(list(merged))
@@ -412,21 +403,6 @@ def _merged(entries: Entries) -> Entries:
     total = sum(t.count for t in merged.values())
     reason = f"{len(merged)} distinct maps replaced by their bounding box"
     return {box: _Tally(first.path, total, first.opaque or reason)}
-
-
-def _offsets_merged(entries: Entries) -> Entries:
-    """``entries`` with maps equal but for constant offsets along one result merged into
-    one map with a range variable (exact: :func:`~symidx.simplify.merge.merge_constant_offsets`)."""
-    maps = list(entries)
-    groups = merge_constant_offsets(maps)
-    if len(groups) == len(maps):
-        return entries
-    merged: Entries = {}
-    for m, members in groups:
-        m = _INTERNED.setdefault(m, m)
-        for i in members:
-            _add(merged, m, entries[maps[i]])
-    return merged
 
 
 def _forgotten(m: IndexingMap) -> IndexingMap:
