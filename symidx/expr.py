@@ -37,7 +37,28 @@ __all__ = [
 ]
 
 
-class _IntegerOp(sympy.Expr):
+class _FloorModOperators:
+    """``//`` and ``%`` build symidx's :class:`FloorDiv` and :class:`Mod` (sympy's would
+    build ``floor`` and its own ``Mod``), for symidx's operations and variables alike."""
+
+    __slots__ = ()
+    #: Above sympy's 10, so that ``expr // x`` and ``expr % x`` reach ``x``'s methods.
+    _op_priority = 11.0
+
+    def __floordiv__(self, other: Any) -> Expr:
+        return FloorDiv(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Expr:
+        return FloorDiv(other, self)
+
+    def __mod__(self, other: Any) -> Expr:
+        return Mod(self, other)
+
+    def __rmod__(self, other: Any) -> Expr:
+        return Mod(other, self)
+
+
+class _IntegerOp(_FloorModOperators, sympy.Expr):
     """An integer-valued operation on two integer expressions.
 
     A plain ``sympy.Expr`` subclass rather than a ``sympy.Function``: construction skips
@@ -50,21 +71,6 @@ class _IntegerOp(sympy.Expr):
     is_real = True
     is_finite = True
     is_commutative = True
-    #: Above sympy's 10, so that ``expr // x`` and ``expr % x`` reach ``x``'s methods.
-    _op_priority = 11.0
-
-    # ``//`` and ``%`` build symidx's FloorDiv and Mod (sympy's would build floor, Mod).
-    def __floordiv__(self, other: Any) -> Expr:
-        return FloorDiv(self, other)
-
-    def __rfloordiv__(self, other: Any) -> Expr:
-        return FloorDiv(other, self)
-
-    def __mod__(self, other: Any) -> Expr:
-        return Mod(self, other)
-
-    def __rmod__(self, other: Any) -> Expr:
-        return Mod(other, self)
 
     # sympy's printers: lambdify (numpy, math), pycode, ccode, latex.
     def _pythoncode(self, printer: Any) -> str:
@@ -249,25 +255,12 @@ def _code(e: _IntegerOp, printer: Any, kind: str) -> str:
 
 
 # --- variables ----------------------------------------------------------------------------
-class IndexVar(Symbol):
+class IndexVar(_FloorModOperators, Symbol):
     """A symidx variable (``d0``, ``s0``, ``rt0``): a sympy ``Symbol`` on which ``//`` and
     ``%`` build :class:`FloorDiv` and :class:`Mod` (a plain sympy symbol would build
     ``floor(x/4)`` and sympy's ``Mod``, which maps do not take)."""
 
     __slots__ = ()
-    _op_priority = 11.0
-
-    def __floordiv__(self, other: Any) -> Expr:
-        return FloorDiv(self, other)
-
-    def __rfloordiv__(self, other: Any) -> Expr:
-        return FloorDiv(other, self)
-
-    def __mod__(self, other: Any) -> Expr:
-        return Mod(self, other)
-
-    def __rmod__(self, other: Any) -> Expr:
-        return Mod(other, self)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # by kind and index: the class's name is not where pickle would look (see below)
