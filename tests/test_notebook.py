@@ -218,3 +218,15 @@ def test_variables_sort_and_pickle_as_plain_symbols():
     assert pickle.loads(pickle.dumps(D0)) is D0
     m = parse_map("(d0)[s0] -> (d0 floordiv 4 + s0), domain: d0 in [0, 7], s0 in [0, 1]")
     assert pickle.loads(pickle.dumps(m)) == m
+
+
+def test_hlo_shapes_show_as_their_text_in_a_notebook() -> None:
+    """A shape (with its layout) displays as its HLO text, not as a dataclass repr; its
+    picture is :func:`symidx.layout.pictures.xla_picture`, which displays too."""
+    from symidx.hlo import parse_shape
+    from symidx.layout.pictures import xla_picture
+
+    shape = parse_shape("f32[3,5]{1,0:T(2,2)}")
+    assert shape._repr_html_() == "<code>f32[3,5]{1,0:T(2,2)}</code>"
+    assert parse_shape("(f32[2], s32[])")._repr_html_() == "<code>(f32[2], s32[])</code>"
+    assert "<pre>" in xla_picture(shape)._repr_html_()

@@ -191,6 +191,12 @@ class Shape:
         text = f"{self.element_type}[{dims}]{layout}"
         return f"b({text})" if self.is_buffer else text
 
+    def _repr_html_(self) -> str:
+        # a notebook shows the HLO text (the picture: symidx.layout.pictures.xla_picture)
+        import html
+
+        return f"<code>{html.escape(str(self))}</code>"
+
 
 @dataclass(frozen=True, slots=True)
 class TupleShape:
@@ -233,6 +239,11 @@ class TupleShape:
 
     def __str__(self) -> str:
         return "(" + ", ".join(str(e) for e in self.elements) + ")"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<code>{html.escape(str(self))}</code>"
 
 
 ShapeLike = Shape | TupleShape
