@@ -41,8 +41,13 @@ def image(fig: Any, fmt: str) -> bytes:
 
 
 def save(fig: Any, path: str) -> None:
+    """Write ``fig`` at ``path``: SVG for a ``.svg`` path, else PNG. Drawn in memory first,
+    then written and closed here, so that a failed write (a full disk, ``/dev/full``) is an
+    error naming the file (matplotlib can lose it at close)."""
+    data = image(fig, "svg" if str(path).lower().endswith(".svg") else "png")
     try:
-        fig.savefig(path, dpi=100, bbox_inches="tight")
+        with open(path, "wb") as f:
+            f.write(data)
     except OSError as e:
         raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from symidx.errors import MapError, SymidxError, TooLargeError
 from symidx.layout import cute, xla
-from symidx.layout.figures import image
+from symidx.layout.figures import image, save
 from symidx.layout.grid import draw_grid
 from symidx.layout.shapes import (
     ArrayShape,
@@ -490,11 +490,6 @@ def figure(picture: Picture, colour: Colour = "auto", memory: bool | None = None
     return fig
 
 
-def save(fig: Any, path: str) -> None:
-    """Write a figure: SVG for a ``.svg`` path, else PNG (100 dpi)."""
-    _save(fig, path, "svg" if str(path).lower().endswith(".svg") else "png")
-
-
 def save_png(picture: Picture, path: str, colour: Colour = "auto") -> None:
     """Draw ``picture`` (:func:`figure`) and write it (PNG, or SVG for a ``.svg`` path)."""
     save(figure(picture, colour), path)
@@ -612,18 +607,6 @@ def banks_figure(title: str, report: Any) -> Any:
 def save_banks_png(title: str, report: Any, path: str) -> None:
     """Draw :func:`banks_figure` and write it (PNG, or SVG for a ``.svg`` path)."""
     save(banks_figure(title, report), path)
-
-
-def _save(fig: Any, path: str, fmt: str) -> None:
-    """Write ``fig`` as ``fmt`` at ``path``: drawn in memory first, then written and closed
-    here, so that a failed write (a full disk, ``/dev/full``) is an error naming the file
-    (matplotlib can lose it at close)."""
-    data = image(fig, fmt)
-    try:
-        with open(path, "wb") as f:
-            f.write(data)
-    except OSError as e:
-        raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def _lanes_label(lanes: Sequence[int]) -> str:
