@@ -82,7 +82,7 @@ def _wrap_collective(original: Callable[..., None]) -> Callable[..., None]:
             for (p, o), reads in deps.items():
                 for k, group in enumerate(groups):
                     dims = ops_check.operand_dims(instr, k)
-                    got = _local(group, o, {PARTICIPANT: p}, dims)
+                    got = _local(group, o, {str(PARTICIPANT): p}, dims)
                     _record(instr, (p, o), k, got, {i for _, i in reads[k]})
         original(instr, size, values, over)
     return check_collective

@@ -187,13 +187,13 @@ def runtime_values(m: IndexingMap, point: Index, symbols: tuple[int, ...], data:
     """The runtime variables' values at ``point`` (None: the map reads nothing there)."""
     values = []
     for v in m.rts:
-        if v.hlo == PARTICIPANT:
+        if v.source == PARTICIPANT:
             assert v.map is None
-            raw = int(data[PARTICIPANT])  # type: ignore[arg-type]
+            raw = int(data[str(PARTICIPANT)])  # type: ignore[arg-type]
         else:
             assert v.map is not None, "runtime variable without provenance"
             element = v.map.evaluate(point, symbols[:v.map.num_ranges])
-            raw = int(data[v.hlo][element])  # type: ignore[index]
+            raw = int(data[str(v.source)][element])  # type: ignore[index]
         if raw not in v.bounds and skip:
             return None
         values.append(max(v.bounds.lo, min(v.bounds.hi, raw)))
@@ -302,7 +302,7 @@ def static_image(m: IndexingMap, point: Index, known: Data) -> set[Index]:
     ``known``, read through their provenance (a value outside the interval: no target)."""
     if m.is_known_empty or not all(v in b for v, b in zip(point, m.dims, strict=True)):
         return set()
-    free = [i for i, v in enumerate(m.rts) if v.hlo not in known]
+    free = [i for i, v in enumerate(m.rts) if str(v.source) not in known]
     boxes = [range(b.lo, b.hi + 1) for b in m.ranges] + [
         range(m.rts[i].bounds.lo, m.rts[i].bounds.hi + 1) for i in free]
     found = set()
@@ -314,7 +314,7 @@ def static_image(m: IndexingMap, point: Index, known: Data) -> set[Index]:
                 rts.append(values[m.num_ranges + free.index(i)])
                 continue
             assert v.map is not None
-            rts.append(int(known[v.hlo][v.map.evaluate(point, symbols[:v.map.num_ranges])]))
+            rts.append(int(known[str(v.source)][v.map.evaluate(point, symbols[:v.map.num_ranges])]))
         if m.constraints_hold(point, symbols, rts):
             found.add(m.evaluate(point, symbols, rts))
     return found
@@ -355,7 +355,7 @@ def check_collective(instr: HloInstruction, size: int, values: Values | None = N
         groups = output_to_input(instr, output)
         for (p, o), reads in deps.items():
             for k, group in enumerate(groups):
-                got = {i for i in union_image(group, o, {PARTICIPANT: p})
+                got = {i for i in union_image(group, o, {str(PARTICIPANT): p})
                        if _in_box(i, operand_dims(instr, k))}
                 want = {i for _, i in reads[k]}
                 assert want <= got if k in over else want == got, (
@@ -365,7 +365,7 @@ def check_collective(instr: HloInstruction, size: int, values: Values | None = N
             group = input_to_output(instr, k)[output]
             for j in range(size):
                 for i in box(operand_dims(instr, k)):
-                    got = {o for o in union_image(group, i, {PARTICIPANT: j})
+                    got = {o for o in union_image(group, i, {str(PARTICIPANT): j})
                            if _in_box(o, out_dims(instr, output))}
                     want = {o for (p, o), reads in deps.items() if (j, i) in reads[k]}
                     assert want <= got if k in over else want == got, (

@@ -546,8 +546,8 @@ def _held_values(var: RuntimeVar, run: Execution
     domain points."""
     element_map = var.map
     assert element_map is not None, "runtime variable without provenance"
-    holder = run.value_of(var.hlo)
-    assert holder is not None, f"no values for {var.hlo}"
+    holder = run.value_of(str(var.source))
+    assert holder is not None, f"no values for {var.source}"
     dims = [b.hi + 1 for b in element_map.dims]
     for element_point in element_map.points():
         elements, mask = element_map.evaluate_arrays(element_point)

@@ -14,7 +14,7 @@ from sympy import Integer
 from symidx import verify
 from symidx.errors import MapError
 from symidx.expr import FloorDiv, Max, Mod, dim, rt, sym
-from symidx.indexing_map import IndexingMap, MapKind, RuntimeVar
+from symidx.indexing_map import IndexingMap, MapKind, RuntimeVar, ValueSource
 from symidx.interval import Interval
 from symidx.simplify import compose
 from symidx.strategies import expressions, indexing_maps
@@ -94,12 +94,12 @@ def test_known_empty_and_undefined_compose():
 
 
 def test_runtime_provenance_is_composed():
-    ds = IndexingMap.create([4], [d0 + rt(0)], rts=[RuntimeVar(Interval(0, 3), "parameter(1)",
-                                                              IndexingMap.create([4], []))])
+    held = RuntimeVar(Interval(0, 3), ValueSource("parameter(1)"), IndexingMap.create([4], []))
+    ds = IndexingMap.create([4], [d0 + rt(0)], rts=[held])
     shift = parse_map("(d0) -> (d0 floordiv 2), domain: d0 in [0, 7]")
     composed = compose(shift, ds)
     assert composed.rts[0].map == IndexingMap.create([8], [])
-    assert composed.rts[0].hlo == "parameter(1)"
+    assert str(composed.rts[0].source) == "parameter(1)"
 
 
 @st.composite

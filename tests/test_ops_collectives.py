@@ -187,7 +187,7 @@ def test_real_reduce_scatter() -> None:
     ((m,),) = output_to_input(instr)
     assert_map(m, "(d0, d1){rt0} -> (d0 + rt0 * 2, d1), domain: d0 in [0, 1], d1 in [0, 1], "
                   "rt0 in [0, 1]")
-    assert m.rts[0].hlo == PARTICIPANT and m.rts[0].map is None
+    assert m.rts[0].source == PARTICIPANT and m.rts[0].map is None
     ((back,),) = input_to_output(instr, 0)
     assert_map(back, "(d0, d1) -> (d0 mod 2, d1), domain: d0 in [0, 3], d1 in [0, 1]")
 

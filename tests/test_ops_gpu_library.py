@@ -286,7 +286,7 @@ def test_fused_attention_cross_lengths_window_and_bias():
 def test_fused_attention_maps_read_the_lengths_and_say_what_is_labelled():
     instr = attention(True, 9, 3)
     (q_map,) = ops.output_to_input(instr, 0)[0]
-    assert [v.hlo for v in q_map.rts] == ["parameter(5)"] * 2 + ["parameter(6)"] * 2
+    assert [str(v.source) for v in q_map.rts] == ["parameter(5)"] * 2 + ["parameter(6)"] * 2
     assert ops.opaque_reason(instr, 0) is None
     assert "rng_state" in ops.opaque_reason(instr, 2)
     assert "workspace" in ops.opaque_reason(instr, 3)

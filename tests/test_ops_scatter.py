@@ -34,8 +34,8 @@ from ops_check import (
     window_fields,
 )
 from symidx.hlo import parse_hlo
+from symidx.hlo.values import SCATTER_SPLIT_LIMIT
 from symidx.ops import input_to_output, num_outputs, opaque_reason, output_to_input
-from symidx.ops.scatter import SPLIT_LIMIT
 from symidx.syntax import print_map
 
 #: Combiners by N: reading the current value (sum), overwriting it (set), or one of each.
@@ -110,7 +110,7 @@ def test_scatter(case) -> None:
     dims = instr.operands[len(instr.operands) // 2].shape.dims
     vector = instr.scatter_dimension_numbers.index_vector_dim
     positions = int(np.prod([n for q, n in enumerate(dims) if q != vector]))
-    check_static(instr, exact=not extra or positions <= SPLIT_LIMIT)
+    check_static(instr, exact=not extra or positions <= SCATTER_SPLIT_LIMIT)
     for output in range(num_outputs(instr)):
         check_output_to_input(instr, values, range(len(instr.operands)), output, skip=True)
     assert opaque_reason(instr) is None
@@ -156,7 +156,7 @@ def test_embedding_gradient_scatter() -> None:
                            "d1 in [0, 7], s0 in [0, 6271], rt0 in [0, 943], "
                            "d0 - rt0 in [0, 0]")
     rt0 = updates[0].rts[0]
-    assert rt0.hlo == "parameter(0)" and rt0.map is not None
+    assert str(rt0.source) == "parameter(0)" and rt0.map is not None
     assert_map(rt0.map, "(d0, d1)[s0] -> (s0, 0), domain: d0 in [0, 943], d1 in [0, 7], "
                         "s0 in [0, 6271]")
     # whether a gradient row lands on d0 depends on every id

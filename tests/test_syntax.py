@@ -95,7 +95,7 @@ hlo: of2 = s32[] parameter(3)
 (d0, d1) -> ()""")
     assert m.num_ranges == 0 and m.num_rts == 2
     assert m.rts[0].bounds == Interval(0, 15)
-    assert m.rts[0].hlo == "of1 = s32[] parameter(2)"
+    assert str(m.rts[0].source) == "of1 = s32[] parameter(2)"
     assert m.rts[1].map == parse_map("(d0, d1) -> (), domain: d0 in [0, 19], d1 in [0, 29]")
     text = print_map(m, "xla")
     assert text.startswith("(d0, d1){rt0, rt1} -> (")

@@ -49,10 +49,10 @@ from typing import TYPE_CHECKING, Protocol
 from symidx.fusion.reached import Reached
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, HloInstruction, Shape
-from symidx.hlo.facts import hlo_reference
 from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
 from symidx.hlo.literal import LiteralValue
-from symidx.indexing_map import IndexingMap
+from symidx.hlo.values import value_source
+from symidx.indexing_map import IndexingMap, ValueSource
 from symidx.interval import Interval
 from symidx.ops import finish
 from symidx.ops.basic import from_scalar, to_scalar
@@ -210,7 +210,7 @@ class _Specializer:
                  ) -> None:
         self.comp = comp
         self.holders = _holders(comp)
-        self.outside: dict[str, HloInstruction] = {}
+        self.outside: dict[ValueSource, HloInstruction] = {}
         for ref, (sites, holder) in self.holders.items():
             lf = _parameter_leaf(holder)
             if not sites and lf is not None and lf in invariant:
@@ -220,7 +220,7 @@ class _Specializer:
 
     def varies(self, m: IndexingMap) -> bool:
         """Does ``m`` hold a runtime variable whose value is held in the computation?"""
-        return any(v.hlo in self.holders for v in m.rts)
+        return any(v.source in self.holders for v in m.rts)
 
     def at(self, m: IndexingMap, k: int, state: State | None) -> IndexingMap:
         """``m`` at state ``k`` (``state`` its known values; None: nothing is known)."""
@@ -236,12 +236,12 @@ class _Specializer:
         sources = {}
         if state is not None:
             for var in m.rts:
-                if var.hlo not in self.holders:
+                if var.source not in self.holders:
                     continue
-                sites, holder = self.holders[var.hlo]
+                sites, holder = self.holders[var.source]
                 value = self._evaluator(k, state, sites).value(holder)
                 if value is not None:
-                    sources[var.hlo] = _constant_holder(var.hlo, holder, value)
+                    sources[var.source] = _constant_holder(str(var.source), holder, value)
         if sources:
             m = resolve_runtime_vars(m, sources, clamp=False)
         if not self.varies(m):
@@ -251,9 +251,9 @@ class _Specializer:
         # the loop, meaningless outside).
         rts = []
         for v in m.rts:
-            if v.hlo in self.outside:
-                v = replace(v, hlo=hlo_reference(self.outside[v.hlo]))
-            elif v.hlo in self.holders:
+            if v.source in self.outside:
+                v = replace(v, source=value_source(self.outside[v.source]))
+            elif v.source in self.holders:
                 v = replace(v, map=None)
             rts.append(v)
         return finish(m.replace(rts=rts), fold_point_dims=True)
@@ -278,34 +278,34 @@ class _Specializer:
         return found
 
 
-def _holders(comp: HloComputation) -> dict[str, tuple[tuple[HloInstruction, ...],
-                                                       HloInstruction]]:
+def _holders(comp: HloComputation) -> dict[ValueSource, tuple[tuple[HloInstruction, ...],
+                                                               HloInstruction]]:
     """The instructions a runtime variable of ``comp``'s maps may name, by the name it
     uses, each with the ``call``/``fusion`` instructions leading to it from ``comp`` (a
     variable held inside a called computation that a sweep could not follow out of it).
     Names met twice (a computation called from two places, or two instructions of one
     name) are left out: which one a variable means is not known."""
-    found: dict[str, tuple[tuple[HloInstruction, ...], HloInstruction]] = {}
-    twice: set[str] = set()
+    found: dict[ValueSource, tuple[tuple[HloInstruction, ...], HloInstruction]] = {}
+    twice: set[ValueSource] = set()
     todo: list[tuple[tuple[HloInstruction, ...], HloComputation]] = [((), comp)]
     seen: set[str] = set()
     while todo:
         sites, current = todo.pop()
         for instr in current.instructions:
-            ref = hlo_reference(instr)
+            ref = value_source(instr)
             if ref in found:
                 twice.add(ref)
             found[ref] = (sites, instr)
             for called in instr.called_computations.values():
                 for c in called:
                     if c.name in seen:
-                        twice.update(hlo_reference(i) for i in c.instructions)
+                        twice.update(value_source(i) for i in c.instructions)
                         continue
                     seen.add(c.name)
                     if instr.opcode in ("call", "fusion") and len(called) == 1:
                         todo.append(((*sites, instr), c))
                     else:
-                        twice.update(hlo_reference(i) for i in c.instructions)
+                        twice.update(value_source(i) for i in c.instructions)
     return {ref: where for ref, where in found.items() if ref not in twice}
 
 
@@ -553,7 +553,7 @@ def unrolled_maps(instr: HloInstruction, body: HloComputation, condition: HloCom
             else _forward(unroller, instr, index, passed_through)
     except _TooMuch as e:
         return str(e)
-    sources = {hlo_reference(held): held for held in invariant.values()}
+    sources = {value_source(held): held for held in invariant.values()}
     return replace(found, maps={lf: tuple(resolve_runtime_vars(m, sources, clamp=False)
                                           for m in maps)
                                 for lf, maps in found.maps.items()})

@@ -22,55 +22,48 @@ of it, which lets maps that differ only there merge (see :mod:`symidx.fusion.swe
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from sympy import Integer
 
 from symidx.errors import SymidxError
-from symidx.expr import Expr, bounds, compile_expr, max_of, min_of, rt
+from symidx.expr import Expr, bounds, max_of, min_of, rt
 from symidx.fusion.values import Scope, index_value
-from symidx.hlo import HloInstruction, Shape, ShapeLike
-from symidx.hlo.facts import hlo_reference
-from symidx.indexing_map import IndexingMap, RuntimeVar
+from symidx.hlo import HloInstruction, Shape
+from symidx.hlo.values import (
+    integer_range,
+    preserves_integers,
+    table_runs,
+    table_span,
+    value_source,
+)
+from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
 from symidx.interval import Interval
 from symidx.ops import finish, output_to_input
 from symidx.simplify import compose, simplify
 
-if TYPE_CHECKING:
-    import numpy as np
-
 __all__ = ["runtime_sources", "resolve_runtime_vars", "split_by_tables", "forget_elements"]
 
-#: Ops whose output element is one element of operand 0 (a convert: see
-#: :func:`_preserves_values`).
-_VALUE_PRESERVING = frozenset({"bitcast", "broadcast", "convert", "copy", "reshape",
-                               "reverse", "slice", "transpose"})
-_INTEGER_TYPE = re.compile(r"([su])([0-9]+)")
-_TABLE_LIMIT = 1 << 16  # elements of a constant index table read to bound its values
-_RUN_LIMIT = 64  # maps a constant index table may split one map into
-_SPAN_LIMIT = 4096  # positions of the dimension along which a table is read
 
 
 def runtime_sources(instr: HloInstruction,
                     parameters: Mapping[int, HloInstruction] | None = None
-                    ) -> dict[str, HloInstruction]:
+                    ) -> dict[ValueSource, HloInstruction]:
     """The instructions the runtime variables of a step's maps may name, by that name.
 
-    A plain op's variables name its operands (see
-    :func:`symidx.ops._common.hlo_reference`). Maps through a called computation name its
-    ``parameter(N)``: ``parameters`` gives the instruction of the caller that fills
-    parameter N (a call's operand N; operand N + 1 for a conditional's branch)."""
+    A plain op's variables name its operands (:func:`symidx.hlo.values.value_source`). Maps through
+    a called computation name its ``parameter(N)``: ``parameters`` gives the instruction of the
+    caller that fills parameter N (a call's operand N; operand N + 1 for a conditional's branch)."""
     if parameters is not None:
-        return {f"parameter({n})": op for n, op in parameters.items()}
-    return {hlo_reference(op): op for op in reversed(instr.operands)}
+        return {ValueSource(f"parameter({n})", parameter=n): op
+                for n, op in parameters.items()}
+    return {value_source(op): op for op in reversed(instr.operands)}
 
 
-def resolve_runtime_vars(m: IndexingMap, sources: Mapping[str, HloInstruction],
+def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, HloInstruction],
                          clamp: bool, scope: Scope | None = None) -> IndexingMap:
-    """``m`` with each runtime variable whose ``hlo`` is a key of ``sources`` followed to the
+    """``m`` with each runtime variable whose ``source`` is a key of ``sources`` followed to the
     instruction holding its value: replaced by the value when that is known (a constant or
     an iota), otherwise re-pointed at that instruction.
 
@@ -84,7 +77,7 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[str, HloInstruction],
     i = 0
     while i < m.num_rts:
         var = m.rts[i]
-        origin = sources.get(var.hlo)
+        origin = sources.get(var.source)
         if origin is None or var.map is None:
             i += 1
             continue
@@ -94,13 +87,13 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[str, HloInstruction],
             m = folded  # replaced (the next variable now has index i) or narrowed
             continue
         element = finish(holder.element, fold_point_dims=True)
-        if hlo_reference(holder.instr) != var.hlo or element != var.map:
+        if value_source(holder.instr) != var.source or element != var.map:
             m = _repoint(m, i, holder.instr, element)
         i += 1
     return m
 
 
-def split_by_tables(m: IndexingMap, sources: Mapping[str, HloInstruction], clamp: bool
+def split_by_tables(m: IndexingMap, sources: Mapping[ValueSource, HloInstruction], clamp: bool
                     ) -> list[IndexingMap]:
     """``m`` as a union of maps: one per run of equal values of a constant index table that
     a runtime variable reads along one dimension of ``m`` (``x[jnp.array([4, 0, 2, 2])]``:
@@ -109,11 +102,12 @@ def split_by_tables(m: IndexingMap, sources: Mapping[str, HloInstruction], clamp
     it, a variable that is not clamped (a scatter index) reads nothing; a clamped one is
     replaced by the clamped value when ``clamp`` says the interval is still the op's
     clamping interval (see :func:`resolve_runtime_vars`), and otherwise stays. A table read
-    along several dimensions, more than ``_RUN_LIMIT`` runs, or a dimension longer than
-    ``_SPAN_LIMIT`` leave ``m`` whole, for :func:`resolve_runtime_vars` to narrow the
-    variable's interval."""
+    along several dimensions, more runs than the table-splitting policy allows
+    (:data:`symidx.hlo.values.SPLIT_LIMIT`), or a dimension longer than
+    :data:`symidx.hlo.values.SPAN_LIMIT` leave ``m`` whole, for
+    :func:`resolve_runtime_vars` to narrow the variable's interval."""
     for i, var in enumerate(m.rts):
-        origin = sources.get(var.hlo)
+        origin = sources.get(var.source)
         if origin is None or var.map is None:
             continue
         runs = _table_runs(m, _trace_value(origin, var.map), var, clamp)
@@ -166,29 +160,16 @@ def _merged(runs: list[tuple[Expr, int, int, int]], held: Callable[[int], object
     return merged
 
 
-def _constant_table(instr: HloInstruction) -> np.ndarray | None:
-    """The integer array a ``constant`` holds, shaped as it is declared; None for any other
-    instruction or literal."""
-    if instr.opcode != "constant" or instr.literal is None or not isinstance(instr.shape, Shape):
-        return None
-    import numpy as np
-
-    table = np.asarray(instr.literal)
-    return table if table.dtype.kind in "iu" and table.shape == instr.shape.dims else None
-
-
 def _table_runs(m: IndexingMap, holder: _Holder, var: RuntimeVar, fresh: bool
                 ) -> list[tuple[Expr, int, int, int]] | None:
     """(variable, first, last position, value) per run of equal values that a constant
     integer table holds at the elements ``holder`` reads along one variable of ``m``: a
     dimension, or a range variable when ``m`` is fresh from its rule (see
-    :func:`_shares_range_vars`)."""
-    instr, element = holder.instr, holder.element
-    table = _constant_table(instr)
-    if table is None or element.is_known_empty or element.is_undefined:
+    :func:`_shares_range_vars`); the runs as :func:`symidx.hlo.values.table_runs` finds
+    them, under the table-splitting policy."""
+    element = holder.element
+    if element.is_known_empty or element.is_undefined:
         return None
-    import numpy as np
-
     used = set().union(*(r.free_symbols for r in element.results))
     if len(used) != 1:
         return None
@@ -199,20 +180,8 @@ def _table_runs(m: IndexingMap, holder: _Holder, var: RuntimeVar, fresh: bool
         span = m.ranges[m.range_vars.index(x)]
     else:
         return None
-    if span.size > _SPAN_LIMIT:
-        return None
-    positions = np.arange(span.lo, span.hi + 1, dtype=np.int64)
-    index = [np.broadcast_to(compile_expr(r, [x])([positions]), positions.shape)
-             for r in element.results]
-    if not all(((i >= 0) & (i < n)).all() for i, n in zip(index, table.shape)):
-        return None
-    values = table[tuple(index)]
-    starts = [0] + [k for k in range(1, len(values)) if values[k] != values[k - 1]]
-    if len(starts) > _RUN_LIMIT:
-        return None
-    ends = starts[1:] + [len(values)]
-    return [(x, int(positions[a]), int(positions[b - 1]), int(values[a]))
-            for a, b in zip(starts, ends)]
+    runs = table_runs(holder.instr, element.results, x, span)
+    return None if runs is None else [(x, lo, hi, value) for lo, hi, value in runs]
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,26 +192,6 @@ class _Holder:
 
     instr: HloInstruction
     element: IndexingMap
-
-
-def _integer_range(shape: ShapeLike) -> Interval | None:
-    """The values of an integer array type; None for other types."""
-    match = _INTEGER_TYPE.fullmatch(shape.element_type) if isinstance(shape, Shape) else None
-    if match is None:
-        return None
-    bits = int(match.group(2))
-    if match.group(1) == "u":
-        return Interval(0, (1 << bits) - 1)
-    return Interval(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-
-
-def _preserves_values(instr: HloInstruction) -> bool:
-    """Does every output element hold an operand element's integer unchanged? A convert
-    must widen (or keep) the integer type; the others only move elements."""
-    if instr.opcode not in _VALUE_PRESERVING or len(instr.operands) != 1:
-        return False
-    before, after = _integer_range(instr.operands[0].shape), _integer_range(instr.shape)
-    return before is not None and after is not None and before in after
 
 
 def _trace_value(instr: HloInstruction, element: IndexingMap) -> _Holder:
@@ -263,9 +212,9 @@ def _step_back(instr: HloInstruction, element: IndexingMap
     compositions with the others are known empty: ``concatenate(iota, indices)`` read at
     a fixed position of the index vector). None otherwise."""
     if instr.opcode == "concatenate":
-        if _integer_range(instr.shape) is None:
+        if not isinstance(instr.shape, Shape) or integer_range(instr.shape.element_type) is None:
             return None
-    elif not _preserves_values(instr):
+    elif not preserves_integers(instr):
         return None
     try:
         groups = output_to_input(instr, 0)
@@ -294,26 +243,6 @@ def _value_expression(holder: _Holder, scope: Scope | None = None) -> Expr | Non
     return value
 
 
-def _table_span(holder: _Holder) -> Interval | None:
-    """The smallest and largest values a constant array holds at the elements the element
-    map reaches (None when not a small integer constant, or nothing is reached)."""
-    instr, element = holder.instr, holder.element
-    table = _constant_table(instr)
-    if table is None or not table.ndim or element.domain_size() > _TABLE_LIMIT:
-        return None
-    lo = hi = None
-    for point in element.points(limit=_TABLE_LIMIT):
-        results, mask = element.evaluate_arrays(point)
-        if len(results) != table.ndim or not all(
-                ((r[mask] >= 0) & (r[mask] < n)).all() for r, n in zip(results, table.shape)):
-            return None
-        values = table[tuple(r[mask] for r in results)]
-        if values.size:
-            lo = int(values.min()) if lo is None else min(lo, int(values.min()))
-            hi = int(values.max()) if hi is None else max(hi, int(values.max()))
-    return None if lo is None or hi is None else Interval(lo, hi)
-
-
 def _fold(m: IndexingMap, i: int, holder: _Holder, clamp: bool,
           scope: Scope | None = None) -> IndexingMap | None:
     """``m`` with runtime variable ``i`` replaced by its value where that is known, or its
@@ -334,12 +263,13 @@ def _fold(m: IndexingMap, i: int, holder: _Holder, clamp: bool,
     if value is not None and not _shares_range_vars(value, var, m, clamp):
         value = None
     if value is None:
-        span = _table_span(holder)
+        span = table_span(holder.instr, holder.element)
         if span is None:
             return None
     else:
         span = bounds(value, m.variable_bounds())
-        representable = _integer_range(holder.instr.shape)
+        shape = holder.instr.shape
+        representable = integer_range(shape.element_type) if isinstance(shape, Shape) else None
         if representable is None or span not in representable:
             return None  # e.g. an s8 iota longer than 128 wraps
         if span in var.bounds:
@@ -389,7 +319,7 @@ def _substitute(m: IndexingMap, i: int, value: Expr, within: Interval | None = N
 def _repoint(m: IndexingMap, i: int, instr: HloInstruction, element: IndexingMap
              ) -> IndexingMap:
     rts = list(m.rts)
-    rts[i] = replace(rts[i], hlo=hlo_reference(instr), map=element)
+    rts[i] = replace(rts[i], source=value_source(instr), map=element)
     return m.replace(rts=rts)
 
 

@@ -52,18 +52,27 @@ bounded (:data:`MAX_TERMS`); past it, no predicate.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import product
 from typing import TypeVar
 
-from sympy import Integer, Symbol
+from sympy import Symbol
 
-from symidx.errors import SymidxError
 from symidx.expr import Expr, FloorDiv, Mod, bounds, dim, max_of, min_of, sym
-from symidx.hlo import HloComputation, HloInstruction, Shape
-from symidx.hlo.facts import called_computation
+from symidx.hlo import HloInstruction, Shape
+from symidx.hlo.moves import MOVES_ELEMENTS as _MOVES
+from symidx.hlo.values import (
+    MAX_DEPTH,
+    Scope,
+    cross,
+    exact_range,
+    filling,
+    integer_range,
+    integral,
+    leaf_value,
+    literal_at,
+    literal_elements,
+)
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.ops import output_to_input
@@ -83,13 +92,7 @@ TRUE: Predicate = ((),)
 FALSE: Predicate = ()
 #: At most this many conjunctions in a predicate.
 MAX_TERMS = 16
-#: How far back from the select the instructions computing a value are followed.
-MAX_DEPTH = 24
 
-_MOVES = frozenset({"broadcast", "reshape", "transpose", "slice", "reverse", "copy", "bitcast"})
-_INTEGER = re.compile(r"([su])([0-9]+)")
-#: The largest magnitude below which every integer is exact, per floating-point type.
-_FLOAT_EXACT = {"f64": 1 << 53, "f32": 1 << 24, "f16": 1 << 11, "bf16": 1 << 8}
 
 Env = Mapping[Symbol, Interval]
 _T = TypeVar("_T")
@@ -101,18 +104,6 @@ _CROSSINGS = frozenset({"parameter", "fusion", "call"})
 _PASSES = _CROSSINGS | _MOVES
 
 
-@dataclass(frozen=True)
-class Scope:
-    """The computation the walk is in (None: unknown), and when the walk entered it through
-    a call, the caller's operands that fill its parameters, in the caller's scope
-    (``outer``). Without them, a parameter is followed to the one instruction that calls the
-    computation, if there is one (:attr:`HloComputation.callers`)."""
-
-    comp: HloComputation | None
-    filled: tuple[HloInstruction, ...] | None = None
-    outer: Scope | None = None
-
-
 def _source(instr: HloInstruction, element: tuple[Expr, ...], scope: Scope
             ) -> tuple[HloInstruction, tuple[Expr, ...], Scope] | None:
     """Where an instruction of :data:`_PASSES` gets the value it holds at ``element``: the
@@ -120,54 +111,8 @@ def _source(instr: HloInstruction, element: tuple[Expr, ...], scope: Scope
     if instr.opcode in _MOVES:
         inner = _moved(instr, element)
         return None if inner is None else (instr.operands[0], inner, scope)
-    crossed = _cross(instr, scope)
+    crossed = cross(instr, scope)
     return None if crossed is None else (crossed[0], element, crossed[1])
-
-
-def _cross(instr: HloInstruction, scope: Scope) -> tuple[HloInstruction, Scope] | None:
-    """Where the value of a parameter or of a call's output comes from: the instruction
-    holding it and its scope; None when that is not known."""
-    if instr.opcode == "parameter":
-        k = instr.parameter_number
-        if k is None:
-            return None
-        if scope.filled is not None and scope.outer is not None:
-            return (scope.filled[k], scope.outer) if k < len(scope.filled) else None
-        comp = scope.comp
-        if comp is None or len(comp.callers) != 1:
-            return None
-        caller, holder = comp.callers[0]
-        if _runs(caller) is not comp or k >= len(caller.operands):
-            return None
-        return caller.operands[k], Scope(holder)
-    callee = _runs(instr)
-    if callee is None or not isinstance(instr.shape, Shape):
-        return None
-    return callee.root, Scope(callee, tuple(instr.operands), scope)
-
-
-def filling(instr: HloInstruction, scope: Scope) -> HloInstruction | None:
-    """The instruction outside the computation that fills the parameter ``instr`` (through
-    parameters of enclosing computations too), as ``scope`` knows it; None when ``instr`` is
-    not a parameter or the filling instruction is not known."""
-    found = None
-    for _ in range(MAX_DEPTH):
-        if instr.opcode != "parameter":
-            return found
-        crossed = _cross(instr, scope)
-        if crossed is None:
-            return found
-        instr, scope = crossed
-        found = instr
-    return None
-
-
-def _runs(instr: HloInstruction) -> HloComputation | None:
-    """The computation a ``fusion`` or ``call`` runs on its operands, if well formed."""
-    try:
-        return called_computation(instr) if instr.opcode in ("fusion", "call") else None
-    except SymidxError:
-        return None
 
 
 def select_constraints(select: HloInstruction, env: Env, scope: Scope | None = None
@@ -203,7 +148,7 @@ def index_value(instr: HloInstruction, element: Sequence[Expr], env: Env,
     value = _value(instr, tuple(element), env, depth - 1, scope or Scope(None))
     if value is None:
         return None
-    limit = _exact_range(instr.shape.element_type)
+    limit = exact_range(instr.shape.element_type)
     if limit is None or bounds(value, env) not in limit:
         return None
     return value
@@ -216,11 +161,8 @@ def _value(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: in
         source = _source(instr, element, scope)
         return None if source is None else index_value(source[0], source[1], env, depth,
                                                        source[2])
-    if op == "iota":
-        axis = instr.attr_int("iota_dimension", 0)
-        return element[axis] if axis is not None and 0 <= axis < len(element) else None
-    if op == "constant":
-        return _constant(instr, element)
+    if op in ("iota", "constant"):
+        return leaf_value(instr, element)
     if op == "convert":
         return index_value(instr.operands[0], element, env, depth, scope)
     if op == "select" and len(instr.operands) == 3:  # a predicate the index decides
@@ -313,53 +255,8 @@ def _arithmetic(instr: HloInstruction, values: list[Expr], env: Env) -> Expr | N
     return None
 
 
-def _constant(instr: HloInstruction, element: tuple[Expr, ...]) -> Expr | None:
-    literal = instr.literal
-    if literal is None:
-        return None
-    if all(e.is_Integer for e in element):
-        for i in element:
-            if not isinstance(literal, tuple) or not 0 <= int(i) < len(literal):
-                return None
-            literal = literal[int(i)]
-        return _integral(literal)
-    found = set(_flatten(literal))
-    if len(found) != 1:
-        return None
-    return _integral(found.pop())
-
-
-def _flatten(literal: object) -> list[object]:
-    if isinstance(literal, tuple):
-        return [x for item in literal for x in _flatten(item)]
-    return [literal]
-
-
-def _integral(value: object) -> Expr | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return Integer(value)
-    if isinstance(value, float) and value.is_integer():
-        return Integer(int(value))
-    return None
-
-
-def _exact_range(element_type: str) -> Interval | None:
-    """The integers ``element_type`` holds exactly, as an interval; None for ``pred`` and
-    other types."""
-    match = _INTEGER.fullmatch(element_type)
-    if match:
-        bits = int(match.group(2))
-        if match.group(1) == "u":
-            return Interval(0, (1 << bits) - 1)
-        return Interval(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-    limit = _FLOAT_EXACT.get(element_type)
-    return None if limit is None else Interval(-limit, limit)
-
-
 def _is_integer_type(instr: HloInstruction) -> bool:
-    return isinstance(instr.shape, Shape) and bool(_INTEGER.fullmatch(instr.shape.element_type))
+    return isinstance(instr.shape, Shape) and integer_range(instr.shape.element_type) is not None
 
 
 def _moved(instr: HloInstruction, element: tuple[Expr, ...]) -> tuple[Expr, ...] | None:
@@ -469,7 +366,7 @@ def _constant_predicate(instr: HloInstruction, element: tuple[Expr, ...]) -> Pre
             literal = literal[int(i)]
         values: set[object] = {literal}
     else:
-        values = set(_flatten(literal))
+        values = set(literal_elements(literal))
     if values == {True}:
         return TRUE
     if values == {False}:
@@ -535,7 +432,7 @@ def _table_compare(instr: HloInstruction, element: tuple[Expr, ...], env: Env, d
             continue
         found: Predicate = FALSE
         for p, last in _runs_of_equal_entries(constant.literal, dims):
-            entry = _integral(_at(constant.literal, p))
+            entry = integral(literal_at(constant.literal, p))
             if entry is None:
                 return None
             here: Predicate | None = TRUE
@@ -559,7 +456,7 @@ def _runs_of_equal_entries(literal: object, dims: Sequence[int]
     boxes: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
     for p in product(*(range(n) for n in dims)):
         if boxes and p[:-1] == boxes[-1][1][:-1] and p[-1] == boxes[-1][1][-1] + 1 \
-                and _at(literal, p) == _at(literal, boxes[-1][0]):
+                and literal_at(literal, p) == literal_at(literal, boxes[-1][0]):
             boxes[-1] = (boxes[-1][0], p)
         else:
             boxes.append((p, p))
@@ -804,16 +701,16 @@ def _constant_may(instr: HloInstruction, element: tuple[Expr, ...], env: Env, ki
     if literal is None:
         return TRUE
     if all(e.is_Integer for e in element):
-        return FALSE if _in_class(_at(literal, tuple(int(e) for e in element)), kind) \
+        return FALSE if _in_class(literal_at(literal, tuple(int(e) for e in element)), kind) \
             else TRUE
-    values = _flatten(literal)
+    values = literal_elements(literal)
     if all(_in_class(v, kind) for v in values):
         return FALSE
     dims = instr.shape.dims if isinstance(instr.shape, Shape) else ()
     if len(values) > 4096 or len(dims) != len(element):
         return TRUE
     positions = [p for p in product(*(range(n) for n in dims))
-                 if not _in_class(_at(literal, p), kind)]
+                 if not _in_class(literal_at(literal, p), kind)]
     if len(positions) > MAX_TERMS:
         return TRUE
     found: Predicate = FALSE
@@ -823,14 +720,6 @@ def _constant_may(instr: HloInstruction, element: tuple[Expr, ...], env: Env, ki
             term = None if term is None else _and(term, _atom(e, Interval(v, v), bounds(e, env)))
         found = _union(found, term)
     return found
-
-
-def _at(literal: object, position: tuple[int, ...]) -> object:
-    for i in position:
-        if not isinstance(literal, tuple) or not 0 <= i < len(literal):
-            return None
-        literal = literal[i]
-    return literal
 
 
 def _pad_may(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: int,

@@ -61,6 +61,7 @@ import numpy as np
 from symidx.hlo.facts import called_computation
 from symidx.hlo.ir import HloInstruction
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
+from symidx.hlo.moves import PASSES_WHOLE
 from symidx.hlo.shape import Shape
 
 __all__ = ["LIMIT", "Value", "Evaluator", "integer_dtype", "integer_values"]
@@ -85,7 +86,7 @@ _COMPARE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 }
 _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "negate": np.negative, "abs": np.abs, "sign": np.sign}
-_MOVES = frozenset({"copy", "opt-barrier", "domain"})  # the value, whatever its shape
+_MOVES = PASSES_WHOLE  # the value, whatever its shape
 _CALLS = frozenset({"fusion", "call"})
 #: Ops whose value follows from their operands' (every other op is unknown, its operands
 #: not even evaluated).

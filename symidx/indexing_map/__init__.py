@@ -1,6 +1,7 @@
 """Indexing maps: the value type, its text, and composition (not simplified).
 
-* :mod:`symidx.indexing_map.map`: :class:`IndexingMap`, :class:`RuntimeVar`,
+* :mod:`symidx.indexing_map.map`: :class:`IndexingMap`, :class:`RuntimeVar` (with its
+  :class:`ValueSource`),
   :class:`MapKind` and :func:`print_map`;
 * :mod:`symidx.indexing_map.text`: expressions as text (:func:`print_expr`);
 * :mod:`symidx.indexing_map.composition`: :func:`compose_with`, the composition that
@@ -8,8 +9,15 @@
 """
 
 from symidx.indexing_map.composition import compose_with
-from symidx.indexing_map.map import Constraint, IndexingMap, MapKind, RuntimeVar, print_map
+from symidx.indexing_map.map import (
+    Constraint,
+    IndexingMap,
+    MapKind,
+    RuntimeVar,
+    ValueSource,
+    print_map,
+)
 from symidx.indexing_map.text import STYLES, print_expr
 
-__all__ = ["IndexingMap", "RuntimeVar", "MapKind", "Constraint", "compose_with", "print_map",
-           "print_expr", "STYLES"]
+__all__ = ["IndexingMap", "RuntimeVar", "ValueSource", "MapKind", "Constraint", "compose_with",
+           "print_map", "print_expr", "STYLES"]

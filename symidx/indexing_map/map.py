@@ -40,7 +40,7 @@ from symidx.expr import (
 from symidx.indexing_map.text import STYLES, ExprPrinter, int_text, print_expr
 from symidx.interval import Interval
 
-__all__ = ["IndexingMap", "RuntimeVar", "MapKind", "Constraint", "print_map"]
+__all__ = ["IndexingMap", "RuntimeVar", "ValueSource", "MapKind", "Constraint", "print_map"]
 
 
 class MapKind(Enum):
@@ -58,11 +58,33 @@ _NORMAL, _KNOWN_EMPTY, _UNDEFINED = MapKind.NORMAL, MapKind.KNOWN_EMPTY, MapKind
 
 
 @dataclass(frozen=True, slots=True)
+class ValueSource:
+    """Where a runtime value is held: a typed reference to an instruction.
+
+    ``text`` is how it prints, as XLA names the holder (``parameter(1)``, ``constant({1, 3})``
+    for a short literal, otherwise the instruction's name; or free text read from a map,
+    e.g. ``of1 = s32[] parameter(1)``). The other fields name it as :mod:`symidx.hlo.values`
+    found it: the ``computation`` and the ``instruction`` holding the value, and its
+    ``parameter`` number when it is a parameter (None when not known: text read from a
+    map names no computation). Two sources are equal when they print the same, so maps
+    that differ only in which of two like-named holders they name stay one map.
+    """
+
+    text: str
+    computation: str | None = field(default=None, compare=False)
+    instruction: str | None = field(default=None, compare=False)
+    parameter: int | None = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
 class RuntimeVar:
     """A value known only at run time: its feasible interval and where it comes from.
 
-    ``hlo`` names the instruction that holds the value (free text, e.g. ``parameter(1)`` or
-    ``of1 = s32[] parameter(1)``); ``map`` sends this map's dimension variables to the
+    ``source`` names the instruction that holds the value (:class:`ValueSource`; None:
+    not known); ``map`` sends this map's dimension variables to the
     element of that instruction that holds the value (``(d0, d1) -> ()`` for a scalar).
     ``clamped`` says what the op does with a held value outside ``bounds``: clamps it into
     them (dynamic-slice, gather: True) or reads nothing (scatter skips the window: False).
@@ -70,7 +92,7 @@ class RuntimeVar:
     """
 
     bounds: Interval
-    hlo: str = ""
+    source: ValueSource | None = None
     map: IndexingMap | None = None
     clamped: bool = field(default=True, compare=False)
 
@@ -572,11 +594,17 @@ def _map_line(m: IndexingMap) -> str:
 
 
 def _provenance_text(m: IndexingMap, rt_names: list[str], style: str) -> str:
-    lines = [f"{name}: {v.hlo or '?'}; " + (_map_line(v.map) if v.map else "UNDEFINED")
-             for name, v in zip(rt_names, m.rts) if v.map is not None or v.hlo]
+    lines = [f"{name}: {_source_text(v) or '?'}; "
+             + (_map_line(v.map) if v.map else "UNDEFINED")
+             for name, v in zip(rt_names, m.rts) if v.map is not None or _source_text(v)]
     if not lines:
         return ""
     return "\nruntime variables:\n" + "\n".join(lines)
+
+
+def _source_text(v: RuntimeVar) -> str:
+    """How ``v``'s source prints ("" when there is none)."""
+    return "" if v.source is None else v.source.text
 
 
 def _mlir_names(m: IndexingMap, names: list[str]) -> list[str]:
@@ -647,7 +675,7 @@ def map_dict(m: IndexingMap) -> dict[str, Any]:
         "dims": [_var(names[i], b) for i, b in enumerate(m.dims)],
         "symbols": [_var(names[nd + i], b) for i, b in enumerate(m.ranges)],
         "runtime": [{**_var(names[nd + nr + i], v.bounds),
-                     "source": {"instruction": v.hlo or None,
+                     "source": {"instruction": _source_text(v) or None,
                                 "map": None if v.map is None else print_map(v.map, "xla")}}
                     for i, v in enumerate(m.rts)],
         "results": [print_expr(r, env, "xla") for r in m.results] if special is None else [],

@@ -9,9 +9,9 @@ from sympy import Integer, Symbol
 
 from symidx.expr import Expr, bounds, sym
 from symidx.hlo.facts import attribute as attribute  # the families check attributes with it
-from symidx.hlo.facts import constant_value
 from symidx.hlo.facts import require as require
 from symidx.hlo.ir import HloInstruction
+from symidx.hlo.values import held_at
 from symidx.interval import Interval
 
 
@@ -30,7 +30,8 @@ def clamp(value: int, lo: int, hi: int) -> int:
 
 def known_start(instr: HloInstruction, element: Sequence[Expr], feasible: Interval,
                 env: Mapping[Symbol, Interval]) -> Expr | None:
-    """The start index held by ``instr`` at ``element``, when a map can hold it exactly:
+    """The start index held by ``instr`` at ``element``, when a map can hold it exactly
+    (:func:`symidx.hlo.values.held_at`):
 
     * an integer constant at a constant element: its value clamped to ``feasible``, as HLO
       clamps start indices;
@@ -38,15 +39,9 @@ def known_start(instr: HloInstruction, element: Sequence[Expr], feasible: Interv
       for every value of the variables (``env`` gives their intervals).
 
     None otherwise (the value stays a runtime variable)."""
-    if instr.opcode == "constant" and all(e.is_Integer for e in element):
-        value = constant_value(instr, [int(e) for e in element])
-        return None if value is None else Integer(clamp(value, feasible.lo, feasible.hi))
-    if instr.opcode == "iota":
-        axis = instr.attr_int("iota_dimension", 0)
-        if axis is None or not 0 <= axis < len(element):
-            return None
-        value = element[axis]
-        return value if bounds(value, env) in feasible else None
-    return None
-
-
+    value = held_at(instr, element)
+    if value is None:
+        return None
+    if instr.opcode == "constant":
+        return Integer(clamp(int(value), feasible.lo, feasible.hi))
+    return value if bounds(value, env) in feasible else None

@@ -55,14 +55,14 @@ from collections.abc import Sequence
 from symidx.expr import Mod, dim, rt, sym
 from symidx.hlo import HloInstruction
 from symidx.hlo.facts import num_outputs, operand_dims, output_dims
-from symidx.indexing_map import IndexingMap, RuntimeVar
+from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
 from symidx.interval import Interval
 from symidx.ops._common import attribute, require
 from symidx.ops.basic import every_element, identity, reaches_everything, reads_everything
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule
 
-#: The ``hlo`` text of the runtime variable holding the participant's rank in its group.
-PARTICIPANT = "participant"
+#: The source of the runtime variable holding the participant's rank in its group.
+PARTICIPANT = ValueSource("participant")
 
 _IOTA_GROUPS = re.compile(r"\[\s*(\d+)\s*,\s*(\d+)\s*\]\s*<=\s*\[[\d,\s]*\](?:\s*T\([\d,\s]*\))?")
 _GROUP = re.compile(r"\{([^{}]*)\}")

@@ -70,8 +70,9 @@ from sympy import Integer
 from symidx.errors import HloShapeError
 from symidx.expr import Expr, FloorDiv, Mod, dim, rt, substitute, sym
 from symidx.hlo import DotDimensionNumbers, HloInstruction, Shape
-from symidx.hlo.facts import hlo_reference, require
+from symidx.hlo.facts import require
 from symidx.hlo.leaves import leaves
+from symidx.hlo.values import value_source
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 from symidx.ops._window import operand_term, output_term
@@ -423,7 +424,7 @@ class _Builder:
         return sym(len(self.ranges) - 1)
 
     def runtime(self, bounds: Interval, instr: HloInstruction, element: Expr) -> Expr:
-        self.rts.append(RuntimeVar(bounds, hlo_reference(instr),
+        self.rts.append(RuntimeVar(bounds, value_source(instr),
                                    IndexingMap.create(self.source, [element])))
         return rt(len(self.rts) - 1)
 

@@ -12,18 +12,17 @@ that does not fit the operand (``start`` outside ``[0, operand_dim - window_size
 dim) is skipped entirely.
 
 The index vectors are runtime variables, as for gather: one per component, over the starts
-that fit (``[0, operand_dim - window_size]``), with provenance ``hlo`` (the indices'
-instruction) and a map to the element holding it. They are *not* clamped: a run-time value
-outside the interval means the window is skipped and nothing is read. Indices known
-whatever the run (a constant, an iota, integer ops of them in the same computation or the
-computations it calls: :func:`symidx.hlo.fold.integer_values`) are folded into the maps: at
-a fixed element their value (a window that does not fit makes the map empty); an iota at a
-varying one, its index, with the fit as a constraint; a small known table (``SPLIT_LIMIT``
-scatter positions at most) splits each map into one per scatter position, each with its
-values. Where only one start fits (the window spans the operand along that dim), the
-simplifier fixes a variable to that start: the map then no longer says that another
-run-time value skips the window, so for such a value it over-approximates; as the union
-over every index value (its meaning) it stays exact.
+that fit (``[0, operand_dim - window_size]``), with provenance ``source`` (the
+indices' instruction) and a map to the element holding it. They are *not* clamped: a run-time value
+outside the interval means the window is skipped and nothing is read. Indices known whatever the run
+(a constant, an iota, integer ops of them in the same computation or the computations it calls:
+:func:`symidx.hlo.values.known_values`) are folded into the maps: at a fixed element their value (a
+window that does not fit makes the map empty); an iota at a varying one, its index, with the fit as
+a constraint; a small known table (:data:`symidx.hlo.values.SCATTER_SPLIT_LIMIT` scatter positions
+at most) splits each map into one per scatter position, each with its values. Where only one start
+fits (the window spans the operand along that dim), the simplifier fixes a variable to that start:
+the map then no longer says that another run-time value skips the window, so for such a value it
+over-approximates; as the union over every index value (its meaning) it stays exact.
 
 The combiner (``to_apply``: N current values, then N updates) is followed from each result
 to the parameters it is computed from (:func:`combiner_reads`). Where updates land, result
@@ -62,7 +61,6 @@ dependencies over all operand values, exact as such.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -70,15 +68,9 @@ from typing import TYPE_CHECKING
 from sympy import Integer
 
 from symidx.expr import Expr, dim, rt, sym
-from symidx.hlo import HloInstruction, Shape, WindowDim
-from symidx.hlo.facts import (
-    Dims,
-    constant_value,
-    hlo_reference,
-    num_outputs,
-    operand_dims,
-    output_dims,
-)
+from symidx.hlo import HloInstruction, WindowDim
+from symidx.hlo.facts import Dims, num_outputs, operand_dims, output_dims
+from symidx.hlo.values import SCATTER_SPLIT_LIMIT, held_at, known_values, splits, value_source
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 from symidx.ops._common import attribute, require, var_or_zero
@@ -91,7 +83,6 @@ if TYPE_CHECKING:  # numpy is imported when a scatter is analysed, not at start-
     import numpy as np
 
 Constraint = tuple[Expr, Interval]
-_INTEGER_TYPE = re.compile(r"[su][0-9]+")
 
 
 @dataclass(frozen=True)
@@ -202,7 +193,7 @@ class _Starts:
             value = _known_index(indices, element)
             if value is None:
                 provenance = IndexingMap.create(source, element, ranges)
-                self.rts.append(RuntimeVar(g.fits(j), hlo_reference(indices.instr), provenance,
+                self.rts.append(RuntimeVar(g.fits(j), value_source(indices.instr), provenance,
                                            clamped=False))
                 value = rt(len(self.rts) - 1)
             else:
@@ -213,41 +204,23 @@ class _Starts:
 @dataclass(frozen=True)
 class Indices:
     """A scatter's indices operand, with the values it holds whatever the run when they
-    fold from constants and iotas (:mod:`symidx.hlo.fold`)."""
+    fold from constants and iotas (:func:`symidx.hlo.values.known_values`)."""
 
     instr: HloInstruction
     table: np.ndarray | None
 
     @classmethod
     def of(cls, instr: HloInstruction) -> Indices:
-        from symidx.hlo.fold import integer_values
-
-        return cls(instr, integer_values(instr))
+        return cls(instr, known_values(instr))
 
 
 def _known_index(indices: Indices, element: Sequence[Expr]) -> Expr | None:
-    """The index held at ``element`` when a map can hold it: a known value read at a fixed
-    element (not clamped), an integer ``iota`` that does not wrap (the element's index along
-    ``iota_dimension``). None otherwise."""
-    instr = indices.instr
-    if all(e.is_Integer for e in element):
-        if indices.table is not None:
-            return Integer(int(indices.table[tuple(int(e) for e in element)]))
-        value = constant_value(instr, [int(e) for e in element])
-        return None if value is None else Integer(value)
-    shape = instr.shape
-    if instr.opcode == "iota" and isinstance(shape, Shape) \
-            and _INTEGER_TYPE.fullmatch(shape.element_type):
-        axis = instr.attr_int("iota_dimension", 0)
-        largest = (1 << (shape.bit_width - shape.element_type.startswith("s"))) - 1
-        if axis is not None and 0 <= axis < len(element) and shape.dims[axis] - 1 <= largest:
-            return element[axis]
-    return None
+    """The index held at ``element`` when a map can hold it (not clamped): a known value
+    read at a fixed element, an integer ``iota`` that does not wrap
+    (:func:`symidx.hlo.values.held_at`)."""
+    return held_at(indices.instr, element, indices.table)
 
 
-#: Scatter positions of known indices up to which a map is split into one per position
-#: (each then holds its index values).
-SPLIT_LIMIT = 16
 #: Boxes the operand's untouched part may take before it is left as the whole operand.
 _BOX_LIMIT = 64
 
@@ -269,7 +242,7 @@ def _all_positions(g: ScatterGeometry) -> list[dict[int, int]]:
 def _choices(g: ScatterGeometry, indices: Indices) -> list[Position]:
     """The scatter positions a map is built for: each one for a small known table of
     indices (every map then folds its values), else all at once (``[None]``)."""
-    if indices.table is not None and _position_count(g) <= SPLIT_LIMIT:
+    if indices.table is not None and splits(_position_count(g), SCATTER_SPLIT_LIMIT):
         return list(_all_positions(g))
     return [None]
 

@@ -40,7 +40,8 @@ from sympy import Integer
 
 from symidx.expr import Expr, FloorDiv, Mod, dim, rt, sym
 from symidx.hlo import HloInstruction
-from symidx.hlo.facts import hlo_reference, operand_dims, output_dims
+from symidx.hlo.facts import operand_dims, output_dims
+from symidx.hlo.values import value_source
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 from symidx.ops._common import attribute, known_start, require, var_or_zero
@@ -303,7 +304,7 @@ def offset_term(source: OffsetSource, feasible: Interval, dims: Sequence[int | I
     if known is not None:
         return known
     provenance = IndexingMap.create(dims, element)
-    rts.append(RuntimeVar(feasible, hlo_reference(source.instr), provenance))
+    rts.append(RuntimeVar(feasible, value_source(source.instr), provenance))
     return rt(len(rts) - 1)
 
 
@@ -586,7 +587,7 @@ def gather_operand_map(g: GatherGeometry, indices_instr: HloInstruction) -> Inde
             start = known_start(indices_instr, element, g.feasible(j), env)
             if start is None:
                 provenance = IndexingMap.create(g.out, element)
-                rts.append(RuntimeVar(g.feasible(j), hlo_reference(indices_instr), provenance))
+                rts.append(RuntimeVar(g.feasible(j), value_source(indices_instr), provenance))
                 start = rt(len(rts) - 1)
             results.append(start + offset)
         elif j in g.operand_batching:
@@ -641,7 +642,7 @@ def gather_operand_output_map(g: GatherGeometry, indices_instr: HloInstruction
         if j in g.start_index_map:
             element = g.indices_element(batch, Integer(g.start_index_map.index(j)))
             provenance = IndexingMap.create(g.operand, element, ranges)
-            rts.append(RuntimeVar(g.feasible(j), hlo_reference(indices_instr), provenance))
+            rts.append(RuntimeVar(g.feasible(j), value_source(indices_instr), provenance))
             offset = offset - rt(len(rts) - 1)
         constraints.append((offset, Interval(0, g.slice_sizes[j] - 1)))
         offsets[j] = offset

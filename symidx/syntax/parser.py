@@ -34,7 +34,7 @@ from symidx.expr import (
     rt,
     sym,
 )
-from symidx.indexing_map import IndexingMap, RuntimeVar
+from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
 from symidx.indexing_map.text import int_of_digits
 from symidx.interval import Interval
 
@@ -508,7 +508,8 @@ class _MapParser:
             elif rt_name in hlo_lines:
                 hlo, prov_header = hlo_lines[rt_name]
                 prov = self._provenance_map(prov_header, dims, intervals)
-            rt_vars.append(RuntimeVar(intervals[rt_name], hlo, prov))
+            source = ValueSource(hlo) if hlo else None
+            rt_vars.append(RuntimeVar(intervals[rt_name], source, prov))
         # Names spelled like our own variables (d3, s0, rt1) are positional, not custom.
         names = [None if _DEFAULT_NAME.fullmatch(n) else n for n, _ in all_names]
         try:

@@ -445,7 +445,7 @@ def tiled_computation(t: FusionTiling, sizes: Sequence[int], assume_satisfied: b
             tsz, _, tst = _eval_tile(ti.tile, sizes)
         except SymidxError as e:
             raise AnalysisRefusal(f"{ti.name}: {e}") from None
-        rts = [_rt_name(t, v.hlo, k) for k, v in enumerate(om.rts)]
+        rts = [_rt_name(t, str(v.source or ""), k) for k, v in enumerate(om.rts)]
         out.append(TiledResult(ti.name, ti.path, tsz, tst, om, rts))
     return out
 

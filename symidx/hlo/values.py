@@ -1,0 +1,360 @@
+"""What an index operand holds: the one place that answers it for the floors above.
+
+An op rule (:mod:`symidx.ops`) and a sweep (:mod:`symidx.fusion`) both meet integer values
+that decide where an op reads: a dynamic slice's offsets, a gather's or a scatter's
+indices, a loop's counter. This module says, from the HLO alone, what such an operand
+holds, in these pieces:
+
+* **where it is held**: :func:`value_source`, the typed reference
+  (:class:`symidx.indexing_map.ValueSource`) a runtime variable keeps to its holder;
+* **constants and iotas**: :func:`held_at`, the value an op rule may write into its map
+  (a known value at a fixed element, an integer iota that does not wrap: its index);
+  :func:`leaf_value`, the value a walk over values reads off a leaf (an iota, a constant
+  at a fixed element or with all elements equal), the walk checking the range itself;
+* **tables**: :func:`known_values`, the values folded before the run by
+  :mod:`symidx.hlo.fold` (constants, iotas, integer arithmetic on them, calls);
+  :func:`constant_table`, :func:`table_span` and :func:`table_runs`, a constant table read
+  along a map; and one policy for splitting a map by a table, :data:`SPLIT_LIMIT`;
+* **a caller's fill**: :class:`Scope`, :func:`cross` and :func:`filling`, a parameter
+  followed to the operand of the call that fills it;
+* **moves**: :func:`preserves_integers`, an op that passes an integer on unchanged (the ops
+  of :data:`symidx.hlo.moves.MOVES_ELEMENTS`, and a widening ``convert``), and
+  :func:`integer_range` / :func:`exact_range`, the integers a type holds.
+
+The values of a loop's counters are computed state after state by
+:class:`symidx.hlo.fold.Evaluator` (:mod:`symidx.fusion.loops`); what a counter holds in a
+state then replaces the runtime variables naming it like any other known value.
+
+numpy is imported only by the functions that fold or read tables, so importing this module
+stays cheap.
+
+>>> from symidx.expr import dim
+>>> from symidx.hlo import parse_hlo
+>>> e = parse_hlo('''
+... HloModule m
+... ENTRY e {
+...   c = s32[3] constant({4, 0, 2})
+...   ROOT i = s32[3,5] iota(), iota_dimension=1
+... }''').entry
+>>> held_at(e.instructions[0], [dim(0)]), held_at(e.instructions[0], [dim(0) * 0 + 2])
+(None, 2)
+>>> held_at(e.root, [dim(0), dim(1)])
+d1
+>>> str(value_source(e.instructions[0]))
+'constant({4, 0, 2})'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sympy import Integer
+
+from symidx.errors import SymidxError
+from symidx.expr import Expr, compile_expr
+from symidx.hlo.facts import called_computation, constant_value, hlo_reference
+from symidx.hlo.ir import HloComputation, HloInstruction
+from symidx.hlo.moves import MOVES_ELEMENTS
+from symidx.hlo.shape import Shape
+from symidx.indexing_map import IndexingMap, ValueSource
+from symidx.interval import Interval
+
+if TYPE_CHECKING:  # numpy is imported when a table is read, not at start-up
+    import numpy as np
+
+__all__ = ["SPLIT_LIMIT", "SCATTER_SPLIT_LIMIT", "SPAN_LIMIT", "READ_LIMIT", "MAX_DEPTH",
+           "value_source", "held_at", "leaf_value", "literal_at", "literal_elements",
+           "integral", "known_values", "constant_table", "table_span", "table_runs",
+           "splits", "Scope", "cross", "filling", "runs_computation", "preserves_integers",
+           "integer_range", "exact_range"]
+
+#: **The table-splitting policy.** A map that reads a runtime value from a table known
+#: before the run (a constant, or values folded from constants and iotas) is split into
+#: one map per run of equal values along the dimension that reads it, each holding its
+#: value exactly, when that takes at most this many maps; past it the map stays whole and
+#: the value's interval is narrowed to the values the table holds (an over-approximation
+#: in place of a union of exact maps: precision is lost, never soundness). 64 maps keep a
+#: sweep's composition cheap while covering the index tables programs write as literals.
+SPLIT_LIMIT = 64
+#: A scatter's rule splits its maps per scatter position (each then holds its whole index
+#: vector) under the same policy; a position multiplies the maps of every operand, the
+#: indices and the untouched part, so it may take a quarter of :data:`SPLIT_LIMIT`.
+SCATTER_SPLIT_LIMIT = SPLIT_LIMIT // 4
+#: The most positions of the dimension along which a table is read to split a map.
+SPAN_LIMIT = 4096
+#: The most elements of a constant table read to bound the values it holds.
+READ_LIMIT = 1 << 16
+#: How many instructions back a value is followed (moves, parameters, calls, arithmetic).
+MAX_DEPTH = 24
+
+_INTEGER_TYPE = re.compile(r"([su])([0-9]+)")
+#: The largest magnitude below which every integer is exact, per floating-point type.
+_FLOAT_EXACT = {"f64": 1 << 53, "f32": 1 << 24, "f16": 1 << 11, "bf16": 1 << 8}
+
+
+# --- where a value is held ----------------------------------------------------------------
+
+
+def value_source(instr: HloInstruction, computation: HloComputation | None = None
+                 ) -> ValueSource:
+    """The typed reference to ``instr`` as the holder of a runtime value: printed as XLA
+    names it (:func:`symidx.hlo.facts.hlo_reference`), with the instruction's name, its
+    parameter number (a parameter) and, when given, its computation's name."""
+    return ValueSource(hlo_reference(instr),
+                       computation=None if computation is None else computation.name,
+                       instruction=instr.name,
+                       parameter=instr.parameter_number if instr.opcode == "parameter"
+                       else None)
+
+
+# --- types --------------------------------------------------------------------------------
+
+
+def integer_range(element_type: str) -> Interval | None:
+    """The values of an integer element type (``s8``: ``[-128, 127]``); None for others."""
+    match = _INTEGER_TYPE.fullmatch(element_type)
+    if match is None:
+        return None
+    bits = int(match.group(2))
+    if match.group(1) == "u":
+        return Interval(0, (1 << bits) - 1)
+    return Interval(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+
+
+def exact_range(element_type: str) -> Interval | None:
+    """The integers ``element_type`` holds exactly: an integer type's range, a
+    floating-point type's exactly representable integers (``f32``: ``[-2^24, 2^24]``);
+    None for ``pred`` and other types."""
+    found = integer_range(element_type)
+    if found is not None:
+        return found
+    limit = _FLOAT_EXACT.get(element_type)
+    return None if limit is None else Interval(-limit, limit)
+
+
+def _shape_range(instr: HloInstruction) -> Interval | None:
+    return integer_range(instr.shape.element_type) if isinstance(instr.shape, Shape) else None
+
+
+def preserves_integers(instr: HloInstruction) -> bool:
+    """Does every output element of ``instr`` hold an element of its one operand's integer
+    unchanged? An op of :data:`symidx.hlo.moves.MOVES_ELEMENTS`, or a ``convert`` that
+    widens (or keeps) the integer type."""
+    if (instr.opcode not in MOVES_ELEMENTS and instr.opcode != "convert") \
+            or len(instr.operands) != 1:
+        return False
+    before, after = _shape_range(instr.operands[0]), _shape_range(instr)
+    return before is not None and after is not None and before in after
+
+
+# --- constants and iotas ------------------------------------------------------------------
+
+
+def held_at(instr: HloInstruction, element: Sequence[Expr],
+            table: np.ndarray | None = None) -> Expr | None:
+    """The value ``instr`` holds at ``element`` when a map can hold it exactly, for an op
+    rule: at a fixed element, the element of ``table`` (``instr``'s values folded before
+    the run, :func:`known_values`) or of an integer constant; an integer ``iota`` whose
+    type holds its length (it does not wrap): the element's index along
+    ``iota_dimension``. None otherwise."""
+    if all(e.is_Integer for e in element):
+        at = [int(e) for e in element]
+        if table is not None:
+            return Integer(int(table[tuple(at)]))
+        value = constant_value(instr, at)
+        if value is not None:
+            return Integer(value)
+    shape = instr.shape
+    if instr.opcode != "iota" or not isinstance(shape, Shape):
+        return None
+    axis = instr.attr_int("iota_dimension", 0)
+    holds = integer_range(shape.element_type)
+    if axis is None or not 0 <= axis < len(element) or not 0 <= axis < len(shape.dims) \
+            or holds is None or shape.dims[axis] - 1 > holds.hi:
+        return None
+    return element[axis]
+
+
+def leaf_value(instr: HloInstruction, element: Sequence[Expr]) -> Expr | None:
+    """The value a walk over values reads off a leaf at ``element``: an ``iota``'s index
+    along ``iota_dimension``; a constant's integral value read at a fixed element, or the
+    one value of a constant whose elements are all equal. None otherwise (whether the
+    element type holds the value is the walk's to check: :func:`exact_range`)."""
+    if instr.opcode == "iota":
+        axis = instr.attr_int("iota_dimension", 0)
+        return element[axis] if axis is not None and 0 <= axis < len(element) else None
+    if instr.opcode != "constant" or instr.literal is None:
+        return None
+    if all(e.is_Integer for e in element):
+        return integral(literal_at(instr.literal, tuple(int(e) for e in element)))
+    found = set(literal_elements(instr.literal))
+    return integral(found.pop()) if len(found) == 1 else None
+
+
+def literal_at(literal: object, position: Sequence[int]) -> object:
+    """The element of a (nested tuple) literal at ``position``; None outside it."""
+    for i in position:
+        if not isinstance(literal, tuple) or not 0 <= i < len(literal):
+            return None
+        literal = literal[i]
+    return literal
+
+
+def literal_elements(literal: object) -> list[object]:
+    """A literal's elements, in order."""
+    if isinstance(literal, tuple):
+        return [x for item in literal for x in literal_elements(item)]
+    return [literal]
+
+
+def integral(value: object) -> Expr | None:
+    """An integer literal element, or a float one with an integral value, as an
+    expression; None for anything else (a ``pred`` too)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return Integer(value)
+    if isinstance(value, float) and value.is_integer():
+        return Integer(int(value))
+    return None
+
+
+# --- tables -------------------------------------------------------------------------------
+
+
+def known_values(instr: HloInstruction) -> np.ndarray | None:
+    """The values array instruction ``instr`` holds whatever the run, when they fold from
+    constants and iotas (:func:`symidx.hlo.fold.integer_values`); None otherwise."""
+    from symidx.hlo.fold import integer_values
+
+    return integer_values(instr)
+
+
+def constant_table(instr: HloInstruction) -> np.ndarray | None:
+    """The integer array a ``constant`` holds, shaped as it is declared; None for any
+    other instruction or literal."""
+    if instr.opcode != "constant" or instr.literal is None or not isinstance(instr.shape, Shape):
+        return None
+    import numpy as np
+
+    table = np.asarray(instr.literal)
+    return table if table.dtype.kind in "iu" and table.shape == instr.shape.dims else None
+
+
+def table_span(instr: HloInstruction, element: IndexingMap) -> Interval | None:
+    """The smallest and largest values the constant table ``instr`` holds at the elements
+    ``element`` reaches (at most :data:`READ_LIMIT` points); None when it is not a small
+    integer constant, an element falls outside it, or nothing is reached."""
+    table = constant_table(instr)
+    if table is None or not table.ndim or element.domain_size() > READ_LIMIT:
+        return None
+    lo = hi = None
+    for point in element.points(limit=READ_LIMIT):
+        results, mask = element.evaluate_arrays(point)
+        if len(results) != table.ndim or not all(
+                ((r[mask] >= 0) & (r[mask] < n)).all() for r, n in zip(results, table.shape)):
+            return None
+        values = table[tuple(r[mask] for r in results)]
+        if values.size:
+            lo = int(values.min()) if lo is None else min(lo, int(values.min()))
+            hi = int(values.max()) if hi is None else max(hi, int(values.max()))
+    return None if lo is None or hi is None else Interval(lo, hi)
+
+
+Run = tuple[int, int, int]  # first position, last position, the value held along them
+
+
+def table_runs(instr: HloInstruction, element: Sequence[Expr], x: Expr, span: Interval
+               ) -> list[Run] | None:
+    """The runs of equal values that the constant table ``instr`` holds at ``element``
+    (expressions of the one variable ``x``) as ``x`` walks ``span``: (first, last
+    position, value) each. None when ``instr`` is not an integer constant, ``span`` is
+    longer than :data:`SPAN_LIMIT`, an element falls outside the table, or the runs are
+    more than the policy allows (:func:`splits`)."""
+    table = constant_table(instr)
+    if table is None or span.size > SPAN_LIMIT:
+        return None
+    import numpy as np
+
+    positions = np.arange(span.lo, span.hi + 1, dtype=np.int64)
+    index = [np.broadcast_to(compile_expr(r, [x])([positions]), positions.shape)
+             for r in element]
+    if not all(((i >= 0) & (i < n)).all() for i, n in zip(index, table.shape)):
+        return None
+    values = table[tuple(index)]
+    starts = [0] + [k for k in range(1, len(values)) if values[k] != values[k - 1]]
+    if not splits(len(starts)):
+        return None
+    ends = starts[1:] + [len(values)]
+    return [(int(positions[a]), int(positions[b - 1]), int(values[a]))
+            for a, b in zip(starts, ends)]
+
+
+def splits(pieces: int, limit: int = SPLIT_LIMIT) -> bool:
+    """Does the policy split a map into ``pieces`` maps, one per run of a table (at most
+    ``limit``: :data:`SPLIT_LIMIT`, or :data:`SCATTER_SPLIT_LIMIT` per scatter position)?"""
+    return pieces <= limit
+
+
+# --- a caller's fill ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The computation a walk is in (None: unknown), and when the walk entered it through
+    a call, the caller's operands that fill its parameters, in the caller's scope
+    (``outer``). Without them, a parameter is followed to the one instruction that calls the
+    computation, if there is one (:attr:`HloComputation.callers`)."""
+
+    comp: HloComputation | None
+    filled: tuple[HloInstruction, ...] | None = None
+    outer: Scope | None = None
+
+
+def cross(instr: HloInstruction, scope: Scope) -> tuple[HloInstruction, Scope] | None:
+    """Where the value of a parameter or of a call's output comes from: the instruction
+    holding it and its scope; None when that is not known."""
+    if instr.opcode == "parameter":
+        k = instr.parameter_number
+        if k is None:
+            return None
+        if scope.filled is not None and scope.outer is not None:
+            return (scope.filled[k], scope.outer) if k < len(scope.filled) else None
+        comp = scope.comp
+        if comp is None or len(comp.callers) != 1:
+            return None
+        caller, holder = comp.callers[0]
+        if runs_computation(caller) is not comp or k >= len(caller.operands):
+            return None
+        return caller.operands[k], Scope(holder)
+    callee = runs_computation(instr)
+    if callee is None or not isinstance(instr.shape, Shape):
+        return None
+    return callee.root, Scope(callee, tuple(instr.operands), scope)
+
+
+def filling(instr: HloInstruction, scope: Scope) -> HloInstruction | None:
+    """The instruction outside the computation that fills the parameter ``instr`` (through
+    parameters of enclosing computations too), as ``scope`` knows it; None when ``instr`` is
+    not a parameter or the filling instruction is not known."""
+    found = None
+    for _ in range(MAX_DEPTH):
+        if instr.opcode != "parameter":
+            return found
+        crossed = cross(instr, scope)
+        if crossed is None:
+            return found
+        instr, scope = crossed
+        found = instr
+    return None
+
+
+def runs_computation(instr: HloInstruction) -> HloComputation | None:
+    """The computation a ``fusion`` or ``call`` runs on its operands, if well formed."""
+    try:
+        return called_computation(instr) if instr.opcode in ("fusion", "call") else None
+    except SymidxError:
+        return None
