@@ -11,6 +11,7 @@ trees, so that each rule can fail.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import import_graph as ig
@@ -162,3 +163,123 @@ def test_checker_finds_a_submodule_importing_its_package_init(tmp_path: Path) ->
     (problem,) = ig.cycles(g, "pkg")
     assert "pkg/mid/__init__.py:2: pkg.mid imports pkg.mid.a" in problem
     assert "pkg/mid/a.py:1: pkg.mid.a imports pkg.mid" in problem
+
+
+# --- runtime values: one owner, one table of moves (docs/architecture.md) --------------------
+
+#: The module that resolves runtime values, and the one table of ops that move values.
+RESOLVER, MOVES_TABLE = "symidx/hlo/values.py", "symidx/hlo/moves.py"
+
+
+def _python_files(root: Path, package: str) -> dict[str, ast.Module]:
+    return {p.relative_to(root).as_posix(): ast.parse(p.read_text(), str(p))
+            for p in sorted((root / package).rglob("*.py"))}
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    """The lines of the statements under ``if TYPE_CHECKING:`` (imports of types only)."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) \
+                and node.test.id == "TYPE_CHECKING":
+            for stmt in node.body:
+                lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return lines
+
+
+def _imported(node: ast.AST) -> set[str]:
+    """The modules (or module attributes) an import statement names; none for any other
+    node."""
+    if isinstance(node, ast.Import):
+        return {a.name for a in node.names}
+    if isinstance(node, ast.ImportFrom) and node.module:
+        return {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return set()
+
+
+def value_owners(files: dict[str, ast.Module], floor: str, fold: str) -> list[str]:
+    """Outside the package ``floor`` (a path prefix), the places that resolve a runtime
+    value themselves: a call of ``hlo_reference`` (the text of a holder: a runtime
+    variable's source comes from the resolver's ``value_source``) or an import of the
+    folding module ``fold`` other than for its types (under ``if TYPE_CHECKING:``)."""
+    problems = []
+    for path, tree in files.items():
+        if path.startswith(floor):
+            continue
+        types_only = _type_checking_lines(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else \
+                    f.attr if isinstance(f, ast.Attribute) else None
+                if name == "hlo_reference":
+                    problems.append(f"{path}:{node.lineno}: calls hlo_reference (ask the "
+                                    f"resolver: value_source)")
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and fold in _imported(node) \
+                    and node.lineno not in types_only:
+                problems.append(f"{path}:{node.lineno}: imports {fold} (ask the resolver)")
+    return problems
+
+
+def move_tables(files: dict[str, ast.Module], table: str, moves: set[str]) -> list[str]:
+    """Literal collections of opcode names outside ``table`` that list three or more of
+    ``moves``, which make at least half of them: another copy of the table of ops that
+    move values unchanged (a table of another fact, such as every opcode's arity, lists
+    them among many others)."""
+    problems = []
+    for path, tree in files.items():
+        if path == table:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Set, ast.List, ast.Tuple)):
+                continue
+            names = {e.value for e in node.elts
+                     if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+            listed = names & moves
+            if len(listed) >= 3 and 2 * len(listed) >= len(names):
+                problems.append(f"{path}:{node.lineno}: lists {sorted(listed)}: use "
+                                f"{table}")
+    return problems
+
+
+def test_runtime_values_have_one_owner() -> None:
+    problems = value_owners(_python_files(ROOT, "symidx"), "symidx/hlo/", "symidx.hlo.fold")
+    assert not problems, _report(problems)
+
+
+def test_one_table_of_the_ops_that_move_values() -> None:
+    from symidx.hlo.moves import MOVES_VALUES
+
+    problems = move_tables(_python_files(ROOT, "symidx"), MOVES_TABLE, set(MOVES_VALUES))
+    assert not problems, _report(problems)
+
+
+def test_checker_finds_values_resolved_outside_the_resolver(tmp_path: Path) -> None:
+    files = {
+        "pkg/hlo/values.py": "from pkg.hlo.fold import fold\nhlo_reference(x)\n",
+        "pkg/ops/a.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                         "    from pkg.hlo.fold import Value\n"),
+        "pkg/ops/b.py": "from pkg.hlo.facts import hlo_reference\nname = hlo_reference(i)\n",
+        "pkg/fusion/c.py": "def f():\n    from pkg.hlo.fold import Evaluator\n",
+        "pkg/fusion/d.py": "from pkg.hlo import fold\nimport pkg.hlo.fold\n",
+    }
+    trees = {path: ast.parse(text) for path, text in files.items()}
+    assert value_owners(trees, "pkg/hlo/", "pkg.hlo.fold") == [
+        "pkg/ops/b.py:2: calls hlo_reference (ask the resolver: value_source)",
+        "pkg/fusion/c.py:2: imports pkg.hlo.fold (ask the resolver)",
+        "pkg/fusion/d.py:1: imports pkg.hlo.fold (ask the resolver)",
+        "pkg/fusion/d.py:2: imports pkg.hlo.fold (ask the resolver)"]
+
+
+def test_checker_finds_a_copy_of_the_moves_table() -> None:
+    moves = {"bitcast", "copy", "reshape", "transpose", "slice"}
+    trees = {
+        "pkg/hlo/moves.py": ast.parse('T = {"bitcast", "copy", "reshape"}\n'),
+        "pkg/a.py": ast.parse('_MOVES = frozenset({"copy", "reshape", "transpose"})\n'),
+        "pkg/b.py": ast.parse('ARITY = ("copy", "reshape", "slice", "add", "dot", "tanh", '
+                              '"abs")\n'),
+        "pkg/c.py": ast.parse('OPS = ["slice", "copy", "bitcast", "add"]\n'),
+    }
+    assert move_tables(trees, "pkg/hlo/moves.py", moves) == [
+        "pkg/a.py:1: lists ['copy', 'reshape', 'transpose']: use pkg/hlo/moves.py",
+        "pkg/c.py:1: lists ['bitcast', 'copy', 'slice']: use pkg/hlo/moves.py"]

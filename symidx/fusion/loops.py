@@ -51,7 +51,7 @@ from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
 from symidx.hlo.literal import LiteralValue
-from symidx.hlo.values import value_source
+from symidx.hlo.values import counter_dtype, evaluator, value_source
 from symidx.indexing_map import IndexingMap, ValueSource
 from symidx.interval import Interval
 from symidx.ops import finish
@@ -144,15 +144,13 @@ def trip_count(instr: HloInstruction, body: HloComputation, condition: HloComput
     """The trip count of ``while`` ``instr`` and the known values of states ``0 ..
     min(N, limit)`` (see the module docstring); None when the condition's value is not
     known (and no trip count is stated) or contradicts the stated one."""
-    from symidx.hlo.fold import Evaluator
-
     stated = _stated(instr)
-    state = _padded(Evaluator({}).leaves(instr.operands[0]),
+    state = _padded(evaluator({}).leaves(instr.operands[0]),
                     leaf_count(instr.operands[0].shape))
     state = _with_counter(state, stated, 0, instr)
     states = [state]
     for k in range(limit + 1):
-        go = Evaluator({0: state}).value(condition.root)
+        go = evaluator({0: state}).value(condition.root)
         if go is None or go.size != 1:
             if stated.count is None:
                 return None
@@ -165,7 +163,7 @@ def trip_count(instr: HloInstruction, body: HloComputation, condition: HloComput
             return Trips(k, tuple(states), stated.count)
         if k == limit:
             break
-        state = _with_counter(_padded(Evaluator({0: state}).leaves(body.root), len(state)),
+        state = _with_counter(_padded(evaluator({0: state}).leaves(body.root), len(state)),
                               stated, k + 1, instr)
         states.append(state)
     return Trips(stated.count, tuple(states), stated.count)
@@ -183,9 +181,7 @@ def _with_counter(state: State, stated: _Stated, k: int, instr: HloInstruction) 
         return state
     import numpy as np
 
-    from symidx.hlo.fold import integer_dtype
-
-    dtype = integer_dtype(leaves(instr.operands[0].shape)[stated.counter])
+    dtype = counter_dtype(leaves(instr.operands[0].shape)[stated.counter])
     if dtype is None or dtype == np.bool_:
         return state
     value = np.asarray(stated.init + k * stated.step, dtype=np.int64).astype(dtype)
@@ -265,13 +261,11 @@ class _Specializer:
         key = (k, sites)
         found = self._evaluators.get(key)
         if found is None:
-            from symidx.hlo.fold import Evaluator
-
             if not sites:
-                found = Evaluator({0: state})
+                found = evaluator({0: state})
             else:
                 outer, site = self._evaluator(k, state, sites[:-1]), sites[-1]
-                found = Evaluator({n: tuple(outer.value(op, lf)
+                found = evaluator({n: tuple(outer.value(op, lf)
                                             for lf in range(leaf_count(op.shape)))
                                    for n, op in enumerate(site.operands)})
             self._evaluators[key] = found

@@ -51,6 +51,7 @@ from symidx.hlo import HloComputation, HloInstruction, Shape, ShapeLike, TupleSh
 from symidx.hlo.facts import called_computation
 from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
 from symidx.hlo.validate import located
+from symidx.hlo.values import known_values
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.ops import (
@@ -239,9 +240,7 @@ def _known_indices(scatter: HloInstruction, scope: Scope) -> HloInstruction:
     n = len(scatter.operands) // 2
     indices = scatter.operands[n] if len(scatter.operands) % 2 == 1 else None
     held = None if indices is None else filling(indices, scope)
-    from symidx.hlo.fold import integer_values  # numpy: imported when needed, not at start-up
-
-    if held is None or integer_values(held) is None:
+    if held is None or known_values(held) is None:
         return scatter
     return replace(scatter, operands=[*scatter.operands[:n], held, *scatter.operands[n + 1:]])
 

@@ -61,7 +61,7 @@ import numpy as np
 from symidx.hlo.facts import called_computation
 from symidx.hlo.ir import HloInstruction
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
-from symidx.hlo.moves import PASSES_WHOLE
+from symidx.hlo.moves import MOVES_ELEMENTS, PASSES_WHOLE
 from symidx.hlo.shape import Shape
 
 __all__ = ["LIMIT", "Value", "Evaluator", "integer_dtype", "integer_values"]
@@ -91,9 +91,8 @@ _CALLS = frozenset({"fusion", "call"})
 #: Ops whose value follows from their operands' (every other op is unknown, its operands
 #: not even evaluated).
 _FROM_OPERANDS = frozenset(
-    {*_BINARY, *_UNARY, *_MOVES, *_CALLS, "tuple", "get-tuple-element", "divide",
-     "remainder", "compare", "select", "clamp", "not", "convert", "reshape", "bitcast",
-     "broadcast", "transpose", "reverse", "slice", "concatenate"})
+    {*_BINARY, *_UNARY, *_MOVES, *MOVES_ELEMENTS, *_CALLS, "tuple", "get-tuple-element",
+     "divide", "remainder", "compare", "select", "clamp", "not", "convert", "concatenate"})
 _INT64_MIN = np.iinfo(np.int64).min
 
 

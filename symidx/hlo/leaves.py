@@ -16,6 +16,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from symidx.hlo.moves import PASSES_WHOLE
 from symidx.hlo.shape import Shape, ShapeLike, TupleShape
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def leaf_index_path(shape: ShapeLike, leaf: int) -> tuple[int, ...]:
 
 
 #: Ops whose output is their one operand, leaf for leaf.
-_SAME_VALUE = frozenset({"copy", "opt-barrier", "domain"})
+_SAME_VALUE = PASSES_WHOLE
 
 
 def leaf_source(instr: HloInstruction, leaf: int) -> tuple[HloInstruction, int] | None:

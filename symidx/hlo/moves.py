@@ -1,9 +1,10 @@
 """The one table of opcodes that move values unchanged.
 
-Three walks need it: :mod:`symidx.hlo.fold` (the values known before the run),
-:mod:`symidx.hlo.values` (what an index operand holds, followed back to where it is held)
-and :mod:`symidx.fusion.values` (values an output index decides). Each op of the table
-moves values in one or both of two ways:
+Four walks need it: :mod:`symidx.hlo.leaves` (which operand leaf a tuple leaf is),
+:mod:`symidx.hlo.fold` (the values known before the run), :mod:`symidx.hlo.values` (what an
+index operand holds, followed back to where it is held) and :mod:`symidx.fusion.values`
+(values an output index decides). Each op of the table moves values in one or both of two
+ways:
 
 * ``ELEMENTS``: each output element holds one element of operand 0, the one the op's
   output-to-input map reads (``bitcast``, ``broadcast``, ``copy``, ``reshape``, ``reverse``,

@@ -21,9 +21,11 @@ holds, in these pieces:
   of :data:`symidx.hlo.moves.MOVES_ELEMENTS`, and a widening ``convert``), and
   :func:`integer_range` / :func:`exact_range`, the integers a type holds.
 
-The values of a loop's counters are computed state after state by
-:class:`symidx.hlo.fold.Evaluator` (:mod:`symidx.fusion.loops`); what a counter holds in a
-state then replaces the runtime variables naming it like any other known value.
+* **loop counters**: :func:`evaluator`, the values of a computation's instructions given
+  its parameters' (a loop's state: :mod:`symidx.fusion.loops` computes the counters state
+  after state with it, and the trip count from the condition), and :func:`counter_dtype`;
+  what a counter holds in a state then replaces the runtime variables naming it like any
+  other known value.
 
 numpy is imported only by the functions that fold or read tables, so importing this module
 stays cheap.
@@ -47,7 +49,7 @@ d1
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -65,11 +67,13 @@ from symidx.interval import Interval
 if TYPE_CHECKING:  # numpy is imported when a table is read, not at start-up
     import numpy as np
 
+    from symidx.hlo.fold import Evaluator, Value
+
 __all__ = ["SPLIT_LIMIT", "SCATTER_SPLIT_LIMIT", "SPAN_LIMIT", "READ_LIMIT", "MAX_DEPTH",
            "value_source", "held_at", "leaf_value", "literal_at", "literal_elements",
            "integral", "known_values", "constant_table", "table_span", "table_runs",
-           "splits", "Scope", "cross", "filling", "runs_computation", "preserves_integers",
-           "integer_range", "exact_range"]
+           "splits", "Scope", "cross", "filling", "runs_computation", "evaluator",
+           "counter_dtype", "preserves_integers", "integer_range", "exact_range"]
 
 #: **The table-splitting policy.** A map that reads a runtime value from a table known
 #: before the run (a constant, or values folded from constants and iotas) is split into
@@ -297,6 +301,27 @@ def splits(pieces: int, limit: int = SPLIT_LIMIT) -> bool:
     """Does the policy split a map into ``pieces`` maps, one per run of a table (at most
     ``limit``: :data:`SPLIT_LIMIT`, or :data:`SCATTER_SPLIT_LIMIT` per scatter position)?"""
     return pieces <= limit
+
+
+# --- loop counters ------------------------------------------------------------------------
+
+
+def evaluator(arguments: Mapping[int, Sequence[Value | None]]) -> Evaluator:
+    """The values of the instructions of one computation, given per parameter number the
+    value of each of its leaves (None, or a missing parameter: unknown), as
+    :class:`symidx.hlo.fold.Evaluator` computes them: a loop's state gives its body the
+    counters, the body gives the next state, the condition the trip count."""
+    from symidx.hlo.fold import Evaluator
+
+    return Evaluator(arguments)
+
+
+def counter_dtype(shape: object) -> np.dtype | None:
+    """The numpy type of the values of an integer or ``pred`` array shape (a counter's),
+    as :mod:`symidx.hlo.fold` holds them; None for a shape it does not evaluate."""
+    from symidx.hlo.fold import integer_dtype
+
+    return integer_dtype(shape)
 
 
 # --- a caller's fill ----------------------------------------------------------------------
