@@ -77,7 +77,7 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, HloInstru
     i = 0
     while i < m.num_rts:
         var = m.rts[i]
-        origin = sources.get(var.source)
+        origin = None if var.source is None else sources.get(var.source)
         if origin is None or var.map is None:
             i += 1
             continue
@@ -107,7 +107,7 @@ def split_by_tables(m: IndexingMap, sources: Mapping[ValueSource, HloInstruction
     :data:`symidx.hlo.values.SPAN_LIMIT` leave ``m`` whole, for
     :func:`resolve_runtime_vars` to narrow the variable's interval."""
     for i, var in enumerate(m.rts):
-        origin = sources.get(var.source)
+        origin = None if var.source is None else sources.get(var.source)
         if origin is None or var.map is None:
             continue
         runs = _table_runs(m, _trace_value(origin, var.map), var, clamp)

@@ -52,7 +52,7 @@ from symidx.hlo.facts import called_computation
 from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
 from symidx.hlo.validate import located
 from symidx.hlo.values import known_values
-from symidx.indexing_map import IndexingMap
+from symidx.indexing_map import IndexingMap, ValueSource
 from symidx.interval import Interval
 from symidx.ops import (
     INPUT_TO_OUTPUT,
@@ -512,7 +512,8 @@ def _through(comp: HloComputation, direction: Direction, index: int, leaf: int,
 
 
 def _reached_step(output: int, position: int, leaf: int, r: Reached,
-                  sources: Mapping[str, HloInstruction], target: tuple[int, ...]) -> Step:
+                  sources: Mapping[ValueSource, HloInstruction], target: tuple[int, ...]
+                  ) -> Step:
     maps = tuple((_inside(resolve_runtime_vars(p, sources, clamp=False), target), o.path,
                   o.count) for m, o in zip(r.maps, r.origins)
                  for p in split_by_tables(m, sources, clamp=False))

@@ -359,12 +359,8 @@ def _constant_predicate(instr: HloInstruction, element: tuple[Expr, ...]) -> Pre
     literal = instr.literal
     if literal is None:
         return None
-    if all(e.is_Integer for e in element):
-        for i in element:
-            if not isinstance(literal, tuple) or not 0 <= int(i) < len(literal):
-                return None
-            literal = literal[int(i)]
-        values: set[object] = {literal}
+    if all(e.is_Integer for e in element):  # None: outside the literal
+        values: set[object] = {literal_at(literal, [int(i) for i in element])}
     else:
         values = set(literal_elements(literal))
     if values == {True}:
