@@ -29,7 +29,7 @@ from symidx.errors import (
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from symidx.expr import CeilDiv, FloorDiv, Mod, dim, rt, sym
     from symidx.hlo import parse_hlo, parse_module
-    from symidx.indexing_map import IndexingMap, RuntimeVar
+    from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
     from symidx.interval import Interval
     from symidx.jax_support import capture, from_jax
     from symidx.ops import input_to_output, output_to_input
@@ -42,7 +42,7 @@ __version__ = "0.1.0"
 #: Public name -> the module that defines it, imported on first use.
 _LAZY = {
     **dict.fromkeys(("CeilDiv", "FloorDiv", "Mod", "dim", "rt", "sym"), "symidx.expr"),
-    **dict.fromkeys(("IndexingMap", "RuntimeVar"), "symidx.indexing_map"),
+    **dict.fromkeys(("IndexingMap", "RuntimeVar", "ValueSource"), "symidx.indexing_map"),
     "Interval": "symidx.interval",
     **dict.fromkeys(("compose", "remove_unused_symbols", "result_ranges", "simplify"),
                     "symidx.simplify"),
@@ -83,8 +83,8 @@ sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [
-    "IndexingMap", "Interval", "RuntimeVar", "compose", "simplify", "remove_unused_symbols",
-    "result_ranges",
+    "IndexingMap", "Interval", "RuntimeVar", "ValueSource", "compose", "simplify",
+    "remove_unused_symbols", "result_ranges",
     "parse_map", "parse_expr", "print_map", "print_expr", "equal", "decide", "Verdict",
     "FloorDiv", "Mod", "CeilDiv", "dim", "sym", "rt",
     "parse_hlo", "parse_module", "output_to_input", "input_to_output", "from_jax",

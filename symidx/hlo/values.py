@@ -30,6 +30,7 @@ holds, in these pieces:
 numpy is imported only by the functions that fold or read tables, so importing this module
 stays cheap.
 
+>>> from sympy import Integer
 >>> from symidx.expr import dim
 >>> from symidx.hlo import parse_hlo
 >>> e = parse_hlo('''
@@ -38,7 +39,7 @@ stays cheap.
 ...   c = s32[3] constant({4, 0, 2})
 ...   ROOT i = s32[3,5] iota(), iota_dimension=1
 ... }''').entry
->>> held_at(e.instructions[0], [dim(0)]), held_at(e.instructions[0], [dim(0) * 0 + 2])
+>>> held_at(e.instructions[0], [dim(0)]), held_at(e.instructions[0], [Integer(2)])
 (None, 2)
 >>> held_at(e.root, [dim(0), dim(1)])
 d1
