@@ -46,15 +46,15 @@ from symidx.simplify import compose, simplify
 __all__ = ["runtime_sources", "resolve_runtime_vars", "split_by_tables", "forget_elements"]
 
 
-
 def runtime_sources(instr: HloInstruction,
                     parameters: Mapping[int, HloInstruction] | None = None
                     ) -> dict[ValueSource, HloInstruction]:
     """The instructions the runtime variables of a step's maps may name, by that name.
 
-    A plain op's variables name its operands (:func:`symidx.hlo.values.value_source`). Maps through
-    a called computation name its ``parameter(N)``: ``parameters`` gives the instruction of the
-    caller that fills parameter N (a call's operand N; operand N + 1 for a conditional's branch)."""
+    A plain op's variables name its operands (:func:`symidx.hlo.values.value_source`).
+    Maps through a called computation name its ``parameter(N)``: ``parameters`` gives the
+    instruction of the caller that fills parameter N (a call's operand N; operand N + 1 for
+    a conditional's branch)."""
     if parameters is not None:
         return {ValueSource(f"parameter({n})", parameter=n): op
                 for n, op in parameters.items()}

@@ -13,7 +13,8 @@ a part of an array.
 integer expression of the index, when it is one of:
 
 * an ``iota`` (the index along ``iota_dimension``), a constant read at a fixed element or a
-  constant whose elements are all equal (an integral value);
+  constant whose elements are all equal (an integral value), as the resolver reads them
+  (:func:`symidx.hlo.values.leaf_value`);
 * an op that moves elements (``broadcast``, ``reshape``, ``transpose``, ``slice``,
   ``reverse``, ``copy``, ``bitcast``): the value of its operand at the element its map reads;
 * ``add``, ``subtract``, ``negate``, ``abs``, ``multiply`` by a constant, ``maximum``,
@@ -28,7 +29,7 @@ integer expression of the index, when it is one of:
 * a ``fusion`` or ``call`` (the value of its computation's root), and a parameter (the
   operand that fills it: the call the walk came through, the call a computation analysed
   per call runs in, or the single caller), followed between computations by a
-  :class:`Scope`.
+  :class:`Scope` (the resolver's: :mod:`symidx.hlo.values`).
 
 Every value must be held exactly by the element type at every index: an integer type's
 range, a floating-point type's exactly representable integers (``2^24`` for ``f32``).
@@ -78,6 +79,8 @@ from symidx.interval import Interval
 from symidx.ops import output_to_input
 from symidx.simplify import simplify
 
+#: ``Scope`` and ``filling`` are the resolver's (:mod:`symidx.hlo.values`), named here too
+#: for the sweeps that walk values with them.
 __all__ = ["index_value", "index_predicate", "select_constraints",
            "nonzero_where", "filling",
            "Scope",

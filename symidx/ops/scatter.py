@@ -12,16 +12,17 @@ that does not fit the operand (``start`` outside ``[0, operand_dim - window_size
 dim) is skipped entirely.
 
 The index vectors are runtime variables, as for gather: one per component, over the starts
-that fit (``[0, operand_dim - window_size]``), with provenance ``source`` (the
-indices' instruction) and a map to the element holding it. They are *not* clamped: a run-time value
-outside the interval means the window is skipped and nothing is read. Indices known whatever the run
-(a constant, an iota, integer ops of them in the same computation or the computations it calls:
-:func:`symidx.hlo.values.known_values`) are folded into the maps: at a fixed element their value (a
-window that does not fit makes the map empty); an iota at a varying one, its index, with the fit as
-a constraint; a small known table (:data:`symidx.hlo.values.SCATTER_SPLIT_LIMIT` scatter positions
-at most) splits each map into one per scatter position, each with its values. Where only one start
-fits (the window spans the operand along that dim), the simplifier fixes a variable to that start:
-the map then no longer says that another run-time value skips the window, so for such a value it
+that fit (``[0, operand_dim - window_size]``), with provenance ``source`` (the indices'
+instruction) and a map to the element holding it. They are *not* clamped: a run-time value
+outside the interval means the window is skipped and nothing is read. Indices known whatever
+the run (a constant, an iota, integer ops of them in the same computation or the
+computations it calls: :func:`symidx.hlo.values.known_values`) are folded into the maps: at
+a fixed element their value (a window that does not fit makes the map empty); an iota at a
+varying one, its index, with the fit as a constraint; a small known table
+(:data:`symidx.hlo.values.SCATTER_SPLIT_LIMIT` scatter positions at most) splits each map
+into one per scatter position, each with its values. Where only one start fits (the window
+spans the operand along that dim), the simplifier fixes a variable to that start: the map
+then no longer says that another run-time value skips the window, so for such a value it
 over-approximates; as the union over every index value (its meaning) it stays exact.
 
 The combiner (``to_apply``: N current values, then N updates) is followed from each result
