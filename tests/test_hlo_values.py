@@ -148,6 +148,13 @@ def test_known_start_clamps_constants_and_keeps_iotas_in_bounds() -> None:
     assert known_start(i, [d0], Interval(0, 3), {d0: Interval(0, 7)}) is None
 
 
+def test_known_start_keeps_a_wrapping_iota_a_runtime_value() -> None:
+    """An s8 iota of 200 elements holds -128 at element 128 (it wraps), which HLO clamps to
+    0: the index is not the element's, so the start stays a runtime variable."""
+    e = entry_of("  ROOT i = s8[200] iota(), iota_dimension=0")
+    assert known_start(e.root, [d0], Interval(0, 250), {d0: Interval(0, 199)}) is None
+
+
 def test_leaf_value() -> None:
     e = entry_of("""  c = f32[2] constant({3, 4.5})
   same = s32[2,2] constant({{7, 7}, {7, 7}})
