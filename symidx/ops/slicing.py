@@ -40,7 +40,7 @@ from sympy import Integer
 
 from symidx.expr import Expr, FloorDiv, Mod, dim, rt, sym
 from symidx.hlo import HloInstruction
-from symidx.hlo.facts import hlo_reference, operand_dims, output_dims
+from symidx.hlo.facts import Dims, hlo_reference, operand_dims, output_dims
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
 from symidx.ops._common import attribute, known_start, require, var_or_zero
@@ -386,20 +386,24 @@ def dynamic_slice_offsets(out: Sequence[int], operand: Sequence[int]) -> Where:
     return where
 
 
-@rule(OUTPUT_TO_INPUT, "dynamic-slice")
-def _ds_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+def _dynamic_slice(instr: HloInstruction) -> tuple[Dims, Dims, list[OffsetSource]]:
+    """A dynamic-slice's output and operand dims (checked to fit) and where its offsets
+    come from."""
     out, operand = output_dims(instr), operand_dims(instr, 0)
     check_fits(instr, out, operand)
-    sources = offset_sources(instr, 1, len(operand))
+    return out, operand, offset_sources(instr, 1, len(operand))
+
+
+@rule(OUTPUT_TO_INPUT, "dynamic-slice")
+def _ds_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+    out, operand, sources = _dynamic_slice(instr)
     return ([[dynamic_slice_operand_map(out, operand, sources)]]
             + _offsets_read(out, sources, dynamic_slice_offsets(out, operand)))
 
 
 @rule(INPUT_TO_OUTPUT, "dynamic-slice")
 def _ds_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
-    out, operand = output_dims(instr), operand_dims(instr, 0)
-    check_fits(instr, out, operand)
-    sources = offset_sources(instr, 1, len(operand))
+    out, operand, sources = _dynamic_slice(instr)
     if operand_index > 0:
         return _offsets_written(out, sources, dynamic_slice_offsets(out, operand),
                                 operand_index - 1)
@@ -478,20 +482,24 @@ def dus_offsets(out: Sequence[int], update: Sequence[int], sources: list[OffsetS
     return where
 
 
-@rule(OUTPUT_TO_INPUT, "dynamic-update-slice")
-def _dus_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+def _dynamic_update_slice(instr: HloInstruction) -> tuple[Dims, Dims, list[OffsetSource]]:
+    """A dynamic-update-slice's output and update dims (checked to fit) and where its
+    offsets come from."""
     out, update = output_dims(instr), operand_dims(instr, 1)
     check_fits(instr, update, out)
-    sources = offset_sources(instr, 2, len(out))
+    return out, update, offset_sources(instr, 2, len(out))
+
+
+@rule(OUTPUT_TO_INPUT, "dynamic-update-slice")
+def _dus_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+    out, update, sources = _dynamic_update_slice(instr)
     return ([dus_operand_maps(out, update, sources), [dus_update_map(out, update, sources)]]
             + _offsets_read(out, sources, dus_offsets(out, update, sources)))
 
 
 @rule(INPUT_TO_OUTPUT, "dynamic-update-slice")
 def _dus_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
-    out, update = output_dims(instr), operand_dims(instr, 1)
-    check_fits(instr, update, out)
-    sources = offset_sources(instr, 2, len(out))
+    out, update, sources = _dynamic_update_slice(instr)
     if operand_index > 1:
         return _offsets_written(out, sources, dus_offsets(out, update, sources),
                                 operand_index - 2)
