@@ -5,6 +5,7 @@ what holds for *all* integer inputs."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,9 +79,32 @@ class _IntegerOp(_FloorModOperators, sympy.Expr):
 
 
 class _IntegerDivision(_IntegerOp):
-    """Common base of FloorDiv, Mod and CeilDiv."""
+    """Common base of FloorDiv, Mod and CeilDiv. ``eval`` folds two integers (``_fold``),
+    refuses a zero divisor, rewrites a unit divisor (``_by_unit``) and a zero dividend."""
 
     __slots__ = ()
+    _word = ""  # the operation's name in an error
+    _fold: Any = None  # the operation on two ints
+
+    @classmethod
+    def eval(cls, a: Expr, b: Expr) -> Expr | None:
+        if b.is_Integer:
+            if b == 0:
+                raise MapError(f"{cls._word} by zero")
+            if a.is_Integer:
+                return Integer(cls._fold(int(a), int(b)))
+            unit = cls._by_unit(a, b)
+            if unit is not None:
+                return unit
+        if a.is_Integer and a == 0:
+            return Integer(0)
+        return None
+
+    @classmethod
+    def _by_unit(cls, a: Expr, b: Expr) -> Expr | None:
+        """``a`` divided by the integer ``b`` when that needs no division, else None: ``a``
+        for ``b = 1`` (Mod: 0 for ``b = 1`` or ``-1``)."""
+        return a if b == 1 else None
 
     @property
     def dividend(self) -> Expr:
@@ -95,57 +119,28 @@ class FloorDiv(_IntegerDivision):
     """``floor(a / b)``. Prints as ``a floordiv b`` (``a / b`` in XLA style)."""
 
     __slots__ = ()
-
-    @classmethod
-    def eval(cls, a: Expr, b: Expr) -> Expr | None:
-        if b.is_Integer:
-            if b == 0:
-                raise MapError("floordiv by zero")
-            if a.is_Integer:
-                return Integer(int(a) // int(b))
-            if b == 1:
-                return a
-        if a.is_Integer and a == 0:
-            return Integer(0)
-        return None
+    _word = "floordiv"
+    _fold = staticmethod(operator.floordiv)
 
 
 class CeilDiv(_IntegerDivision):
     """``ceil(a / b)``. Prints as ``a ceildiv b``."""
 
     __slots__ = ()
-
-    @classmethod
-    def eval(cls, a: Expr, b: Expr) -> Expr | None:
-        if b.is_Integer:
-            if b == 0:
-                raise MapError("ceildiv by zero")
-            if a.is_Integer:
-                return Integer(ceil_div(int(a), int(b)))
-            if b == 1:
-                return a
-        if a.is_Integer and a == 0:
-            return Integer(0)
-        return None
+    _word = "ceildiv"
+    _fold = staticmethod(ceil_div)
 
 
 class Mod(_IntegerDivision):
     """``a - b * floor(a / b)``: the sign of the result follows the divisor."""
 
     __slots__ = ()
+    _word = "mod"
+    _fold = staticmethod(operator.mod)
 
     @classmethod
-    def eval(cls, a: Expr, b: Expr) -> Expr | None:
-        if b.is_Integer:
-            if b == 0:
-                raise MapError("mod by zero")
-            if a.is_Integer:
-                return Integer(int(a) % int(b))
-            if b == 1 or b == -1:
-                return Integer(0)
-        if a.is_Integer and a == 0:
-            return Integer(0)
-        return None
+    def _by_unit(cls, a: Expr, b: Expr) -> Expr | None:
+        return Integer(0) if b == 1 or b == -1 else None
 
 
 class _MinMax(_IntegerOp):
