@@ -460,23 +460,21 @@ def has_none(a: object) -> bool:
 
 def slice_(crd: Coord, trg: IntTuple) -> tuple[IntTuple, ...]:
     """The parts of ``trg`` where ``crd`` has ``None``, concatenated (CuTe's ``slice``)."""
-    if isinstance(crd, tuple):
-        if not isinstance(trg, tuple) or len(crd) != len(trg):
-            raise MapError(f"slice: coordinate {format_int_tuple(crd)} does not match "
-                           f"{format_int_tuple(trg)}")
-        return tuple(v for c, t in zip(crd, trg) for v in slice_(c, t))
-    if crd is None:
-        return (trg,)
-    return ()
+    return _select(crd, trg, "slice", where_none=True)
 
 
 def dice(crd: Coord, trg: IntTuple) -> tuple[IntTuple, ...]:
     """The parts of ``trg`` where ``crd`` has an int, concatenated (CuTe's ``dice``)."""
+    return _select(crd, trg, "dice", where_none=False)
+
+
+def _select(crd: Coord, trg: IntTuple, name: str, where_none: bool
+            ) -> tuple[IntTuple, ...]:
+    """The parts of ``trg`` where ``crd`` has ``None`` (``where_none``) or an int, walking
+    both alike; ``name`` is the operation's, for the error."""
     if isinstance(crd, tuple):
         if not isinstance(trg, tuple) or len(crd) != len(trg):
-            raise MapError(f"dice: coordinate {format_int_tuple(crd)} does not match "
+            raise MapError(f"{name}: coordinate {format_int_tuple(crd)} does not match "
                            f"{format_int_tuple(trg)}")
-        return tuple(v for c, t in zip(crd, trg) for v in dice(c, t))
-    if crd is None:
-        return ()
-    return (trg,)
+        return tuple(v for c, t in zip(crd, trg) for v in _select(c, t, name, where_none))
+    return (trg,) if (crd is None) == where_none else ()

@@ -386,24 +386,30 @@ def dynamic_slice_offsets(out: Sequence[int], operand: Sequence[int]) -> Where:
     return where
 
 
-def _dynamic_slice(instr: HloInstruction) -> tuple[Dims, Dims, list[OffsetSource]]:
-    """A dynamic-slice's output and operand dims (checked to fit) and where its offsets
-    come from."""
-    out, operand = output_dims(instr), operand_dims(instr, 0)
-    check_fits(instr, out, operand)
-    return out, operand, offset_sources(instr, 1, len(operand))
+def _slice_geometry(instr: HloInstruction, update: bool
+                    ) -> tuple[Dims, Dims, list[OffsetSource]]:
+    """A dynamic-slice's output and operand dims, or a dynamic-update-slice's (``update``)
+    output and update dims, the slice checked to fit in the whole array; and where the
+    offsets (the operands after the arrays) come from."""
+    out = output_dims(instr)
+    if update:
+        part, whole, first = operand_dims(instr, 1), out, 2
+    else:
+        part, whole, first = out, operand_dims(instr, 0), 1
+    check_fits(instr, part, whole)
+    return out, part if update else whole, offset_sources(instr, first, len(whole))
 
 
 @rule(OUTPUT_TO_INPUT, "dynamic-slice")
 def _ds_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
-    out, operand, sources = _dynamic_slice(instr)
+    out, operand, sources = _slice_geometry(instr, update=False)
     return ([[dynamic_slice_operand_map(out, operand, sources)]]
             + _offsets_read(out, sources, dynamic_slice_offsets(out, operand)))
 
 
 @rule(INPUT_TO_OUTPUT, "dynamic-slice")
 def _ds_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
-    out, operand, sources = _dynamic_slice(instr)
+    out, operand, sources = _slice_geometry(instr, update=False)
     if operand_index > 0:
         return _offsets_written(out, sources, dynamic_slice_offsets(out, operand),
                                 operand_index - 1)
@@ -482,24 +488,16 @@ def dus_offsets(out: Sequence[int], update: Sequence[int], sources: list[OffsetS
     return where
 
 
-def _dynamic_update_slice(instr: HloInstruction) -> tuple[Dims, Dims, list[OffsetSource]]:
-    """A dynamic-update-slice's output and update dims (checked to fit) and where its
-    offsets come from."""
-    out, update = output_dims(instr), operand_dims(instr, 1)
-    check_fits(instr, update, out)
-    return out, update, offset_sources(instr, 2, len(out))
-
-
 @rule(OUTPUT_TO_INPUT, "dynamic-update-slice")
 def _dus_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
-    out, update, sources = _dynamic_update_slice(instr)
+    out, update, sources = _slice_geometry(instr, update=True)
     return ([dus_operand_maps(out, update, sources), [dus_update_map(out, update, sources)]]
             + _offsets_read(out, sources, dus_offsets(out, update, sources)))
 
 
 @rule(INPUT_TO_OUTPUT, "dynamic-update-slice")
 def _dus_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
-    out, update, sources = _dynamic_update_slice(instr)
+    out, update, sources = _slice_geometry(instr, update=True)
     if operand_index > 1:
         return _offsets_written(out, sources, dus_offsets(out, update, sources),
                                 operand_index - 2)
