@@ -37,6 +37,7 @@ from symidx.expr import (
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.indexing_map.text import int_of_digits
 from symidx.interval import Interval
+from symidx.syntax.tokens import Token, TokenCursor, describe
 
 __all__ = ["parse_map", "parse_expr", "MAX_DEPTH"]
 
@@ -57,14 +58,7 @@ _SPECIAL = re.compile(r"\s*(KNOWN\s+EMPTY|UNDEFINED)\s*\Z")
 _DEFAULT_NAME = re.compile(r"(d|s|rt)[0-9]+")
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    kind: str  # "int", "ident", "punct", "eof"
-    value: str
-    offset: int
-
-
-class _Lexer:
+class _Lexer(TokenCursor):
     """Tokens on demand, so the parser can also take raw text (``hlo:`` lines)."""
 
     def __init__(self, text: str, source: str = ""):
@@ -99,23 +93,6 @@ class _Lexer:
         tok = self.peek()
         self.buffer.pop(0)
         return tok
-
-    def at(self, value: str, k: int = 0) -> bool:
-        tok = self.peek(k)
-        return tok.kind in ("punct", "ident") and tok.value == value
-
-    def accept(self, value: str) -> bool:
-        if self.at(value):
-            self.next()
-            return True
-        return False
-
-    def expect(self, value: str, what: str = "") -> Token:
-        tok = self.peek()
-        if not self.at(value):
-            found = repr(tok.value) if tok.kind != "eof" else "end of text"
-            raise self.error(f"expected {what or repr(value)}, found {found}", tok.offset)
-        return self.next()
 
     def raw_until(self, stops: str) -> tuple[str, int]:
         """The raw text from the next token up to (not including) a stop character."""
@@ -184,7 +161,7 @@ class _ExprParser:
                     operands.append(_node("var", tok.offset, payload=tok.value))
                     expect_operand = False
                     continue
-                raise lx.error(f"expected an expression, found {_describe(tok)}", tok.offset)
+                raise lx.error(f"expected an expression, found {describe(tok)}", tok.offset)
             # expecting an operator
             if tok.kind == "punct" and tok.value in ("+", "-", "*", "/"):
                 op = "floordiv" if tok.value == "/" else tok.value
@@ -273,10 +250,6 @@ class _ExprParser:
         return node
 
 
-def _describe(tok: Token) -> str:
-    return "end of text" if tok.kind == "eof" else repr(tok.value)
-
-
 def _to_sympy(node: tuple[Any, ...], names: dict[str, Symbol], lexer: _Lexer) -> Expr:
     kind, offset, _, payload, children = node
     if kind == "int":
@@ -355,7 +328,7 @@ class _MapParser:
         while True:
             tok = lx.next()
             if tok.kind != "ident" or tok.value in _RESERVED:
-                raise lx.error(f"expected a variable name, found {_describe(tok)}", tok.offset)
+                raise lx.error(f"expected a variable name, found {describe(tok)}", tok.offset)
             names.append((tok.value, tok.offset))
             if lx.accept(close):
                 return names
@@ -414,7 +387,7 @@ class _MapParser:
                 sign = -sign
         tok = lx.next()
         if tok.kind != "int":
-            raise lx.error(f"expected an integer, found {_describe(tok)}", tok.offset)
+            raise lx.error(f"expected an integer, found {describe(tok)}", tok.offset)
         return sign * _int_value(lx, tok)
 
     # -- sections after the domain -----------------------------------------------------------
@@ -447,7 +420,7 @@ class _MapParser:
                 lx.expect(":")
                 self.full_map()  # read and checked; symidx does not model replica ids
                 continue
-            raise lx.error(f"unexpected {_describe(tok)} after the map", tok.offset)
+            raise lx.error(f"unexpected {describe(tok)} after the map", tok.offset)
         return provenance
 
     # -- a whole map -------------------------------------------------------------------------
@@ -570,7 +543,7 @@ def parse_expr(text: str, names: dict[str, Symbol] | None = None) -> Expr:
     lx = _Lexer(text)
     node = _ExprParser(lx).parse()
     if lx.peek().kind != "eof":
-        raise lx.error(f"unexpected {_describe(lx.peek())} after the expression",
+        raise lx.error(f"unexpected {describe(lx.peek())} after the expression",
                        lx.peek().offset)
     table = dict(names or {})
     if names is None:
