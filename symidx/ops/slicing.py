@@ -356,25 +356,33 @@ def _offsets_written(out: Sequence[int], sources: list[OffsetSource], where: Whe
 # --- dynamic-slice ------------------------------------------------------------------------
 
 
+def _moved(source: Sequence[int], part: Sequence[int], whole: Sequence[int],
+           sources: list[OffsetSource], into_whole: bool, inside: bool = False
+           ) -> IndexingMap:
+    """An index of ``source`` (the slice ``part`` or the ``whole`` array) moved by the
+    slice's offsets (each in ``[0, whole - part]``): ``d + offset`` into the whole array,
+    ``d - offset`` into the slice; with ``inside``, only where that lies in the slice."""
+    rts: list[RuntimeVar] = []
+    results, constraints = [], []
+    for i, (m, n, src) in enumerate(zip(part, whole, sources, strict=True)):
+        offset = offset_term(src, Interval(0, n - m), source, rts)
+        e = dim(i) + offset if into_whole else dim(i) - offset
+        results.append(e)
+        if inside:
+            constraints.append((e, Interval(0, m - 1)))
+    return IndexingMap.create(source, results, rts=rts, constraints=constraints)
+
+
 def dynamic_slice_operand_map(out: Sequence[int], operand: Sequence[int],
                               sources: list[OffsetSource]) -> IndexingMap:
     """Output index -> operand index: ``d + offset``."""
-    rts: list[RuntimeVar] = []
-    results = [dim(i) + offset_term(src, Interval(0, n - m), out, rts)
-               for i, (m, n, src) in enumerate(zip(out, operand, sources, strict=True))]
-    return IndexingMap.create(out, results, rts=rts)
+    return _moved(out, out, operand, sources, into_whole=True)
 
 
 def dynamic_slice_output_map(out: Sequence[int], operand: Sequence[int],
                              sources: list[OffsetSource]) -> IndexingMap:
     """Operand index -> output index: ``d - offset``, where that lies in the slice."""
-    rts: list[RuntimeVar] = []
-    results, constraints = [], []
-    for i, (m, n, src) in enumerate(zip(out, operand, sources, strict=True)):
-        e = dim(i) - offset_term(src, Interval(0, n - m), operand, rts)
-        results.append(e)
-        constraints.append((e, Interval(0, m - 1)))
-    return IndexingMap.create(operand, results, rts=rts, constraints=constraints)
+    return _moved(operand, out, operand, sources, into_whole=False, inside=True)
 
 
 def dynamic_slice_offsets(out: Sequence[int], operand: Sequence[int]) -> Where:
@@ -422,19 +430,13 @@ def _ds_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]
 def dus_update_map(out: Sequence[int], update: Sequence[int], sources: list[OffsetSource]
                    ) -> IndexingMap:
     """Output index -> update index: ``d - offset`` (outside the update for some offsets)."""
-    rts: list[RuntimeVar] = []
-    results = [dim(i) - offset_term(src, Interval(0, n - u), out, rts)
-               for i, (n, u, src) in enumerate(zip(out, update, sources, strict=True))]
-    return IndexingMap.create(out, results, rts=rts)
+    return _moved(out, update, out, sources, into_whole=False)
 
 
 def dus_update_output_map(out: Sequence[int], update: Sequence[int],
                           sources: list[OffsetSource]) -> IndexingMap:
     """Update index -> output index: ``d + offset``."""
-    rts: list[RuntimeVar] = []
-    results = [dim(i) + offset_term(src, Interval(0, n - u), update, rts)
-               for i, (n, u, src) in enumerate(zip(out, update, sources, strict=True))]
-    return IndexingMap.create(update, results, rts=rts)
+    return _moved(update, update, out, sources, into_whole=True)
 
 
 def dus_operand_maps(out: Sequence[int], update: Sequence[int], sources: list[OffsetSource]
