@@ -344,16 +344,6 @@ class _Reader(TokenCursor):
                 constraints.append((node, Interval(lo, hi)))
         return bounds, constraints
 
-    def signed_int(self) -> int:
-        sign = 1
-        while self.peek().kind == "punct" and self.peek().value in "+-":
-            if self.next().value == "-":
-                sign = -sign
-        tok = self.next()
-        if tok.kind != "int":
-            raise self.error(f"expected an integer, found {self.describe(tok)}", tok.offset)
-        return sign * int(tok.value)
-
     # -- Inductor and TVM: results, then a domain
     def expression_map(self) -> IndexingMap:
         results = self.results()

@@ -94,6 +94,9 @@ class _Lexer(TokenCursor):
         self.buffer.pop(0)
         return tok
 
+    def int_value(self, tok: Token) -> int:
+        return _int_value(self, tok)
+
     def raw_until(self, stops: str) -> tuple[str, int]:
         """The raw text from the next token up to (not including) a stop character."""
         start = self.buffer[0].offset if self.buffer else self.pos
@@ -364,9 +367,9 @@ class _MapParser:
             expr = _ExprParser(lx).parse()
             lx.expect("in", "'in' after a domain expression")
             lx.expect("[", "'['")
-            lo = self._signed_int()
+            lo = self.lx.signed_int()
             lx.expect(",", "','")
-            hi = self._signed_int()
+            hi = self.lx.signed_int()
             lx.expect("]", "']'")
             entries.append((expr, lo, hi, tok.offset))
 
@@ -378,17 +381,6 @@ class _MapParser:
         if (tok.value, lx.peek(1).value) in (("runtime", "variables"), ("replica", "id")):
             return True
         return lx.at(":", 1) and tok.value not in ("hlo", "is_simplified")
-
-    def _signed_int(self) -> int:
-        lx = self.lx
-        sign = 1
-        while lx.peek().kind == "punct" and lx.peek().value in "+-":
-            if lx.next().value == "-":
-                sign = -sign
-        tok = lx.next()
-        if tok.kind != "int":
-            raise lx.error(f"expected an integer, found {describe(tok)}", tok.offset)
-        return sign * _int_value(lx, tok)
 
     # -- sections after the domain -----------------------------------------------------------
     def sections(self, runtime_names: set[str]) -> dict[str, tuple[str, IndexingMap]]:

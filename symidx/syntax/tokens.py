@@ -21,8 +21,9 @@ def describe(tok: Token) -> str:
 
 
 class TokenCursor:
-    """``at``, ``accept`` and ``expect`` over a reader's tokens; the reader gives ``peek``,
-    ``next`` and ``error``."""
+    """``at``, ``accept``, ``expect`` and ``signed_int`` over a reader's tokens; the reader
+    gives ``peek``, ``next`` and ``error`` (and may read integers its own way:
+    ``int_value``)."""
 
     def peek(self, k: int = 0) -> Token:
         raise NotImplementedError
@@ -49,3 +50,18 @@ class TokenCursor:
             raise self.error(f"expected {what or repr(value)}, found {describe(tok)}",
                              tok.offset)
         return self.next()
+
+    def int_value(self, tok: Token) -> int:
+        """The value of an integer token."""
+        return int(tok.value)
+
+    def signed_int(self) -> int:
+        """An integer after any number of signs."""
+        sign = 1
+        while self.peek().kind == "punct" and self.peek().value in "+-":
+            if self.next().value == "-":
+                sign = -sign
+        tok = self.next()
+        if tok.kind != "int":
+            raise self.error(f"expected an integer, found {describe(tok)}", tok.offset)
+        return sign * self.int_value(tok)
