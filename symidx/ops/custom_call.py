@@ -192,24 +192,24 @@ def _modelled(instr: HloInstruction) -> tuple[Maps, Maps] | None:
 
 @rule(OUTPUT_TO_INPUT, "custom-call")
 def _custom_call_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
-    maps = _modelled(instr)
-    if maps is not None:
-        return maps[0](instr, output_index)
-    call = library_call(instr)
-    if call is not None:
-        return call.reads(output_index)
-    return reads_everything(instr, output_index)
+    return _custom_call(instr, output_index, backward=True)
 
 
 @rule(INPUT_TO_OUTPUT, "custom-call")
 def _custom_call_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+    return _custom_call(instr, operand_index, backward=False)
+
+
+def _custom_call(instr: HloInstruction, index: int, backward: bool) -> list[list[IndexingMap]]:
+    """The maps of output ``index`` (``backward``: output-to-input) or operand ``index``: a
+    call modelled here, a GPU library's, or else every element reads everything."""
     maps = _modelled(instr)
     if maps is not None:
-        return maps[1](instr, operand_index)
+        return maps[0 if backward else 1](instr, index)
     call = library_call(instr)
     if call is not None:
-        return call.reached(operand_index)
-    return reaches_everything(instr, operand_index)
+        return call.reads(index) if backward else call.reached(index)
+    return reads_everything(instr, index) if backward else reaches_everything(instr, index)
 
 
 @output_opacity("custom-call")
