@@ -2,7 +2,8 @@
 
 * every module stands on a floor, and imports only modules on its own floor or lower;
 * no import cycle between modules (the lazy façade ``symidx/__init__.py`` aside);
-* no module imports another package's private module (``symidx.ops._common`` from fusion).
+* no module imports another package's private module (``symidx.ops._common`` from fusion);
+* no module is longer than :data:`MAX_LINES` lines (a longer one is split along a seam).
 
 Imports inside functions and under ``if TYPE_CHECKING:`` count. Run on their own with
 ``python -m pytest tests/test_architecture.py``. The checker itself is tested on small module
@@ -39,6 +40,9 @@ FLOORS: dict[str, int] = {
 }
 WHERE = "FLOORS in tests/test_architecture.py (and the table in docs/architecture.md)"
 
+#: The most lines a module under symidx/ may have.
+MAX_LINES = 900
+
 
 @pytest.fixture(scope="module")
 def graph() -> nx.DiGraph:
@@ -66,6 +70,21 @@ def test_no_import_cycle(graph: nx.DiGraph) -> None:
 
 def test_no_private_module_of_another_package(graph: nx.DiGraph) -> None:
     problems = ig.private(graph, FAÇADE)
+    assert not problems, _report(problems)
+
+
+def long_modules(root: Path, limit: int) -> list[str]:
+    """A message per ``.py`` file below ``root`` with more than ``limit`` lines."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if n > limit:
+            found.append(f"{path.relative_to(root.parent)}: {n} lines (at most {limit})")
+    return found
+
+
+def test_no_module_over_the_line_limit() -> None:
+    problems = long_modules(ROOT / "symidx", MAX_LINES)
     assert not problems, _report(problems)
 
 
@@ -283,3 +302,9 @@ def test_checker_finds_a_copy_of_the_moves_table() -> None:
     assert move_tables(trees, "pkg/hlo/moves.py", moves) == [
         "pkg/a.py:1: lists ['copy', 'reshape', 'transpose']: use pkg/hlo/moves.py",
         "pkg/c.py:1: lists ['bitcast', 'copy', 'slice']: use pkg/hlo/moves.py"]
+def test_checker_finds_a_long_module(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "short.py").write_text("x = 1\n" * 3)
+    (tmp_path / "pkg" / "sub" / "long.py").write_text("x = 1\n" * 4)
+    assert long_modules(tmp_path / "pkg", 3) == ["pkg/sub/long.py: 4 lines (at most 3)"]
+    assert long_modules(tmp_path / "pkg", 4) == []

@@ -137,11 +137,7 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
     the remaining modes are kept as they are.
     """
     if isinstance(profile, tuple):
-        if rank(layout.shape) < len(profile):
-            raise MapError(f"profile {format_int_tuple(profile)} has more modes than {layout}")
-        parts = [coalesce(layout[i], profile[i]) for i in range(len(profile))]
-        parts += [layout[i] for i in range(len(profile), rank(layout.shape))]
-        return make_layout(*parts)
+        return _by_profile(layout, profile, coalesce)
     return from_modes(_merge(flat_modes(layout)))
 
 
@@ -149,12 +145,20 @@ def filter(layout: Layout, profile: IntTuple | None = None) -> Layout:  # noqa: 
     """:func:`coalesce` after dropping the stride-0 modes: the same set of offsets, each
     reached once per coordinate of the remaining modes. ``1:0`` when nothing is left."""
     if isinstance(profile, tuple):
-        if rank(layout.shape) < len(profile):
-            raise MapError(f"profile {format_int_tuple(profile)} has more modes than {layout}")
-        parts = [filter(layout[i], profile[i]) for i in range(len(profile))]
-        parts += [layout[i] for i in range(len(profile), rank(layout.shape))]
-        return make_layout(*parts)
+        return _by_profile(layout, profile, filter)
     return from_modes(_merge([(s, d) for s, d in flat_modes(layout) if d != 0]))
+
+
+def _by_profile(layout: Layout, profile: tuple[IntTuple, ...],
+                one: Callable[[Layout, IntTuple], Layout]) -> Layout:
+    """``one`` applied to each of the first ``len(profile)`` modes with its profile, the
+    remaining modes kept as they are (how :func:`coalesce` and :func:`filter` take a tuple
+    profile)."""
+    if rank(layout.shape) < len(profile):
+        raise MapError(f"profile {format_int_tuple(profile)} has more modes than {layout}")
+    parts = [one(layout[i], profile[i]) for i in range(len(profile))]
+    parts += [layout[i] for i in range(len(profile), rank(layout.shape))]
+    return make_layout(*parts)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ The helpers keep CuTe's names and meanings: ``product``, ``flatten``, ``prefix_p
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -309,40 +310,58 @@ def shape_div(a: IntTuple, b: IntTuple) -> IntTuple:
     """CuTe's ``shape_div``: ``a`` divided by ``b`` from the first mode on. For ints one must
     divide the other; the result is ``ceil(a / b)`` (so ``shape_div(3, 6) == 1``). An int
     ``b`` is divided out of ``a``'s modes in turn: ``shape_div((3,4), 6) == (1,2)``."""
+    return _divide_modes(a, b, _same_rank, _shape_div_ints)
+
+
+def ceil_div(a: IntTuple, b: IntTuple) -> IntTuple:
+    """CuTe's ``ceil_div``: like :func:`shape_div` without its divisibility condition."""
+    return _divide_modes(a, b, _padded_rank, _ceil_div_ints)
+
+
+def _divide_modes(a: IntTuple, b: IntTuple,
+                  pair: Callable[[tuple[IntTuple, ...], tuple[IntTuple, ...]],
+                                 Iterable[tuple[IntTuple, IntTuple]]],
+                  ints: Callable[[int, int], int]) -> IntTuple:
+    """``a`` divided by ``b`` from the first mode on, the way :func:`shape_div` and
+    :func:`ceil_div` share: two tuples mode by mode (``pair`` matches their modes), an int
+    ``b`` divided out of ``a``'s modes in turn, a tuple ``b`` dividing an int as its
+    product; two ints by ``ints``."""
     if isinstance(a, tuple):
         if isinstance(b, tuple):
-            if len(a) != len(b):
-                raise MapError(f"shape_div: {format_int_tuple(a)} and {format_int_tuple(b)} "
-                               f"have different ranks")
-            return tuple(shape_div(x, y) for x, y in zip(a, b))
+            return tuple(_divide_modes(x, y, pair, ints) for x, y in pair(a, b))
         out = []
         for child in a:
-            out.append(shape_div(child, b))
-            b = shape_div(b, product(child))
+            out.append(_divide_modes(child, b, pair, ints))
+            b = _divide_modes(b, product(child), pair, ints)
         return tuple(out)
     if isinstance(b, tuple):
-        return shape_div(a, product(b))
+        return _divide_modes(a, product(b), pair, ints)
+    return ints(a, b)
+
+
+def _same_rank(a: tuple[IntTuple, ...], b: tuple[IntTuple, ...]
+               ) -> Iterable[tuple[IntTuple, IntTuple]]:
+    if len(a) != len(b):
+        raise MapError(f"shape_div: {format_int_tuple(a)} and {format_int_tuple(b)} "
+                       f"have different ranks")
+    return zip(a, b)
+
+
+def _padded_rank(a: tuple[IntTuple, ...], b: tuple[IntTuple, ...]
+                 ) -> Iterable[tuple[IntTuple, IntTuple]]:
+    if len(a) < len(b):
+        raise MapError(f"ceil_div: {format_int_tuple(b)} has more modes than "
+                       f"{format_int_tuple(a)}")
+    return zip(a, b + (1,) * (len(a) - len(b)))
+
+
+def _shape_div_ints(a: int, b: int) -> int:
     if b == 0 or (a % b != 0 and b % a != 0):
         raise MapError(f"shape_div: neither of {a} and {b} divides the other")
     return _arith.ceil_div(a, b)
 
 
-def ceil_div(a: IntTuple, b: IntTuple) -> IntTuple:
-    """CuTe's ``ceil_div``: like :func:`shape_div` without its divisibility condition."""
-    if isinstance(a, tuple):
-        if isinstance(b, tuple):
-            if len(a) < len(b):
-                raise MapError(f"ceil_div: {format_int_tuple(b)} has more modes than "
-                               f"{format_int_tuple(a)}")
-            padded = b + (1,) * (len(a) - len(b))
-            return tuple(ceil_div(x, y) for x, y in zip(a, padded))
-        out = []
-        for child in a:
-            out.append(ceil_div(child, b))
-            b = ceil_div(b, product(child))
-        return tuple(out)
-    if isinstance(b, tuple):
-        return ceil_div(a, product(b))
+def _ceil_div_ints(a: int, b: int) -> int:
     if b <= 0:
         raise MapError(f"ceil_div by {b}")
     return _arith.ceil_div(a, b)
@@ -441,23 +460,21 @@ def has_none(a: object) -> bool:
 
 def slice_(crd: Coord, trg: IntTuple) -> tuple[IntTuple, ...]:
     """The parts of ``trg`` where ``crd`` has ``None``, concatenated (CuTe's ``slice``)."""
-    if isinstance(crd, tuple):
-        if not isinstance(trg, tuple) or len(crd) != len(trg):
-            raise MapError(f"slice: coordinate {format_int_tuple(crd)} does not match "
-                           f"{format_int_tuple(trg)}")
-        return tuple(v for c, t in zip(crd, trg) for v in slice_(c, t))
-    if crd is None:
-        return (trg,)
-    return ()
+    return _select(crd, trg, "slice", where_none=True)
 
 
 def dice(crd: Coord, trg: IntTuple) -> tuple[IntTuple, ...]:
     """The parts of ``trg`` where ``crd`` has an int, concatenated (CuTe's ``dice``)."""
+    return _select(crd, trg, "dice", where_none=False)
+
+
+def _select(crd: Coord, trg: IntTuple, name: str, where_none: bool
+            ) -> tuple[IntTuple, ...]:
+    """The parts of ``trg`` where ``crd`` has ``None`` (``where_none``) or an int, walking
+    both alike; ``name`` is the operation's, for the error."""
     if isinstance(crd, tuple):
         if not isinstance(trg, tuple) or len(crd) != len(trg):
-            raise MapError(f"dice: coordinate {format_int_tuple(crd)} does not match "
+            raise MapError(f"{name}: coordinate {format_int_tuple(crd)} does not match "
                            f"{format_int_tuple(trg)}")
-        return tuple(v for c, t in zip(crd, trg) for v in dice(c, t))
-    if crd is None:
-        return ()
-    return (trg,)
+        return tuple(v for c, t in zip(crd, trg) for v in _select(c, t, name, where_none))
+    return (trg,) if (crd is None) == where_none else ()

@@ -717,20 +717,21 @@ class _ListParser:
             raise ParseError(f"expected {c!r}", self.text, self.pos)
         self.pos += 1
 
-    def name(self) -> str:
+    def token(self, pattern: str, what: str) -> re.Match[str]:
+        """The text matching ``pattern`` after any space, consumed; else an error saying
+        ``what`` was expected."""
         self.space()
-        m = re.compile(r"[A-Za-z_][A-Za-z0-9_]*").match(self.text, self.pos)
+        m = re.compile(pattern).match(self.text, self.pos)
         if not m:
-            raise ParseError("expected a dimension name", self.text, self.pos)
+            raise ParseError(f"expected {what}", self.text, self.pos)
         self.pos = m.end()
-        return m.group(0)
+        return m
+
+    def name(self) -> str:
+        return self.token(r"[A-Za-z_][A-Za-z0-9_]*", "a dimension name").group(0)
 
     def integer(self) -> int:
-        self.space()
-        m = re.compile(r"-?\d+").match(self.text, self.pos)
-        if not m:
-            raise ParseError("expected an integer", self.text, self.pos)
-        self.pos = m.end()
+        m = self.token(r"-?\d+", "an integer")
         value = int(m.group(0))
         if value < 0:
             raise ParseError("basis values are non-negative", self.text, m.start())

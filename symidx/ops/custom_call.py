@@ -36,6 +36,8 @@ one array: the rules raise :class:`~symidx.errors.UnsupportedOpError` for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.facts import num_outputs
 from symidx.indexing_map import IndexingMap
@@ -151,44 +153,69 @@ def library_computation(instr: HloInstruction) -> HloComputation | None:
     return comp
 
 
+Maps = Callable[[HloInstruction, int], list[list[IndexingMap]]]
+
+
+def _dynamic(instr: HloInstruction) -> bool:
+    return _slice_to_dynamic(instr) or _pad_to_static(instr)
+
+
+def _operand_unchanged(instr: HloInstruction, index: int) -> list[list[IndexingMap]]:
+    return [[identity(array_operand_dims(instr, 0))]]
+
+
+def _elementwise_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+    return [[identity(array_operand_dims(instr, k))] for k in range(len(instr.operands))]
+
+
+def _elementwise_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+    return [[identity(array_operand_dims(instr, operand_index))]]
+
+
+#: The custom-calls modelled here, as (recognise, output-to-input maps, input-to-output maps);
+#: their targets differ, so at most one recognises a call.
+_MODELLED: tuple[tuple[Callable[[HloInstruction], bool], Maps, Maps], ...] = (
+    (_pass_through, _operand_unchanged, _operand_unchanged),
+    (_topk, topk_out, topk_in),
+    (_dynamic, _dynamic_out, _dynamic_in),
+    (_builder_elementwise, _elementwise_out, _elementwise_in),
+)
+
+
+def _modelled(instr: HloInstruction) -> tuple[Maps, Maps] | None:
+    """The (output-to-input, input-to-output) maps of a custom-call modelled here, or None."""
+    for recognise, out, in_ in _MODELLED:
+        if recognise(instr):
+            return out, in_
+    return None
+
+
 @rule(OUTPUT_TO_INPUT, "custom-call")
 def _custom_call_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
-    if _pass_through(instr):
-        return [[identity(array_operand_dims(instr, 0))]]
-    if _topk(instr):
-        return topk_out(instr, output_index)
-    if _slice_to_dynamic(instr) or _pad_to_static(instr):
-        return _dynamic_out(instr, output_index)
-    if _builder_elementwise(instr):
-        return [[identity(array_operand_dims(instr, k))] for k in range(len(instr.operands))]
-    call = library_call(instr)
-    if call is not None:
-        return call.reads(output_index)
-    return reads_everything(instr, output_index)
+    return _custom_call(instr, output_index, backward=True)
 
 
 @rule(INPUT_TO_OUTPUT, "custom-call")
 def _custom_call_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
-    if _pass_through(instr):
-        return [[identity(array_operand_dims(instr, 0))]]
-    if _topk(instr):
-        return topk_in(instr, operand_index)
-    if _slice_to_dynamic(instr) or _pad_to_static(instr):
-        return _dynamic_in(instr, operand_index)
-    if _builder_elementwise(instr):
-        return [[identity(array_operand_dims(instr, operand_index))]]
+    return _custom_call(instr, operand_index, backward=False)
+
+
+def _custom_call(instr: HloInstruction, index: int, backward: bool) -> list[list[IndexingMap]]:
+    """The maps of output ``index`` (``backward``: output-to-input) or operand ``index``: a
+    call modelled here, a GPU library's, or else every element reads everything."""
+    maps = _modelled(instr)
+    if maps is not None:
+        return maps[0 if backward else 1](instr, index)
     call = library_call(instr)
     if call is not None:
-        return call.reached(operand_index)
-    return reaches_everything(instr, operand_index)
+        return call.reads(index) if backward else call.reached(index)
+    return reads_everything(instr, index) if backward else reaches_everything(instr, index)
 
 
 @output_opacity("custom-call")
 def _custom_call_opacity(instr: HloInstruction, output: int | None,
                          direction: Direction | None) -> str | None:
-    if _pass_through(instr) or _topk(instr) or _builder_elementwise(instr) \
-            or _slice_to_dynamic(instr) or _pad_to_static(instr) \
-            or not instr.operands or not num_outputs(instr):
+    if _modelled(instr) is not None or not instr.operands or not num_outputs(instr):
         return None
     call = library_call(instr)
     if call is not None:

@@ -319,17 +319,23 @@ def cholesky_triangle_maps(dims: Sequence[int], lower: bool
 @rule(OUTPUT_TO_INPUT, "cholesky", semantics=True)
 def _cholesky_out(instr: HloInstruction, output_index: int, *, assume_finite: bool = False
                   ) -> list[list[IndexingMap]]:
-    if not assume_finite:
-        return [[cholesky_triangle_maps(_cholesky_dims(instr), _lower(instr))[0]]]
-    return [cholesky_operand_maps(_cholesky_dims(instr), _lower(instr))]
+    return _cholesky(instr, assume_finite, backward=True)
 
 
 @rule(INPUT_TO_OUTPUT, "cholesky", semantics=True)
 def _cholesky_in(instr: HloInstruction, operand_index: int, *, assume_finite: bool = False
                  ) -> list[list[IndexingMap]]:
+    return _cholesky(instr, assume_finite, backward=False)
+
+
+def _cholesky(instr: HloInstruction, assume_finite: bool, backward: bool
+              ) -> list[list[IndexingMap]]:
+    """A cholesky's maps, output-to-input (``backward``) or input-to-output: under the
+    ``reads`` semantics the triangle's, under ``finite`` the factorisation's."""
+    dims, lower = _cholesky_dims(instr), _lower(instr)
     if not assume_finite:
-        return [[cholesky_triangle_maps(_cholesky_dims(instr), _lower(instr))[1]]]
-    return [cholesky_output_maps(_cholesky_dims(instr), _lower(instr))]
+        return [[cholesky_triangle_maps(dims, lower)[0 if backward else 1]]]
+    return [(cholesky_operand_maps if backward else cholesky_output_maps)(dims, lower)]
 
 
 @opacity("cholesky")

@@ -14,7 +14,7 @@ input (the reducer combines them) and the init of every output.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sympy import Integer
 
@@ -23,7 +23,7 @@ from symidx.hlo import DotDimensionNumbers, HloInstruction, WindowDim
 from symidx.hlo.facts import num_outputs, operand_dims, output_dims
 from symidx.indexing_map import IndexingMap
 from symidx.ops._common import attribute, require, var_or_zero
-from symidx.ops._window import operand_term, output_term
+from symidx.ops._window import Constraint, operand_term, output_term
 from symidx.ops.basic import from_scalar, to_scalar
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
 from symidx.simplify import compose
@@ -89,25 +89,28 @@ def reduce_window_operand_map(out: Sequence[int], operand: Sequence[int],
                               window: Sequence[WindowDim]) -> IndexingMap:
     """Output index -> input index: window positions as range variables; padding and base
     dilation holes excluded by constraints."""
-    ranges: list[tuple[int, int]] = []
-    results, constraints = [], []
-    for i, (w, n) in enumerate(zip(window, operand, strict=True)):
-        e, cs = operand_term(dim(i), var_or_zero(w.size, ranges), w, n)
-        results.append(e)
-        constraints += cs
-    return IndexingMap.create(out, results, ranges, constraints=constraints)
+    return _window_map(out, operand, window, operand_term)
 
 
 def reduce_window_output_map(out: Sequence[int], operand: Sequence[int],
                              window: Sequence[WindowDim]) -> IndexingMap:
     """Input index -> output index: the output window positions that cover it."""
+    return _window_map(operand, out, window, output_term)
+
+
+def _window_map(source: Sequence[int], target: Sequence[int], window: Sequence[WindowDim],
+                term: Callable[[Expr, Expr, WindowDim, int], tuple[Expr, list[Constraint]]]
+                ) -> IndexingMap:
+    """From an index of ``source`` to ``target``'s, dim by dim: ``term`` (of
+    :mod:`symidx.ops._window`) of the dim, a window position (a range variable) and the
+    target dim's size."""
     ranges: list[tuple[int, int]] = []
     results, constraints = [], []
-    for i, (w, m) in enumerate(zip(window, out, strict=True)):
-        e, cs = output_term(dim(i), var_or_zero(w.size, ranges), w, m)
+    for i, (w, n) in enumerate(zip(window, target, strict=True)):
+        e, cs = term(dim(i), var_or_zero(w.size, ranges), w, n)
         results.append(e)
         constraints += cs
-    return IndexingMap.create(operand, results, ranges, constraints=constraints)
+    return IndexingMap.create(source, results, ranges, constraints=constraints)
 
 
 def _window(instr: HloInstruction) -> tuple[WindowDim, ...]:

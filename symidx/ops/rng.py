@@ -23,29 +23,21 @@ def _check_rng(instr: HloInstruction) -> None:
             and not operand_dims(instr, 1), instr, "expected two scalar parameters")
 
 
-@rule(OUTPUT_TO_INPUT, "rng")
-def _rng_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
-    _check_rng(instr)
-    return reads_everything(instr, output_index)
-
-
-@rule(INPUT_TO_OUTPUT, "rng")
-def _rng_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
-    _check_rng(instr)
-    return reaches_everything(instr, operand_index)
-
-
 def _check_state(instr: HloInstruction) -> None:
     require(len(instr.operands) == 1, instr, "expected one state operand")
 
 
-@rule(OUTPUT_TO_INPUT, "rng-bit-generator")
-def _bits_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
-    _check_state(instr)
+#: What each generator requires of its operands; both then read everything.
+_CHECKS = {"rng": _check_rng, "rng-bit-generator": _check_state}
+
+
+@rule(OUTPUT_TO_INPUT, "rng", "rng-bit-generator")
+def _rng_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+    _CHECKS[instr.opcode](instr)
     return reads_everything(instr, output_index)
 
 
-@rule(INPUT_TO_OUTPUT, "rng-bit-generator")
-def _bits_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
-    _check_state(instr)
+@rule(INPUT_TO_OUTPUT, "rng", "rng-bit-generator")
+def _rng_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+    _CHECKS[instr.opcode](instr)
     return reaches_everything(instr, operand_index)

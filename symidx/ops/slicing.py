@@ -40,7 +40,7 @@ from sympy import Integer
 
 from symidx.expr import Expr, FloorDiv, Mod, dim, rt, sym
 from symidx.hlo import HloInstruction
-from symidx.hlo.facts import operand_dims, output_dims
+from symidx.hlo.facts import Dims, operand_dims, output_dims
 from symidx.hlo.values import value_source
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
@@ -357,25 +357,33 @@ def _offsets_written(out: Sequence[int], sources: list[OffsetSource], where: Whe
 # --- dynamic-slice ------------------------------------------------------------------------
 
 
+def _moved(source: Sequence[int], part: Sequence[int], whole: Sequence[int],
+           sources: list[OffsetSource], into_whole: bool, inside: bool = False
+           ) -> IndexingMap:
+    """An index of ``source`` (the slice ``part`` or the ``whole`` array) moved by the
+    slice's offsets (each in ``[0, whole - part]``): ``d + offset`` into the whole array,
+    ``d - offset`` into the slice; with ``inside``, only where that lies in the slice."""
+    rts: list[RuntimeVar] = []
+    results, constraints = [], []
+    for i, (m, n, src) in enumerate(zip(part, whole, sources, strict=True)):
+        offset = offset_term(src, Interval(0, n - m), source, rts)
+        e = dim(i) + offset if into_whole else dim(i) - offset
+        results.append(e)
+        if inside:
+            constraints.append((e, Interval(0, m - 1)))
+    return IndexingMap.create(source, results, rts=rts, constraints=constraints)
+
+
 def dynamic_slice_operand_map(out: Sequence[int], operand: Sequence[int],
                               sources: list[OffsetSource]) -> IndexingMap:
     """Output index -> operand index: ``d + offset``."""
-    rts: list[RuntimeVar] = []
-    results = [dim(i) + offset_term(src, Interval(0, n - m), out, rts)
-               for i, (m, n, src) in enumerate(zip(out, operand, sources, strict=True))]
-    return IndexingMap.create(out, results, rts=rts)
+    return _moved(out, out, operand, sources, into_whole=True)
 
 
 def dynamic_slice_output_map(out: Sequence[int], operand: Sequence[int],
                              sources: list[OffsetSource]) -> IndexingMap:
     """Operand index -> output index: ``d - offset``, where that lies in the slice."""
-    rts: list[RuntimeVar] = []
-    results, constraints = [], []
-    for i, (m, n, src) in enumerate(zip(out, operand, sources, strict=True)):
-        e = dim(i) - offset_term(src, Interval(0, n - m), operand, rts)
-        results.append(e)
-        constraints.append((e, Interval(0, m - 1)))
-    return IndexingMap.create(operand, results, rts=rts, constraints=constraints)
+    return _moved(operand, out, operand, sources, into_whole=False, inside=True)
 
 
 def dynamic_slice_offsets(out: Sequence[int], operand: Sequence[int]) -> Where:
@@ -387,20 +395,30 @@ def dynamic_slice_offsets(out: Sequence[int], operand: Sequence[int]) -> Where:
     return where
 
 
+def _slice_geometry(instr: HloInstruction, update: bool
+                    ) -> tuple[Dims, Dims, list[OffsetSource]]:
+    """A dynamic-slice's output and operand dims, or a dynamic-update-slice's (``update``)
+    output and update dims, the slice checked to fit in the whole array; and where the
+    offsets (the operands after the arrays) come from."""
+    out = output_dims(instr)
+    if update:
+        part, whole, first = operand_dims(instr, 1), out, 2
+    else:
+        part, whole, first = out, operand_dims(instr, 0), 1
+    check_fits(instr, part, whole)
+    return out, part if update else whole, offset_sources(instr, first, len(whole))
+
+
 @rule(OUTPUT_TO_INPUT, "dynamic-slice")
 def _ds_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
-    out, operand = output_dims(instr), operand_dims(instr, 0)
-    check_fits(instr, out, operand)
-    sources = offset_sources(instr, 1, len(operand))
+    out, operand, sources = _slice_geometry(instr, update=False)
     return ([[dynamic_slice_operand_map(out, operand, sources)]]
             + _offsets_read(out, sources, dynamic_slice_offsets(out, operand)))
 
 
 @rule(INPUT_TO_OUTPUT, "dynamic-slice")
 def _ds_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
-    out, operand = output_dims(instr), operand_dims(instr, 0)
-    check_fits(instr, out, operand)
-    sources = offset_sources(instr, 1, len(operand))
+    out, operand, sources = _slice_geometry(instr, update=False)
     if operand_index > 0:
         return _offsets_written(out, sources, dynamic_slice_offsets(out, operand),
                                 operand_index - 1)
@@ -413,19 +431,13 @@ def _ds_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]
 def dus_update_map(out: Sequence[int], update: Sequence[int], sources: list[OffsetSource]
                    ) -> IndexingMap:
     """Output index -> update index: ``d - offset`` (outside the update for some offsets)."""
-    rts: list[RuntimeVar] = []
-    results = [dim(i) - offset_term(src, Interval(0, n - u), out, rts)
-               for i, (n, u, src) in enumerate(zip(out, update, sources, strict=True))]
-    return IndexingMap.create(out, results, rts=rts)
+    return _moved(out, update, out, sources, into_whole=False)
 
 
 def dus_update_output_map(out: Sequence[int], update: Sequence[int],
                           sources: list[OffsetSource]) -> IndexingMap:
     """Update index -> output index: ``d + offset``."""
-    rts: list[RuntimeVar] = []
-    results = [dim(i) + offset_term(src, Interval(0, n - u), update, rts)
-               for i, (n, u, src) in enumerate(zip(out, update, sources, strict=True))]
-    return IndexingMap.create(update, results, rts=rts)
+    return _moved(update, update, out, sources, into_whole=True)
 
 
 def dus_operand_maps(out: Sequence[int], update: Sequence[int], sources: list[OffsetSource]
@@ -481,18 +493,14 @@ def dus_offsets(out: Sequence[int], update: Sequence[int], sources: list[OffsetS
 
 @rule(OUTPUT_TO_INPUT, "dynamic-update-slice")
 def _dus_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
-    out, update = output_dims(instr), operand_dims(instr, 1)
-    check_fits(instr, update, out)
-    sources = offset_sources(instr, 2, len(out))
+    out, update, sources = _slice_geometry(instr, update=True)
     return ([dus_operand_maps(out, update, sources), [dus_update_map(out, update, sources)]]
             + _offsets_read(out, sources, dus_offsets(out, update, sources)))
 
 
 @rule(INPUT_TO_OUTPUT, "dynamic-update-slice")
 def _dus_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
-    out, update = output_dims(instr), operand_dims(instr, 1)
-    check_fits(instr, update, out)
-    sources = offset_sources(instr, 2, len(out))
+    out, update, sources = _slice_geometry(instr, update=True)
     if operand_index > 1:
         return _offsets_written(out, sources, dus_offsets(out, update, sources),
                                 operand_index - 2)

@@ -41,7 +41,6 @@ Divisors must be nonzero integer constants here. Errors are
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from sympy import Integer, Symbol
@@ -53,6 +52,7 @@ from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.syntax.parser import MAX_DEPTH
 from symidx.syntax.parser import parse_map as parse_xla
+from symidx.syntax.tokens import Token, TokenCursor, describe
 
 __all__ = ["INDEX", "SYNTAXES", "detect_syntax", "parse_foreign"]
 
@@ -143,24 +143,17 @@ def _parse_mlir(text: str, source: str) -> IndexingMap:
 # --------------------------------------------------------------------------- tokens
 
 
-@dataclass(frozen=True, slots=True)
-class _Token:
-    kind: str  # int, ident, punct, eof
-    value: str
-    offset: int
-
-
-def _tokens(text: str, source: str) -> list[_Token]:
-    out: list[_Token] = []
+def _tokens(text: str, source: str) -> list[Token]:
+    out: list[Token] = []
     pos = 0
     while pos < len(text):
         found = _TOKEN.match(text, pos)
         if found is None:
             raise ParseError(f"unexpected character {text[pos]!r}", text, pos, source=source)
         if found.lastgroup != "ws":
-            out.append(_Token(found.lastgroup or "", found.group(), pos))
+            out.append(Token(found.lastgroup or "", found.group(), pos))
         pos = found.end()
-    out.append(_Token("eof", "", len(text)))
+    out.append(Token("eof", "", len(text)))
     return out
 
 
@@ -169,7 +162,7 @@ def _tokens(text: str, source: str) -> list[_Token]:
 _Node = tuple[Any, ...]
 
 
-class _Reader:
+class _Reader(TokenCursor):
     """Recursive descent over the tokens (depth bounded by :data:`MAX_DEPTH`)."""
 
     def __init__(self, text: str, source: str, syntax: str) -> None:
@@ -183,32 +176,16 @@ class _Reader:
         self.order: dict[str, int] = {}  # variables in order of appearance, first offset
 
     # -- tokens
-    def peek(self, k: int = 0) -> _Token:
+    def peek(self, k: int = 0) -> Token:
         return self.tokens[min(self.pos + k, len(self.tokens) - 1)]
 
-    def next(self) -> _Token:
+    def next(self) -> Token:
         tok = self.peek()
         self.pos += 1
         return tok
 
-    def at(self, value: str, k: int = 0) -> bool:
-        tok = self.peek(k)
-        return tok.kind in ("punct", "ident") and tok.value == value
-
-    def accept(self, value: str) -> bool:
-        if self.at(value):
-            self.pos += 1
-            return True
-        return False
-
-    def expect(self, value: str, what: str = "") -> _Token:
-        if not self.at(value):
-            raise self.error(f"expected {what or repr(value)}, found {self.describe()}")
-        return self.next()
-
-    def describe(self, tok: _Token | None = None) -> str:
-        tok = tok or self.peek()
-        return "end of text" if tok.kind == "eof" else repr(tok.value)
+    def describe(self, tok: Token | None = None) -> str:
+        return describe(tok or self.peek())
 
     def error(self, message: str, offset: int | None = None) -> ParseError:
         where = self.peek().offset if offset is None else offset
@@ -291,7 +268,7 @@ class _Reader:
             return ("var", tok.value, tok.offset)
         raise self.error(f"expected an expression, found {self.describe(tok)}", tok.offset)
 
-    def call(self, name: _Token) -> _Node:
+    def call(self, name: Token) -> _Node:
         self.expect("(")
         if self.syntax == "isl" and name.value in ("floor", "ceil"):
             self.floor_depth += 1
@@ -367,16 +344,6 @@ class _Reader:
                 constraints.append((node, Interval(lo, hi)))
         return bounds, constraints
 
-    def signed_int(self) -> int:
-        sign = 1
-        while self.peek().kind == "punct" and self.peek().value in "+-":
-            if self.next().value == "-":
-                sign = -sign
-        tok = self.next()
-        if tok.kind != "int":
-            raise self.error(f"expected an integer, found {self.describe(tok)}", tok.offset)
-        return sign * int(tok.value)
-
     # -- Inductor and TVM: results, then a domain
     def expression_map(self) -> IndexingMap:
         results = self.results()
@@ -425,7 +392,7 @@ class _Reader:
                 return True
         return False
 
-    def _empty_or_comma(self, closing: _Token) -> bool:
+    def _empty_or_comma(self, closing: Token) -> bool:
         return self.tokens[self.pos + 1] is closing
 
     # -- isl
@@ -497,7 +464,7 @@ class _Reader:
         """``a op b op c ...``; ``lo <= e <= hi`` (constants at both ends) as one entry
         ``(e, "in", (lo, hi))``."""
         operands = [self.expr()]
-        ops: list[_Token] = []
+        ops: list[Token] = []
         while self.peek().kind == "punct" and self.peek().value in ("<", "<=", ">", ">=",
                                                                         "=", "=="):
             ops.append(self.next())

@@ -37,6 +37,7 @@ from symidx.expr import (
 from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
 from symidx.indexing_map.text import int_of_digits
 from symidx.interval import Interval
+from symidx.syntax.tokens import Token, TokenCursor, describe
 
 __all__ = ["parse_map", "parse_expr", "MAX_DEPTH"]
 
@@ -57,14 +58,7 @@ _SPECIAL = re.compile(r"\s*(KNOWN\s+EMPTY|UNDEFINED)\s*\Z")
 _DEFAULT_NAME = re.compile(r"(d|s|rt)[0-9]+")
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    kind: str  # "int", "ident", "punct", "eof"
-    value: str
-    offset: int
-
-
-class _Lexer:
+class _Lexer(TokenCursor):
     """Tokens on demand, so the parser can also take raw text (``hlo:`` lines)."""
 
     def __init__(self, text: str, source: str = ""):
@@ -100,22 +94,8 @@ class _Lexer:
         self.buffer.pop(0)
         return tok
 
-    def at(self, value: str, k: int = 0) -> bool:
-        tok = self.peek(k)
-        return tok.kind in ("punct", "ident") and tok.value == value
-
-    def accept(self, value: str) -> bool:
-        if self.at(value):
-            self.next()
-            return True
-        return False
-
-    def expect(self, value: str, what: str = "") -> Token:
-        tok = self.peek()
-        if not self.at(value):
-            found = repr(tok.value) if tok.kind != "eof" else "end of text"
-            raise self.error(f"expected {what or repr(value)}, found {found}", tok.offset)
-        return self.next()
+    def int_value(self, tok: Token) -> int:
+        return _int_value(self, tok)
 
     def raw_until(self, stops: str) -> tuple[str, int]:
         """The raw text from the next token up to (not including) a stop character."""
@@ -184,7 +164,7 @@ class _ExprParser:
                     operands.append(_node("var", tok.offset, payload=tok.value))
                     expect_operand = False
                     continue
-                raise lx.error(f"expected an expression, found {_describe(tok)}", tok.offset)
+                raise lx.error(f"expected an expression, found {describe(tok)}", tok.offset)
             # expecting an operator
             if tok.kind == "punct" and tok.value in ("+", "-", "*", "/"):
                 op = "floordiv" if tok.value == "/" else tok.value
@@ -273,10 +253,6 @@ class _ExprParser:
         return node
 
 
-def _describe(tok: Token) -> str:
-    return "end of text" if tok.kind == "eof" else repr(tok.value)
-
-
 def _to_sympy(node: tuple[Any, ...], names: dict[str, Symbol], lexer: _Lexer) -> Expr:
     kind, offset, _, payload, children = node
     if kind == "int":
@@ -355,7 +331,7 @@ class _MapParser:
         while True:
             tok = lx.next()
             if tok.kind != "ident" or tok.value in _RESERVED:
-                raise lx.error(f"expected a variable name, found {_describe(tok)}", tok.offset)
+                raise lx.error(f"expected a variable name, found {describe(tok)}", tok.offset)
             names.append((tok.value, tok.offset))
             if lx.accept(close):
                 return names
@@ -391,9 +367,9 @@ class _MapParser:
             expr = _ExprParser(lx).parse()
             lx.expect("in", "'in' after a domain expression")
             lx.expect("[", "'['")
-            lo = self._signed_int()
+            lo = self.lx.signed_int()
             lx.expect(",", "','")
-            hi = self._signed_int()
+            hi = self.lx.signed_int()
             lx.expect("]", "']'")
             entries.append((expr, lo, hi, tok.offset))
 
@@ -405,17 +381,6 @@ class _MapParser:
         if (tok.value, lx.peek(1).value) in (("runtime", "variables"), ("replica", "id")):
             return True
         return lx.at(":", 1) and tok.value not in ("hlo", "is_simplified")
-
-    def _signed_int(self) -> int:
-        lx = self.lx
-        sign = 1
-        while lx.peek().kind == "punct" and lx.peek().value in "+-":
-            if lx.next().value == "-":
-                sign = -sign
-        tok = lx.next()
-        if tok.kind != "int":
-            raise lx.error(f"expected an integer, found {_describe(tok)}", tok.offset)
-        return sign * _int_value(lx, tok)
 
     # -- sections after the domain -----------------------------------------------------------
     def sections(self, runtime_names: set[str]) -> dict[str, tuple[str, IndexingMap]]:
@@ -447,7 +412,7 @@ class _MapParser:
                 lx.expect(":")
                 self.full_map()  # read and checked; symidx does not model replica ids
                 continue
-            raise lx.error(f"unexpected {_describe(tok)} after the map", tok.offset)
+            raise lx.error(f"unexpected {describe(tok)} after the map", tok.offset)
         return provenance
 
     # -- a whole map -------------------------------------------------------------------------
@@ -571,7 +536,7 @@ def parse_expr(text: str, names: dict[str, Symbol] | None = None) -> Expr:
     lx = _Lexer(text)
     node = _ExprParser(lx).parse()
     if lx.peek().kind != "eof":
-        raise lx.error(f"unexpected {_describe(lx.peek())} after the expression",
+        raise lx.error(f"unexpected {describe(lx.peek())} after the expression",
                        lx.peek().offset)
     table = dict(names or {})
     if names is None:

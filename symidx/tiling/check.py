@@ -19,7 +19,7 @@ first warp's read of the first tile (:mod:`symidx.tiling.coalescing`).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from math import prod
 from typing import Any
 
@@ -52,17 +52,29 @@ def _linear(coords: Any, shape: Sequence[int]) -> Any:
     return lin
 
 
-def _image(m: IndexingMap, shape: Sequence[int], deadline: float) -> Any:
+def _image_blocks(m: IndexingMap, deadline: float) -> Iterator[tuple[Any, Any]]:
+    """``m``'s points block by block (:class:`TimeoutError` past ``deadline``): the mask of
+    those in the domain and, a row each, the coordinates they map to (None, and the last
+    block, when ``m`` has no results)."""
     import numpy as np
 
-    parts = []
     for values in m.points(limit=POINT_LIMIT):
         if time.monotonic() > deadline:
             raise TimeoutError
         results, mask = m.evaluate_arrays(list(values))
         if not results:
+            yield mask, None
+            return
+        yield mask, np.stack([np.asarray(r)[mask] for r in results], axis=1)
+
+
+def _image(m: IndexingMap, shape: Sequence[int], deadline: float) -> Any:
+    import numpy as np
+
+    parts = []
+    for _, coords in _image_blocks(m, deadline):
+        if coords is None:
             return np.zeros(1, dtype=np.int64)
-        coords = np.stack([np.asarray(r)[mask] for r in results], axis=1)
         parts.append(_linear(coords, shape))
     return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
@@ -72,13 +84,10 @@ def _tiles(om: IndexingMap, sizes: Sequence[int], strides: Sequence[int],
     import numpy as np
 
     offsets_parts = []
-    for values in om.points(limit=POINT_LIMIT):
-        if time.monotonic() > deadline:
-            raise TimeoutError
-        results, mask = om.evaluate_arrays(list(values))
-        if not results:
+    for mask, coords in _image_blocks(om, deadline):
+        if coords is None:
             return np.zeros(1, dtype=np.int64), int(mask.sum()) if hasattr(mask, "sum") else 1
-        offsets_parts.append(np.stack([np.asarray(r)[mask] for r in results], axis=1))
+        offsets_parts.append(coords)
     offsets = np.unique(np.concatenate(offsets_parts), axis=0) if offsets_parts else \
         np.zeros((0, len(shape)), dtype=np.int64)
     if prod(sizes) * max(1, offsets.shape[0]) > POINT_LIMIT:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from symidx.errors import Undecided
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod
@@ -11,6 +13,24 @@ from symidx.indexing_map import IndexingMap
 
 Progress = Callable[[str], None]
 """Told, in a few words, what a procedure is about to do (e.g. for a progress line)."""
+
+
+def has_module(name: str) -> bool:
+    """Is the optional package ``name`` importable?"""
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
+
+
+def optional_module(name: str, extra: str) -> Any:
+    """The optional package ``name``, or :class:`Undecided` naming the extra that installs
+    it."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise Undecided(f"{name} is not installed (pip install 'symidx[{extra}]')") from None
 
 
 def non_presburger_reason(*maps: IndexingMap) -> str | None:

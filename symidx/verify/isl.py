@@ -26,7 +26,7 @@ from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod
 from symidx.indexing_map import IndexingMap
 from symidx.indexing_map.text import int_text
 from symidx.verify import isl_worker
-from symidx.verify.common import Deadline, non_presburger_reason
+from symidx.verify.common import Deadline, has_module, non_presburger_reason, optional_module
 from symidx.verify.enumeration import image_at
 from symidx.verify.isl_worker import HEADER, difference, message
 from symidx.verify.verdict import Verdict
@@ -36,20 +36,12 @@ __all__ = ["has_isl", "isl_module", "isl_text", "isl_expr", "decide_by_isl"]
 
 def has_isl() -> bool:
     """Is islpy (the ``isl`` extra) importable?"""
-    try:
-        import islpy  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return has_module("islpy")
 
 
 def isl_module() -> Any:
     """The islpy module, or :class:`Undecided` naming the extra to install."""
-    try:
-        import islpy
-    except ImportError:
-        raise Undecided("islpy is not installed (pip install 'symidx[isl]')") from None
-    return islpy
+    return optional_module("islpy", "isl")
 
 
 def isl_text(m: IndexingMap) -> str:

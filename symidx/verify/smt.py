@@ -26,7 +26,7 @@ from symidx.errors import SymidxError, Undecided
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod, bounds, scale
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
-from symidx.verify.common import Deadline, box_size
+from symidx.verify.common import Deadline, box_size, has_module, optional_module
 from symidx.verify.enumeration import image_at
 from symidx.verify.verdict import Verdict
 
@@ -39,19 +39,11 @@ a quantifier."""
 
 def has_z3() -> bool:
     """Is z3 (the ``proofs`` extra) importable?"""
-    try:
-        import z3  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return has_module("z3")
 
 
 def _z3() -> Any:
-    try:
-        import z3
-    except ImportError:
-        raise Undecided("z3 is not installed (pip install 'symidx[proofs]')") from None
-    return z3
+    return optional_module("z3", "proofs")
 
 
 class _Encoder:

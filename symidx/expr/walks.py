@@ -1,0 +1,85 @@
+"""Walks over index expressions: the variables they use, whether they divide by a
+non-constant (what a new map checks), their depth."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sympy import Add, Expr, Mul, Pow, Symbol
+
+from symidx.errors import MapError
+from symidx.expr.nodes import _IntegerDivision, _IntegerOp
+
+
+def free_vars(e: Expr) -> set[Symbol]:
+    """The variables ``e`` uses (as sympy's ``free_symbols``, by a cheaper walk)."""
+    return scan([e])[0]
+
+
+def depth(expr: Expr) -> int:
+    """Height of the expression tree (an atom has depth 1)."""
+    best = 0
+    stack = [(expr, 1)]
+    while stack:
+        node, d = stack.pop()
+        best = max(best, d)
+        stack.extend((a, d + 1) for a in node.args)
+    return best
+
+
+def variable_divisions(expr: Expr) -> list[Expr]:
+    """The ``floordiv``, ``ceildiv`` and ``mod`` sub-expressions of ``expr`` whose divisor
+    is not a constant (``s0 floordiv s1``), innermost first."""
+    found: list[Expr] = []
+    seen: set[int] = set()  # by identity: a shared sub-expression is walked once
+    stack: list[tuple[Expr, bool]] = [(expr, False)]
+    while stack:
+        e, done = stack.pop()
+        if done:
+            if isinstance(e, _IntegerDivision) and not e.args[1].is_Integer:
+                found.append(e)
+            continue
+        if id(e) in seen or not e.args:
+            continue
+        seen.add(id(e))
+        stack.append((e, True))
+        stack.extend((a, False) for a in e.args)
+    return found
+
+
+def scan(exprs: Sequence[Expr]) -> tuple[set[Symbol], bool]:
+    """The variables the expressions use, and whether one divides by a non-constant (one
+    cheap walk: what a new map checks)."""
+    symbols: set[Symbol] = set()
+    divides = False
+    seen: set[int] = set()
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if e.is_Symbol:
+            symbols.add(e)
+            continue
+        if not e.args or id(e) in seen:
+            if e.is_Rational and not e.is_Integer:
+                raise MapError(f"{e} is not an integer: index expressions take integer "
+                               f"coefficients; for division write FloorDiv(a, b)")
+            continue
+        seen.add(id(e))
+        if isinstance(e, _IntegerDivision) and not e.args[1].is_Integer:
+            divides = True
+        elif not isinstance(e, (Add, Mul, Pow, _IntegerOp)):
+            raise MapError(_foreign_advice(e))
+        stack.extend(e.args)
+    return symbols, divides
+
+
+def _foreign_advice(e: Expr) -> str:
+    """Why a sympy function cannot be in a map, and what to write instead."""
+    name = type(e).__name__
+    instead = {"floor": "symidx.FloorDiv(a, b) (a // b on symidx's variables builds it)",
+               "ceiling": "symidx.CeilDiv(a, b)",
+               "Mod": "symidx.Mod(a, b) (a % b on symidx's variables builds it)",
+               "Min": "symidx.expr.Min(a, b)", "Max": "symidx.expr.Max(a, b)"}.get(name)
+    advice = f": write {instead}" if instead else ""
+    return (f"{e} uses sympy's {name}, which index expressions do not take (they have "
+            f"symidx's own FloorDiv, Mod, CeilDiv, Min and Max){advice}")

@@ -1,0 +1,67 @@
+"""The tokens of the map syntaxes, and what both readers (:mod:`symidx.syntax.parser`,
+:mod:`symidx.syntax.foreign`) ask of the next ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from symidx.errors import ParseError
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: str  # "int", "ident", "punct", "eof"
+    value: str
+    offset: int
+
+
+def describe(tok: Token) -> str:
+    """A token as an error names it."""
+    return "end of text" if tok.kind == "eof" else repr(tok.value)
+
+
+class TokenCursor:
+    """``at``, ``accept``, ``expect`` and ``signed_int`` over a reader's tokens; the reader
+    gives ``peek``, ``next`` and ``error`` (and may read integers its own way:
+    ``int_value``)."""
+
+    def peek(self, k: int = 0) -> Token:
+        raise NotImplementedError
+
+    def next(self) -> Token:
+        raise NotImplementedError
+
+    def error(self, message: str, offset: int) -> ParseError:
+        raise NotImplementedError
+
+    def at(self, value: str, k: int = 0) -> bool:
+        tok = self.peek(k)
+        return tok.kind in ("punct", "ident") and tok.value == value
+
+    def accept(self, value: str) -> bool:
+        if self.at(value):
+            self.next()
+            return True
+        return False
+
+    def expect(self, value: str, what: str = "") -> Token:
+        tok = self.peek()
+        if not self.at(value):
+            raise self.error(f"expected {what or repr(value)}, found {describe(tok)}",
+                             tok.offset)
+        return self.next()
+
+    def int_value(self, tok: Token) -> int:
+        """The value of an integer token."""
+        return int(tok.value)
+
+    def signed_int(self) -> int:
+        """An integer after any number of signs."""
+        sign = 1
+        while self.peek().kind == "punct" and self.peek().value in "+-":
+            if self.next().value == "-":
+                sign = -sign
+        tok = self.next()
+        if tok.kind != "int":
+            raise self.error(f"expected an integer, found {describe(tok)}", tok.offset)
+        return sign * self.int_value(tok)
