@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import wraps
 from typing import Protocol
 
 from symidx.errors import HloShapeError, ParseError, SymidxError, UnsupportedOpError
@@ -665,6 +666,7 @@ StepFunction = Callable[[HloInstruction, Direction, int, int, Callee, bool, "Sco
 def _plain(step: Callable[[HloInstruction, Direction, int, int, Callee], list[Step]]
            ) -> StepFunction:
     """A step that needs neither ``resolve`` nor the sweep's scope."""
+    @wraps(step)
     def plain(instr: HloInstruction, direction: Direction, index: int, leaf: int,
               callee: Callee, resolve: bool, scope: Scope | None) -> list[Step]:
         return step(instr, direction, index, leaf, callee)
