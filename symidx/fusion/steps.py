@@ -4,14 +4,17 @@ Outputs and operands are counted in array *leaves* (:mod:`symidx.hlo.leaves`): a
 connects output leaf ``output`` of an instruction with leaf ``leaf`` of its operand at
 ``position``. Output-to-input, its maps send an index of the output to the operand
 elements it reads; input-to-output, an index of the operand to the output elements that
-read it. Where the maps come from:
+read it. One table, :data:`STEPS`, gives the step of each opcode the fusion floor handles
+itself (its keys are :data:`symidx.ops.HANDLED_BY_FUSION`); every other opcode takes its
+per-op rule. Where the maps come from:
 
 * **array ops**: the per-op rules of :mod:`symidx.ops`; runtime variables are followed to
   the instructions holding their values (:mod:`symidx.fusion.runtime`), and every map is
   kept inside the shape it points into;
 * **ops that move tuple leaves** (``tuple``, ``get-tuple-element``, ``opt-barrier``,
   ``domain``, ``add-dependency``, ``copy-start``/``copy-done``, ``async-update``/
-  ``async-done``, ``send``, ``recv-done``, the ``*-done`` of asynchronous collectives):
+  ``async-done``, ``send``, ``recv-done``, the ``*-done`` of asynchronous collectives, a
+  ``copy`` of a tuple):
   the identity between the leaves they connect; ``after-all``, ``send-done``, ``recv``,
   ``infeed`` and ``outfeed`` read no array element of their operands (a ``recv``'s or
   ``infeed``'s data comes from outside the computation);
@@ -20,13 +23,9 @@ read it. Where the maps come from:
   ``conditional`` through every branch (the union: which branch runs is a runtime value,
   read as the scalar operand 0 by every output element); ``*-start`` of asynchronous
   collectives: the operands it keeps, and the collective's own rule for its result;
-* ``while``: when the trip count is known, the body's maps composed over the iterations,
-  exact (:mod:`symidx.fusion.loops`); otherwise, or beyond the unrolling bounds, an output
-  leaf the body passes through unchanged reads the same element of the initial value
-  (exact), and any other output leaf may read, over the iterations, every element of each
-  initial leaf its value depends on, directly or through the loop condition (which decides
-  the trip count). Those maps are a sound over-approximation, labelled opaque
-  (``"while NAME (loop-carried)"``, or ``"while NAME (loop-carried: WHY)"`` past a bound);
+* ``while``: the body's maps composed over the iterations when the trip count is known,
+  a labelled over-approximation otherwise (:func:`symidx.fusion.loops.while_steps`);
+* ``scan``: its body's maps walked through the carries (:mod:`symidx.fusion.scan`);
 * an op whose rule over-approximates (``symidx.ops.opaque_reason``, e.g. a custom-call
   with an unknown target) keeps its rule's maps with that label; one whose operands or
   outputs are tuples a rule cannot take reads every element of every leaf, labelled too;
