@@ -136,7 +136,6 @@ _INSTRUCTION_FIELDS = frozenset({
 #: The test fails when one is gone, so that the list only shrinks.
 KNOWN_FAKES = frozenset({
     ("symidx/fusion/steps.py", "_known_indices"),  # a scatter with its indices filled in
-    ("symidx/fusion/steps.py", "_async_collective_steps"),  # X-start read as X
     ("symidx/fusion/loops.py", "_constant_holder"),  # a counter's value as a constant
 })
 

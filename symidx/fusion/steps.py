@@ -48,6 +48,12 @@ from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources, split_b
 from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
 from symidx.fusion.values import Scope, filling, nonzero_where, select_constraints
 from symidx.hlo import HloComputation, HloInstruction, Shape, ShapeLike, TupleShape
+from symidx.hlo.asynchronous import (
+    ASYNC_COLLECTIVE_DONE,
+    ASYNC_COLLECTIVES,
+    keeps_operands,
+    wrapped_collective,
+)
 from symidx.hlo.facts import called_computation
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.hlo.validate import located
@@ -373,11 +379,6 @@ def _inside(m: IndexingMap, dims: tuple[int, ...]) -> IndexingMap:
 _SAME_LEAVES = frozenset({"opt-barrier", "domain", "add-dependency", "async-update"})
 #: Ops that read no array element of their operands.
 _NO_READS = frozenset({"after-all", "send-done", "recv", "infeed", "outfeed"})
-#: Asynchronous collectives: ``X-start`` / ``X-done`` pairs and the op ``X`` they run.
-_ASYNC_COLLECTIVES = {f"{op}-start": op for op in (
-    "all-gather", "all-reduce", "collective-permute", "all-to-all", "reduce-scatter",
-    "collective-broadcast", "ragged-all-to-all")}
-_ASYNC_DONE = {f"{op}-done" for op in _ASYNC_COLLECTIVES.values()}
 
 
 def _operand_leaves(instr: HloInstruction, base: int = 0) -> list[tuple[int, int, int]]:
@@ -443,9 +444,9 @@ def _wiring(instr: HloInstruction) -> list[tuple[int, int, int]] | None:
         return [(k, 0, lf) for k, lf in enumerate(_element(instr.operands[0], 0, instr))]
     if opcode == "async-done":
         return [(k, 0, lf) for k, lf in enumerate(_element(instr.operands[0], 1, instr))]
-    if opcode in _ASYNC_DONE:
+    if opcode in ASYNC_COLLECTIVE_DONE:
         start = instr.operands[0]
-        if _keeps_operands(start):
+        if keeps_operands(start):
             return [(k, 0, lf) for k, lf in enumerate(_element(start, 1, instr))]
         return [(k, 0, k) for k in range(leaf_count(start.shape))]
     return None
@@ -572,13 +573,13 @@ def _branches(instr: HloInstruction) -> tuple[HloComputation, ...]:
 def _async_collective_steps(instr: HloInstruction, direction: Direction, index: int,
                             leaf: int, callee: Callee) -> list[Step]:
     """``X-start``: either the result of ``X`` itself, or ``(operands, result,
-    context...)``."""
+    context...)``; the result's maps are the collective's own rule's
+    (:func:`symidx.hlo.asynchronous.wrapped_collective`)."""
     del callee
-    base_op = _ASYNC_COLLECTIVES[instr.opcode]
-    if not _keeps_operands(instr):
-        return _rule_steps(replace(instr, opcode=base_op), direction, index, leaf)
+    inner = wrapped_collective(instr)
+    if not keeps_operands(instr):
+        return _rule_steps(inner, direction, index, leaf)
     kept, result = _element(instr, 0, instr), _element(instr, 1, instr)
-    inner = replace(instr, opcode=base_op, shape=_element_shape(instr.shape, 1))
     steps = _kept(instr, kept.start, direction, index, leaf)
     if direction == OUTPUT_TO_INPUT:
         if index in result:
@@ -587,21 +588,6 @@ def _async_collective_steps(instr: HloInstruction, direction: Direction, index: 
         return steps
     return steps + [replace(s, output=s.output + result.start)
                     for s in _rule_steps(inner, direction, index, leaf)]
-
-
-def _keeps_operands(start: HloInstruction) -> bool:
-    """Does an ``X-start`` return ``(operands, result, ...)`` rather than the result?"""
-    shape = start.shape
-    if not isinstance(shape, TupleShape) or len(shape.elements) < 2:
-        return False
-    kept = shape.elements[0]
-    operand_leaves = [s.dims for op in start.operands for s in leaves(op.shape)]
-    return [s.dims for s in leaves(kept)] == operand_leaves
-
-
-def _element_shape(shape: ShapeLike, index: int) -> ShapeLike:
-    assert isinstance(shape, TupleShape)
-    return shape.elements[index]
 
 
 def _scan_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
@@ -673,7 +659,7 @@ def _plain(step: Callable[[HloInstruction, Direction, int, int, Callee], list[St
 
 
 #: Ops that only move tuple leaves, or read no array element (:func:`_wiring`).
-_MOVES = _SAME_LEAVES | _NO_READS | _ASYNC_DONE | {
+_MOVES = _SAME_LEAVES | _NO_READS | ASYNC_COLLECTIVE_DONE | {
     "tuple", "get-tuple-element", "copy-start", "copy-done", "recv-done", "send", "async-done"}
 
 #: The steps of every opcode the fusion floor handles itself, its keys exactly
@@ -686,7 +672,7 @@ STEPS: dict[str, StepFunction] = {
     "conditional": _plain(_conditional_steps),
     "while": _plain(while_steps),
     "scan": _plain(_scan_steps),
-    **{op: _plain(_async_collective_steps) for op in _ASYNC_COLLECTIVES},
+    **{op: _plain(_async_collective_steps) for op in ASYNC_COLLECTIVES},
     **{op: _plain(_moved_steps) for op in _MOVES},
 }
 
