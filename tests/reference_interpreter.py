@@ -336,7 +336,11 @@ def _local_collective(instr: HloInstruction, int_values: dict[int, np.ndarray], 
     """What a collective's output element reads, on any participant, of the operands of
     any participant: the local indices (a map over one device's shapes does not say which
     participant holds them; its ``participant`` variable ranges over the group)."""
-    per_participant = collective_dependencies(instr, group_size(instr), int_values, out)
+    size = group_size(instr)
+    if instr.opcode == "ragged-all-to-all":  # its reference takes every participant's
+        # offsets and sizes: here each holds this one's (one of the runs a map covers)
+        int_values = {k: np.stack([v] * size) for k, v in int_values.items()}
+    per_participant = collective_dependencies(instr, size, int_values, out)
     local: dict[Index, list[set[Index]]] = {}
     for (_, o), groups in per_participant.items():
         mine = local.setdefault(o, [set() for _ in instr.operands])

@@ -1,5 +1,5 @@
-"""Exact maps through a ``while`` loop whose trip count is known: the body's maps composed
-over the iterations.
+"""The steps of a ``while`` loop: exact when its trip count is known (the body's maps
+composed over the iterations), otherwise a labelled over-approximation.
 
 A loop runs on a state, the tuple of its carried leaves: state 0 is the initial value, the
 body makes state ``k + 1`` from state ``k``, and the condition, evaluated on each state,
@@ -38,6 +38,13 @@ elementwise or permuting body is exact for any trip count. Otherwise at most
 per carried leaf and :data:`COMPOSE_LIMIT` compositions per query; beyond, the loop keeps
 the labelled over-approximation and the label says why (``while NAME (loop-carried: 5000
 iterations, beyond the unrolling limit of 64)``).
+
+**Otherwise** (:func:`while_steps`): an output leaf the body passes through unchanged
+reads the same element of the initial value (exact), and any other output leaf may read,
+over the iterations, every element of each initial leaf its value depends on, directly or
+through the loop condition (which decides the trip count). Those maps are a sound
+over-approximation, labelled opaque (``"while NAME (loop-carried)"``, or ``"while NAME
+(loop-carried: WHY)"`` past a bound).
 """
 
 from __future__ import annotations
@@ -46,7 +53,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from symidx.fusion.reached import Reached
+from symidx.errors import HloShapeError
+from symidx.fusion.reached import Reached, Step, identity_step
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
@@ -54,8 +62,8 @@ from symidx.hlo.literal import LiteralValue
 from symidx.hlo.values import counter_dtype, evaluator, value_source
 from symidx.indexing_map import IndexingMap, ValueSource
 from symidx.interval import Interval
-from symidx.ops import finish
-from symidx.ops.basic import from_scalar, to_scalar
+from symidx.ops import OUTPUT_TO_INPUT, Direction, finish
+from symidx.ops.basic import every_element, from_scalar, to_scalar
 from symidx.simplify import compose
 
 # The evaluator needs numpy: it is imported when a loop is analysed, not at start-up.
@@ -63,7 +71,7 @@ if TYPE_CHECKING:
     from symidx.hlo.fold import Evaluator, Value
 
 __all__ = ["UNROLL_LIMIT", "MAP_LIMIT", "COMPOSE_LIMIT", "Trips", "trip_count",
-           "Unrolled", "LoopCallee", "unrolled_maps", "merged"]
+           "Unrolled", "LoopCallee", "unrolled_maps", "merged", "while_steps", "passes_through"]
 
 #: The most iterations composed one by one (a body whose maps change with the counter).
 UNROLL_LIMIT = 64
@@ -85,6 +93,100 @@ class LoopCallee(Protocol):
     def outputs_of(self, comp: HloComputation, parameter: int, leaf: int
                    ) -> Mapping[int, Reached]:
         """From leaf ``leaf`` of parameter ``parameter`` to each root leaf that reads it."""
+
+    def dependencies(self, comp: HloComputation) -> list[int]:
+        """Per root leaf, the parameter-0 leaves it depends on, as a bit set."""
+
+
+# --- the steps of a loop ----------------------------------------------------------------------
+
+
+def while_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
+                callee: LoopCallee) -> list[Step]:
+    """The steps of ``while`` ``instr`` from output leaf ``index`` (output-to-input), or
+    from leaf ``leaf`` of its operand (input-to-output): exact when the trip count is known
+    and the composition stays within its bounds (:func:`unrolled_maps`); otherwise the
+    labelled over-approximation of :func:`_loop_sources`, the label saying which bound was
+    passed."""
+    body, condition = _loop(instr)
+    backward = direction == OUTPUT_TO_INPUT
+    through = frozenset(k for k in range(leaf_count(instr.shape)) if passes_through(body, k))
+    found = unrolled_maps(instr, body, condition, callee, backward,
+                          index if backward else leaf, through)
+    if isinstance(found, Unrolled):
+        if backward:
+            return [Step(index, 0, lf, tuple((m, None, 1) for m in maps), opaque=found.opaque)
+                    for lf, maps in sorted(found.maps.items())]
+        return [Step(k, 0, leaf, tuple((m, None, 1) for m in maps), opaque=found.opaque)
+                for k, maps in sorted(found.maps.items())]
+    reason = f"while {instr.name} (loop-carried" + (f": {found})" if found else ")")
+    if backward:
+        return [_loop_step(instr, index, source, body, False, reason)
+                for source in _loop_sources(index, body, condition, callee)]
+    return [_loop_step(instr, k, leaf, body, True, reason)
+            for k in range(leaf_count(instr.shape))
+            if leaf in _loop_sources(k, body, condition, callee)]
+
+
+def _loop(instr: HloInstruction) -> tuple[HloComputation, HloComputation]:
+    called = instr.called_computations
+    body, condition = called.get("body", ()), called.get("condition", ())
+    if len(body) != 1 or len(condition) != 1 or len(instr.operands) != 1:
+        raise HloShapeError(f"while {instr.name}: expected one operand, body= and "
+                            f"condition=")
+    return body[0], condition[0]
+
+
+def _loop_sources(output: int, body: HloComputation,
+                  condition: HloComputation, callee: LoopCallee) -> list[int]:
+    """The leaves of the initial value that output leaf ``output`` may depend on."""
+    if passes_through(body, output):
+        return [output]
+    through_body = callee.dependencies(body)
+    needed = (1 << output) | _root_dependencies(callee.dependencies(condition))
+    closure = 0
+    while needed & ~closure:
+        closure |= needed
+        needed = 0
+        for lf in _bits(closure):
+            needed |= through_body[lf]
+    return list(_bits(closure))
+
+
+def _root_dependencies(per_leaf: list[int]) -> int:
+    found = 0
+    for bits in per_leaf:
+        found |= bits
+    return found
+
+
+def _bits(mask: int) -> list[int]:
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
+def _loop_step(instr: HloInstruction, output: int, source: int, body: HloComputation,
+               forward: bool, reason: str) -> Step:
+    if source == output and passes_through(body, output):
+        return identity_step(instr, output, 0, source)
+    out, init = leaves(instr.shape)[output].dims, leaves(instr.operands[0].shape)[source].dims
+    m = every_element(init, out) if forward else every_element(out, init)
+    return Step(output, 0, source, ((m, None, 1),), opaque=reason)
+
+
+def passes_through(body: HloComputation, leaf: int) -> bool:
+    """Does root leaf ``leaf`` of ``body`` hold parameter 0's leaf ``leaf`` unchanged (moved
+    only by tuple, get-tuple-element, copy, opt-barrier and domain)?"""
+    if len(body.parameters) != 1:
+        return False
+    instr, current = body.root, leaf
+    for _ in range(len(body.instructions) + 1):
+        if instr is body.parameters[0]:
+            return current == leaf
+        found = leaf_source(instr, current)
+        if found is None:
+            return False
+        instr, current = found
+    return False
 
 
 # --- the trip count ---------------------------------------------------------------------------

@@ -1,15 +1,20 @@
 """What a sweep finds for one instruction output: its distinct maps, where each comes from
 (a path of instructions, and how many paths give the same map: ``symidx maps --explain``),
 and whether they are unknown (an op without a rule on the way) or a labelled
-over-approximation (an opaque op on the way)."""
+over-approximation (an opaque op on the way); and what one step of a sweep gives
+(:class:`Step`: the maps between an instruction's output leaf and an operand leaf), which
+every step of :mod:`symidx.fusion.steps` and :mod:`symidx.fusion.loops` returns."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from symidx.errors import HloShapeError
+from symidx.hlo import HloInstruction
+from symidx.hlo.leaves import leaves
 from symidx.indexing_map import IndexingMap
 
-__all__ = ["Path", "Origin", "Reached"]
+__all__ = ["Path", "Origin", "Reached", "Traced", "Step", "identity_step"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,3 +85,33 @@ class Reached:
     def found(self) -> tuple[tuple[IndexingMap, ...], str | None]:
         """``(maps, unsupported)``."""
         return self.maps, self.unsupported
+
+
+#: A map of a step, the path inside a called computation that gives it (None for a plain
+#: op), and how many paths give it.
+Traced = tuple[IndexingMap, "Path | None", int]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The maps between output leaf ``output`` of an instruction and leaf ``leaf`` of its
+    operand at ``position`` (see :mod:`symidx.fusion.steps`); or the op without a rule on
+    the way (``unsupported``); ``opaque`` labels maps that over-approximate."""
+
+    output: int
+    position: int
+    leaf: int
+    maps: tuple[Traced, ...] = ()
+    unsupported: str | None = None
+    opaque: str | None = None
+
+
+def identity_step(instr: HloInstruction, output: int, position: int, leaf: int) -> Step:
+    """The step of an output leaf that holds operand leaf ``leaf`` of operand ``position``
+    unchanged: the identity (an error naming ``instr`` when the two differ in shape)."""
+    dims = leaves(instr.shape)[output].dims
+    other = leaves(instr.operands[position].shape)[leaf].dims
+    if dims != other:
+        raise HloShapeError(f"{instr.opcode} {instr.name}: output {output} is "
+                            f"{list(dims)} but the leaf it passes on is {list(other)}")
+    return Step(output, position, leaf, ((IndexingMap.identity(dims), None, 1),))

@@ -4,14 +4,17 @@ Outputs and operands are counted in array *leaves* (:mod:`symidx.hlo.leaves`): a
 connects output leaf ``output`` of an instruction with leaf ``leaf`` of its operand at
 ``position``. Output-to-input, its maps send an index of the output to the operand
 elements it reads; input-to-output, an index of the operand to the output elements that
-read it. Where the maps come from:
+read it. One table, :data:`STEPS`, gives the step of each opcode the fusion floor handles
+itself (its keys are :data:`symidx.ops.HANDLED_BY_FUSION`); every other opcode takes its
+per-op rule. Where the maps come from:
 
 * **array ops**: the per-op rules of :mod:`symidx.ops`; runtime variables are followed to
   the instructions holding their values (:mod:`symidx.fusion.runtime`), and every map is
   kept inside the shape it points into;
 * **ops that move tuple leaves** (``tuple``, ``get-tuple-element``, ``opt-barrier``,
   ``domain``, ``add-dependency``, ``copy-start``/``copy-done``, ``async-update``/
-  ``async-done``, ``send``, ``recv-done``, the ``*-done`` of asynchronous collectives):
+  ``async-done``, ``send``, ``recv-done``, the ``*-done`` of asynchronous collectives, a
+  ``copy`` of a tuple):
   the identity between the leaves they connect; ``after-all``, ``send-done``, ``recv``,
   ``infeed`` and ``outfeed`` read no array element of their operands (a ``recv``'s or
   ``infeed``'s data comes from outside the computation);
@@ -20,13 +23,9 @@ read it. Where the maps come from:
   ``conditional`` through every branch (the union: which branch runs is a runtime value,
   read as the scalar operand 0 by every output element); ``*-start`` of asynchronous
   collectives: the operands it keeps, and the collective's own rule for its result;
-* ``while``: when the trip count is known, the body's maps composed over the iterations,
-  exact (:mod:`symidx.fusion.loops`); otherwise, or beyond the unrolling bounds, an output
-  leaf the body passes through unchanged reads the same element of the initial value
-  (exact), and any other output leaf may read, over the iterations, every element of each
-  initial leaf its value depends on, directly or through the loop condition (which decides
-  the trip count). Those maps are a sound over-approximation, labelled opaque
-  (``"while NAME (loop-carried)"``, or ``"while NAME (loop-carried: WHY)"`` past a bound);
+* ``while``: the body's maps composed over the iterations when the trip count is known,
+  a labelled over-approximation otherwise (:func:`symidx.fusion.loops.while_steps`);
+* ``scan``: its body's maps walked through the carries (:mod:`symidx.fusion.scan`);
 * an op whose rule over-approximates (``symidx.ops.opaque_reason``, e.g. a custom-call
   with an unknown target) keeps its rule's maps with that label; one whose operands or
   outputs are tuples a rule cannot take reads every element of every leaf, labelled too;
@@ -37,19 +36,26 @@ read it. Where the maps come from:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from functools import wraps
 from typing import Protocol
 
 from symidx.errors import HloShapeError, ParseError, SymidxError, UnsupportedOpError
 from symidx.expr import Expr, bounds, dim, sym
-from symidx.fusion.loops import Unrolled, unrolled_maps
-from symidx.fusion.reached import Path, Reached
+from symidx.fusion.loops import passes_through, while_steps
+from symidx.fusion.reached import Reached, Step, Traced, identity_step
 from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources, split_by_tables
 from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
 from symidx.fusion.values import Scope, filling, nonzero_where, select_constraints
 from symidx.hlo import HloComputation, HloInstruction, Shape, ShapeLike, TupleShape
+from symidx.hlo.asynchronous import (
+    ASYNC_COLLECTIVE_DONE,
+    ASYNC_COLLECTIVES,
+    keeps_operands,
+    wrapped_collective,
+)
 from symidx.hlo.facts import called_computation
-from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
+from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.hlo.validate import located
 from symidx.hlo.values import known_values
 from symidx.indexing_map import IndexingMap, ValueSource
@@ -77,25 +83,6 @@ __all__ = [
     "leaf_dependencies",
     "handled_opcodes",
 ]
-
-#: A map of a step, the path inside a called computation that gives it (None for a plain
-#: op), and how many paths give it.
-Traced = tuple[IndexingMap, "Path | None", int]
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """The maps between output leaf ``output`` of an instruction and leaf ``leaf`` of its
-    operand at ``position`` (see the module docstring); or the op without a rule on the
-    way (``unsupported``); ``opaque`` labels maps that over-approximate."""
-
-    output: int
-    position: int
-    leaf: int
-    maps: tuple[Traced, ...] = ()
-    unsupported: str | None = None
-    opaque: str | None = None
-
 
 class Callee(Protocol):
     """What a step needs of the analysis of a called computation."""
@@ -137,7 +124,7 @@ def backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
     computation holding it, and its caller: a select's mask). An instruction whose shapes
     do not fit raises an error at its line."""
     try:
-        return _backward_steps(instr, output, callee, resolve=resolve, scope=scope)
+        return _steps(instr, OUTPUT_TO_INPUT, output, -1, callee, resolve, scope)
     except HloShapeError as e:
         raise _at(instr, e) from None
 
@@ -147,7 +134,7 @@ def forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Calle
     """The steps from leaf ``leaf`` of operand ``position`` of ``instr`` to its outputs
     (``resolve``: see :func:`backward_steps`)."""
     try:
-        return _forward_steps(instr, position, leaf, callee, resolve=resolve, scope=scope)
+        return _steps(instr, INPUT_TO_OUTPUT, position, leaf, callee, resolve, scope)
     except HloShapeError as e:
         raise _at(instr, e) from None
 
@@ -159,45 +146,30 @@ def _at(instr: HloInstruction, error: HloShapeError) -> SymidxError:
     return located(instr, str(error))
 
 
-def _backward_steps(instr: HloInstruction, output: int, callee: Callee, *,
-                    resolve: bool = True, scope: Scope | None = None) -> list[Step]:
+def _steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
+           callee: Callee, resolve: bool, scope: Scope | None) -> list[Step]:
+    """The one dispatch: an instruction whose shapes do not fit reads everything (labelled);
+    otherwise its opcode's entry in :data:`STEPS`, or, for every other opcode, its per-op
+    rule (:func:`_op_steps`)."""
     misfit = callee.misfit(instr)
     if misfit is not None:
-        return _everything(instr, OUTPUT_TO_INPUT, output, -1, f"shapes do not fit: {misfit}")
-    if instr.opcode in _CALLS or library_computation(instr) is not None:
-        return _call_steps(instr, OUTPUT_TO_INPUT, output, -1, callee, scope)
-    special = _SPECIAL.get(instr.opcode)
-    if special is not None:
-        return special(instr, OUTPUT_TO_INPUT, output, -1, callee)
-    wiring = _wiring(instr)
-    if wiring is not None:
-        return [_identity_step(instr, out, position, leaf)
-                for out, position, leaf in wiring if out == output]
-    steps = _rule_steps(instr, OUTPUT_TO_INPUT, output, -1, resolve, scope,
-                        callee.assume_finite)
-    if resolve and callee.assume_finite and instr.opcode in _PRODUCTS:
-        return _product_steps(instr, steps, scope, backward=True)
-    return _select_steps(instr, steps, scope) if resolve and instr.opcode == "select" else steps
+        return _everything(instr, direction, index, leaf, f"shapes do not fit: {misfit}")
+    return STEPS.get(instr.opcode, _op_steps)(instr, direction, index, leaf, callee, resolve,
+                                              scope)
 
 
-def _forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Callee, *,
-                   resolve: bool = True, scope: Scope | None = None) -> list[Step]:
-    misfit = callee.misfit(instr)
-    if misfit is not None:
-        return _everything(instr, INPUT_TO_OUTPUT, position, leaf, f"shapes do not fit: {misfit}")
-    if instr.opcode in _CALLS or library_computation(instr) is not None:
-        return _call_steps(instr, INPUT_TO_OUTPUT, position, leaf, callee, scope)
-    special = _SPECIAL.get(instr.opcode)
-    if special is not None:
-        return special(instr, INPUT_TO_OUTPUT, position, leaf, callee)
-    wiring = _wiring(instr)
-    if wiring is not None:
-        return [_identity_step(instr, out, p, lf)
-                for out, p, lf in wiring if (p, lf) == (position, leaf)]
-    steps = _rule_steps(instr, INPUT_TO_OUTPUT, position, leaf, resolve, scope,
-                        callee.assume_finite)
+def _op_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
+              callee: Callee, resolve: bool, scope: Scope | None) -> list[Step]:
+    """An op with a per-op rule: its rule's maps (refined by the values its operands hold:
+    a select's mask, under ``finite`` a factor's zeros); a custom-call that carries the
+    computation it computes goes through it; a ``copy`` of a tuple moves its leaves."""
+    if library_computation(instr) is not None:
+        return _call_steps(instr, direction, index, leaf, callee, resolve, scope)
+    if instr.opcode == "copy" and isinstance(instr.shape, TupleShape):
+        return _moved_steps(instr, direction, index, leaf, callee)
+    steps = _rule_steps(instr, direction, index, leaf, resolve, scope, callee.assume_finite)
     if resolve and callee.assume_finite and instr.opcode in _PRODUCTS:
-        return _product_steps(instr, steps, scope, backward=False)
+        return _product_steps(instr, steps, scope, backward=direction == OUTPUT_TO_INPUT)
     return _select_steps(instr, steps, scope) if resolve and instr.opcode == "select" else steps
 
 
@@ -405,13 +377,7 @@ def _inside(m: IndexingMap, dims: tuple[int, ...]) -> IndexingMap:
 #: Ops whose output is their operand 0, leaf for leaf.
 _SAME_LEAVES = frozenset({"opt-barrier", "domain", "add-dependency", "async-update"})
 #: Ops that read no array element of their operands.
-_NO_READS = frozenset({"after-all", "send-done", "recv", "infeed", "outfeed",
-                       "rng-get-and-update-state"})
-#: Asynchronous collectives: ``X-start`` / ``X-done`` pairs and the op ``X`` they run.
-_ASYNC_COLLECTIVES = {f"{op}-start": op for op in (
-    "all-gather", "all-reduce", "collective-permute", "all-to-all", "reduce-scatter",
-    "collective-broadcast", "ragged-all-to-all")}
-_ASYNC_DONE = {f"{op}-done" for op in _ASYNC_COLLECTIVES.values()}
+_NO_READS = frozenset({"after-all", "send-done", "recv", "infeed", "outfeed"})
 
 
 def _operand_leaves(instr: HloInstruction, base: int = 0) -> list[tuple[int, int, int]]:
@@ -430,11 +396,27 @@ def _kept(instr: HloInstruction, base: int, direction: Direction, index: int, le
           ) -> list[Step]:
     """The identity steps of :func:`_operand_leaves` from ``base``: to output leaf
     ``index`` (output-to-input), or from leaf ``leaf`` of operand ``index``."""
-    wiring = _operand_leaves(instr, base)
+    return _connected(instr, _operand_leaves(instr, base), direction, index, leaf)
+
+
+def _connected(instr: HloInstruction, wiring: list[tuple[int, int, int]],
+               direction: Direction, index: int, leaf: int) -> list[Step]:
+    """The identity steps of ``wiring`` (see :func:`_wiring`) to output leaf ``index``
+    (output-to-input), or from leaf ``leaf`` of operand ``index``."""
     if direction == OUTPUT_TO_INPUT:
-        return [_identity_step(instr, out, p, lf) for out, p, lf in wiring if out == index]
-    return [_identity_step(instr, out, p, lf) for out, p, lf in wiring
+        return [identity_step(instr, out, p, lf) for out, p, lf in wiring if out == index]
+    return [identity_step(instr, out, p, lf) for out, p, lf in wiring
             if (p, lf) == (index, leaf)]
+
+
+def _moved_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
+                 callee: Callee) -> list[Step]:
+    """An op that only moves tuple leaves, or reads nothing: the identity between the
+    leaves it connects (:func:`_wiring`)."""
+    del callee
+    wiring = _wiring(instr)
+    assert wiring is not None
+    return _connected(instr, wiring, direction, index, leaf)
 
 
 def _wiring(instr: HloInstruction) -> list[tuple[int, int, int]] | None:
@@ -461,9 +443,9 @@ def _wiring(instr: HloInstruction) -> list[tuple[int, int, int]] | None:
         return [(k, 0, lf) for k, lf in enumerate(_element(instr.operands[0], 0, instr))]
     if opcode == "async-done":
         return [(k, 0, lf) for k, lf in enumerate(_element(instr.operands[0], 1, instr))]
-    if opcode in _ASYNC_DONE:
+    if opcode in ASYNC_COLLECTIVE_DONE:
         start = instr.operands[0]
-        if _keeps_operands(start):
+        if keeps_operands(start):
             return [(k, 0, lf) for k, lf in enumerate(_element(start, 1, instr))]
         return [(k, 0, k) for k in range(leaf_count(start.shape))]
     return None
@@ -477,15 +459,6 @@ def _element(holder: HloInstruction, index: int | None, user: HloInstruction) ->
     except IndexError:
         raise HloShapeError(f"{user.opcode} {user.name}: {holder.name} of shape "
                             f"{holder.shape} has no tuple element {index}") from None
-
-
-def _identity_step(instr: HloInstruction, output: int, position: int, leaf: int) -> Step:
-    dims = _leaf_dims(instr.shape, output)
-    other = _leaf_dims(instr.operands[position].shape, leaf)
-    if dims != other:
-        raise HloShapeError(f"{instr.opcode} {instr.name}: output {output} is "
-                            f"{list(dims)} but the leaf it passes on is {list(other)}")
-    return Step(output, position, leaf, ((IndexingMap.identity(dims), None, 1),))
 
 
 # --- called computations ----------------------------------------------------------------------
@@ -521,7 +494,10 @@ def _reached_step(output: int, position: int, leaf: int, r: Reached,
 
 
 def _call_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
-                callee: Callee, scope: Scope | None = None) -> list[Step]:
+                callee: Callee, resolve: bool, scope: Scope | None) -> list[Step]:
+    """``fusion``, ``call``, and a custom-call that carries its computation: through the
+    computation it runs on its operands (once per call when :func:`specialized`)."""
+    del resolve  # maps through a computation always follow their runtime variables
     comp = called_computation(instr) or library_computation(instr)
     assert comp is not None
     inner = Scope(comp, tuple(instr.operands), scope or Scope(None)) \
@@ -597,13 +573,13 @@ def _branches(instr: HloInstruction) -> tuple[HloComputation, ...]:
 def _async_collective_steps(instr: HloInstruction, direction: Direction, index: int,
                             leaf: int, callee: Callee) -> list[Step]:
     """``X-start``: either the result of ``X`` itself, or ``(operands, result,
-    context...)``."""
+    context...)``; the result's maps are the collective's own rule's
+    (:func:`symidx.hlo.asynchronous.wrapped_collective`)."""
     del callee
-    base_op = _ASYNC_COLLECTIVES[instr.opcode]
-    if not _keeps_operands(instr):
-        return _rule_steps(replace(instr, opcode=base_op), direction, index, leaf)
+    inner = wrapped_collective(instr)
+    if not keeps_operands(instr):
+        return _rule_steps(inner, direction, index, leaf)
     kept, result = _element(instr, 0, instr), _element(instr, 1, instr)
-    inner = replace(instr, opcode=base_op, shape=_element_shape(instr.shape, 1))
     steps = _kept(instr, kept.start, direction, index, leaf)
     if direction == OUTPUT_TO_INPUT:
         if index in result:
@@ -612,49 +588,6 @@ def _async_collective_steps(instr: HloInstruction, direction: Direction, index: 
         return steps
     return steps + [replace(s, output=s.output + result.start)
                     for s in _rule_steps(inner, direction, index, leaf)]
-
-
-def _keeps_operands(start: HloInstruction) -> bool:
-    """Does an ``X-start`` return ``(operands, result, ...)`` rather than the result?"""
-    shape = start.shape
-    if not isinstance(shape, TupleShape) or len(shape.elements) < 2:
-        return False
-    kept = shape.elements[0]
-    operand_leaves = [s.dims for op in start.operands for s in leaves(op.shape)]
-    return [s.dims for s in leaves(kept)] == operand_leaves
-
-
-def _element_shape(shape: ShapeLike, index: int) -> ShapeLike:
-    assert isinstance(shape, TupleShape)
-    return shape.elements[index]
-
-
-# --- while loops ------------------------------------------------------------------------------
-
-
-def _while_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
-                 callee: Callee) -> list[Step]:
-    """Exact when the trip count is known and the composition stays within its bounds
-    (:mod:`symidx.fusion.loops`); otherwise the labelled over-approximation of
-    :func:`_loop_sources`, the label saying which bound was passed."""
-    body, condition = _loop(instr)
-    backward = direction == OUTPUT_TO_INPUT
-    through = frozenset(k for k in range(leaf_count(instr.shape)) if passes_through(body, k))
-    found = unrolled_maps(instr, body, condition, callee, backward,
-                          index if backward else leaf, through)
-    if isinstance(found, Unrolled):
-        if backward:
-            return [Step(index, 0, lf, tuple((m, None, 1) for m in maps), opaque=found.opaque)
-                    for lf, maps in sorted(found.maps.items())]
-        return [Step(k, 0, leaf, tuple((m, None, 1) for m in maps), opaque=found.opaque)
-                for k, maps in sorted(found.maps.items())]
-    reason = f"while {instr.name} (loop-carried" + (f": {found})" if found else ")")
-    if backward:
-        return [_loop_step(instr, index, source, body, False, reason)
-                for source in _loop_sources(index, body, condition, callee)]
-    return [_loop_step(instr, k, leaf, body, True, reason)
-            for k in range(leaf_count(instr.shape))
-            if leaf in _loop_sources(k, body, condition, callee)]
 
 
 def _scan_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
@@ -669,67 +602,6 @@ def _scan_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
     except HloShapeError as e:  # a scan XLA's parser lets through, but whose parts disagree
         return _everything(instr, direction, index, leaf, f"shapes do not fit: {e}")
     return _group_steps(instr, direction, index, groups, reason)
-
-
-def _loop(instr: HloInstruction) -> tuple[HloComputation, HloComputation]:
-    called = instr.called_computations
-    body, condition = called.get("body", ()), called.get("condition", ())
-    if len(body) != 1 or len(condition) != 1 or len(instr.operands) != 1:
-        raise HloShapeError(f"while {instr.name}: expected one operand, body= and "
-                            f"condition=")
-    return body[0], condition[0]
-
-
-def _loop_sources(output: int, body: HloComputation,
-                  condition: HloComputation, callee: Callee) -> list[int]:
-    """The leaves of the initial value that output leaf ``output`` may depend on."""
-    if passes_through(body, output):
-        return [output]
-    through_body = callee.dependencies(body)
-    needed = (1 << output) | _root_dependencies(callee.dependencies(condition))
-    closure = 0
-    while needed & ~closure:
-        closure |= needed
-        needed = 0
-        for lf in _bits(closure):
-            needed |= through_body[lf]
-    return list(_bits(closure))
-
-
-def _root_dependencies(per_leaf: list[int]) -> int:
-    found = 0
-    for bits in per_leaf:
-        found |= bits
-    return found
-
-
-def _bits(mask: int) -> list[int]:
-    return [i for i in range(mask.bit_length()) if mask >> i & 1]
-
-
-def _loop_step(instr: HloInstruction, output: int, source: int, body: HloComputation,
-               forward: bool, reason: str) -> Step:
-    if source == output and passes_through(body, output):
-        return _identity_step(instr, output, 0, source)
-    out, init = _leaf_dims(instr.shape, output), _leaf_dims(instr.operands[0].shape, source)
-    m = every_element(init, out) if forward else every_element(out, init)
-    return Step(output, 0, source, ((m, None, 1),), opaque=reason)
-
-
-def passes_through(body: HloComputation, leaf: int) -> bool:
-    """Does root leaf ``leaf`` of ``body`` hold parameter 0's leaf ``leaf`` unchanged (moved
-    only by tuple, get-tuple-element, copy, opt-barrier and domain)?"""
-    if len(body.parameters) != 1:
-        return False
-    instr, current = body.root, leaf
-    for _ in range(len(body.instructions) + 1):
-        if instr is body.parameters[0]:
-            return current == leaf
-        found = leaf_source(instr, current)
-        if found is None:
-            return False
-        instr, current = found
-    return False
 
 
 def leaf_dependencies(comp: HloComputation) -> list[int]:
@@ -766,22 +638,47 @@ def _order(comp: HloComputation) -> list[HloInstruction]:
     return topological_order(comp)
 
 
-#: Ops that run a computation on their operands: their steps need the sweep's scope
-#: (:func:`_call_steps`).
-_CALLS = frozenset({"fusion", "call"})
-_SPECIAL = {
-    "async-start": _async_start_steps,
-    "conditional": _conditional_steps,
-    "while": _while_steps,
-    "scan": _scan_steps,
-    **{op: _async_collective_steps for op in _ASYNC_COLLECTIVES},
+
+
+# --- the one table ----------------------------------------------------------------------------
+
+#: A step function: ``(instr, direction, index, leaf, callee, resolve, scope)``, as
+#: :func:`_steps` receives them.
+StepFunction = Callable[[HloInstruction, Direction, int, int, Callee, bool, "Scope | None"],
+                        list[Step]]
+
+
+def _plain(step: Callable[[HloInstruction, Direction, int, int, Callee], list[Step]]
+           ) -> StepFunction:
+    """A step that needs neither ``resolve`` nor the sweep's scope."""
+    @wraps(step)
+    def plain(instr: HloInstruction, direction: Direction, index: int, leaf: int,
+              callee: Callee, resolve: bool, scope: Scope | None) -> list[Step]:
+        return step(instr, direction, index, leaf, callee)
+    return plain
+
+
+#: Ops that only move tuple leaves, or read no array element (:func:`_wiring`).
+_MOVES = _SAME_LEAVES | _NO_READS | ASYNC_COLLECTIVE_DONE | {
+    "tuple", "get-tuple-element", "copy-start", "copy-done", "recv-done", "send", "async-done"}
+
+#: The steps of every opcode the fusion floor handles itself, its keys exactly
+#: :data:`symidx.ops.HANDLED_BY_FUSION` (tests/test_architecture.py holds it); any other
+#: opcode's steps come from its per-op rule (:func:`_op_steps`).
+STEPS: dict[str, StepFunction] = {
+    "fusion": _call_steps,
+    "call": _call_steps,
+    "async-start": _plain(_async_start_steps),
+    "conditional": _plain(_conditional_steps),
+    "while": _plain(while_steps),
+    "scan": _plain(_scan_steps),
+    **{op: _plain(_async_collective_steps) for op in ASYNC_COLLECTIVES},
+    **{op: _plain(_moved_steps) for op in _MOVES},
 }
 
 
 def handled_opcodes() -> frozenset[str]:
     """The opcodes whose steps come from here rather than from a per-op rule: calls, loops,
     conditionals, asynchronous wrappers, and the ops that move tuple leaves or read
-    nothing."""
-    moved = {"tuple", "get-tuple-element", "copy-start", "copy-done", "recv-done", "send",
-             "async-done"}
-    return frozenset(_SPECIAL) | _CALLS | _SAME_LEAVES | _NO_READS | _ASYNC_DONE | moved
+    nothing (the keys of :data:`STEPS`)."""
+    return frozenset(STEPS)

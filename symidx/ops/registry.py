@@ -36,16 +36,29 @@ Direction = Literal["output_to_input", "input_to_output"]
 OUTPUT_TO_INPUT: Direction = "output_to_input"
 INPUT_TO_OUTPUT: Direction = "input_to_output"
 
-#: Opcodes without a per-op rule by design: they call computations (while, scan, conditional,
-#: call, fusion, async-*), split an op into a start and a done (``*-start``/``*-done``
-#: collectives, copy-start/-done, send/recv and their done), or move tuples and tokens
-#: between computations and the outside (opt-barrier, domain, add-dependency, infeed,
-#: outfeed). :mod:`symidx.fusion` follows their data through the computations involved.
+#: The opcodes whose maps :mod:`symidx.fusion` gives itself (the keys of its one table of
+#: steps, :data:`symidx.fusion.steps.STEPS`), rather than a per-op rule:
+#:
+#: * ops that run called computations (while, scan, conditional, call, fusion, async-*);
+#: * ops split into a start and a done: copy-start/-done, send/recv and their done, and the
+#:   asynchronous collectives: XLA's own all-gather/all-reduce/collective-permute
+#:   ``-start``/``-done`` opcodes, and the ``X-start``/``X-done`` that XLA prints for an
+#:   ``async-start``/``async-done`` wrapping the collective ``X`` (all-to-all,
+#:   reduce-scatter, collective-broadcast, ragged-all-to-all: names of XLA's text, not of
+#:   its opcode list);
+#: * ops that move tuple leaves or tokens: tuple, get-tuple-element, opt-barrier, domain,
+#:   add-dependency, after-all, infeed, outfeed. tuple, get-tuple-element and after-all
+#:   also have a per-op rule, for an array element, but a sweep follows tuples leaf by
+#:   leaf (a tuple of tuples), which a rule cannot.
 HANDLED_BY_FUSION = frozenset({
     "while", "conditional", "call", "fusion", "async-start", "async-update", "async-done",
     "all-gather-start", "all-gather-done", "all-reduce-start", "all-reduce-done",
-    "collective-permute-start", "collective-permute-done", "copy-start", "copy-done",
-    "send", "send-done", "recv", "recv-done", "opt-barrier", "domain", "add-dependency",
+    "collective-permute-start", "collective-permute-done",
+    "all-to-all-start", "all-to-all-done", "reduce-scatter-start", "reduce-scatter-done",
+    "collective-broadcast-start", "collective-broadcast-done",
+    "ragged-all-to-all-start", "ragged-all-to-all-done",
+    "copy-start", "copy-done", "send", "send-done", "recv", "recv-done",
+    "tuple", "get-tuple-element", "opt-barrier", "domain", "add-dependency", "after-all",
     "infeed", "outfeed", "scan",
 })
 
