@@ -27,10 +27,17 @@ def markdown_safe(text: str) -> str:
     return html.escape(terminal_safe(text), quote=True).translate(_MARKDOWN)
 
 
+# Python accepts no limit on digits below 640 (``sys.int_info.str_digits_check_threshold``):
+# an integer of at most this many characters is always read.
+_ALWAYS_READ = 640
+
+
 def too_long(digits: str) -> str | None:
     """Why the integer text ``digits`` cannot be read (Python refuses to read an integer of
     more than ``sys.get_int_max_str_digits()`` digits, a guard against quadratic time), or
     None when it can."""
+    if len(digits) <= _ALWAYS_READ:
+        return None  # the common case: no limit is that low
     import sys
 
     limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0

@@ -6,7 +6,7 @@ predecessors read as references), for :mod:`symidx.hlo.parser`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from symidx.hlo.attributes import scan_value
 from symidx.hlo.ir import HloComputation, HloInstruction
@@ -34,6 +34,47 @@ _NAME_LIST_RE = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-]*(?:, ?%?[A-Za-z_][A-Za-z
 _PARAMETER_RE = re.compile(r"([0-9]{1,9})\)")
 # An attribute's start, ``, key=`` (group: key).
 _KEY_RE = re.compile(r", ?([A-Za-z_][A-Za-z0-9_.\-]*)=")
+# An attribute in its commonest spellings, read with one match: ``, key=value`` whose value
+# is a run of plain characters, double-quoted strings and bracketed groups (nested at most
+# four deep, holding no comment, no '/' and no single quote outside double-quoted strings),
+# followed by ',' or the end of the line. Where the value ends is then the same for every
+# value scanner of :mod:`symidx.hlo.attributes` except those of ``literal``,
+# ``outfeed_shape`` and a ``replica_groups`` not in braces (checked apart), and the value
+# has no comment to remove (groups: key, value).
+_GROUP_INNER = r"""(?:[^(){}\[\]"'/]++|"(?:[^"\\\n]|\\.)*+")"""
+
+
+def _group_pattern(depth: int) -> str:
+    inner = _GROUP_INNER if depth == 0 else f"(?:{_GROUP_INNER}|{_group_pattern(depth - 1)})"
+    return rf"\{{{inner}*+\}}|\[{inner}*+\]|\({inner}*+\)"
+
+
+def _attribute_pattern(capture: bool) -> str:
+    key, value = ("(", "(") if capture else ("(?:", "(?:")
+    return (r", ?" + key + r"[A-Za-z_][A-Za-z0-9_.\-]*)=" + value
+            + r"(?:[^\s,(){}\[\]\"'/]++|\"(?:[^\"\\\n]|\\.)*+\"|" + _group_pattern(3)
+            + r")++)(?=,|[ \t]*(?:[\r\n]|\Z))")
+
+
+_ATTRIBUTE_RE = re.compile(_attribute_pattern(True))
+# A whole instruction in its commonest spelling, read with one match: ``[ROOT] name = shape
+# opcode(`` as _LHS_RE then _RHS_RE read it; names only, a parameter number or nothing, then
+# ``)``; then attributes as _ATTRIBUTE_RE reads them (groups: ROOT, name, shape, opcode,
+# names, number, attributes).
+_NAME_PATTERN = r"%?[A-Za-z_][A-Za-z0-9_.\-]*"
+_INSTRUCTION_RE = re.compile(
+    r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + PLAIN_SHAPE + r")[ \t]+"
+    r"([A-Za-z_][A-Za-z0-9_.\-]*)\((?:(" + _NAME_PATTERN + r"(?:, ?" + _NAME_PATTERN
+    + r")*)|([0-9]{1,9}))?\)((?:" + _attribute_pattern(False) + r")*+)")
+# The names of such an operand list, without their '%'.
+_BARE_NAME_RE = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)")
+_FULL_NAME_RE = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)\Z")
+# A ``replica_groups`` in XLA's iota form written without blanks, ``[a,b]<=[c,d]T(1,0)``:
+# where the device-list scanner ends it when a ',' follows.
+_IOTA_GROUPS_RE = re.compile(r"\[[0-9,]*\]<=\[[0-9,]*\](?:T\([0-9,]*\))?")
+_OWN_SCANNER_KEYS = frozenset({"literal", "outfeed_shape", "replica_groups"})
+# Blanks then what cannot continue the attributes (not ',', no comment): where they end.
+_ATTRIBUTES_END_RE = re.compile(r"[ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/])")
 #: Attributes naming one computation; ``_COMPUTATION_LIST_KEYS`` name several, ``{a, b}``.
 _COMPUTATION_KEYS = frozenset({
     "to_apply", "calls", "condition", "body", "true_computation", "false_computation",
@@ -62,18 +103,37 @@ Ref = tuple[str, int]  # a name and where it is written
 CallRef = Ref | HloComputation  # a computation by name, or one written inline
 
 
-@dataclass(eq=False, slots=True)
 class Pending:
     """What an instruction refers to, resolved once its scope (computation or module) is
-    complete."""
+    complete: its operands -- :class:`Operand` records, or (read on the fast path) names
+    alone, whose offsets are found again from ``operands_at`` only for an error -- its control
+    predecessors and the computations it calls. A plain class with slots: one is made per
+    instruction."""
 
-    instr: HloInstruction
-    anonymous: bool = False
-    #: The computation the instruction is in, once built.
-    caller: HloComputation | None = None
-    operands: list[Operand] = field(default_factory=list)
-    control_predecessors: list[Ref] = field(default_factory=list)
-    computations: list[tuple[str, list[CallRef]]] = field(default_factory=list)
+    __slots__ = ("anonymous", "caller", "computations", "control_predecessors", "instr",
+                 "operands", "operands_at")
+
+    def __init__(self, instr: HloInstruction, anonymous: bool = False,
+                 operands: list[Operand] | list[str] | None = None, operands_at: int = 0) -> None:
+        self.instr = instr
+        self.anonymous = anonymous
+        #: The computation the instruction is in, once built.
+        self.caller: HloComputation | None = None
+        self.operands: list[Operand] | list[str] = [] if operands is None else operands
+        #: Where the operand list starts (after its '('), when ``operands`` holds names.
+        self.operands_at = operands_at
+        self.control_predecessors: list[Ref] = []
+        self.computations: list[tuple[str, list[CallRef]]] = []
+
+    def operand_offset(self, text: str, index: int) -> int:
+        """Where operand ``index`` is written."""
+        operand = self.operands[index]
+        if isinstance(operand, Operand):
+            return operand.offset
+        for k, match in enumerate(NAME_RE.finditer(text, self.operands_at)):
+            if k == index:
+                return match.start()
+        raise AssertionError(f"operand {index} of {self.instr.name!r} not found again")
 
 
 @dataclass(eq=False, slots=True)
@@ -107,6 +167,9 @@ class InstructionReader(Cursor):
     def instruction(self, pendings: list[Pending]) -> None:
         """``[ROOT] name = rhs``; appends it (after any inline operands) to ``pendings``."""
         start = self.skip()
+        head = None if self.single else _INSTRUCTION_RE.match(self.text, start)
+        if head is not None and self.fast_instruction(head, start, pendings):
+            return
         lhs = _LHS_RE.match(self.text, start)
         if lhs is not None:
             self.pos = lhs.end()
@@ -121,6 +184,49 @@ class InstructionReader(Cursor):
         name, _ = self.name("an instruction name")
         self.expect("=", f"after instruction name {name!r}")
         self.rhs(name, start, pendings, is_root=is_root)
+
+    def fast_instruction(self, head: re.Match[str], start: int,
+                         pendings: list[Pending]) -> bool:
+        """The instruction ``head`` (:data:`_INSTRUCTION_RE`) matched at ``start``, read as
+        :meth:`rhs` would read it, if its shape's text is one read before and its operands
+        are what its opcode takes here; False (nothing read) otherwise."""
+        shape = self._plain_shapes.get(head.group(3))
+        if shape is None:
+            return False
+        opcode = head.group(4)
+        number = head.group(6)
+        if opcode == "parameter":
+            if number is None:
+                return False
+        elif number is not None or opcode == "constant":
+            return False
+        instr = HloInstruction(head.group(2), opcode, shape, self.line_of(start),
+                               is_root=head.group(1) is not None, _offset=start,
+                               _document=self.document)
+        names = head.group(5)
+        if names is not None:
+            item = Pending(instr, False, _BARE_NAME_RE.findall(names), head.start(5))
+        else:
+            item = Pending(instr)
+            if number is not None:
+                instr.parameter_number = int(number)
+        values: dict[str, str] = {}
+        offsets: dict[str, int] = {}
+        self.pos = head.end(7)
+        if head.start(7) < self.pos:
+            for whole in _ATTRIBUTE_RE.finditer(self.text, head.start(7), self.pos):
+                if not self.fast_attribute(whole, item, values, offsets):
+                    self.pos = whole.start()
+                    break
+        end = _ATTRIBUTES_END_RE.match(self.text, self.pos)
+        if end is not None:
+            self.pos = end.end()
+        else:
+            self.attributes(item, values, offsets)
+        instr.attributes, instr._attribute_offsets = values, offsets
+        fill_typed_fields(instr)
+        pendings.append(item)
+        return True
 
     def rhs(self, name: str, start: int, pendings: list[Pending], *, is_root: bool = False,
             inline: bool = False) -> HloInstruction:
@@ -226,13 +332,23 @@ class InstructionReader(Cursor):
                 raise self.error(f"expected ',' or ')' in the operands of {user}, found "
                                  f"{describe(self.text, self.pos - 1)}", self.pos - 1)
 
-    def attributes(self, item: Pending | None) -> tuple[dict[str, str], dict[str, int]]:
+    def attributes(self, item: Pending | None, values: dict[str, str] | None = None,
+                   offsets: dict[str, int] | None = None,
+                   ) -> tuple[dict[str, str], dict[str, int]]:
         """``, key=value`` pairs while a ',' follows; values raw, comments removed. For an
         instruction (``item``), computation attributes and control predecessors are also
-        read as references."""
-        values: dict[str, str] = {}
-        offsets: dict[str, int] = {}
+        read as references. ``values`` and ``offsets``: those read already, added to."""
+        values = {} if values is None else values
+        offsets = {} if offsets is None else offsets
+        text = self.text
         while True:
+            whole = _ATTRIBUTE_RE.match(text, self.pos)
+            if whole is not None:
+                if self.fast_attribute(whole, item, values, offsets):
+                    continue
+            elif (done := _ATTRIBUTES_END_RE.match(text, self.pos)) is not None:
+                self.pos = done.end()
+                break
             fast = _KEY_RE.match(self.text, self.pos)
             if fast is not None:
                 key, key_pos = fast.group(1), fast.start(1)
@@ -267,6 +383,32 @@ class InstructionReader(Cursor):
             values[key], offsets[key] = strip_comments(self.text[start:end]), start
             self.pos = end
         return values, offsets
+
+    def fast_attribute(self, whole: re.Match[str], item: Pending | None, values: dict[str, str],
+                       offsets: dict[str, int]) -> bool:
+        """The attribute ``whole`` (:data:`_ATTRIBUTE_RE`) matched, read into ``values`` and
+        ``offsets`` as the general path reads it; False (nothing read) where that path must
+        decide."""
+        key, value = whole.group(1), whole.group(2)
+        start = whole.start(2)
+        if key in values:
+            raise self.error(f"duplicate attribute {key!r}", whole.start(1))
+        if key in _OWN_SCANNER_KEYS:
+            if key != "replica_groups" or not (value[0] == "{" or (
+                    _IOTA_GROUPS_RE.fullmatch(value) and self.text.startswith(",", whole.end()))):
+                return False
+        elif item is not None:
+            if key in _ALL_COMPUTATION_KEYS:
+                name = _FULL_NAME_RE.match(value)
+                if name is None:
+                    return False
+                item.computations.append((key, [(name.group(1), start)]))
+            elif key == "control-predecessors":
+                item.control_predecessors = self.name_list(key, start, whole.end())
+        values[key] = value
+        offsets[key] = start
+        self.pos = whole.end()
+        return True
 
     def computation_refs(self, owner: HloInstruction, key: str) -> list[CallRef]:
         """The value of a computation attribute at ``self.pos``: a name, ``{a, b, ...}``, a

@@ -51,8 +51,9 @@ attributes over the token readers of :mod:`symidx.hlo.reader`;
 from __future__ import annotations
 
 import re
+from typing import cast
 
-from symidx._gc import gc_paused
+from symidx._gc import long_lived
 from symidx.errors import HloShapeError, ParseError, expect_type
 from symidx.hlo.attributes import (
     ConvolutionDimensionNumbers,
@@ -66,11 +67,19 @@ from symidx.hlo.attributes import (
 from symidx.hlo.infer import infer_shape
 from symidx.hlo.instructions import Inline, InstructionReader, Operand, Pending, Ref
 from symidx.hlo.ir import HloComputation, HloInstruction, HloModule
-from symidx.hlo.lexer import NAME_RE, describe, end_of_string, scan_balanced, skip, strip_comments
+from symidx.hlo.lexer import (
+    BLANK_START,
+    NAME_RE,
+    describe,
+    end_of_string,
+    scan_balanced,
+    skip,
+    strip_comments,
+)
 from symidx.hlo.literal import LiteralValue
 from symidx.hlo.mlir import looks_like_mlir, mlir_hint
 from symidx.hlo.order import callees_first, find_cycle, operands_first, unique_name
-from symidx.hlo.reader import name_end
+from symidx.hlo.reader import PLAIN_SHAPE, name_end
 from symidx.hlo.shape import ShapeLike, can_start_shape
 from symidx.hlo.validate import check_operand_counts, validate_module
 
@@ -91,6 +100,10 @@ __all__ = [
 
 #: The start of an HloModuleProto in protobuf text format, which is not HLO text: its
 #: ``hlo_module {`` after comment lines that start with ``#``.
+# A parameter of a signature in its common spelling, ``name: shape`` then ',' or ')'
+# (group: the shape's text).
+_SIGNATURE_PARAMETER_RE = re.compile(r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*:[ \t]*("
+                                     + PLAIN_SHAPE + r")(?=[ \t]*[,)])")
 _PROTO_RE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*hlo_module[ \t]*\{")
 
 
@@ -110,7 +123,7 @@ def parse_hlo(text: str, source: str = "", *, validate: bool = True) -> HloModul
     expect_type(source, str, "source", "parse_hlo")
     if looks_like_mlir(text):
         raise ParseError(mlir_hint(), text, len(text) - len(text.lstrip()), source=source)
-    with gc_paused():  # many long-lived allocations: collections would only slow it down
+    with long_lived():  # many long-lived allocations: young collections would only slow it
         module = _Parser(text, source).module()
         if validate:
             validate_module(module)
@@ -325,9 +338,13 @@ class _Parser(InstructionReader):
         self.pos += 1
         if self.peek() != ")":
             while True:
-                self.name(f"a parameter name in the signature of {name!r}", colon=False)
-                self.expect(":", "after a parameter name in the signature")
-                self.required_shape("the shape of a parameter in the signature")
+                fast = _SIGNATURE_PARAMETER_RE.match(self.text, self.pos)
+                if fast is not None and fast.group(1) in self._plain_shapes:
+                    self.pos = fast.end()  # a shape read before: nothing more to check
+                else:
+                    self.name(f"a parameter name in the signature of {name!r}", colon=False)
+                    self.expect(":", "after a parameter name in the signature")
+                    self.required_shape("the shape of a parameter in the signature")
                 if self.peek() != ",":
                     break
                 self.pos += 1
@@ -341,8 +358,11 @@ class _Parser(InstructionReader):
         self.expect("{", f"to open computation {name!r}")
         open_brace = self.pos - 1
         pendings: list[Pending] = []
+        text = self.text
         while True:
-            ch = self.peek()
+            ch = text[self.pos: self.pos + 1]
+            if ch in BLANK_START:
+                ch = self.peek()
             if ch == "}":
                 self.pos += 1
                 break
@@ -375,17 +395,25 @@ class _Parser(InstructionReader):
         root: HloInstruction | None = None
         done = {id(param) for param in parameters}
         forward = False  # whether some instruction uses one written after it
+        get = by_name.get
         for item in pendings:
             instr = item.instr
-            operands = instr.operands
-            for operand in item.operands:
-                target = operand.instr or by_name.get(operand.name)
-                operands.append(target or self.lookup(by_name, operand, instr, name))
-                forward = forward or id(operands[-1]) not in done
-            for ref, offset in item.control_predecessors:
-                instr.control_predecessors.append(
-                    self.lookup(by_name, Operand(ref, offset), instr, name))
-            forward = forward or any(id(o) not in done for o in instr.control_predecessors)
+            if item.operands:
+                found = [get(operand) if isinstance(operand, str)
+                         else operand.instr or get(operand.name) for operand in item.operands]
+                if None in found:
+                    k = found.index(None)
+                    written = item.operands[k]
+                    self.lookup(by_name, Operand(
+                        written if isinstance(written, str) else written.name,
+                        item.operand_offset(self.text, k)), instr, name)
+                instr.operands = cast(list[HloInstruction], found)
+                forward = forward or not done.issuperset(map(id, found))
+            if item.control_predecessors:
+                for ref, offset in item.control_predecessors:
+                    instr.control_predecessors.append(
+                        self.lookup(by_name, Operand(ref, offset), instr, name))
+                forward = forward or not done.issuperset(map(id, instr.control_predecessors))
             done.add(id(instr))
             if instr.is_root:
                 if root is not None:
@@ -416,8 +444,10 @@ class _Parser(InstructionReader):
                          by_name: dict[str, HloInstruction]) -> list[HloInstruction]:
         """In a single instruction: a parameter for each operand not defined in it -- named
         as written (``_0``, ``_1``, ... for a shape alone) and numbered in text order."""
+        # (a single instruction is read on the general path: its operands are all records)
         missing = sorted((op for item in pendings for op in item.operands
-                          if op.instr is None and op.name not in by_name),
+                          if isinstance(op, Operand) and op.instr is None
+                          and op.name not in by_name),
                          key=lambda op: op.offset)
         parameters: list[HloInstruction] = []
         for op in missing:
