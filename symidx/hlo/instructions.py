@@ -64,10 +64,12 @@ _ATTRIBUTE_RE = re.compile(_attribute_pattern(True))
 _NAME_PATTERN = r"%?[A-Za-z_][A-Za-z0-9_.\-]*"
 _INSTRUCTION_RE = re.compile(
     r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + PLAIN_SHAPE + r")[ \t]+"
-    r"([A-Za-z_][A-Za-z0-9_.\-]*)\((?:(" + _NAME_PATTERN + r"(?:, ?" + _NAME_PATTERN
-    + r")*)|([0-9]{1,9}))?\)((?:" + _attribute_pattern(False) + r")*+)")
-# The names of such an operand list, without their '%'.
-_BARE_NAME_RE = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)")
+    r"([A-Za-z_][A-Za-z0-9_.\-]*)\((?:(" + _NAME_PATTERN + r"(?:, ?(?:/\*[^*]*\*/)?"
+    + _NAME_PATTERN + r")*)|([0-9]{1,9}))?\)((?:" + _attribute_pattern(False) + r")*+)")
+# The names of such an operand list, without their '%' (a comment such as ``/*index=5*/`` may
+# come before a name); and each name with its '%', where its offset is.
+_OPERAND_NAMES_RE = re.compile(r"(?:/\*[^*]*\*/)?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
+_OPERAND_AT_RE = re.compile(r"(?:/\*[^*]*\*/)?(%?[A-Za-z_][A-Za-z0-9_.\-]*)")
 _FULL_NAME_RE = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)\Z")
 # A ``replica_groups`` in XLA's iota form written without blanks, ``[a,b]<=[c,d]T(1,0)``:
 # where the device-list scanner ends it when a ',' follows.
@@ -130,9 +132,9 @@ class Pending:
         operand = self.operands[index]
         if isinstance(operand, Operand):
             return operand.offset
-        for k, match in enumerate(NAME_RE.finditer(text, self.operands_at)):
+        for k, match in enumerate(_OPERAND_AT_RE.finditer(text, self.operands_at)):
             if k == index:
-                return match.start()
+                return match.start(1)
         raise AssertionError(f"operand {index} of {self.instr.name!r} not found again")
 
 
@@ -167,8 +169,7 @@ class InstructionReader(Cursor):
     def instruction(self, pendings: list[Pending]) -> None:
         """``[ROOT] name = rhs``; appends it (after any inline operands) to ``pendings``."""
         start = self.skip()
-        head = None if self.single else _INSTRUCTION_RE.match(self.text, start)
-        if head is not None and self.fast_instruction(head, start, pendings):
+        if self.fast_instruction(start, pendings):
             return
         lhs = _LHS_RE.match(self.text, start)
         if lhs is not None:
@@ -185,40 +186,47 @@ class InstructionReader(Cursor):
         self.expect("=", f"after instruction name {name!r}")
         self.rhs(name, start, pendings, is_root=is_root)
 
-    def fast_instruction(self, head: re.Match[str], start: int,
-                         pendings: list[Pending]) -> bool:
-        """The instruction ``head`` (:data:`_INSTRUCTION_RE`) matched at ``start``, read as
-        :meth:`rhs` would read it, if its shape's text is one read before and its operands
-        are what its opcode takes here; False (nothing read) otherwise."""
-        shape = self._plain_shapes.get(head.group(3))
+    def fast_instruction(self, start: int, pendings: list[Pending]) -> bool:
+        """The instruction at ``start`` read with one match (:data:`_INSTRUCTION_RE`), as
+        :meth:`rhs` would read it, if it has that spelling, its shape's text is one read
+        before and its operands are what its opcode takes here; False (nothing read)
+        otherwise. Not in a single instruction, whose undefined operands are parameters."""
+        head = None if self.single else _INSTRUCTION_RE.match(self.text, start)
+        if head is None:
+            return False
+        root, name, shape_text, opcode, names, number, _ = head.groups()
+        shape = self._plain_shapes.get(shape_text)
         if shape is None:
             return False
-        opcode = head.group(4)
-        number = head.group(6)
         if opcode == "parameter":
             if number is None:
                 return False
         elif number is not None or opcode == "constant":
             return False
-        instr = HloInstruction(head.group(2), opcode, shape, self.line_of(start),
-                               is_root=head.group(1) is not None, _offset=start,
-                               _document=self.document)
-        names = head.group(5)
+        text = self.text
+        if start >= self._line_offset:  # self.line_of(start), inline: once per instruction
+            self._line += text.count("\n", self._line_offset, start)
+            self._line_offset = start
+            line = self._line
+        else:
+            line = self.line_of(start)
+        instr = HloInstruction(name, opcode, shape, line, is_root=root is not None,
+                               _offset=start, _document=self.document)
         if names is not None:
-            item = Pending(instr, False, _BARE_NAME_RE.findall(names), head.start(5))
+            item = Pending(instr, False, _OPERAND_NAMES_RE.findall(names), head.start(5))
         else:
             item = Pending(instr)
             if number is not None:
                 instr.parameter_number = int(number)
         values: dict[str, str] = {}
         offsets: dict[str, int] = {}
-        self.pos = head.end(7)
-        if head.start(7) < self.pos:
-            for whole in _ATTRIBUTE_RE.finditer(self.text, head.start(7), self.pos):
+        first, self.pos = head.span(7)
+        if first < self.pos:
+            for whole in _ATTRIBUTE_RE.finditer(text, first, self.pos):
                 if not self.fast_attribute(whole, item, values, offsets):
                     self.pos = whole.start()
                     break
-        end = _ATTRIBUTES_END_RE.match(self.text, self.pos)
+        end = _ATTRIBUTES_END_RE.match(text, self.pos)
         if end is not None:
             self.pos = end.end()
         else:

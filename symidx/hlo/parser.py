@@ -369,7 +369,8 @@ class _Parser(InstructionReader):
             if not ch:
                 raise self.error(f"unexpected end of input: computation {name!r} opened at line "
                                  f"{self.line_of(open_brace)} is not closed", self.pos)
-            self.instruction(pendings)
+            if not self.fast_instruction(self.pos, pendings):
+                self.instruction(pendings)
         return self.build_computation(name, start, line, is_entry, pendings)
 
     def build_computation(self, name: str, start: int, line: int, is_entry: bool,
@@ -377,50 +378,62 @@ class _Parser(InstructionReader):
         if not pendings:
             raise self.error(f"computation {name!r} has no instructions (missing ROOT)", start)
         by_name: dict[str, HloInstruction] = {}
+        anonymous = False
         for item in pendings:
-            instr = item.instr
             if item.anonymous:
+                anonymous = True
                 continue
+            instr = item.instr
             if instr.name in by_name:
                 raise self.error(f"duplicate instruction name {instr.name!r} in computation "
                                  f"{name!r} (first defined at line {by_name[instr.name].line})",
                                  instr._offset)
             by_name[instr.name] = instr
-        taken = set(by_name)
-        for item in pendings:
-            if item.anonymous:  # XLA's names for inline instructions, unique here
-                item.instr.name = unique_name(f"{item.instr.opcode}.anon", taken)
-                by_name[item.instr.name] = item.instr
-        parameters = self.missing_operands(pendings, by_name) if self.single else []
+        if anonymous:
+            taken = set(by_name)
+            for item in pendings:
+                if item.anonymous:  # XLA's names for inline instructions, unique here
+                    item.instr.name = unique_name(f"{item.instr.opcode}.anon", taken)
+                    by_name[item.instr.name] = item.instr
+        instructions = self.missing_operands(pendings, by_name) if self.single else []
         root: HloInstruction | None = None
-        done = {id(param) for param in parameters}
-        forward = False  # whether some instruction uses one written after it
+        # The names of the instructions before the current one (names are unique by now):
+        # some instruction uses one written after it if an operand is not among them.
+        done = {param.name for param in instructions}
+        forward = False
         get = by_name.get
+        callers: list[Pending] = []
         for item in pendings:
             instr = item.instr
-            if item.operands:
+            written = item.operands
+            if written:
                 found = [get(operand) if isinstance(operand, str)
-                         else operand.instr or get(operand.name) for operand in item.operands]
+                         else operand.instr or get(operand.name) for operand in written]
                 if None in found:
                     k = found.index(None)
-                    written = item.operands[k]
+                    missing = written[k]
                     self.lookup(by_name, Operand(
-                        written if isinstance(written, str) else written.name,
+                        missing if isinstance(missing, str) else missing.name,
                         item.operand_offset(self.text, k)), instr, name)
                 instr.operands = cast(list[HloInstruction], found)
-                forward = forward or not done.issuperset(map(id, found))
+                if not forward:
+                    forward = not done.issuperset(written if isinstance(written[0], str)
+                                                  else [o.name for o in instr.operands])
             if item.control_predecessors:
                 for ref, offset in item.control_predecessors:
                     instr.control_predecessors.append(
                         self.lookup(by_name, Operand(ref, offset), instr, name))
-                forward = forward or not done.issuperset(map(id, instr.control_predecessors))
-            done.add(id(instr))
+                forward = forward or not done.issuperset(
+                    [o.name for o in instr.control_predecessors])
+            done.add(instr.name)
             if instr.is_root:
                 if root is not None:
                     raise self.error(f"second ROOT {instr.name!r} in computation {name!r} "
                                      f"(the first is {root.name!r})", instr._offset)
                 root = instr
-        instructions = parameters + [item.instr for item in pendings]
+            if item.computations:
+                callers.append(item)
+            instructions.append(instr)
         if root is None:
             root = instructions[-1]
             root.is_root = True
@@ -434,10 +447,9 @@ class _Parser(InstructionReader):
         comp = HloComputation(name, instructions, root,
                               self.ordered_parameters(instructions, name), line,
                               is_entry=is_entry, _by_name=by_name, _offset=start)
-        for item in pendings:
-            if item.computations:
-                item.caller = comp
-                self.call_sites.append(item)
+        for item in callers:
+            item.caller = comp
+        self.call_sites.extend(callers)
         return comp
 
     def missing_operands(self, pendings: list[Pending],
