@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from symidx.hlo.attributes import scan_value
 from symidx.hlo.ir import HloComputation, HloInstruction
@@ -34,13 +35,13 @@ _NAME_LIST_RE = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-]*(?:, ?%?[A-Za-z_][A-Za-z
 _PARAMETER_RE = re.compile(r"([0-9]{1,9})\)")
 # An attribute's start, ``, key=`` (group: key).
 _KEY_RE = re.compile(r", ?([A-Za-z_][A-Za-z0-9_.\-]*)=")
-# An attribute in its commonest spellings, read with one match: ``, key=value`` whose value
-# is a run of plain characters, double-quoted strings and bracketed groups (nested at most
-# four deep, holding no comment, no '/' and no single quote outside double-quoted strings),
-# followed by ',' or the end of the line. Where the value ends is then the same for every
-# value scanner of :mod:`symidx.hlo.attributes` except those of ``literal``,
-# ``outfeed_shape`` and a ``replica_groups`` not in braces (checked apart), and the value
-# has no comment to remove (groups: key, value).
+#: Texts at least this long are read with the one-match patterns of :class:`_OneMatch`, which
+#: take some 15 ms to compile; shorter ones (a test, one fusion) only with the token readers.
+ONE_MATCH_MIN_CHARS = 50_000
+_NAME_PATTERN = r"%?[A-Za-z_][A-Za-z0-9_.\-]*"
+_COMMENT_PATTERN = r"/\*[^*]*\*/"
+# In a bracketed group of an attribute value: characters that are neither brackets, quotes
+# nor '/', and double-quoted strings.
 _GROUP_INNER = r"""(?:[^(){}\[\]"'/]++|"(?:[^"\\\n]|\\.)*+")"""
 
 
@@ -50,27 +51,56 @@ def _group_pattern(depth: int) -> str:
 
 
 def _attribute_pattern(capture: bool) -> str:
-    key, value = ("(", "(") if capture else ("(?:", "(?:")
-    return (r", ?" + key + r"[A-Za-z_][A-Za-z0-9_.\-]*)=" + value
+    open_group = "(" if capture else "(?:"
+    return (r", ?" + open_group + r"[A-Za-z_][A-Za-z0-9_.\-]*)=" + open_group
             + r"(?:[^\s,(){}\[\]\"'/]++|\"(?:[^\"\\\n]|\\.)*+\"|" + _group_pattern(3)
             + r")++)(?=,|[ \t]*(?:[\r\n]|\Z))")
 
 
-_ATTRIBUTE_RE = re.compile(_attribute_pattern(True))
-# A whole instruction in its commonest spelling, read with one match: ``[ROOT] name = shape
-# opcode(`` as _LHS_RE then _RHS_RE read it; names only, a parameter number or nothing, then
-# ``)``; then attributes as _ATTRIBUTE_RE reads them (groups: ROOT, name, shape, opcode,
-# names, number, attributes).
-_NAME_PATTERN = r"%?[A-Za-z_][A-Za-z0-9_.\-]*"
-_INSTRUCTION_RE = re.compile(
-    r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + PLAIN_SHAPE + r")[ \t]+"
-    r"([A-Za-z_][A-Za-z0-9_.\-]*)\((?:(" + _NAME_PATTERN + r"(?:, ?(?:/\*[^*]*\*/)?"
-    + _NAME_PATTERN + r")*)|([0-9]{1,9}))?\)((?:" + _attribute_pattern(False) + r")*+)")
-# The names of such an operand list, without their '%' (a comment such as ``/*index=5*/`` may
-# come before a name); and each name with its '%', where its offset is.
-_OPERAND_NAMES_RE = re.compile(r"(?:/\*[^*]*\*/)?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
-_OPERAND_AT_RE = re.compile(r"(?:/\*[^*]*\*/)?(%?[A-Za-z_][A-Za-z0-9_.\-]*)")
+class _OneMatch:
+    """The patterns that read an instruction, or an attribute, in its commonest spelling with
+    one match; compiled once, on first use (:func:`_one_match`).
+
+    ``attribute``: ``, key=value`` whose value is a run of plain characters, double-quoted
+    strings and bracketed groups (nested at most four deep, holding no comment, no '/' and no
+    single quote outside double-quoted strings), followed by ',' or the end of the line.
+    Where the value ends is then the same for every value scanner of
+    :mod:`symidx.hlo.attributes` except those of ``literal``, ``outfeed_shape`` and a
+    ``replica_groups`` not in braces (checked apart), and the value has no comment to remove
+    (groups: key, value).
+
+    ``instruction``: ``[ROOT] name = shape opcode(`` as _LHS_RE then _RHS_RE read it; then
+    operands -- names, each maybe after a shape and a comment (``/*index=5*/``) -- or other
+    text without parentheses, comments or line breaks (a parameter number, a literal,
+    nothing); then ``)`` and attributes as ``attribute`` reads them (groups: ROOT, name,
+    shape, opcode, operands, other, attributes).
+
+    ``operand_names``: in such operands, each operand's name without its '%' (or its shape
+    and name); ``operand_at``: each operand's name with its '%' (group 1), for its offset.
+    """
+
+    def __init__(self) -> None:
+        operand = rf"(?:(?:{PLAIN_SHAPE})[ \t]+)?{_NAME_PATTERN}"
+        self.attribute = re.compile(_attribute_pattern(True))
+        self.instruction = re.compile(
+            r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + PLAIN_SHAPE
+            + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\((?:(" + operand + r"(?:, ?(?:"
+            + _COMMENT_PATTERN + r")?" + operand + r")*)|([^()/\n]*))\)((?:"
+            + _attribute_pattern(False) + r")*+)")
+        self.operand_names = re.compile(rf"(?:{_COMMENT_PATTERN})?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
+        self.shaped_operands = re.compile(
+            rf"(?:{_COMMENT_PATTERN})?(?:({PLAIN_SHAPE})[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
+        self.operand_at = re.compile(
+            rf"(?:{_COMMENT_PATTERN})?(?:(?:{PLAIN_SHAPE})[ \t]+)?({_NAME_PATTERN})")
+
+
+@cache
+def _one_match() -> _OneMatch:
+    return _OneMatch()
+
+
 _FULL_NAME_RE = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)\Z")
+_PARAMETER_NUMBER_RE = re.compile(r"[0-9]{1,9}\Z")
 # A ``replica_groups`` in XLA's iota form written without blanks, ``[a,b]<=[c,d]T(1,0)``:
 # where the device-list scanner ends it when a ',' follows.
 _IOTA_GROUPS_RE = re.compile(r"\[[0-9,]*\]<=\[[0-9,]*\](?:T\([0-9,]*\))?")
@@ -132,7 +162,7 @@ class Pending:
         operand = self.operands[index]
         if isinstance(operand, Operand):
             return operand.offset
-        for k, match in enumerate(_OPERAND_AT_RE.finditer(text, self.operands_at)):
+        for k, match in enumerate(_one_match().operand_at.finditer(text, self.operands_at)):
             if k == index:
                 return match.start(1)
         raise AssertionError(f"operand {index} of {self.instr.name!r} not found again")
@@ -159,6 +189,8 @@ class InstructionReader(Cursor):
         self.single = False
         self.inline: list[Inline] = []
         self.unshaped: list[HloInstruction] = []
+        #: The one-match patterns, for a text long enough to pay for compiling them.
+        self.one_match = _one_match() if len(text) >= ONE_MATCH_MIN_CHARS else None
 
     def instruction_list(self, name: str, start: int, line: int,
                          is_entry: bool) -> HloComputation:
@@ -187,23 +219,44 @@ class InstructionReader(Cursor):
         self.rhs(name, start, pendings, is_root=is_root)
 
     def fast_instruction(self, start: int, pendings: list[Pending]) -> bool:
-        """The instruction at ``start`` read with one match (:data:`_INSTRUCTION_RE`), as
+        """The instruction at ``start`` read with one match (:class:`_OneMatch`), as
         :meth:`rhs` would read it, if it has that spelling, its shape's text is one read
         before and its operands are what its opcode takes here; False (nothing read)
         otherwise. Not in a single instruction, whose undefined operands are parameters."""
-        head = None if self.single else _INSTRUCTION_RE.match(self.text, start)
+        one = self.one_match
+        if one is None or self.single:
+            return False
+        head = one.instruction.match(self.text, start)
         if head is None:
             return False
-        root, name, shape_text, opcode, names, number, _ = head.groups()
+        root, name, shape_text, opcode, operands, other, _ = head.groups()
         shape = self._plain_shapes.get(shape_text)
         if shape is None:
             return False
-        if opcode == "parameter":
-            if number is None:
-                return False
-        elif number is not None or opcode == "constant":
-            return False
         text = self.text
+        written: list[str] = []
+        number = literal = None
+        if operands is not None:
+            if opcode == "constant":
+                literal = operands
+            elif opcode == "parameter":
+                return False
+            elif "[" in operands or "(" in operands:  # some operand has its shape written
+                shaped = one.shaped_operands.findall(operands)
+                if not all(not shaped_text or shaped_text in self._plain_shapes
+                           for shaped_text, _ in shaped):
+                    return False
+                written = [name for _, name in shaped]
+            else:
+                written = one.operand_names.findall(operands)
+        elif opcode == "parameter":
+            if _PARAMETER_NUMBER_RE.match(other) is None:
+                return False
+            number = int(other)
+        elif opcode == "constant":
+            literal = other
+        elif other:
+            return False
         if start >= self._line_offset:  # self.line_of(start), inline: once per instruction
             self._line += text.count("\n", self._line_offset, start)
             self._line_offset = start
@@ -212,17 +265,22 @@ class InstructionReader(Cursor):
             line = self.line_of(start)
         instr = HloInstruction(name, opcode, shape, line, is_root=root is not None,
                                _offset=start, _document=self.document)
-        if names is not None:
-            item = Pending(instr, False, _OPERAND_NAMES_RE.findall(names), head.start(5))
-        else:
-            item = Pending(instr)
-            if number is not None:
-                instr.parameter_number = int(number)
+        item = Pending(instr, False, written, head.start(5)) if written else Pending(instr)
+        if number is not None:
+            instr.parameter_number = number
+        elif literal is not None:
+            at = head.start(5) if operands is not None else head.start(6)
+            if "/" in literal:
+                return False
+            instr.literal, after = parse_literal(text, at, shape, self.source)
+            if skip(text, after, self.source) != at + len(literal):
+                return False  # not all of it: the general reader says what is wrong
+            instr.literal_text = literal.strip()
         values: dict[str, str] = {}
         offsets: dict[str, int] = {}
         first, self.pos = head.span(7)
         if first < self.pos:
-            for whole in _ATTRIBUTE_RE.finditer(text, first, self.pos):
+            for whole in one.attribute.finditer(text, first, self.pos):
                 if not self.fast_attribute(whole, item, values, offsets):
                     self.pos = whole.start()
                     break
@@ -349,12 +407,13 @@ class InstructionReader(Cursor):
         values = {} if values is None else values
         offsets = {} if offsets is None else offsets
         text = self.text
+        one = self.one_match
         while True:
-            whole = _ATTRIBUTE_RE.match(text, self.pos)
+            whole = None if one is None else one.attribute.match(text, self.pos)
             if whole is not None:
                 if self.fast_attribute(whole, item, values, offsets):
                     continue
-            elif (done := _ATTRIBUTES_END_RE.match(text, self.pos)) is not None:
+            elif one is not None and (done := _ATTRIBUTES_END_RE.match(text, self.pos)):
                 self.pos = done.end()
                 break
             fast = _KEY_RE.match(self.text, self.pos)
@@ -394,7 +453,7 @@ class InstructionReader(Cursor):
 
     def fast_attribute(self, whole: re.Match[str], item: Pending | None, values: dict[str, str],
                        offsets: dict[str, int]) -> bool:
-        """The attribute ``whole`` (:data:`_ATTRIBUTE_RE`) matched, read into ``values`` and
+        """The attribute ``whole`` (:class:`_OneMatch`) matched, read into ``values`` and
         ``offsets`` as the general path reads it; False (nothing read) where that path must
         decide."""
         key, value = whole.group(1), whole.group(2)
