@@ -14,7 +14,7 @@ from symidx.hlo.ir import HloComputation, HloInstruction
 from symidx.hlo.lexer import BLANK_START, NAME_RE, WORD_RE, describe, skip, strip_comments
 from symidx.hlo.literal import parse_literal
 from symidx.hlo.reader import PLAIN_SHAPE, Cursor, name_end
-from symidx.hlo.shape import ShapeLike, TupleShape
+from symidx.hlo.shape import ShapeLike, TupleShape, plain_shape
 from symidx.hlo.typed_fields import fill_typed_fields
 
 __all__ = ["CallRef", "Inline", "InstructionReader", "Operand", "Pending", "Ref"]
@@ -232,7 +232,10 @@ class InstructionReader(Cursor):
         root, name, shape_text, opcode, operands, other, _ = head.groups()
         shape = self._plain_shapes.get(shape_text)
         if shape is None:
-            return False
+            shape = plain_shape(shape_text)
+            if shape is None:
+                return False
+            self._plain_shapes[shape_text] = shape
         text = self.text
         written: list[str] = []
         number = literal = None
@@ -243,9 +246,12 @@ class InstructionReader(Cursor):
                 return False
             elif "[" in operands or "(" in operands:  # some operand has its shape written
                 shaped = one.shaped_operands.findall(operands)
-                if not all(not shaped_text or shaped_text in self._plain_shapes
-                           for shaped_text, _ in shaped):
-                    return False
+                for shaped_text, _ in shaped:
+                    if shaped_text and shaped_text not in self._plain_shapes:
+                        known = plain_shape(shaped_text)
+                        if known is None:
+                            return False
+                        self._plain_shapes[shaped_text] = known
                 written = [name for _, name in shaped]
             else:
                 written = one.operand_names.findall(operands)
