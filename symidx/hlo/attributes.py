@@ -27,6 +27,7 @@ from symidx.hlo.lexer import WORD_RE, end_of_string, scan_balanced, skip
 from symidx.hlo.shape import parse_shape_at
 
 __all__ = [
+    "OWN_SCANNER_KEYS",
     "ConvolutionDimensionNumbers",
     "DotDimensionNumbers",
     "GatherDimensionNumbers",
@@ -254,6 +255,8 @@ _SCANNERS: dict[str, Callable[[str, int, str], int]] = {
     "outfeed_shape": _scan_shape,
     "backend_config": _scan_json_dict,
 }
+#: The attributes whose values are not ended as a run of tokens and groups is.
+OWN_SCANNER_KEYS = frozenset(_SCANNERS)
 
 
 # --------------------------------------------------------------------------- typed readings

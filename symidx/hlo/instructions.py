@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from symidx.hlo.attributes import scan_value
+from symidx.hlo.attributes import OWN_SCANNER_KEYS, scan_value
 from symidx.hlo.ir import HloComputation, HloInstruction
 from symidx.hlo.lexer import BLANK_START, NAME_RE, WORD_RE, describe, skip, strip_comments
 from symidx.hlo.literal import parse_literal
@@ -64,10 +64,9 @@ class _OneMatch:
     ``attribute``: ``, key=value`` whose value is a run of plain characters, double-quoted
     strings and bracketed groups (nested at most four deep, holding no comment, no '/' and no
     single quote outside double-quoted strings), followed by ',' or the end of the line.
-    Where the value ends is then the same for every value scanner of
-    :mod:`symidx.hlo.attributes` except those of ``literal``, ``outfeed_shape`` and a
-    ``replica_groups`` not in braces (checked apart), and the value has no comment to remove
-    (groups: key, value).
+    Where the value ends is then where :mod:`symidx.hlo.attributes` ends a value it reads
+    token by token (the keys with scanners of their own are checked apart), and the value
+    has no comment to remove (groups: key, value).
 
     ``instruction``: ``[ROOT] name = shape opcode(`` as _LHS_RE then _RHS_RE read it; then
     operands -- names, each maybe after a shape and a comment (``/*index=5*/``) -- or other
@@ -77,6 +76,10 @@ class _OneMatch:
 
     ``operand_names``: in such operands, each operand's name without its '%' (or its shape
     and name); ``operand_at``: each operand's name with its '%' (group 1), for its offset.
+
+    ``signature``: a computation's ``(name: shape, ...) -> shape`` before the ``{`` of its
+    body (groups: the parameters, the result shape); ``signature_shapes``: the shapes of such
+    parameters.
     """
 
     def __init__(self) -> None:
@@ -92,6 +95,11 @@ class _OneMatch:
             rf"(?:{_COMMENT_PATTERN})?(?:({PLAIN_SHAPE})[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
         self.operand_at = re.compile(
             rf"(?:{_COMMENT_PATTERN})?(?:(?:{PLAIN_SHAPE})[ \t]+)?({_NAME_PATTERN})")
+        parameter = rf"{_NAME_PATTERN}[ \t]*:[ \t]*(?:{PLAIN_SHAPE})"
+        self.signature = re.compile(
+            rf"\(((?:{parameter}(?:, ?{parameter})*)?)\)[ \t]*->[ \t]*({PLAIN_SHAPE})"
+            r"(?=[ \t]*\{[ \t\r\n]*[%A-Za-z_])")
+        self.signature_shapes = re.compile(rf":[ \t]*({PLAIN_SHAPE})")
 
 
 @cache
@@ -101,10 +109,6 @@ def _one_match() -> _OneMatch:
 
 _FULL_NAME_RE = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)\Z")
 _PARAMETER_NUMBER_RE = re.compile(r"[0-9]{1,9}\Z")
-# A ``replica_groups`` in XLA's iota form written without blanks, ``[a,b]<=[c,d]T(1,0)``:
-# where the device-list scanner ends it when a ',' follows.
-_IOTA_GROUPS_RE = re.compile(r"\[[0-9,]*\]<=\[[0-9,]*\](?:T\([0-9,]*\))?")
-_OWN_SCANNER_KEYS = frozenset({"literal", "outfeed_shape", "replica_groups"})
 # Blanks then what cannot continue the attributes (not ',', no comment): where they end.
 _ATTRIBUTES_END_RE = re.compile(r"[ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/])")
 #: Attributes naming one computation; ``_COMPUTATION_LIST_KEYS`` name several, ``{a, b}``.
@@ -466,9 +470,8 @@ class InstructionReader(Cursor):
         start = whole.start(2)
         if key in values:
             raise self.error(f"duplicate attribute {key!r}", whole.start(1))
-        if key in _OWN_SCANNER_KEYS:
-            if key != "replica_groups" or not (value[0] == "{" or (
-                    _IOTA_GROUPS_RE.fullmatch(value) and self.text.startswith(",", whole.end()))):
+        if key in OWN_SCANNER_KEYS:  # where its own scanner ends it, as the general path does
+            if scan_value(self.text, start, key, self.source) != whole.end():
                 return False
         elif item is not None:
             if key in _ALL_COMPUTATION_KEYS:

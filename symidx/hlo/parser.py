@@ -80,7 +80,7 @@ from symidx.hlo.literal import LiteralValue
 from symidx.hlo.mlir import looks_like_mlir, mlir_hint
 from symidx.hlo.order import callees_first, find_cycle, operands_first, unique_name
 from symidx.hlo.reader import PLAIN_SHAPE, name_end
-from symidx.hlo.shape import ShapeLike, can_start_shape
+from symidx.hlo.shape import ShapeLike, can_start_shape, plain_shape
 from symidx.hlo.validate import check_operand_counts, validate_module
 
 __all__ = [
@@ -335,6 +335,8 @@ class _Parser(InstructionReader):
 
     def signature(self, name: str) -> None:
         """``(p: shape, ...) -> shape``: checked for syntax; parameters come from the body."""
+        if self.known_signature():
+            return
         self.pos += 1
         if self.peek() != ")":
             while True:
@@ -351,6 +353,25 @@ class _Parser(InstructionReader):
         self.expect(")", f"to close the signature of {name!r}")
         self.expect("->", f"after the parameters of {name!r}")
         self.required_shape(f"the result shape of {name!r}")
+
+    def known_signature(self) -> bool:
+        """Read the signature at ``self.pos`` with one match (for a long text) if every shape
+        in it is one read before or is plainly spelled (:func:`~symidx.hlo.shape.plain_shape`):
+        then it is well formed. False (nothing read) otherwise."""
+        one = self.one_match
+        whole = None if one is None else one.signature.match(self.text, self.pos)
+        if whole is None:
+            return False
+        known = self._plain_shapes
+        assert one is not None
+        for text in (*one.signature_shapes.findall(whole.group(1)), whole.group(2)):
+            if text not in known:
+                shape = plain_shape(text)
+                if shape is None:
+                    return False
+                known[text] = shape
+        self.pos = whole.end()
+        return True
 
     def instruction_list(self, name: str, start: int, line: int,
                          is_entry: bool) -> HloComputation:
