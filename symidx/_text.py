@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import html
-
 __all__ = ["terminal_safe", "markdown_safe"]
 
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c != 0x09}
@@ -24,6 +22,8 @@ def markdown_safe(text: str) -> str:
     or entity of the text is rendered), Markdown's punctuation backslash-escaped (no link,
     image, emphasis or column break), line breaks and other controls shown as ``\\xNN``
     (no row is split)."""
+    import html  # here: most commands never write Markdown
+
     return html.escape(terminal_safe(text), quote=True).translate(_MARKDOWN)
 
 
