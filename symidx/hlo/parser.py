@@ -428,8 +428,9 @@ class _Parser(InstructionReader):
             instr = item.instr
             written = item.operands
             if written:
-                found = [get(operand) if isinstance(operand, str)
-                         else operand.instr or get(operand.name) for operand in written]
+                found = (list(map(get, written)) if isinstance(written[0], str)
+                         else [operand.instr or get(operand.name)
+                               for operand in written])
                 if None in found:
                     k = found.index(None)
                     missing = written[k]
