@@ -8,7 +8,9 @@ symidx's ``parse_hlo(text, validate=False)`` and XLA's ``hlo_module_from_text(te
 (jaxlib's ``jaxlib._hlo``) run one after the other (interleaved, equal work: both parse the
 same string from memory into a module). Neither verifies: XLA's binding calls
 ``ParseAndReturnUnverifiedModule``, and ``validate=False`` skips symidx's verifier (symidx
-still checks operand counts, as XLA's parser does). The best time of each is kept; the table
+still checks operand counts, as XLA's parser does). symidx compiles its one-match patterns
+on the first text of 50k characters or more (about 15 ms, once a process): the best of the
+repeats leaves that out, as it leaves out XLA's loading. The best time of each is kept; the table
 gives MB/s (10^6 characters per CPU second) and the ratio symidx / XLA speed (target: >= 0.5).
 Without jaxlib the XLA columns are left empty. ``--synthetic`` adds the older table of
 synthetic modules of growing size (time per instruction should stay flat). Figures, never

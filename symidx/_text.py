@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import html
-
 __all__ = ["terminal_safe", "markdown_safe"]
 
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c != 0x09}
@@ -24,13 +22,22 @@ def markdown_safe(text: str) -> str:
     or entity of the text is rendered), Markdown's punctuation backslash-escaped (no link,
     image, emphasis or column break), line breaks and other controls shown as ``\\xNN``
     (no row is split)."""
+    import html  # here: most commands never write Markdown
+
     return html.escape(terminal_safe(text), quote=True).translate(_MARKDOWN)
+
+
+# Python accepts no limit on digits below 640 (``sys.int_info.str_digits_check_threshold``):
+# an integer of at most this many characters is always read.
+_ALWAYS_READ = 640
 
 
 def too_long(digits: str) -> str | None:
     """Why the integer text ``digits`` cannot be read (Python refuses to read an integer of
     more than ``sys.get_int_max_str_digits()`` digits, a guard against quadratic time), or
     None when it can."""
+    if len(digits) <= _ALWAYS_READ:
+        return None  # the common case: no limit is that low
     import sys
 
     limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0

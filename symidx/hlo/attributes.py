@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from symidx._text import too_long
 from symidx.errors import ParseError
@@ -26,6 +27,7 @@ from symidx.hlo.lexer import WORD_RE, end_of_string, scan_balanced, skip
 from symidx.hlo.shape import parse_shape_at
 
 __all__ = [
+    "OWN_SCANNER_KEYS",
     "ConvolutionDimensionNumbers",
     "DotDimensionNumbers",
     "GatherDimensionNumbers",
@@ -253,11 +255,18 @@ _SCANNERS: dict[str, Callable[[str, int, str], int]] = {
     "outfeed_shape": _scan_shape,
     "backend_config": _scan_json_dict,
 }
+#: The attributes whose values are not ended as a run of tokens and groups is.
+OWN_SCANNER_KEYS = frozenset(_SCANNERS)
 
 
 # --------------------------------------------------------------------------- typed readings
 
+# The same few values (``{0}``, ``{1,0}``, a window) recur on thousands of instructions: each
+# reading is remembered by its text (the results are immutable; a ValueError is not kept).
+_MEMO = 4096
 
+
+@lru_cache(maxsize=_MEMO)
 def int_list(raw: str) -> tuple[int, ...] | None:
     """``{1, 2, 3}`` as a tuple of ints; None if ``raw`` is not such a list; ValueError
     (saying why) for an integer too long to read."""
@@ -271,6 +280,7 @@ def int_list(raw: str) -> tuple[int, ...] | None:
     return tuple(int(v) for v in values)
 
 
+@lru_cache(maxsize=_MEMO)
 def slice_dims(raw: str) -> tuple[SliceDim, ...]:
     """``{[start:limit:stride], ...}``, one :class:`SliceDim` per dimension."""
     if not _SLICE_RE.fullmatch(raw):
@@ -279,6 +289,7 @@ def slice_dims(raw: str) -> tuple[SliceDim, ...]:
                  for start, limit, stride in _SLICE_ITEM_RE.findall(raw))
 
 
+@lru_cache(maxsize=_MEMO)
 def padding(raw: str) -> tuple[PaddingDim, ...]:
     """``lo_hi[_interior]x...``, one :class:`PaddingDim` per dimension; low and high may be
     negative."""
@@ -292,6 +303,7 @@ def padding(raw: str) -> tuple[PaddingDim, ...]:
     return tuple(dims)
 
 
+@lru_cache(maxsize=_MEMO)
 def window(raw: str) -> tuple[WindowDim, ...]:
     """``{size=3x3 stride=2x1 pad=0_1x1_1 lhs_dilate=.. rhs_dilate=.. rhs_reversal=..}``, one
     :class:`WindowDim` per dimension. Fields come in any order, separated by spaces; ``size``
@@ -343,6 +355,7 @@ def _window_dim(fields: dict[str, list[str]], i: int) -> WindowDim:
     )
 
 
+@lru_cache(maxsize=_MEMO)
 def dim_labels(raw: str) -> ConvolutionDimensionNumbers | None:
     """``b01f_01io->b01f`` as :class:`ConvolutionDimensionNumbers`. None when the labels
     hold ``?`` (dimensions XLA leaves out of the numbers, as custom calls print them), which

@@ -6,14 +6,15 @@ predecessors read as references), for :mod:`symidx.hlo.parser`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cache
 
-from symidx.hlo.attributes import scan_value
+from symidx.hlo.attributes import OWN_SCANNER_KEYS, scan_value
 from symidx.hlo.ir import HloComputation, HloInstruction
 from symidx.hlo.lexer import BLANK_START, NAME_RE, WORD_RE, describe, skip, strip_comments
 from symidx.hlo.literal import parse_literal
 from symidx.hlo.reader import PLAIN_SHAPE, Cursor, name_end
-from symidx.hlo.shape import ShapeLike, TupleShape
+from symidx.hlo.shape import ShapeLike, TupleShape, plain_shape
 from symidx.hlo.typed_fields import fill_typed_fields
 
 __all__ = ["CallRef", "Inline", "InstructionReader", "Operand", "Pending", "Ref"]
@@ -34,6 +35,82 @@ _NAME_LIST_RE = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-]*(?:, ?%?[A-Za-z_][A-Za-z
 _PARAMETER_RE = re.compile(r"([0-9]{1,9})\)")
 # An attribute's start, ``, key=`` (group: key).
 _KEY_RE = re.compile(r", ?([A-Za-z_][A-Za-z0-9_.\-]*)=")
+#: Texts at least this long are read with the one-match patterns of :class:`_OneMatch`, which
+#: take some 15 ms to compile; shorter ones (a test, one fusion) only with the token readers.
+ONE_MATCH_MIN_CHARS = 50_000
+_NAME_PATTERN = r"%?[A-Za-z_][A-Za-z0-9_.\-]*"
+_COMMENT_PATTERN = r"/\*[^*]*\*/"
+# In a bracketed group of an attribute value: characters that are neither brackets, quotes
+# nor '/', and double-quoted strings.
+_GROUP_INNER = r"""(?:[^(){}\[\]"'/]++|"(?:[^"\\\n]|\\.)*+")"""
+
+
+def _group_pattern(depth: int) -> str:
+    inner = _GROUP_INNER if depth == 0 else f"(?:{_GROUP_INNER}|{_group_pattern(depth - 1)})"
+    return rf"\{{{inner}*+\}}|\[{inner}*+\]|\({inner}*+\)"
+
+
+def _attribute_pattern(capture: bool) -> str:
+    open_group = "(" if capture else "(?:"
+    return (r", ?" + open_group + r"[A-Za-z_][A-Za-z0-9_.\-]*)=" + open_group
+            + r"(?:[^\s,(){}\[\]\"'/]++|\"(?:[^\"\\\n]|\\.)*+\"|" + _group_pattern(3)
+            + r")++)(?=,|[ \t]*(?:[\r\n]|\Z))")
+
+
+class _OneMatch:
+    """The patterns that read an instruction, or an attribute, in its commonest spelling with
+    one match; compiled once, on first use (:func:`_one_match`).
+
+    ``attribute``: ``, key=value`` whose value is a run of plain characters, double-quoted
+    strings and bracketed groups (nested at most four deep, holding no comment, no '/' and no
+    single quote outside double-quoted strings), followed by ',' or the end of the line.
+    Where the value ends is then where :mod:`symidx.hlo.attributes` ends a value it reads
+    token by token (the keys with scanners of their own are checked apart), and the value
+    has no comment to remove (groups: key, value).
+
+    ``instruction``: ``[ROOT] name = shape opcode(`` as _LHS_RE then _RHS_RE read it; then
+    operands -- names, each maybe after a shape and a comment (``/*index=5*/``) -- or other
+    text without parentheses, comments or line breaks (a parameter number, a literal,
+    nothing); then ``)`` and attributes as ``attribute`` reads them (groups: ROOT, name,
+    shape, opcode, operands, other, attributes).
+
+    ``operand_names``: in such operands, each operand's name without its '%' (or its shape
+    and name); ``operand_at``: each operand's name with its '%' (group 1), for its offset.
+
+    ``signature``: a computation's ``(name: shape, ...) -> shape`` before the ``{`` of its
+    body (groups: the parameters, the result shape); ``signature_shapes``: the shapes of such
+    parameters.
+    """
+
+    def __init__(self) -> None:
+        operand = rf"(?:(?:{PLAIN_SHAPE})[ \t]+)?{_NAME_PATTERN}"
+        self.attribute = re.compile(_attribute_pattern(True))
+        self.instruction = re.compile(
+            r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + PLAIN_SHAPE
+            + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\((?:(" + operand + r"(?:, ?(?:"
+            + _COMMENT_PATTERN + r")?" + operand + r")*)|([^()/\n]*))\)((?:"
+            + _attribute_pattern(False) + r")*+)")
+        self.operand_names = re.compile(rf"(?:{_COMMENT_PATTERN})?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
+        self.shaped_operands = re.compile(
+            rf"(?:{_COMMENT_PATTERN})?(?:({PLAIN_SHAPE})[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
+        self.operand_at = re.compile(
+            rf"(?:{_COMMENT_PATTERN})?(?:(?:{PLAIN_SHAPE})[ \t]+)?({_NAME_PATTERN})")
+        parameter = rf"{_NAME_PATTERN}[ \t]*:[ \t]*(?:{PLAIN_SHAPE})"
+        self.signature = re.compile(
+            rf"\(((?:{parameter}(?:, ?{parameter})*)?)\)[ \t]*->[ \t]*({PLAIN_SHAPE})"
+            r"(?=[ \t]*\{[ \t\r\n]*[%A-Za-z_])")
+        self.signature_shapes = re.compile(rf":[ \t]*({PLAIN_SHAPE})")
+
+
+@cache
+def _one_match() -> _OneMatch:
+    return _OneMatch()
+
+
+_FULL_NAME_RE = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)\Z")
+_PARAMETER_NUMBER_RE = re.compile(r"[0-9]{1,9}\Z")
+# Blanks then what cannot continue the attributes (not ',', no comment): where they end.
+_ATTRIBUTES_END_RE = re.compile(r"[ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/])")
 #: Attributes naming one computation; ``_COMPUTATION_LIST_KEYS`` name several, ``{a, b}``.
 _COMPUTATION_KEYS = frozenset({
     "to_apply", "calls", "condition", "body", "true_computation", "false_computation",
@@ -62,18 +139,37 @@ Ref = tuple[str, int]  # a name and where it is written
 CallRef = Ref | HloComputation  # a computation by name, or one written inline
 
 
-@dataclass(eq=False, slots=True)
 class Pending:
     """What an instruction refers to, resolved once its scope (computation or module) is
-    complete."""
+    complete: its operands -- :class:`Operand` records, or (read on the fast path) names
+    alone, whose offsets are found again from ``operands_at`` only for an error -- its control
+    predecessors and the computations it calls. A plain class with slots: one is made per
+    instruction."""
 
-    instr: HloInstruction
-    anonymous: bool = False
-    #: The computation the instruction is in, once built.
-    caller: HloComputation | None = None
-    operands: list[Operand] = field(default_factory=list)
-    control_predecessors: list[Ref] = field(default_factory=list)
-    computations: list[tuple[str, list[CallRef]]] = field(default_factory=list)
+    __slots__ = ("anonymous", "caller", "computations", "control_predecessors", "instr",
+                 "operands", "operands_at")
+
+    def __init__(self, instr: HloInstruction, anonymous: bool = False,
+                 operands: list[Operand] | list[str] | None = None, operands_at: int = 0) -> None:
+        self.instr = instr
+        self.anonymous = anonymous
+        #: The computation the instruction is in, once built.
+        self.caller: HloComputation | None = None
+        self.operands: list[Operand] | list[str] = [] if operands is None else operands
+        #: Where the operand list starts (after its '('), when ``operands`` holds names.
+        self.operands_at = operands_at
+        self.control_predecessors: list[Ref] = []
+        self.computations: list[tuple[str, list[CallRef]]] = []
+
+    def operand_offset(self, text: str, index: int) -> int:
+        """Where operand ``index`` is written."""
+        operand = self.operands[index]
+        if isinstance(operand, Operand):
+            return operand.offset
+        for k, match in enumerate(_one_match().operand_at.finditer(text, self.operands_at)):
+            if k == index:
+                return match.start(1)
+        raise AssertionError(f"operand {index} of {self.instr.name!r} not found again")
 
 
 @dataclass(eq=False, slots=True)
@@ -97,6 +193,8 @@ class InstructionReader(Cursor):
         self.single = False
         self.inline: list[Inline] = []
         self.unshaped: list[HloInstruction] = []
+        #: The one-match patterns, for a text long enough to pay for compiling them.
+        self.one_match = _one_match() if len(text) >= ONE_MATCH_MIN_CHARS else None
 
     def instruction_list(self, name: str, start: int, line: int,
                          is_entry: bool) -> HloComputation:
@@ -107,6 +205,8 @@ class InstructionReader(Cursor):
     def instruction(self, pendings: list[Pending]) -> None:
         """``[ROOT] name = rhs``; appends it (after any inline operands) to ``pendings``."""
         start = self.skip()
+        if self.fast_instruction(start, pendings):
+            return
         lhs = _LHS_RE.match(self.text, start)
         if lhs is not None:
             self.pos = lhs.end()
@@ -121,6 +221,88 @@ class InstructionReader(Cursor):
         name, _ = self.name("an instruction name")
         self.expect("=", f"after instruction name {name!r}")
         self.rhs(name, start, pendings, is_root=is_root)
+
+    def fast_instruction(self, start: int, pendings: list[Pending]) -> bool:
+        """The instruction at ``start`` read with one match (:class:`_OneMatch`), as
+        :meth:`rhs` would read it, if it has that spelling, its shape's text is one read
+        before and its operands are what its opcode takes here; False (nothing read)
+        otherwise. Not in a single instruction, whose undefined operands are parameters."""
+        one = self.one_match
+        if one is None or self.single:
+            return False
+        head = one.instruction.match(self.text, start)
+        if head is None:
+            return False
+        root, name, shape_text, opcode, operands, other, _ = head.groups()
+        shape = self._plain_shapes.get(shape_text)
+        if shape is None:
+            shape = plain_shape(shape_text)
+            if shape is None:
+                return False
+            self._plain_shapes[shape_text] = shape
+        text = self.text
+        written: list[str] = []
+        number = literal = None
+        if operands is not None:
+            if opcode == "constant":
+                literal = operands
+            elif opcode == "parameter":
+                return False
+            elif "[" in operands or "(" in operands:  # some operand has its shape written
+                shaped = one.shaped_operands.findall(operands)
+                for shaped_text, _ in shaped:
+                    if shaped_text and shaped_text not in self._plain_shapes:
+                        known = plain_shape(shaped_text)
+                        if known is None:
+                            return False
+                        self._plain_shapes[shaped_text] = known
+                written = [name for _, name in shaped]
+            else:
+                written = one.operand_names.findall(operands)
+        elif opcode == "parameter":
+            if _PARAMETER_NUMBER_RE.match(other) is None:
+                return False
+            number = int(other)
+        elif opcode == "constant":
+            literal = other
+        elif other:
+            return False
+        if start >= self._line_offset:  # self.line_of(start), inline: once per instruction
+            self._line += text.count("\n", self._line_offset, start)
+            self._line_offset = start
+            line = self._line
+        else:
+            line = self.line_of(start)
+        instr = HloInstruction(name, opcode, shape, line, is_root=root is not None,
+                               _offset=start, _document=self.document)
+        item = Pending(instr, False, written, head.start(5)) if written else Pending(instr)
+        if number is not None:
+            instr.parameter_number = number
+        elif literal is not None:
+            at = head.start(5) if operands is not None else head.start(6)
+            if "/" in literal:
+                return False
+            instr.literal, after = parse_literal(text, at, shape, self.source)
+            if skip(text, after, self.source) != at + len(literal):
+                return False  # not all of it: the general reader says what is wrong
+            instr.literal_text = literal.strip()
+        values: dict[str, str] = {}
+        offsets: dict[str, int] = {}
+        first, self.pos = head.span(7)
+        if first < self.pos:
+            for whole in one.attribute.finditer(text, first, self.pos):
+                if not self.fast_attribute(whole, item, values, offsets):
+                    self.pos = whole.start()
+                    break
+        end = _ATTRIBUTES_END_RE.match(text, self.pos)
+        if end is not None:
+            self.pos = end.end()
+        else:
+            self.attributes(item, values, offsets)
+        instr.attributes, instr._attribute_offsets = values, offsets
+        fill_typed_fields(instr)
+        pendings.append(item)
+        return True
 
     def rhs(self, name: str, start: int, pendings: list[Pending], *, is_root: bool = False,
             inline: bool = False) -> HloInstruction:
@@ -226,13 +408,24 @@ class InstructionReader(Cursor):
                 raise self.error(f"expected ',' or ')' in the operands of {user}, found "
                                  f"{describe(self.text, self.pos - 1)}", self.pos - 1)
 
-    def attributes(self, item: Pending | None) -> tuple[dict[str, str], dict[str, int]]:
+    def attributes(self, item: Pending | None, values: dict[str, str] | None = None,
+                   offsets: dict[str, int] | None = None,
+                   ) -> tuple[dict[str, str], dict[str, int]]:
         """``, key=value`` pairs while a ',' follows; values raw, comments removed. For an
         instruction (``item``), computation attributes and control predecessors are also
-        read as references."""
-        values: dict[str, str] = {}
-        offsets: dict[str, int] = {}
+        read as references. ``values`` and ``offsets``: those read already, added to."""
+        values = {} if values is None else values
+        offsets = {} if offsets is None else offsets
+        text = self.text
+        one = self.one_match
         while True:
+            whole = None if one is None else one.attribute.match(text, self.pos)
+            if whole is not None:
+                if self.fast_attribute(whole, item, values, offsets):
+                    continue
+            elif one is not None and (done := _ATTRIBUTES_END_RE.match(text, self.pos)):
+                self.pos = done.end()
+                break
             fast = _KEY_RE.match(self.text, self.pos)
             if fast is not None:
                 key, key_pos = fast.group(1), fast.start(1)
@@ -267,6 +460,31 @@ class InstructionReader(Cursor):
             values[key], offsets[key] = strip_comments(self.text[start:end]), start
             self.pos = end
         return values, offsets
+
+    def fast_attribute(self, whole: re.Match[str], item: Pending | None, values: dict[str, str],
+                       offsets: dict[str, int]) -> bool:
+        """The attribute ``whole`` (:class:`_OneMatch`) matched, read into ``values`` and
+        ``offsets`` as the general path reads it; False (nothing read) where that path must
+        decide."""
+        key, value = whole.group(1), whole.group(2)
+        start = whole.start(2)
+        if key in values:
+            raise self.error(f"duplicate attribute {key!r}", whole.start(1))
+        if key in OWN_SCANNER_KEYS:  # where its own scanner ends it, as the general path does
+            if scan_value(self.text, start, key, self.source) != whole.end():
+                return False
+        elif item is not None:
+            if key in _ALL_COMPUTATION_KEYS:
+                name = _FULL_NAME_RE.match(value)
+                if name is None:
+                    return False
+                item.computations.append((key, [(name.group(1), start)]))
+            elif key == "control-predecessors":
+                item.control_predecessors = self.name_list(key, start, whole.end())
+        values[key] = value
+        offsets[key] = start
+        self.pos = whole.end()
+        return True
 
     def computation_refs(self, owner: HloInstruction, key: str) -> list[CallRef]:
         """The value of a computation attribute at ``self.pos``: a name, ``{a, b, ...}``, a

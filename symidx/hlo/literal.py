@@ -38,6 +38,8 @@ _TOKEN_RE = re.compile(
     r"(?:(?P<tok>[{}(),]|\.\.\.|-?nan(?:\(0x[0-9a-fA-F]+\))?|-?inf|true|false"
     r"|-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|(?P<end>\Z))", re.S)
 _INT_TOKEN_RE = re.compile(r"-?\d+")
+# A vector of integers after its '{', written plainly (group: the values with their commas).
+_INT_VECTOR_RE = re.compile(r"[ \t]*(-?\d{1,19}(?:[ \t]*,[ \t]*-?\d{1,19})*)[ \t]*\}")
 _NAN_RE = re.compile(r"-?nan(?:\(0x([0-9a-fA-F]+)\))?")
 _UINT64 = 1 << 64
 # Floating types whose overflow XLA rejects: (mantissa bits, largest exponent). A value at or
@@ -88,6 +90,10 @@ class _Reader:
         if tok == "{":
             if not shape.dims:
                 raise self.error(f"{shape} is a scalar: its literal takes no braces", at)
+            if len(shape.dims) == 1 and shape.element_type[0] in "su":
+                vector = self.integer_vector(end, shape)
+                if vector is not None:
+                    return vector
             return self.dense(end, shape)
         if tok == ",":  # XLA reads no value then: the array keeps its zeros
             return None, end
@@ -161,6 +167,24 @@ class _Reader:
                 stack[-1].append(value)
             else:
                 raise self.error(f"unexpected {describe(self.text, at)} in a literal", at)
+
+    def integer_vector(self, pos: int, shape: Shape) -> tuple[LiteralValue, int] | None:
+        """The rest of a vector of integers after its ``{`` (at ``pos``) read with one match,
+        when it is written plainly (``1, 2, -3}``: commas, blanks, no comment) and every value
+        fits the element type; None otherwise (:meth:`dense` reads it and says what is
+        wrong)."""
+        match = _INT_VECTOR_RE.match(self.text, pos)
+        if match is None:
+            return None
+        values = [int(v) for v in match.group(1).split(",")]
+        bits = int(shape.element_type[1:])
+        if shape.element_type[0] == "u":
+            lo, hi = 0, (1 << bits) - 1
+        else:
+            lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        if len(values) != shape.dims[0] or min(values) < lo or max(values) > hi:
+            return None
+        return tuple(values), match.end()
 
     def count(self, seen: list[int], level: int, dims: tuple[int, ...], at: int,
               shape: Shape) -> None:

@@ -51,8 +51,9 @@ attributes over the token readers of :mod:`symidx.hlo.reader`;
 from __future__ import annotations
 
 import re
+from typing import cast
 
-from symidx._gc import gc_paused
+from symidx._gc import long_lived
 from symidx.errors import HloShapeError, ParseError, expect_type
 from symidx.hlo.attributes import (
     ConvolutionDimensionNumbers,
@@ -66,12 +67,20 @@ from symidx.hlo.attributes import (
 from symidx.hlo.infer import infer_shape
 from symidx.hlo.instructions import Inline, InstructionReader, Operand, Pending, Ref
 from symidx.hlo.ir import HloComputation, HloInstruction, HloModule
-from symidx.hlo.lexer import NAME_RE, describe, end_of_string, scan_balanced, skip, strip_comments
+from symidx.hlo.lexer import (
+    BLANK_START,
+    NAME_RE,
+    describe,
+    end_of_string,
+    scan_balanced,
+    skip,
+    strip_comments,
+)
 from symidx.hlo.literal import LiteralValue
 from symidx.hlo.mlir import looks_like_mlir, mlir_hint
 from symidx.hlo.order import callees_first, find_cycle, operands_first, unique_name
-from symidx.hlo.reader import name_end
-from symidx.hlo.shape import ShapeLike, can_start_shape
+from symidx.hlo.reader import PLAIN_SHAPE, name_end
+from symidx.hlo.shape import ShapeLike, can_start_shape, plain_shape
 from symidx.hlo.validate import check_operand_counts, validate_module
 
 __all__ = [
@@ -91,6 +100,10 @@ __all__ = [
 
 #: The start of an HloModuleProto in protobuf text format, which is not HLO text: its
 #: ``hlo_module {`` after comment lines that start with ``#``.
+# A parameter of a signature in its common spelling, ``name: shape`` then ',' or ')'
+# (group: the shape's text).
+_SIGNATURE_PARAMETER_RE = re.compile(r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*:[ \t]*("
+                                     + PLAIN_SHAPE + r")(?=[ \t]*[,)])")
 _PROTO_RE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*hlo_module[ \t]*\{")
 
 
@@ -110,7 +123,7 @@ def parse_hlo(text: str, source: str = "", *, validate: bool = True) -> HloModul
     expect_type(source, str, "source", "parse_hlo")
     if looks_like_mlir(text):
         raise ParseError(mlir_hint(), text, len(text) - len(text.lstrip()), source=source)
-    with gc_paused():  # many long-lived allocations: collections would only slow it down
+    with long_lived():  # many long-lived allocations: young collections would only slow it
         module = _Parser(text, source).module()
         if validate:
             validate_module(module)
@@ -322,12 +335,18 @@ class _Parser(InstructionReader):
 
     def signature(self, name: str) -> None:
         """``(p: shape, ...) -> shape``: checked for syntax; parameters come from the body."""
+        if self.known_signature():
+            return
         self.pos += 1
         if self.peek() != ")":
             while True:
-                self.name(f"a parameter name in the signature of {name!r}", colon=False)
-                self.expect(":", "after a parameter name in the signature")
-                self.required_shape("the shape of a parameter in the signature")
+                fast = _SIGNATURE_PARAMETER_RE.match(self.text, self.pos)
+                if fast is not None and fast.group(1) in self._plain_shapes:
+                    self.pos = fast.end()  # a shape read before: nothing more to check
+                else:
+                    self.name(f"a parameter name in the signature of {name!r}", colon=False)
+                    self.expect(":", "after a parameter name in the signature")
+                    self.required_shape("the shape of a parameter in the signature")
                 if self.peek() != ",":
                     break
                 self.pos += 1
@@ -335,21 +354,44 @@ class _Parser(InstructionReader):
         self.expect("->", f"after the parameters of {name!r}")
         self.required_shape(f"the result shape of {name!r}")
 
+    def known_signature(self) -> bool:
+        """Read the signature at ``self.pos`` with one match (for a long text) if every shape
+        in it is one read before or is plainly spelled (:func:`~symidx.hlo.shape.plain_shape`):
+        then it is well formed. False (nothing read) otherwise."""
+        one = self.one_match
+        whole = None if one is None else one.signature.match(self.text, self.pos)
+        if whole is None:
+            return False
+        known = self._plain_shapes
+        assert one is not None
+        for text in (*one.signature_shapes.findall(whole.group(1)), whole.group(2)):
+            if text not in known:
+                shape = plain_shape(text)
+                if shape is None:
+                    return False
+                known[text] = shape
+        self.pos = whole.end()
+        return True
+
     def instruction_list(self, name: str, start: int, line: int,
                          is_entry: bool) -> HloComputation:
         """``{ instruction ... }`` as a computation called ``name``."""
         self.expect("{", f"to open computation {name!r}")
         open_brace = self.pos - 1
         pendings: list[Pending] = []
+        text = self.text
         while True:
-            ch = self.peek()
+            ch = text[self.pos: self.pos + 1]
+            if ch in BLANK_START:
+                ch = self.peek()
             if ch == "}":
                 self.pos += 1
                 break
             if not ch:
                 raise self.error(f"unexpected end of input: computation {name!r} opened at line "
                                  f"{self.line_of(open_brace)} is not closed", self.pos)
-            self.instruction(pendings)
+            if not self.fast_instruction(self.pos, pendings):
+                self.instruction(pendings)
         return self.build_computation(name, start, line, is_entry, pendings)
 
     def build_computation(self, name: str, start: int, line: int, is_entry: bool,
@@ -357,42 +399,63 @@ class _Parser(InstructionReader):
         if not pendings:
             raise self.error(f"computation {name!r} has no instructions (missing ROOT)", start)
         by_name: dict[str, HloInstruction] = {}
+        anonymous = False
         for item in pendings:
-            instr = item.instr
             if item.anonymous:
+                anonymous = True
                 continue
+            instr = item.instr
             if instr.name in by_name:
                 raise self.error(f"duplicate instruction name {instr.name!r} in computation "
                                  f"{name!r} (first defined at line {by_name[instr.name].line})",
                                  instr._offset)
             by_name[instr.name] = instr
-        taken = set(by_name)
-        for item in pendings:
-            if item.anonymous:  # XLA's names for inline instructions, unique here
-                item.instr.name = unique_name(f"{item.instr.opcode}.anon", taken)
-                by_name[item.instr.name] = item.instr
-        parameters = self.missing_operands(pendings, by_name) if self.single else []
+        if anonymous:
+            taken = set(by_name)
+            for item in pendings:
+                if item.anonymous:  # XLA's names for inline instructions, unique here
+                    item.instr.name = unique_name(f"{item.instr.opcode}.anon", taken)
+                    by_name[item.instr.name] = item.instr
+        instructions = self.missing_operands(pendings, by_name) if self.single else []
         root: HloInstruction | None = None
-        done = {id(param) for param in parameters}
-        forward = False  # whether some instruction uses one written after it
+        # The names of the instructions before the current one (names are unique by now):
+        # some instruction uses one written after it if an operand is not among them.
+        done = {param.name for param in instructions}
+        forward = False
+        get = by_name.get
+        callers: list[Pending] = []
         for item in pendings:
             instr = item.instr
-            operands = instr.operands
-            for operand in item.operands:
-                target = operand.instr or by_name.get(operand.name)
-                operands.append(target or self.lookup(by_name, operand, instr, name))
-                forward = forward or id(operands[-1]) not in done
-            for ref, offset in item.control_predecessors:
-                instr.control_predecessors.append(
-                    self.lookup(by_name, Operand(ref, offset), instr, name))
-            forward = forward or any(id(o) not in done for o in instr.control_predecessors)
-            done.add(id(instr))
+            written = item.operands
+            if written:
+                found = (list(map(get, written)) if isinstance(written[0], str)
+                         else [operand.instr or get(operand.name)
+                               for operand in written])
+                if None in found:
+                    k = found.index(None)
+                    missing = written[k]
+                    self.lookup(by_name, Operand(
+                        missing if isinstance(missing, str) else missing.name,
+                        item.operand_offset(self.text, k)), instr, name)
+                instr.operands = cast(list[HloInstruction], found)
+                if not forward:
+                    forward = not done.issuperset(written if isinstance(written[0], str)
+                                                  else [o.name for o in instr.operands])
+            if item.control_predecessors:
+                for ref, offset in item.control_predecessors:
+                    instr.control_predecessors.append(
+                        self.lookup(by_name, Operand(ref, offset), instr, name))
+                forward = forward or not done.issuperset(
+                    [o.name for o in instr.control_predecessors])
+            done.add(instr.name)
             if instr.is_root:
                 if root is not None:
                     raise self.error(f"second ROOT {instr.name!r} in computation {name!r} "
                                      f"(the first is {root.name!r})", instr._offset)
                 root = instr
-        instructions = parameters + [item.instr for item in pendings]
+            if item.computations:
+                callers.append(item)
+            instructions.append(instr)
         if root is None:
             root = instructions[-1]
             root.is_root = True
@@ -406,18 +469,19 @@ class _Parser(InstructionReader):
         comp = HloComputation(name, instructions, root,
                               self.ordered_parameters(instructions, name), line,
                               is_entry=is_entry, _by_name=by_name, _offset=start)
-        for item in pendings:
-            if item.computations:
-                item.caller = comp
-                self.call_sites.append(item)
+        for item in callers:
+            item.caller = comp
+        self.call_sites.extend(callers)
         return comp
 
     def missing_operands(self, pendings: list[Pending],
                          by_name: dict[str, HloInstruction]) -> list[HloInstruction]:
         """In a single instruction: a parameter for each operand not defined in it -- named
         as written (``_0``, ``_1``, ... for a shape alone) and numbered in text order."""
+        # (a single instruction is read on the general path: its operands are all records)
         missing = sorted((op for item in pendings for op in item.operands
-                          if op.instr is None and op.name not in by_name),
+                          if isinstance(op, Operand) and op.instr is None
+                          and op.name not in by_name),
                          key=lambda op: op.offset)
         parameters: list[HloInstruction] = []
         for op in missing:

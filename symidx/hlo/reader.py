@@ -11,7 +11,13 @@ from symidx._text import too_long
 from symidx.errors import ParseError
 from symidx.hlo.ir import SourceText
 from symidx.hlo.lexer import BLANK_START, INT_RE, NAME_RE, WORD_RE, describe, skip
-from symidx.hlo.shape import MAX_NESTING, ShapeLike, can_start_shape, parse_shape_at
+from symidx.hlo.shape import (
+    MAX_NESTING,
+    ShapeLike,
+    can_start_shape,
+    parse_shape_at,
+    plain_shape,
+)
 
 __all__ = ["PLAIN_SHAPE", "Cursor", "name_end"]
 
@@ -111,6 +117,10 @@ class Cursor:
         plain = _PLAIN_SHAPE_RE.match(self.text, start)
         if plain is not None:
             known = self._plain_shapes.get(plain.group())
+            if known is None:
+                known = plain_shape(plain.group())
+                if known is not None:
+                    self._plain_shapes[plain.group()] = known
             if known is not None:
                 self.pos = plain.end()
                 return known

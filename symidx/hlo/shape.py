@@ -49,6 +49,7 @@ __all__ = [
     "can_start_shape",
     "parse_shape",
     "parse_shape_at",
+    "plain_shape",
 ]
 
 #: Bit width of every HLO element type, as XLA's ``primitive_util::BitWidth`` gives it
@@ -264,6 +265,50 @@ def can_start_shape(text: str, pos: int, source: str = "") -> bool:
         return False
     after = skip(text, match.end(), source)
     return text.startswith("[", after) or (match.group() == "b" and text.startswith("(", after))
+
+
+# An array in its plainest spelling, ``f32[8,128]{1,0}`` (groups: element type, dims, layout),
+# and a tuple of such, maybe with ``/*index=5*/`` comments (group: the elements).
+_PLAIN_ARRAY_RE = re.compile(r"([a-z][a-z0-9]*)\[([0-9,]{0,200})\](?:\{([0-9,]{0,200})\})?")
+_PLAIN_ELEMENT = r"(?:/\*[^*]*\*/)?[a-z][a-z0-9]*\[[0-9,]{0,200}\](?:\{[0-9,]{0,200}\})?"
+_PLAIN_TUPLE_RE = re.compile(r"\(((?:" + _PLAIN_ELEMENT + r"(?:, ?" + _PLAIN_ELEMENT
+                             + r")*)?)\)")
+_PLAIN_ELEMENT_RE = re.compile(r"(?:/\*[^*]*\*/)?([a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?)")
+
+
+def plain_shape(text: str) -> ShapeLike | None:
+    """The shape ``text`` spells, when it is an array in its plainest spelling
+    (``f32[8,128]{1,0}``: no blank, no dynamic dimension, no layout field) or a tuple of
+    such, and is one :func:`parse_shape_at` accepts -- as it reads it when no ``{`` follows;
+    None for anything else (read it with :func:`parse_shape_at`). Builds the shape without
+    going token by token."""
+    if text.startswith("("):
+        whole = _PLAIN_TUPLE_RE.fullmatch(text)
+        if whole is None:
+            return None
+        elements = []
+        for element in _PLAIN_ELEMENT_RE.findall(whole.group(1)):
+            array = plain_shape(element)
+            if array is None:
+                return None
+            elements.append(array)
+        return TupleShape(tuple(elements))
+    match = _PLAIN_ARRAY_RE.fullmatch(text)
+    if match is None:
+        return None
+    element_type, dims_text, layout_text = match.groups()
+    if element_type not in ELEMENT_BIT_WIDTHS:
+        return None
+    if ",," in text or ",]" in text or "[," in text or ",}" in text or "{," in text:
+        return None  # a missing number: the token reader says where
+    dims = tuple(int(d) for d in dims_text.split(",")) if dims_text else ()
+    layout = None
+    if layout_text is not None:
+        minor_to_major = tuple(int(d) for d in layout_text.split(",")) if layout_text else ()
+        if minor_to_major and sorted(minor_to_major) != list(range(len(dims))):
+            return None
+        layout = HloLayout(minor_to_major)
+    return Shape(element_type, dims, (False,) * len(dims), layout)
 
 
 def parse_shape(text: str) -> ShapeLike:

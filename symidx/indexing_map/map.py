@@ -13,7 +13,6 @@ the expressions printed by :mod:`symidx.indexing_map.text`); the parser is in
 
 from __future__ import annotations
 
-import html
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -694,6 +693,8 @@ def _var(name: str, bounds: Any) -> dict[str, Any]:
 
 def map_html(m: IndexingMap) -> str:
     """The map's ``doc`` text in a ``<pre>`` block."""
+    import html  # here: only a notebook asks
+
     return f"<pre>{html.escape(print_map(m, 'doc'))}</pre>"
 
 
