@@ -9,15 +9,16 @@ from functools import lru_cache
 from sympy import Symbol
 
 from symidx._arith import ceil_div
-from symidx.expr import Expr, bounds, dim, free_vars, rt, sym
+from symidx.expr import Expr, bounds, dim, rt, sym
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify.constraints import residue
+from symidx.simplify.memo import variables_of
 
 FEASIBILITY_LIMIT = 1_000_000
 
 
-def _used_closure(used: set[Symbol], frees: list[set[Symbol]]) -> set[Symbol]:
+def _used_closure(used: set[Symbol], frees: Sequence[frozenset[Symbol]]) -> set[Symbol]:
     """Variables used by the results, plus every variable sharing a constraint with one
     (``frees``: the variables of each constraint)."""
     used = set(used)
@@ -31,7 +32,8 @@ def _used_closure(used: set[Symbol], frees: list[set[Symbol]]) -> set[Symbol]:
     return used
 
 
-def _feasible(m: IndexingMap, removed: set[Symbol], frees: list[set[Symbol]]) -> bool | None:
+def _feasible(m: IndexingMap, removed: set[Symbol], frees: Sequence[frozenset[Symbol]]
+              ) -> bool | None:
     """Can the constraints that mention only ``removed`` variables all hold? None when the
     box is too large to check by enumeration.
 
@@ -59,10 +61,10 @@ def _feasible(m: IndexingMap, removed: set[Symbol], frees: list[set[Symbol]]) ->
     return answer
 
 
-def _components(group: list[tuple[Expr, Interval, set[Symbol]]]
-                ) -> list[list[tuple[Expr, Interval, set[Symbol]]]]:
+def _components(group: list[tuple[Expr, Interval, frozenset[Symbol]]]
+                ) -> list[list[tuple[Expr, Interval, frozenset[Symbol]]]]:
     """``group`` split into sets of constraints linked by shared variables."""
-    components: list[tuple[set[Symbol], list[tuple[Expr, Interval, set[Symbol]]]]] = []
+    components: list[tuple[set[Symbol], list[tuple[Expr, Interval, frozenset[Symbol]]]]] = []
     for item in group:
         free, members = set(item[2]), [item]
         for other in [c for c in components if c[0] & free]:
@@ -108,7 +110,7 @@ def _satisfiable(constraints: tuple[tuple[Expr, Interval], ...],
 
 
 def _drop(m: IndexingMap, keep_dims: list[int], keep_ranges: list[int], keep_rts: list[int],
-          removed: set[Symbol], frees: list[set[Symbol]]) -> IndexingMap:
+          removed: set[Symbol], frees: Sequence[frozenset[Symbol]]) -> IndexingMap:
     rename: dict[Symbol, Expr] = {}
     for kind, keep in ((dim, keep_dims), (sym, keep_ranges), (rt, keep_rts)):
         for new, old in enumerate(keep):
@@ -151,7 +153,7 @@ def _remove(m: IndexingMap, include_dims: bool) -> tuple[IndexingMap, list[int]]
         return m, []
     used: set[Symbol] = set()
     for r in m.results:
-        used |= free_vars(r)
+        used |= variables_of(r)
     for v in m.rts:  # a runtime variable's source map may read this map's range variables
         if v.map is not None:
             used |= {sym(j) for j in range(min(v.map.num_ranges, m.num_ranges))}
@@ -159,7 +161,7 @@ def _remove(m: IndexingMap, include_dims: bool) -> tuple[IndexingMap, list[int]]
         used |= set(m.dim_vars)
     if used >= set(m.all_vars):
         return m, []
-    frees = [free_vars(e) for e, _ in m.constraints]
+    frees = [variables_of(e) for e, _ in m.constraints]
     used = _used_closure(used, frees)
     removed = {v for v in m.all_vars if v not in used}
     if not removed:
