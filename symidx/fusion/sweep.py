@@ -56,6 +56,7 @@ from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.ops import finish
 from symidx.simplify import compose
+from symidx.simplify.merge import has_window_sum, merge_constant_offsets, merge_contiguous_sums
 
 __all__ = [
     "Key",
@@ -368,6 +369,10 @@ def _composed(first: IndexingMap, second: IndexingMap) -> IndexingMap:
         if len(_COMPOSED) >= _COMPOSED_LIMIT:
             clear_memo()
         m = finish(compose(first, second), fold_point_dims=True)
+        if second.num_ranges and has_window_sum(m):  # stacked windows: one variable per sum
+            m, removed = merge_contiguous_sums(m)
+            if removed:
+                m = finish(m, fold_point_dims=True)
         found = _COMPOSED[key] = _INTERNED.setdefault(m, m)
     return found
 
@@ -399,10 +404,36 @@ def _merged(entries: Entries) -> Entries:
     box = _bounding_box(list(merged))
     if box is None:
         return merged
+    # where the box would be made, an exact merge first: maps differing by constant offsets
+    exact = _offsets_merged(merged)
+    if len(exact) <= HULL_LIMIT:
+        return exact
+    merged = exact
     first = next(iter(merged.values()))
     total = sum(t.count for t in merged.values())
     reason = f"{len(merged)} distinct maps replaced by their bounding box"
     return {box: _Tally(first.path, total, first.opaque or reason)}
+
+
+def _offsets_merged(entries: Entries) -> Entries:
+    """``entries`` with maps equal but for constant offsets along one result merged into
+    one map with a range variable (:func:`~symidx.simplify.merge.merge_constant_offsets`),
+    and the window sums that makes merged (:func:`~symidx.simplify.merge.merge_contiguous_sums`):
+    exact, the same union of targets."""
+    maps = list(entries)
+    groups = merge_constant_offsets(maps)
+    if len(groups) == len(maps):
+        return entries
+    merged: Entries = {}
+    for m, members in groups:
+        if len(members) > 1:
+            m, removed = merge_contiguous_sums(m)
+            if removed:
+                m = finish(m, fold_point_dims=True)
+        m = _INTERNED.setdefault(m, m)
+        for i in members:
+            _add(merged, m, entries[maps[i]])
+    return merged
 
 
 def _forgotten(m: IndexingMap) -> IndexingMap:
