@@ -115,3 +115,23 @@ def test_merge_constant_offsets_on_a_window():
     # offsets 0, 1, 5: the run 0, 1 merges, 5 stays apart
     apart = [parse_map(f"(d0) -> (d0 + {k}), domain: d0 in [0, 9]") for k in (0, 1, 5)]
     assert sorted(len(ms) for _, ms in merge_constant_offsets(apart)) == [1, 2]
+
+
+def test_every_merge_rule_is_documented_in_the_merges_table():
+    from pathlib import Path
+
+    from symidx.simplify.merge import MERGE_RULES
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "simplifier.md").read_text()
+    table = doc[doc.index("## Merges"):]
+    for name, fn in MERGE_RULES.items():
+        assert f"| `{name}`" in table and f"`{fn.__name__}`" in table, name
+
+
+@given(window_maps())
+def test_has_window_sum_is_true_wherever_a_merge_applies(m):
+    from symidx.simplify.merge import has_window_sum
+
+    # the sweep's cheap test must not hide a merge of a map without constraints
+    if not m.constraints and merge_contiguous_sums(m)[1]:
+        assert has_window_sum(m)

@@ -5,8 +5,10 @@ path of the graph, of the per-step maps composed along the path. Paths can be
 exponentially many (a ladder of 40 diamonds has 2^40), so nothing here walks paths: one
 sweep in reverse topological order keeps, per instruction output, the **set of distinct
 maps** reaching it from the start. Each composed map is simplified and has its unused
-symbols removed before it enters a set, so two paths giving the same function meet in one
-entry. The work grows with the number of instructions and of distinct maps.
+symbols removed (and, when its step brought range variables into one window sum, those
+merged: :func:`~symidx.simplify.merge.merge_contiguous_sums`) before it enters a set, so
+two paths giving the same function meet in one entry. The work grows with the number of
+instructions and of distinct maps.
 
 An :class:`Analysis` holds what it has computed: the indexing graph of each computation
 (with the maps of every step it crossed) and the results of each called computation, per
@@ -19,8 +21,11 @@ Two bounds keep the sets small without changing what a map means:
 * when more than :data:`MERGE_LIMIT` maps reach one instruction output, maps that differ
   only in which *element* holds a runtime value are merged: their runtime variables keep
   their interval and instruction (see :func:`symidx.fusion.runtime.forget_elements`);
-* when more than :data:`HULL_LIMIT` distinct maps remain, they are replaced by one map to
-  the bounding box of everything they reach, labelled opaque (an over-approximation).
+* when more than :data:`HULL_LIMIT` distinct maps remain, maps that differ only by constant
+  offsets along one result are first merged into one map with a range variable (exact,
+  :func:`~symidx.simplify.merge.merge_constant_offsets`); if still more remain, they are
+  replaced by one map to the bounding box of everything they reach, labelled opaque (an
+  over-approximation).
 
 **Limits.** An :class:`Analysis` may be given ``timeout`` (seconds from its creation) and
 ``max_maps`` (distinct maps held in the sets of all its sweeps, which is what memory grows
