@@ -102,33 +102,19 @@ def _merge_once(m: IndexingMap) -> tuple[IndexingMap, int] | None:
 
 
 def has_window_sum(m: IndexingMap) -> bool:
-    """Does a sum in ``m``'s results hold two or more range variables (the cheap test
-    before :func:`merge_contiguous_sums`: stacked windows give such sums, most maps do
-    not)?"""
+    """Does one of ``m``'s results hold, as terms of its own sum, two or more range
+    variables (``d1 * 2 + s0 + s4 - 1``: stacked convolution and reduce-window windows)?
+    The sweep's test before :func:`merge_contiguous_sums`: most maps have no such sum, and
+    a mixed-radix sum under a division or remainder (``(s0 + s1 * 128) floordiv 128``, a
+    reshape) is not a window and is left as it is."""
     if m.num_ranges < 2:
         return False
     ranges = set(m.range_vars)
     for r in m.results:
-        if len(variables_of(r) & ranges) < 2:
-            continue
-        for e in _sums(r):
-            if sum(1 for _, x in terms(e) if x in ranges) >= 2:
-                return True
+        if r.is_Add and len(variables_of(r) & ranges) >= 2 \
+                and sum(1 for _, x in terms(r) if x in ranges) >= 2:
+            return True
     return False
-
-
-def _sums(e: Expr) -> list[Expr]:
-    """The sums in ``e`` (``e`` itself included)."""
-    out, stack, seen = [], [e], set()
-    while stack:
-        node = stack.pop()
-        if not node.args or node in seen:
-            continue
-        seen.add(node)
-        if node.is_Add:
-            out.append(node)
-        stack.extend(node.args)
-    return out
 
 
 def _candidates(exprs: Sequence[Expr], ranges: set[Symbol]
