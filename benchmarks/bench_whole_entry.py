@@ -1,13 +1,14 @@
 """Whole-entry analysis against XLA's own CPU compile of the same module, in one run.
 
     python benchmarks/bench_whole_entry.py [DIR] [--modules NAME ...] [--timeout 600]
-        [--all-outputs] [--densenet 6,12,24,16] [--no-densenet]
+        [--all-outputs] [--densenet 6,12,24,16] [--gru 64] [--no-densenet]
 
 For each module (default: resnet50, the gemma, llama 8B and mixtral 8x7B modules and torax
 from DIR, default ``../shared/realhlo`` next to the repository) and for a DenseNet121-like
 stack written here in plain jax (:func:`densenet_hlo`: dense blocks of batchnorm, relu,
 1x1 and 3x3 convolutions and concatenations, transitions with average pooling; tiny shapes,
-random weights, lowered by jax to HLO text in this process), two figures, one after the
+random weights, lowered by jax to HLO text in this process) and a GRU over ``--gru`` time
+steps (:func:`gru_hlo`, a ``lax.scan`` loop), two figures, one after the
 other in this process, both in CPU seconds of the process (:func:`time.process_time`:
 every thread of XLA's compiler counts, and other processes on the machine do not):
 
@@ -111,6 +112,35 @@ def densenet_hlo(blocks: tuple[int, ...] = DENSENET121, growth: int = 4, size: i
     return str(hlo.as_hlo_text())
 
 
+def gru_hlo(steps: int = 64, hidden: int = 8, features: int = 4, seed: int = 0) -> str:
+    """HLO text of a GRU over ``steps`` time steps in plain jax (``lax.scan``: a while
+    loop whose body reads the step's input by a dynamic slice and carries the hidden
+    state), batch 2, random weights as parameters: the loop whose carried values the
+    analysis follows through every iteration."""
+    import jax
+    import jax.numpy as jnp
+
+    keys = jax.random.split(jax.random.PRNGKey(seed), 3)
+    w = jax.random.normal(keys[0], (features, 3 * hidden), jnp.float32) * 0.1
+    u = jax.random.normal(keys[1], (hidden, 3 * hidden), jnp.float32) * 0.1
+    xs = jax.random.normal(keys[2], (steps, 2, features), jnp.float32)
+
+    def forward(xs: Any, w: Any, u: Any) -> Any:
+        def cell(h: Any, x: Any) -> tuple[Any, Any]:
+            gx, gh = x @ w, h @ u
+            z = jax.nn.sigmoid(gx[:, :hidden] + gh[:, :hidden])
+            r = jax.nn.sigmoid(gx[:, hidden:2 * hidden] + gh[:, hidden:2 * hidden])
+            n = jnp.tanh(gx[:, 2 * hidden:] + r * gh[:, 2 * hidden:])
+            h = (1 - z) * n + z * h
+            return h, h
+
+        _, hs = jax.lax.scan(cell, jnp.zeros((2, hidden), jnp.float32), xs)
+        return hs
+
+    hlo: Any = jax.jit(forward).lower(xs, w, u).compiler_ir("hlo")
+    return str(hlo.as_hlo_text())
+
+
 def symidx_seconds(text: str, source: str, timeout: float, all_outputs: bool
                    ) -> tuple[float, str]:
     """CPU seconds to parse ``text`` and compute the maps of its entry computation (the
@@ -203,7 +233,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="every output of the entry, not only the first")
     parser.add_argument("--densenet", default=",".join(map(str, DENSENET121)),
                         help="layers per dense block (DenseNet121: 6,12,24,16)")
-    parser.add_argument("--no-densenet", action="store_true")
+    parser.add_argument("--no-densenet", action="store_true",
+                        help="leave out the jax-written models (the dense stack and the GRU)")
+    parser.add_argument("--gru", type=int, default=64, help="time steps of the GRU scan")
     args = parser.parse_args(argv)
     os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before jax is imported
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -218,8 +250,9 @@ def main(argv: list[str] | None = None) -> None:
         blocks = tuple(int(b) for b in args.densenet.split(","))
         try:
             rows.append((f"densenet{blocks} (jax)", densenet_hlo(blocks)))
+            rows.append((f"gru{args.gru} (jax scan)", gru_hlo(args.gru)))
         except ImportError:
-            print("densenet: jax not installed, left out")
+            print("densenet, gru: jax not installed, left out")
     run(rows, args.timeout, args.all_outputs)
 
 

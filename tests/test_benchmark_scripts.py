@@ -44,17 +44,18 @@ def test_the_whole_entry_benchmark_measures_a_module_and_a_small_dense_stack(
     bench = _script("bench_whole_entry.py")
     data = Path(__file__).resolve().parent / "data" / "hlo"
     bench.main([str(data), "--modules", "conv2d.lowered", "--densenet", "1,1",  # type: ignore[attr-defined]
-                "--timeout", "120"])
+                "--gru", "3", "--timeout", "120"])
     out = capsys.readouterr().out
-    rows = [line for line in out.splitlines() if line.startswith(("conv2d", "densenet"))]
+    rows = [line for line in out.splitlines()
+            if line.startswith(("conv2d", "densenet", "gru"))]
     try:
         import jax  # noqa: F401
     except ImportError:
         assert [r.split()[0] for r in rows] == ["conv2d.lowered"]
         assert "jax not installed" in rows[0]
         return
-    assert [r.split()[0] for r in rows] == ["conv2d.lowered", "densenet(1,"]
+    assert [r.split()[0] for r in rows] == ["conv2d.lowered", "densenet(1,", "gru3"]
     for row in rows:
-        ours, xla, ratio = row.split(")")[-1].split()[:3] if row.startswith("densenet") \
+        ours, xla, ratio = row.split(")")[-1].split()[:3] if row.startswith(("densenet", "gru")) \
             else row.split()[1:4]
         assert float(ours) >= 0 and float(xla) > 0 and float(ratio) >= 0

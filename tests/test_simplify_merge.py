@@ -50,11 +50,18 @@ def window_maps(draw):
     return IndexingMap.create([Interval(0, 3)], results, ranges, (), constraints)
 
 
-@given(window_maps())
-def test_merge_contiguous_sums_keeps_every_image(m):
-    merged, removed = merge_contiguous_sums(m)
+@given(window_maps(), st.booleans())
+def test_merge_contiguous_sums_keeps_every_image(m, overlapping):
+    merged, removed = merge_contiguous_sums(m, overlapping)
     assert merged.num_ranges == m.num_ranges - len(removed)
     assert _images(merged) == _images(m)
+
+
+def test_overlapping_merges_leave_mixed_radix_numbers():
+    flat = parse_map("(d0)[s0, s1] -> (d0 + s0 + s1 * 3), "
+                     "domain: d0 in [0, 9], s0 in [0, 2], s1 in [0, 2]")
+    assert merge_contiguous_sums(flat, overlapping=True) == (flat, [])
+    assert merge_contiguous_sums(flat)[1] == [1]
 
 
 def test_merge_contiguous_sums_on_windows():

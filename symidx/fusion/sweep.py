@@ -375,7 +375,7 @@ def _composed(first: IndexingMap, second: IndexingMap) -> IndexingMap:
             clear_memo()
         m = finish(compose(first, second), fold_point_dims=True)
         if second.num_ranges and has_window_sum(m):  # stacked windows: one variable per sum
-            m, removed = merge_contiguous_sums(m)
+            m, removed = merge_contiguous_sums(m, overlapping=True)
             if removed:
                 m = finish(m, fold_point_dims=True)
         found = _COMPOSED[key] = _INTERNED.setdefault(m, m)
@@ -432,7 +432,7 @@ def _offsets_merged(entries: Entries) -> Entries:
     merged: Entries = {}
     for m, members in groups:
         if len(members) > 1:
-            m, removed = merge_contiguous_sums(m)
+            m, removed = merge_contiguous_sums(m, overlapping=True)
             if removed:
                 m = finish(m, fold_point_dims=True)
         m = _INTERNED.setdefault(m, m)

@@ -29,7 +29,8 @@ __all__ = ["merge_contiguous_sums", "merge_constant_offsets", "MERGE_ROUNDS", "M
 MERGE_ROUNDS = 64
 
 
-def merge_contiguous_sums(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
+def merge_contiguous_sums(m: IndexingMap, overlapping: bool = False
+                          ) -> tuple[IndexingMap, list[int]]:
     """Rule ``merge_contiguous_sum``: range variables ``u`` and ``w`` that every result and
     constraint uses only through ``u + c*w`` (``c`` a nonzero integer), with
     ``|c| <= size(u)``, become one variable ``u' = u + c*w - lo`` over ``[0, hi - lo]``,
@@ -49,14 +50,18 @@ def merge_contiguous_sums(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
     ``[0, 2]`` is ``s0`` in ``[0, 4]``; ``s0 + 3*s1`` with ``s0`` in ``[0, 2]`` is ``s0``
     in ``[0, 8]`` (a mixed-radix number, a bijection); ``s0 - s1`` with both in ``[0, 2]``
     is ``s0 - 2`` with ``s0`` in ``[0, 4]``. A map whose runtime variables have source maps
-    (which may read range variables by position) is left as it is."""
+    (which may read range variables by position) is left as it is.
+
+    With ``overlapping``, only sums whose runs overlap (``|c| < size(u)``: a target is
+    reached in several ways, as in stacked windows) are merged, not mixed-radix numbers
+    (``|c| == size(u)``: a flattened index, which a reshape later splits again)."""
     if (m.num_ranges < 2 or m.is_known_empty or m.is_undefined
             or any(v.map is not None for v in m.rts)):
         return m, []
     original = list(range(m.num_ranges))  # original index of each current range variable
     removed: list[int] = []
     for _ in range(MERGE_ROUNDS):
-        found = _merge_once(m)
+        found = _merge_once(m, overlapping)
         if found is None:
             break
         m, gone = found
@@ -64,7 +69,8 @@ def merge_contiguous_sums(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
     return m, sorted(removed)
 
 
-def _merge_once(m: IndexingMap) -> tuple[IndexingMap, int] | None:
+def _merge_once(m: IndexingMap, overlapping: bool = False
+                ) -> tuple[IndexingMap, int] | None:
     """One merge of two range variables of ``m`` (the new map and the position of the
     removed one), or None."""
     exprs = list(m.results) + [e for e, _ in m.constraints]
@@ -73,7 +79,7 @@ def _merge_once(m: IndexingMap) -> tuple[IndexingMap, int] | None:
     used = [variables_of(e) for e in exprs]
     tried: set[tuple[Symbol, Symbol, int]] = set()
     for u, w, c in _candidates(exprs, ranges):
-        if (u, w, c) in tried or abs(c) > env[u].size:
+        if (u, w, c) in tried or abs(c) > env[u].size - overlapping:
             continue
         tried.add((u, w, c))
         if any((u in vs) != (w in vs) for vs in used):
