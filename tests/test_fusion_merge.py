@@ -12,7 +12,7 @@ from symidx.syntax import parse_map
 
 
 def _maps(name: str):
-    module = parse_hlo((DATA / "hlo" / name).read_text())
+    module = parse_hlo((DATA / "merge" / name).read_text())
     (record,) = computation_maps(module.entry, "output_to_input")
     return record.groups
 
