@@ -217,6 +217,8 @@ def run(rows: list[tuple[str, str]], timeout: float, all_outputs: bool) -> None:
         if isinstance(theirs, float):
             ratio = f"{ours / theirs:7.2f}" if theirs > 0 else "    inf"
             xla = f"{theirs:8.2f}"
+            if note.startswith("stopped"):  # a time up to a limit is no ratio
+                ratio = "      -"
         else:
             ratio, xla, note = "      -", "       -", f"{theirs}; {note}" if note else theirs
         print(f"{name[-48:]:<48} {ours:9.2f} {xla} {ratio}  {note}", flush=True)
