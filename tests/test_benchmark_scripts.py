@@ -26,3 +26,36 @@ def test_the_benchmark_script_loads(script: str) -> None:
             pytest.skip(f"{script} needs {e.name}")
         raise
     assert callable(getattr(module, "main", None)), f"{script} has no main()"
+
+
+def _script(name: str) -> object:
+    spec = importlib.util.spec_from_file_location(f"bench_script_{name}", BENCHMARKS / name)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_whole_entry_benchmark_measures_a_module_and_a_small_dense_stack(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A smoke run of benchmarks/bench_whole_entry.py (no timing is asserted): one module
+    from tests/data and a two-block dense stack lowered by jax, each a row with both
+    figures, or the XLA column empty and the stack left out without jax."""
+    bench = _script("bench_whole_entry.py")
+    data = Path(__file__).resolve().parent / "data" / "hlo"
+    bench.main([str(data), "--modules", "conv2d.lowered", "--densenet", "1,1",  # type: ignore[attr-defined]
+                "--gru", "3", "--timeout", "120"])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines()
+            if line.startswith(("conv2d", "densenet", "gru"))]
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        assert [r.split()[0] for r in rows] == ["conv2d.lowered"]
+        assert "jax not installed" in rows[0]
+        return
+    assert [r.split()[0] for r in rows] == ["conv2d.lowered", "densenet(1,", "gru3"]
+    for row in rows:
+        ours, xla, ratio = row.split(")")[-1].split()[:3] if row.startswith(("densenet", "gru")) \
+            else row.split()[1:4]
+        assert float(ours) >= 0 and float(xla) > 0 and float(ratio) >= 0

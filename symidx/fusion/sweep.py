@@ -5,8 +5,10 @@ path of the graph, of the per-step maps composed along the path. Paths can be
 exponentially many (a ladder of 40 diamonds has 2^40), so nothing here walks paths: one
 sweep in reverse topological order keeps, per instruction output, the **set of distinct
 maps** reaching it from the start. Each composed map is simplified and has its unused
-symbols removed before it enters a set, so two paths giving the same function meet in one
-entry. The work grows with the number of instructions and of distinct maps.
+symbols removed (and, when its step brought range variables into one window sum, those
+merged: :func:`~symidx.simplify.merge.merge_contiguous_sums`) before it enters a set, so
+two paths giving the same function meet in one entry. The work grows with the number of
+instructions and of distinct maps.
 
 An :class:`Analysis` holds what it has computed: the indexing graph of each computation
 (with the maps of every step it crossed) and the results of each called computation, per
@@ -19,8 +21,11 @@ Two bounds keep the sets small without changing what a map means:
 * when more than :data:`MERGE_LIMIT` maps reach one instruction output, maps that differ
   only in which *element* holds a runtime value are merged: their runtime variables keep
   their interval and instruction (see :func:`symidx.fusion.runtime.forget_elements`);
-* when more than :data:`HULL_LIMIT` distinct maps remain, they are replaced by one map to
-  the bounding box of everything they reach, labelled opaque (an over-approximation).
+* when more than :data:`HULL_LIMIT` distinct maps remain, maps that differ only by constant
+  offsets along one result are first merged into one map with a range variable (exact,
+  :func:`~symidx.simplify.merge.merge_constant_offsets`); if still more remain, they are
+  replaced by one map to the bounding box of everything they reach, labelled opaque (an
+  over-approximation).
 
 **Limits.** An :class:`Analysis` may be given ``timeout`` (seconds from its creation) and
 ``max_maps`` (distinct maps held in the sets of all its sweeps, which is what memory grows
@@ -56,6 +61,7 @@ from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.ops import finish
 from symidx.simplify import compose
+from symidx.simplify.merge import has_window_sum, merge_constant_offsets, merge_contiguous_sums
 
 __all__ = [
     "Key",
@@ -368,6 +374,10 @@ def _composed(first: IndexingMap, second: IndexingMap) -> IndexingMap:
         if len(_COMPOSED) >= _COMPOSED_LIMIT:
             clear_memo()
         m = finish(compose(first, second), fold_point_dims=True)
+        if second.num_ranges and has_window_sum(m):  # stacked windows: one variable per sum
+            m, removed = merge_contiguous_sums(m, overlapping=True)
+            if removed:
+                m = finish(m, fold_point_dims=True)
         found = _COMPOSED[key] = _INTERNED.setdefault(m, m)
     return found
 
@@ -399,10 +409,36 @@ def _merged(entries: Entries) -> Entries:
     box = _bounding_box(list(merged))
     if box is None:
         return merged
+    # where the box would be made, an exact merge first: maps differing by constant offsets
+    exact = _offsets_merged(merged)
+    if len(exact) <= HULL_LIMIT:
+        return exact
+    merged = exact
     first = next(iter(merged.values()))
     total = sum(t.count for t in merged.values())
     reason = f"{len(merged)} distinct maps replaced by their bounding box"
     return {box: _Tally(first.path, total, first.opaque or reason)}
+
+
+def _offsets_merged(entries: Entries) -> Entries:
+    """``entries`` with maps equal but for constant offsets along one result merged into
+    one map with a range variable (:func:`~symidx.simplify.merge.merge_constant_offsets`),
+    and the window sums that makes merged (:func:`~symidx.simplify.merge.merge_contiguous_sums`):
+    exact, the same union of targets."""
+    maps = list(entries)
+    groups = merge_constant_offsets(maps)
+    if len(groups) == len(maps):
+        return entries
+    merged: Entries = {}
+    for m, members in groups:
+        if len(members) > 1:
+            m, removed = merge_contiguous_sums(m, overlapping=True)
+            if removed:
+                m = finish(m, fold_point_dims=True)
+        m = _INTERNED.setdefault(m, m)
+        for i in members:
+            _add(merged, m, entries[maps[i]])
+    return merged
 
 
 def _forgotten(m: IndexingMap) -> IndexingMap:

@@ -14,7 +14,18 @@ from operator import is_, is_not
 
 from sympy import Integer, Symbol
 
-from symidx.expr import ONE, Expr, add, dim, from_terms, rt, scale, substitute, sym, terms
+from symidx.expr import (
+    ONE,
+    Expr,
+    add,
+    dim,
+    from_terms,
+    rt,
+    scale,
+    substitute,
+    sym,
+    terms,
+)
 from symidx.indexing_map import IndexingMap, MapKind
 from symidx.interval import Interval
 from symidx.simplify.constraints import (
@@ -26,6 +37,7 @@ from symidx.simplify.constraints import (
     tighten_by_mod_range,
     tighten_to_residue,
 )
+from symidx.simplify.memo import variables_of
 from symidx.simplify.rewriter import Rewriter, Step
 from symidx.simplify.stats import Budget, SimplifyStats
 
@@ -83,8 +95,9 @@ def fold_constraints(w: Work) -> int:
     Counts the constraints that did not stay as they were."""
     rw = w.rw
     changes = 0
+    memo = w.trace is None and w.stats is None  # a traced or counted fold is done afresh
     for expr0, iv0 in w.m.constraints:
-        expr, iv = _folded(w, rw.simplify(expr0), iv0)
+        expr, iv = _folded_memo(w, expr0, iv0) if memo else _folded(w, rw.simplify(expr0), iv0)
         if iv.is_empty:
             raise KnownEmpty
         if expr.is_Integer:  # a constant: it holds (and goes) or the domain is empty
@@ -112,6 +125,36 @@ def fold_constraints(w: Work) -> int:
         w.constraints[expr] = w.constraints[expr].intersect(iv) if expr in w.constraints \
             else iv
     return changes
+
+
+#: Folded constraints: ``(expression, interval, intervals of its variables)`` -> what
+#: :func:`_folded` made of it. Composed maps meet the same window and bound constraints
+#: again and again (a convolution's ``d0 + s0 in [0, 55]`` in every layer), and a fold
+#: depends on nothing else: the rules see the intervals of the expression's own variables
+#: (in :func:`fold_constraints` the rewriter assumes no facts).
+_FOLDED: dict[tuple[Expr, Interval, frozenset[tuple[Symbol, Interval]]],
+              tuple[Expr, Interval]] = {}
+#: Entries :data:`_FOLDED` holds before it starts afresh.
+FOLDED_LIMIT = 100_000
+
+
+def _folded_memo(w: Work, expr0: Expr, iv0: Interval) -> tuple[Expr, Interval]:
+    """``_folded(w, w.rw.simplify(expr0), iv0)``, remembered in :data:`_FOLDED`. A fold
+    during which the rewriter ran out of steps is not remembered (it depends on what the
+    rewriter did before); a remembered one is then at least as simple."""
+    rw = w.rw
+    env = rw.env
+    key = (expr0, iv0, frozenset((v, env[v]) for v in variables_of(expr0)))
+    found = _FOLDED.get(key)
+    if found is not None:
+        return found
+    starved = rw.exhausted
+    found = _folded(w, rw.simplify(expr0), iv0)
+    if not starved and not rw.exhausted:
+        if len(_FOLDED) >= FOLDED_LIMIT:
+            _FOLDED.clear()
+        _FOLDED[key] = found
+    return found
 
 
 def _folded(w: Work, expr: Expr, iv: Interval) -> tuple[Expr, Interval]:

@@ -9,15 +9,16 @@ from functools import lru_cache
 from sympy import Symbol
 
 from symidx._arith import ceil_div
-from symidx.expr import Expr, bounds, dim, free_vars, rt, sym
+from symidx.expr import ONE, Expr, bounds, dim, rt, sym, terms
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify.constraints import residue
+from symidx.simplify.memo import variables_of
 
 FEASIBILITY_LIMIT = 1_000_000
 
 
-def _used_closure(used: set[Symbol], frees: list[set[Symbol]]) -> set[Symbol]:
+def _used_closure(used: set[Symbol], frees: Sequence[frozenset[Symbol]]) -> set[Symbol]:
     """Variables used by the results, plus every variable sharing a constraint with one
     (``frees``: the variables of each constraint)."""
     used = set(used)
@@ -31,7 +32,8 @@ def _used_closure(used: set[Symbol], frees: list[set[Symbol]]) -> set[Symbol]:
     return used
 
 
-def _feasible(m: IndexingMap, removed: set[Symbol], frees: list[set[Symbol]]) -> bool | None:
+def _feasible(m: IndexingMap, removed: set[Symbol], frees: Sequence[frozenset[Symbol]]
+              ) -> bool | None:
     """Can the constraints that mention only ``removed`` variables all hold? None when the
     box is too large to check by enumeration.
 
@@ -59,10 +61,10 @@ def _feasible(m: IndexingMap, removed: set[Symbol], frees: list[set[Symbol]]) ->
     return answer
 
 
-def _components(group: list[tuple[Expr, Interval, set[Symbol]]]
-                ) -> list[list[tuple[Expr, Interval, set[Symbol]]]]:
+def _components(group: list[tuple[Expr, Interval, frozenset[Symbol]]]
+                ) -> list[list[tuple[Expr, Interval, frozenset[Symbol]]]]:
     """``group`` split into sets of constraints linked by shared variables."""
-    components: list[tuple[set[Symbol], list[tuple[Expr, Interval, set[Symbol]]]]] = []
+    components: list[tuple[set[Symbol], list[tuple[Expr, Interval, frozenset[Symbol]]]]] = []
     for item in group:
         free, members = set(item[2]), [item]
         for other in [c for c in components if c[0] & free]:
@@ -98,6 +100,9 @@ def _satisfiable(constraints: tuple[tuple[Expr, Interval], ...],
     candidates = np.stack([los, his, (los + his) // 2, (los + his + 1) // 2], axis=1)
     if holds(list(candidates)):
         return True
+    found = _linear_search(constraints, box)
+    if found is not None:
+        return found
     size = 1
     for _, iv in box:
         size *= iv.size
@@ -107,8 +112,75 @@ def _satisfiable(constraints: tuple[tuple[Expr, Interval], ...],
     return holds([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")])
 
 
+#: Nodes the search of :func:`_linear_search` visits before it gives up.
+SEARCH_LIMIT = 20_000
+
+
+def _linear_search(constraints: tuple[tuple[Expr, Interval], ...],
+                   box: tuple[tuple[Symbol, Interval], ...]) -> bool | None:
+    """Does a point of ``box`` satisfy every constraint, when all are linear (sums of
+    integer multiples of the box's variables and a constant)? A depth-first search over
+    the variables, one value at a time, that drops a branch as soon as a constraint's
+    least or greatest value over what is left to choose misses its interval: exhaustive,
+    so its answer is exact. None when a constraint is not linear or the search visits more
+    than :data:`SEARCH_LIMIT` nodes (stacked padded convolutions give many constraints on
+    a few window variables: a witness is found in a few steps where the box has 10^5 points
+    or more)."""
+    order = [v for v, _ in box]
+    index = {v: i for i, v in enumerate(order)}
+    rows: list[tuple[list[int], int, int, int]] = []  # coefficients, constant, lo, hi
+    for e, iv in constraints:
+        coeffs = [0] * len(order)
+        const = 0
+        for c, x in terms(e):
+            if x is ONE:
+                const += c
+            elif x in index:
+                coeffs[index[x]] += c
+            else:
+                return None
+        rows.append((coeffs, const, iv.lo, iv.hi))
+    los = [iv.lo for _, iv in box]
+    his = [iv.hi for _, iv in box]
+    n = len(order)
+    # least and greatest value of each row over the variables from k on
+    rest_lo = [[0] * (n + 1) for _ in rows]
+    rest_hi = [[0] * (n + 1) for _ in rows]
+    for r, (coeffs, _, _, _) in enumerate(rows):
+        for k in range(n - 1, -1, -1):
+            a, b = coeffs[k] * los[k], coeffs[k] * his[k]
+            rest_lo[r][k] = rest_lo[r][k + 1] + min(a, b)
+            rest_hi[r][k] = rest_hi[r][k + 1] + max(a, b)
+    partial = [const for _, const, _, _ in rows]
+    visited = 0
+
+    def search(k: int) -> bool | None:
+        nonlocal visited
+        visited += 1
+        if visited > SEARCH_LIMIT:
+            return None
+        for r, (_, _, lo, hi) in enumerate(rows):
+            if partial[r] + rest_lo[r][k] > hi or partial[r] + rest_hi[r][k] < lo:
+                return False
+        if k == n:
+            return True
+        for value in range(los[k], his[k] + 1):
+            for r, row in enumerate(rows):
+                partial[r] += row[0][k] * value
+            found = search(k + 1)
+            for r, row in enumerate(rows):
+                partial[r] -= row[0][k] * value
+            if found:
+                return True
+            if found is None:
+                return None
+        return False
+
+    return search(0)
+
+
 def _drop(m: IndexingMap, keep_dims: list[int], keep_ranges: list[int], keep_rts: list[int],
-          removed: set[Symbol], frees: list[set[Symbol]]) -> IndexingMap:
+          removed: set[Symbol], frees: Sequence[frozenset[Symbol]]) -> IndexingMap:
     rename: dict[Symbol, Expr] = {}
     for kind, keep in ((dim, keep_dims), (sym, keep_ranges), (rt, keep_rts)):
         for new, old in enumerate(keep):
@@ -151,7 +223,7 @@ def _remove(m: IndexingMap, include_dims: bool) -> tuple[IndexingMap, list[int]]
         return m, []
     used: set[Symbol] = set()
     for r in m.results:
-        used |= free_vars(r)
+        used |= variables_of(r)
     for v in m.rts:  # a runtime variable's source map may read this map's range variables
         if v.map is not None:
             used |= {sym(j) for j in range(min(v.map.num_ranges, m.num_ranges))}
@@ -159,7 +231,7 @@ def _remove(m: IndexingMap, include_dims: bool) -> tuple[IndexingMap, list[int]]
         used |= set(m.dim_vars)
     if used >= set(m.all_vars):
         return m, []
-    frees = [free_vars(e) for e, _ in m.constraints]
+    frees = [variables_of(e) for e, _ in m.constraints]
     used = _used_closure(used, frees)
     removed = {v for v in m.all_vars if v not in used}
     if not removed:

@@ -1,0 +1,244 @@
+"""Exact merges that make a map, or a set of maps, smaller without changing what it reaches.
+
+A map means the *set* of targets of each source index (SPEC §1), so how many ways a target
+is reached does not matter. Two merges follow from that:
+
+* :func:`merge_contiguous_sums` (rule ``merge_contiguous_sum``): two range variables that
+  occur only in one sum ``u + c*w`` become one variable over the values of that sum, when
+  those values are contiguous (stacked convolution and reduce-window windows);
+* :func:`merge_constant_offsets` (rule ``merge_constant_offsets``): maps equal but for a
+  constant added to one result become one map with a new range variable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sympy import Symbol
+
+from symidx.expr import ONE, Expr, from_terms, sym, terms
+from symidx.indexing_map import IndexingMap
+from symidx.interval import Interval
+from symidx.simplify.memo import variables_of
+from symidx.simplify.transforms import _drop
+
+__all__ = ["merge_contiguous_sums", "merge_constant_offsets", "MERGE_ROUNDS", "MERGE_RULES",
+           "has_window_sum"]
+
+#: Most merges of one map (each removes a variable, so this only bounds the work).
+MERGE_ROUNDS = 64
+
+
+def merge_contiguous_sums(m: IndexingMap, overlapping: bool = False
+                          ) -> tuple[IndexingMap, list[int]]:
+    """Rule ``merge_contiguous_sum``: range variables ``u`` and ``w`` that every result and
+    constraint uses only through ``u + c*w`` (``c`` a nonzero integer), with
+    ``|c| <= size(u)``, become one variable ``u' = u + c*w - lo`` over ``[0, hi - lo]``,
+    where ``[lo, hi]`` is ``[lo_u + min(c*lo_w, c*hi_w), hi_u + max(c*lo_w, c*hi_w)]``.
+    Returns the map and the indices of the removed range variables (as
+    :func:`~symidx.simplify.transforms.remove_unused_symbols` does).
+
+    Derivation: for each ``y`` in ``w``'s interval, ``u + c*y`` runs over the ``size(u)``
+    consecutive integers from ``lo_u + c*y``; consecutive ``y`` shift that run by ``|c|``,
+    so when ``|c| <= size(u)`` the runs overlap or touch and their union is all of
+    ``[lo, hi]``. An expression ``e(u, w)`` rewritten with ``u := u' + lo - c*w`` that no
+    longer mentions ``w`` is a function of ``u + c*w - lo`` (it equals ``e`` at every
+    point), so the set of targets over the box and the constraints is the set over
+    ``u'`` in ``[0, hi - lo]``: the same targets, each perhaps reached fewer times (a map
+    is a set, SPEC §1). ``w`` is then unused and goes; starting ``u'`` at 0 makes maps
+    reached along different paths spell one window alike. ``s0 + s1`` with both in
+    ``[0, 2]`` is ``s0`` in ``[0, 4]``; ``s0 + 3*s1`` with ``s0`` in ``[0, 2]`` is ``s0``
+    in ``[0, 8]`` (a mixed-radix number, a bijection); ``s0 - s1`` with both in ``[0, 2]``
+    is ``s0 - 2`` with ``s0`` in ``[0, 4]``. A map whose runtime variables have source maps
+    (which may read range variables by position) is left as it is.
+
+    With ``overlapping``, only sums whose runs overlap (``|c| < size(u)``: a target is
+    reached in several ways, as in stacked windows) are merged, not mixed-radix numbers
+    (``|c| == size(u)``: a flattened index, which a reshape later splits again)."""
+    if (m.num_ranges < 2 or m.is_known_empty or m.is_undefined
+            or any(v.map is not None for v in m.rts)):
+        return m, []
+    original = list(range(m.num_ranges))  # original index of each current range variable
+    removed: list[int] = []
+    for _ in range(MERGE_ROUNDS):
+        found = _merge_once(m, overlapping)
+        if found is None:
+            break
+        m, gone = found
+        removed.append(original.pop(gone))
+    return m, sorted(removed)
+
+
+def _merge_once(m: IndexingMap, overlapping: bool = False
+                ) -> tuple[IndexingMap, int] | None:
+    """One merge of two range variables of ``m`` (the new map and the position of the
+    removed one), or None."""
+    exprs = list(m.results) + [e for e, _ in m.constraints]
+    ranges = set(m.range_vars)
+    env = m.variable_bounds()
+    used = [variables_of(e) for e in exprs]
+    tried: set[tuple[Symbol, Symbol, int]] = set()
+    for u, w, c in _candidates(exprs, ranges):
+        if (u, w, c) in tried or abs(c) > env[u].size - overlapping:
+            continue
+        tried.add((u, w, c))
+        if any((u in vs) != (w in vs) for vs in used):
+            continue  # one of them is used apart from the other: no substitution can merge
+        bu, bw = env[u], env[w]
+        lo, hi = sorted((c * bw.lo, c * bw.hi))
+        lo, hi = bu.lo + lo, bu.hi + hi
+        # u' = u + c*w - lo runs over [0, hi - lo]: maps reached along different paths
+        # then spell the same window alike
+        results, constraints = m.substitute({u: u - c * w + lo})
+        if any(w in variables_of(e) for e in (*results, *(e for e, _ in constraints))):
+            continue
+        i = m.range_vars.index(u)
+        new_ranges = list(m.ranges)
+        new_ranges[i] = Interval(0, hi - lo)
+        merged = IndexingMap.create(m.dims, results, new_ranges, m.rts, constraints, m.names,
+                                    check=False)
+        if merged.is_known_empty:
+            return None  # cannot happen (the substitution is onto); keep the map as it was
+        j = m.range_vars.index(w)
+        keep = [k for k in range(m.num_ranges) if k != j]
+        frees = [variables_of(e) for e, _ in merged.constraints]
+        return _drop(merged, list(range(m.num_dims)), keep, list(range(m.num_rts)), {w},
+                     frees), j
+    return None
+
+
+def has_window_sum(m: IndexingMap) -> bool:
+    """Does one of ``m``'s results hold, as terms of its own sum, two or more range
+    variables (``d1 * 2 + s0 + s4 - 1``: stacked convolution and reduce-window windows)?
+    The sweep's test before :func:`merge_contiguous_sums`: most maps have no such sum, and
+    a mixed-radix sum under a division or remainder (``(s0 + s1 * 128) floordiv 128``, a
+    reshape) is not a window and is left as it is."""
+    if m.num_ranges < 2:
+        return False
+    ranges = set(m.range_vars)
+    for r in m.results:
+        if r.is_Add and len(variables_of(r) & ranges) >= 2 \
+                and sum(1 for _, x in terms(r) if x in ranges) >= 2:
+            return True
+    return False
+
+
+def _candidates(exprs: Sequence[Expr], ranges: set[Symbol]
+                ) -> list[tuple[Symbol, Symbol, int]]:
+    """``(u, w, c)`` for every sum holding ``k*u`` and ``k*c*w`` (range variables)."""
+    out: list[tuple[Symbol, Symbol, int]] = []
+    seen: set[Expr] = set()
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if e in seen or not e.args:
+            continue
+        seen.add(e)
+        stack.extend(e.args)
+        if not e.is_Add:
+            continue
+        linear = [(c, x) for c, x in terms(e) if x in ranges]
+        for a, x in linear:
+            for b, y in linear:
+                if x is not y and b % a == 0:
+                    out.append((x, y, b // a))
+    return out
+
+
+def merge_constant_offsets(maps: Sequence[IndexingMap]
+                           ) -> list[tuple[IndexingMap, list[int]]]:
+    """Rule ``merge_constant_offsets``: maps that are equal but for a constant ``o_k`` added
+    to one result ``r``, with the offsets ``o_1 < ... < o_n`` in arithmetic progression
+    ``o_1 + g*t`` (``t`` in ``[0, n - 1]``), become one map whose result is
+    ``r + o_1 + g*s`` with a new range variable ``s`` in ``[0, n - 1]``. Offsets not in one
+    progression are merged in runs of consecutive integers. Returns every map of the
+    outcome with the positions in ``maps`` it stands for.
+
+    Derivation: the union over ``k`` of ``{(..., r(d, s) + o_k, ...)}`` is
+    ``{(..., r(d, s) + o_1 + g*t, ...) : t in [0, n - 1]}`` since ``t`` takes exactly the
+    ``n`` values with ``o_1 + g*t = o_k``; a set of maps means the union of what each
+    reaches. The rule runs again over the outcome (another result may then line up) until
+    nothing merges. Known-empty and undefined maps, and maps whose runtime variables have
+    source maps, are kept as they are."""
+    groups: list[tuple[IndexingMap, list[int]]] = [(m, [i]) for i, m in enumerate(maps)]
+    for _ in range(MERGE_ROUNDS):
+        changed = False
+        width = max((m.num_results for m, _ in groups), default=0)
+        for r in range(width):
+            groups, merged = _merge_along(groups, r)
+            changed |= merged
+        if not changed:
+            break
+    return groups
+
+
+def _merge_along(groups: list[tuple[IndexingMap, list[int]]], r: int
+                 ) -> tuple[list[tuple[IndexingMap, list[int]]], bool]:
+    by_rest: dict[tuple[object, ...], list[tuple[int, IndexingMap, list[int]]]] = {}
+    kept: list[tuple[IndexingMap, list[int]]] = []
+    for m, members in groups:
+        if (m.is_known_empty or m.is_undefined or r >= m.num_results
+                or any(v.map is not None for v in m.rts)):
+            kept.append((m, members))
+            continue
+        parts = terms(m.results[r])
+        offset = sum(c for c, x in parts if x is ONE)
+        rest = from_terms([(c, x) for c, x in parts if x is not ONE])
+        key = (m.dims, m.results[:r], rest, m.results[r + 1:], m.ranges, m.rts,
+               m.constraints, m.names)
+        by_rest.setdefault(key, []).append((offset, m, members))
+    merged_any = False
+    for same in by_rest.values():
+        if len(same) < 2:
+            kept.extend((m, members) for _, m, members in same)
+            continue
+        same.sort(key=lambda item: item[0])
+        for run in _runs(same):
+            if len(run) < 2:
+                kept.append((run[0][1], run[0][2]))
+                continue
+            merged_any = True
+            kept.append((_with_offsets(run, r), [i for _, _, ms in run for i in ms]))
+    return kept, merged_any
+
+
+def _runs(same: list[tuple[int, IndexingMap, list[int]]]
+          ) -> list[list[tuple[int, IndexingMap, list[int]]]]:
+    """``same`` (sorted by distinct offsets) as one arithmetic progression, or as runs of
+    consecutive offsets."""
+    steps = {b[0] - a[0] for a, b in zip(same, same[1:])}
+    if len(steps) == 1:
+        return [same]
+    runs = [[same[0]]]
+    for item in same[1:]:
+        if item[0] == runs[-1][-1][0] + 1:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return runs
+
+
+def _with_offsets(run: list[tuple[int, IndexingMap, list[int]]], r: int) -> IndexingMap:
+    m = run[0][1]
+    first = run[0][0]
+    step = run[1][0] - first
+    new = sym(m.num_ranges)  # after the existing range variables: nothing is renamed
+    parts = [(c, x) for c, x in terms(m.results[r]) if x is not ONE]
+    result = from_terms(parts + [(first, ONE), (step, new)])
+    results = list(m.results)
+    results[r] = result
+    names = None
+    if m.names:
+        nd, nr = m.num_dims, m.num_ranges
+        names = list(m.names[:nd + nr]) + [None] + list(m.names[nd + nr:])
+    return IndexingMap.create(m.dims, results, list(m.ranges) + [Interval(0, len(run) - 1)],
+                              m.rts, m.constraints, names)
+
+
+#: The merges by rule name (as :data:`symidx.simplify.rules.RULES` names the expression
+#: rules): each is documented in the merges table of ``docs/simplifier.md`` and checked
+#: against brute force in ``tests/test_simplify_merge.py``.
+MERGE_RULES = {
+    "merge_contiguous_sum": merge_contiguous_sums,
+    "merge_constant_offsets": merge_constant_offsets,
+}

@@ -1,0 +1,63 @@
+"""The exact feasibility search of :mod:`symidx.simplify.transforms` (``_linear_search``:
+does a point of a box satisfy linear constraints?) against brute force, and the fold memo
+of :mod:`symidx.simplify.passes` against simplifying afresh."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from symidx.expr import sym
+from symidx.interval import Interval
+from symidx.simplify import simplify
+from symidx.simplify.transforms import _linear_search
+from symidx.syntax import parse_map
+
+
+@st.composite
+def linear_problems(draw):
+    """A box of 1-4 variables and 1-4 linear constraints with small coefficients (padded
+    window constraints look like these: sums of window variables in an interval)."""
+    n = draw(st.integers(1, 4))
+    box = tuple((sym(i), Interval(lo, lo + draw(st.integers(0, 4))))
+                for i, lo in enumerate(draw(st.lists(st.integers(-2, 2), min_size=n,
+                                                     max_size=n))))
+    constraints = []
+    for _ in range(draw(st.integers(1, 4))):
+        coeffs = draw(st.lists(st.integers(-3, 4), min_size=n, max_size=n))
+        const = draw(st.integers(-3, 3))
+        e = sum((c * v for c, (v, _) in zip(coeffs, box)), const)
+        if e.is_Integer:
+            continue
+        lo = draw(st.integers(-10, 10))
+        constraints.append((e, Interval(lo, lo + draw(st.integers(0, 6)))))
+    return tuple(constraints), box
+
+
+@given(linear_problems())
+def test_linear_search_answers_as_brute_force(problem):
+    constraints, box = problem
+    variables = [v for v, _ in box]
+    points = itertools.product(*[range(iv.lo, iv.hi + 1) for _, iv in box])
+    expected = any(all(int(e.subs(dict(zip(variables, p)))) in iv for e, iv in constraints)
+                   for p in points)
+    assert _linear_search(constraints, box) == expected
+
+
+def test_linear_search_refuses_what_is_not_linear():
+    s0, s1 = sym(0), sym(1)
+    box = ((s0, Interval(0, 3)), (s1, Interval(0, 3)))
+    assert _linear_search(((s0 * s1, Interval(5, 5)),), box) is None
+
+
+def test_a_remembered_fold_gives_the_map_a_fresh_simplifier_gives():
+    # the same constraint folded in two maps (the second from the memo) and traced (never
+    # from the memo) alike
+    text = ("(d0)[s0, s1] -> (d0 + s0 + s1), domain: d0 in [0, 9], s0 in [0, 2], "
+            "s1 in [0, 2], (d0 * 4 + s0 * 4) mod 8 in [0, 3]")
+    first = simplify(parse_map(text))
+    again = simplify(parse_map(text))
+    traced = simplify(parse_map(text), trace=True).map
+    assert first == again == traced
