@@ -585,3 +585,20 @@ def test_unused_symbols_in_independent_constraints_are_decided_group_by_group():
                   "s1 in [0, 9999], s0 mod 7 in [3, 3], (s1 * 2) mod 4 in [1, 1]")
     reduced, _ = remove_unused_symbols(m)
     assert reduced.is_known_empty
+
+
+def test_result_ranges_end_where_a_term_is_bounded_through_a_sum_that_holds_it() -> None:
+    """``(s0 + s1) // 2`` is a term of a known sum and holds a known sum itself: bounding
+    one through the other used to recurse without end (found by hypothesis)."""
+    from symidx.expr import FloorDiv, sym
+    from symidx.interval import Interval
+    from symidx.simplify.ranges import linear_bounds
+
+    s0, s1 = sym(0), sym(1)
+    half = FloorDiv(s0 + s1, 2)
+    env = {s0: Interval(0, 9), s1: Interval(0, 9)}
+    known = {half + s0: Interval(0, 5), s0 + s1: Interval(0, 12)}
+    got = linear_bounds(half, env, known)
+    values = [(a + b) // 2 for a in range(10) for b in range(10)
+              if 0 <= (a + b) // 2 + a <= 5 and a + b <= 12]
+    assert got.lo <= min(values) and max(values) <= got.hi

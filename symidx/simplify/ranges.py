@@ -57,6 +57,9 @@ def linear_bounds(expr: Expr, env: Mapping[Symbol, Interval],
             if sums:
                 result = result.intersect(_through_sums({e: 1}, sums, walk))
         else:
+            # a sum below may hold ``e`` as a term: while ``e`` is being bounded, it is
+            # bounded plainly there (no cycle)
+            memo[e] = bounds(e, env)
             result = _combine(e, [walk(a) for a in e.args])
             if isinstance(e, Add) and sums:
                 result = result.intersect(_through_sums(_linear(e), sums, walk))
