@@ -30,6 +30,7 @@ from symidx.analysis.groups import (
     iter_computation_maps,
     module_fusion_maps,
     output_leaves,
+    select_entries,
     semantics_name,
 )
 from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
@@ -50,6 +51,7 @@ __all__ = [
     "computation_maps",
     "iter_computation_maps",
     "output_leaves",
+    "select_entries",
     "instruction_maps",
     "module_fusion_maps",
     "fusion_output_to_input",

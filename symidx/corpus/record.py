@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from symidx.analysis import (
-    computation_maps,
     find_computation,
+    iter_computation_maps,
     module_fusion_maps,
+    select_entries,
     semantics_name,
 )
 from symidx.analysis.documents import computations_document, fusions_document
@@ -33,9 +34,8 @@ from symidx.corpus.sources import Task, sha256_of
 from symidx.errors import LimitReached, ParseError, SymidxError
 from symidx.fusion import Analysis
 from symidx.hlo import HloModule, parse_module
-from symidx.hlo.leaves import leaf_count
 from symidx.hlo.validate import violations
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
+from symidx.indexing_map.direction import Direction
 
 __all__ = ["SCHEMA", "STATUSES", "Options", "analyse", "failure_record", "duplicate_record",
            "timed_out", "worker_died"]
@@ -195,8 +195,7 @@ def _document(module: HloModule, options: Options) -> tuple[dict[str, Any], str]
     NAME``) prints for the module, in ``options.direction``, and what was analysed:
     ``"fusions"``; ``"entry"``, the entry computation whole, for a module without a fusion
     when every fusion was asked; ``"computation"`` for ``--computation NAME``."""
-    direction: Direction = INPUT_TO_OUTPUT if options.direction == "input-to-output" \
-        else OUTPUT_TO_INPUT
+    direction = Direction.parse(options.direction)
     analysis = Analysis(verify=True, assume_finite=options.assume_finite,
                         timeout=options.timeout, max_maps=options.max_maps)
     fused = any(i.opcode == "fusion" for c in module.computations.values()
@@ -207,11 +206,9 @@ def _document(module: HloModule, options: Options) -> tuple[dict[str, Any], str]
                                 assume_finite=options.assume_finite), "fusions"
     analysed = "entry" if options.computation is None else "computation"
     comp = find_computation(module, options.computation or "ENTRY")
-    backward = direction == OUTPUT_TO_INPUT
-    has_any = bool(leaf_count(comp.root.shape) if backward else comp.parameters)
-    first = 0 if has_any else None
-    records = computation_maps(comp, direction, output=first if backward else None,
-                               operand=None if backward else first, analysis=analysis)
+    chosen = select_entries(comp, direction)
+    records = list(iter_computation_maps(comp, direction, operand=chosen.operand,
+                                         outputs=chosen.outputs, analysis=analysis))
     return computations_document(module, direction, records,
                                  assume_finite=options.assume_finite), analysed
 
