@@ -9,6 +9,8 @@ A façade over :mod:`symidx.fusion`; the work is done in
   indices (``physical=True``);
 * :mod:`symidx.analysis.documents` -- the JSON documents of the versioned schema
   ``symidx.maps/1``.
+* :mod:`symidx.analysis.coalescing` -- are a fusion's reads coalesced? XLA's answer, per
+  operand: its maps against the operands' layouts (``symidx maps --coalescing``).
 
 >>> from symidx.hlo import parse_hlo
 >>> module = parse_hlo('''

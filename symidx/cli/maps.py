@@ -127,7 +127,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--coalescing", action="store_true",
                    help="for a fusion (--instruction, default the entry root): whether each "
                         "operand's reads are coalesced, in XLA's IsReadCoalescedPerOperand "
-                        "sense (loop-emitter thread mapping; see symidx.layout.coalescing)")
+                        "sense (loop-emitter thread mapping; see symidx.analysis.coalescing)")
     p.set_defaults(run=run)
 
 
@@ -421,7 +421,7 @@ def _note_the_rest(comp: HloComputation, direction: Direction, args: argparse.Na
 def _coalescing(module: HloModule, args: argparse.Namespace) -> Any:
     """--coalescing: one verdict per operand of the fusion (text, or a JSON document)."""
     from symidx.analysis import find_instruction
-    from symidx.layout.coalescing import coalescing_json, coalescing_text, fusion_coalescing
+    from symidx.analysis.coalescing import coalescing_json, coalescing_text, fusion_coalescing
 
     if args.all or args.computation is not None:
         raise UsageError("symidx maps: --coalescing is for one fusion (--instruction)")

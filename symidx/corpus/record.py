@@ -15,7 +15,8 @@ is warm for every module it is given.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -59,7 +60,8 @@ class Options:
     ``maps``: put the ``symidx.maps/1`` document in the record. ``assume_finite``: the
     ``finite`` semantics instead of ``reads`` (:class:`symidx.fusion.Analysis`; the record
     says which in ``semantics``). ``hook``: for tests only,
-    ``PATH.py:FUNCTION`` called with each :class:`~symidx.corpus.sources.Task` before it is
+    ``MODULE:FUNCTION``, a function of an importable module (imported by name, never
+    loaded from a file) called with each :class:`~symidx.corpus.sources.Task` before it is
     analysed (to make a worker hang or crash). ``timeout`` (seconds) and ``max_maps``
     (distinct maps held) are the limits of the analysis (:class:`symidx.fusion.Limits`):
     past them the module is recorded as ``timeout`` (or ``error``, for the maps) with how
@@ -223,17 +225,21 @@ def _tally(values: Any) -> dict[str, int]:
 
 
 _HOOKS: dict[str, Callable[[Task], None]] = {}
+#: A hook names a function of an importable module, never a file.
+_HOOK_SPEC = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*)")
 
 
 def _hook(spec: str) -> Callable[[Task], None]:
-    """The function ``PATH.py:NAME`` (loaded once per process)."""
+    """The function ``MODULE:NAME`` of the module ``MODULE``, imported by name from the
+    worker's ``sys.path`` (once per process): a module the tests put there, not a file."""
     found = _HOOKS.get(spec)
     if found is None:
-        path, _, name = spec.rpartition(":")
-        loader = importlib.util.spec_from_file_location("symidx_corpus_hook", path)
-        if loader is None or loader.loader is None:
-            raise SymidxError(f"cannot load the test hook {spec}")
-        module = importlib.util.module_from_spec(loader)
-        loader.loader.exec_module(module)
-        found = _HOOKS[spec] = getattr(module, name)
+        match = _HOOK_SPEC.fullmatch(spec)
+        if match is None:
+            raise SymidxError(f"the test hook {spec!r} is not MODULE:FUNCTION")
+        try:
+            found = getattr(importlib.import_module(match.group(1)), match.group(2))
+        except (ImportError, AttributeError) as e:
+            raise SymidxError(f"cannot import the test hook {spec!r}: {e}") from None
+        _HOOKS[spec] = found
     return found
