@@ -1,6 +1,7 @@
-"""Direction: a ``str`` enum, the one conversion between the command line's spelling
-(``output-to-input``) and the library's (``output_to_input``); and an element type's
-integer range, written once (``symidx.hlo.shape.integer_bounds``)."""
+"""Direction and Style, ``str`` enums: Direction with the one conversion between the command
+line's spelling (``output-to-input``) and the library's (``output_to_input``), Style with the
+one check of a style's name; and an element type's integer range, written once
+(``symidx.hlo.shape.integer_bounds``)."""
 
 from __future__ import annotations
 
@@ -68,3 +69,19 @@ def test_select_entries_the_default_of_maps_and_corpus_computation() -> None:
     assert tuple(select_entries(comp, INPUT_TO_OUTPUT, 1, 1)) == ([1], 1, True)
     empty = parse_hlo("HloModule m\nENTRY e {\n  ROOT c = f32[] constant(1)\n}\n").entry
     assert tuple(select_entries(empty, INPUT_TO_OUTPUT)) == (None, None, False)
+
+
+def test_a_style_is_its_name_and_one_check_names_the_choices() -> None:
+    from symidx.indexing_map import STYLES, IndexingMap, Style, print_map
+    from symidx.syntax import FOREIGN_STYLES
+    from symidx.syntax import print_map as print_any
+
+    assert STYLES == ("doc", "xla", "mlir") and FOREIGN_STYLES == ("isl", "inductor")
+    assert f"{Style.XLA}" == str(Style.XLA) == "xla" and json.dumps([Style.MLIR]) == '["mlir"]'
+    assert Style.among("isl", FOREIGN_STYLES) is Style.ISL
+    m = IndexingMap.identity([4])
+    assert print_map(m, "xla") == print_map(m, Style.XLA)
+    with pytest.raises(MapError, match="unknown style 'isl'; choose one of doc, xla, mlir"):
+        print_map(m, "isl")
+    with pytest.raises(MapError, match="unknown style 'tex'; choose one of doc, xla, mlir"):
+        print_any(m, "tex")

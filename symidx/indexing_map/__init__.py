@@ -19,7 +19,8 @@ from symidx.indexing_map.map import (
     ValueSource,
     print_map,
 )
-from symidx.indexing_map.text import STYLES, print_expr
+from symidx.indexing_map.text import STYLES, Style, print_expr
 
 __all__ = ["IndexingMap", "RuntimeVar", "ValueSource", "MapKind", "Constraint", "compose_with",
-           "print_map", "print_expr", "STYLES", "Direction", "OUTPUT_TO_INPUT", "INPUT_TO_OUTPUT"]
+           "print_map", "print_expr", "STYLES", "Style", "Direction", "OUTPUT_TO_INPUT",
+           "INPUT_TO_OUTPUT"]
