@@ -45,7 +45,7 @@ from symidx.analysis import FusionMaps, module_fusion_maps
 from symidx.errors import SymidxError
 from symidx.hlo import HloModule, parse_hlo
 from symidx.hlo.mlir import mlir_to_hlo
-from symidx.ops import OUTPUT_TO_INPUT, Direction
+from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 
 __all__ = ["STAGES", "CapturedModule", "JaxAnalysis", "capture", "from_jax", "compiled_hlo",
            "lowered_hlo", "load_function", "load_value"]
@@ -80,7 +80,7 @@ class JaxAnalysis:
         from symidx.analysis.display import groups_table_html
 
         title = html.escape(f"module {self.module.name}: {len(self.fusions)} fusion groups, "
-                            f"{self.direction.replace('_', '-')}")
+                            f"{Direction(self.direction).text}")
         return f"<p>{title}</p>\n" + groups_table_html(self.fusions, self.direction)
 
     def fusion(self, name: str, index: int = 0) -> FusionMaps:

@@ -1,23 +1,19 @@
 """What the corpus tests share: running ``symidx corpus`` in-process, reading its records,
-the record's JSON Schema, and a test-only hook that makes a worker misbehave.
-
-The hook (``SYMIDX_CORPUS_TEST_HOOK=<this file>:misbehave``): a worker given a module whose
-text holds one of the markers below hangs, exits or is killed by a signal, as real modules
-sometimes make a worker do, so that the tests can check that the run records it and goes
-on."""
+the record's JSON Schema, and the test-only hook that makes a worker misbehave
+(:data:`HOOK`, in ``corpus_faults.py``: a worker given a module whose text holds one of the
+markers hangs, exits or is killed by a signal)."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import json
-import os
 import shutil
-import signal
-import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from corpus_faults import EXIT, HANG, KILL  # noqa: F401 - the tests import them from here
 
 from symidx.cli import main
 
@@ -25,24 +21,12 @@ TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 DATA = TESTS / "data" / "corpus"
 EXAMPLES = ROOT / "symidx" / "examples"
-HOOK = f"{Path(__file__).resolve()}:misbehave"
-
-HANG = "CORPUS-TEST: hang"
-EXIT = "CORPUS-TEST: exit"
-KILL = "CORPUS-TEST: kill"
+#: The hook's ``MODULE:FUNCTION``: the workers import ``corpus_faults`` from this folder,
+#: which is on their path (pytest's, or ``PYTHONPATH`` for a driver run as a process).
+HOOK = "corpus_faults:misbehave"
 
 #: The fields that differ from run to run.
 TIMING = ("parse_seconds", "analysis_seconds")
-
-
-def misbehave(task: object) -> None:
-    text = getattr(task, "text", "")
-    if HANG in text:
-        time.sleep(3600)
-    if EXIT in text:
-        os._exit(70)
-    if KILL in text:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def corpus(*argv: str) -> tuple[int, str, str]:

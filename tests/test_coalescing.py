@@ -1,5 +1,5 @@
 """XLA's coalescing-analysis test expectations (tests/data/coalescing), reproduced by
-symidx.layout.coalescing and by ``symidx maps --coalescing``."""
+symidx.analysis.coalescing and by ``symidx maps --coalescing``."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from symidx.analysis import find_instruction
+from symidx.analysis.coalescing import fusion_coalescing
 from symidx.cli import main
 from symidx.hlo import parse_hlo
-from symidx.layout.coalescing import fusion_coalescing
 
 DATA = Path(__file__).parent / "data" / "coalescing" / "xla_coalescing_test.txt"
 

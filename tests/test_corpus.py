@@ -405,3 +405,20 @@ def test_a_ray_address_where_nothing_listens_fails_at_once() -> None:
     with pytest.raises(SymidxError, match=f"cannot join the Ray cluster at 127.0.0.1:{port}"):
         _check_reachable(f"127.0.0.1:{port}")
     _check_reachable("auto")  # left to Ray
+
+
+def test_the_test_hook_imports_a_module_by_name_and_never_runs_a_file(tmp_path: Path) -> None:
+    """The hook is ``MODULE:FUNCTION`` of an importable module: a file's path is refused
+    before anything is loaded (the file below would leave a mark if it ran)."""
+    mark = tmp_path / "ran"
+    script = tmp_path / "evil.py"
+    script.write_text(f"open({str(mark)!r}, 'w').close()\ndef f(task): pass\n")
+    task = Task("m.hlo", 0, 1, (EXAMPLES / "mlp.hlo").read_text())
+    for spec in (f"{script}:f", "../evil:f", "corpus_faults"):
+        with pytest.raises(SymidxError, match="is not MODULE:FUNCTION"):
+            analyse(task, Options(hook=spec))
+    with pytest.raises(SymidxError, match="cannot import the test hook 'evil.py:f'"):
+        analyse(task, Options(hook="evil.py:f"))  # a module evil.py, not on the path
+    assert not mark.exists()
+    # the tests' own hook, by its module name: a module without a marker analysed as usual
+    assert analyse(task, Options(hook=HOOK))["status"] == "ok"

@@ -73,7 +73,8 @@ def _kill_and_look(tmp_path: Path, sig: int, extra: list[str]) -> None:
     misbehaving(inputs, HANG, "cumsum")
     out = tmp_path / "r.jsonl"
     env = {**os.environ, "SYMIDX_CORPUS_TEST_HOOK": HOOK,
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests"),
+                                          os.environ.get("PYTHONPATH", "")])}
     driver = subprocess.Popen(
         [sys.executable, "-m", "symidx", "corpus", str(inputs), "--out", str(out),
          "--jobs", "2", "--timeout", "0", *extra],

@@ -4,6 +4,7 @@ modules that hang or kill their worker recorded while the run goes on."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -38,7 +39,12 @@ def cluster() -> Iterator[str]:
     """A local Ray cluster of two processors, shared by this module's tests; its address."""
     from symidx.corpus.ray_engine import start_local
 
-    start_local(2)
+    with pytest.MonkeyPatch.context() as env:
+        # the workers (started by the cluster, with its environment) import the test hook,
+        # corpus_faults, by its name from this folder
+        env.setenv("PYTHONPATH", os.pathsep.join([str(ROOT / "tests"),
+                                                  os.environ.get("PYTHONPATH", "")]))
+        start_local(2)
     # Warm both workers (each imports symidx once) so that a loaded machine's cold start
     # does not count against the first test's per-module timeout.
     warm = ray.remote(num_cpus=1)(analyse)

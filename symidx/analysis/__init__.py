@@ -9,6 +9,8 @@ A façade over :mod:`symidx.fusion`; the work is done in
   indices (``physical=True``);
 * :mod:`symidx.analysis.documents` -- the JSON documents of the versioned schema
   ``symidx.maps/1``.
+* :mod:`symidx.analysis.coalescing` -- are a fusion's reads coalesced? XLA's answer, per
+  operand: its maps against the operands' layouts (``symidx maps --coalescing``).
 
 >>> from symidx.hlo import parse_hlo
 >>> module = parse_hlo('''
@@ -30,6 +32,7 @@ from symidx.analysis.groups import (
     iter_computation_maps,
     module_fusion_maps,
     output_leaves,
+    select_entries,
     semantics_name,
 )
 from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
@@ -50,6 +53,7 @@ __all__ = [
     "computation_maps",
     "iter_computation_maps",
     "output_leaves",
+    "select_entries",
     "instruction_maps",
     "module_fusion_maps",
     "fusion_output_to_input",

@@ -28,7 +28,7 @@ from symidx.hlo import HloComputation, HloInstruction, HloModule
 from symidx.hlo.facts import called_computation
 from symidx.hlo.locations import source_of
 from symidx.indexing_map import IndexingMap
-from symidx.ops import OUTPUT_TO_INPUT, Direction
+from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 
 __all__ = [
     "SCHEMA",
@@ -138,7 +138,7 @@ def _path_json(path: Path) -> list[Any]:
 def _document(module: HloModule, direction: Direction, assume_finite: bool,
               **fields: Any) -> dict[str, Any]:
     return {"schema": SCHEMA, "module": module.name,
-            "direction": direction.replace("_", "-"),
+            "direction": Direction(direction).text,
             "semantics": "finite" if assume_finite else "reads", **fields}
 
 

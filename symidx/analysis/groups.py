@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from typing import NamedTuple
 
 from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
 from symidx.errors import SymidxError, expect_type
@@ -36,7 +37,7 @@ from symidx.fusion.steps import Step, backward_steps, forward_steps
 from symidx.hlo import HloComputation, HloInstruction, HloModule, TupleShape
 from symidx.hlo.facts import called_computation, num_outputs
 from symidx.hlo.leaves import leaf_count, leaves
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
+from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
 
 __all__ = [
     "semantics_name",
@@ -45,6 +46,8 @@ __all__ = [
     "computation_maps",
     "iter_computation_maps",
     "output_leaves",
+    "Selection",
+    "select_entries",
     "instruction_maps",
     "module_fusion_maps",
 ]
@@ -250,6 +253,40 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
                 progress(done, len(params), "parameter leaf")
     else:
         raise SymidxError(f"unknown direction {direction!r}")
+
+
+class Selection(NamedTuple):
+    """What :func:`select_entries` chose: the output leaves and the parameter to analyse
+    (None: every one), and whether the side the entries run over has any."""
+
+    outputs: list[int] | None
+    operand: int | None
+    has_any: bool
+
+
+def select_entries(comp: HloComputation, direction: Direction,
+                   output: int | str | None = None, operand: int | str | None = None
+                   ) -> Selection:
+    """The entries ``symidx maps --computation`` (and ``symidx corpus --computation``)
+    analyses of ``comp``, as :func:`iter_computation_maps` takes them. By default the first
+    (0) of the side the entries run over (the root's outputs output-to-input, the
+    parameters input-to-output), when it has any, and every one of the other side; ``"all"``
+    for every one; ``output`` may also name leaves as :func:`output_leaves` reads them."""
+    backward = direction == OUTPUT_TO_INPUT
+    has_any = bool(leaf_count(comp.root.shape) if backward else comp.parameters)
+    if isinstance(output, str):
+        outputs: list[int] | None = output_leaves(comp, output)
+    else:
+        chosen = _chosen(output, first=backward and has_any)
+        outputs = None if chosen is None else [chosen]
+    return Selection(outputs, _chosen(operand, first=not backward and has_any), has_any)
+
+
+def _chosen(value: int | str | None, first: bool) -> int | None:
+    """None (every one) for 'all'; by default the first (0) when ``first``, else every one."""
+    if value == "all" or (value is None and not first):
+        return None
+    return 0 if value is None else int(value)
 
 
 def output_leaves(comp: HloComputation, spec: str) -> list[int]:

@@ -49,8 +49,8 @@ if TYPE_CHECKING:
 
 #: The engines, and the module and extra each needs.
 ENGINES = {"local": None, "ray": ("ray", "ray"), "dask": ("distributed", "dask")}
-#: The test-only hook (``PATH.py:FUNCTION``), from the environment: see
-#: :class:`symidx.corpus.record.Options`.
+#: The test-only hook (``MODULE:FUNCTION``, a module on the workers' path), from the
+#: environment: see :class:`symidx.corpus.record.Options`.
 HOOK_VARIABLE = "SYMIDX_CORPUS_TEST_HOOK"
 
 

@@ -60,6 +60,7 @@ from symidx.errors import SymidxError
 
 if TYPE_CHECKING:
     from symidx.hlo import HloComputation, HloModule
+    from symidx.indexing_map.direction import Direction
 
 #: The first line of text output under --assume-finite (the default, reads, has none).
 SEMANTICS_HEADER = "semantics: finite (every input assumed finite)"
@@ -126,7 +127,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--coalescing", action="store_true",
                    help="for a fusion (--instruction, default the entry root): whether each "
                         "operand's reads are coalesced, in XLA's IsReadCoalescedPerOperand "
-                        "sense (loop-emitter thread mapping; see symidx.layout.coalescing)")
+                        "sense (loop-emitter thread mapping; see symidx.analysis.coalescing)")
     p.set_defaults(run=run)
 
 
@@ -196,12 +197,13 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
     )
     from symidx.cli.progress import Progress
     from symidx.cli.render import render_computations, render_fusions, render_maps
+    from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 
     if args.coalescing:
         return _coalescing(module, args)
     finite = getattr(args, "assume_finite", False)
     analysis = _analysis(args)
-    direction = args.direction.replace("-", "_")
+    direction = Direction.parse(args.direction)
     as_json = args.format in ("json", "jsonl")
     if args.computation is not None:
         comp, records = _computation_records(module, args, analysis,
@@ -225,7 +227,7 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
         instr = find_instruction(module, args.instruction)
         groups = instruction_maps(instr, direction, operand=args.operand, output=args.output,
                                   physical=args.physical, analysis=analysis)
-        index = (args.output if direction == "output_to_input" else args.operand) or 0
+        index = (args.output if direction == OUTPUT_TO_INPUT else args.operand) or 0
         output = documents.instruction_document(module, instr, direction, groups, index,
                                              args.explain, finite) \
             if as_json else render_maps(module, instr, direction, groups, index, "text",
@@ -249,25 +251,20 @@ def _computation_records(module: HloModule, args: argparse.Namespace, analysis: 
                          progress: Any) -> tuple[HloComputation, Iterator[Any]]:
     """The computation ``--computation`` names and its entries, one at a time (notes on
     what was chosen go to stderr first)."""
-    from symidx.analysis import find_computation, iter_computation_maps, output_leaves
-    from symidx.hlo.leaves import leaf_count
+    from symidx.analysis import find_computation, iter_computation_maps, select_entries
+    from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 
     comp = find_computation(module, args.computation)
-    direction = args.direction.replace("-", "_")
-    backward = direction == "output_to_input"
-    has_any = bool(leaf_count(comp.root.shape) if backward else comp.parameters)
-    if isinstance(args.output, str):
-        outputs: list[int] | None = output_leaves(comp, args.output)
-    else:
-        chosen = _chosen(args.output, first=backward and has_any)
-        outputs = None if chosen is None else [chosen]
+    direction = Direction.parse(args.direction)
+    backward = direction == OUTPUT_TO_INPUT
+    chosen = select_entries(comp, direction, args.output, args.operand)
     _note_the_rest(comp, direction, args)
-    if not has_any:
+    if not chosen.has_any:
         what = "root has no outputs" if backward else "computation has no parameters"
         print(f"symidx: note: the {what}: {comp.name} reads nothing", file=sys.stderr)
     return comp, iter_computation_maps(
-        comp, direction, operand=_chosen(args.operand, first=not backward and has_any),
-        outputs=outputs, analysis=analysis, progress=progress)
+        comp, direction, operand=chosen.operand, outputs=chosen.outputs, analysis=analysis,
+        progress=progress)
 
 
 def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
@@ -283,8 +280,9 @@ def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
     from symidx.analysis.sources import SourceFinder
     from symidx.cli.progress import Progress
     from symidx.cli.render import render_computation_text
+    from symidx.indexing_map.direction import Direction
 
-    direction = args.direction.replace("-", "_")
+    direction = Direction.parse(args.direction)
     progress = Progress(f"computation {args.computation}", delay=2.0, lines_every=10.0)
     finite = getattr(args, "assume_finite", False)
     _, records = _computation_records(module, args, _analysis(args), progress)
@@ -404,21 +402,14 @@ def _output_spec(text: str) -> int | str:
         return text
 
 
-def _chosen(value: int | str | None, first: bool) -> int | None:
-    """A --operand/--output for --computation: None (every one) for 'all'; by default the
-    first (0) for the side the records run over (``first``), every one for the other."""
-    if value == "all" or (value is None and not first):
-        return None
-    return 0 if value is None else int(value)
-
-
-def _note_the_rest(comp: HloComputation, direction: str, args: argparse.Namespace) -> None:
+def _note_the_rest(comp: HloComputation, direction: Direction, args: argparse.Namespace) -> None:
     """Say on stderr when the default analysed one output (or parameter) of several."""
     from symidx.hlo.leaves import leaf_count
+    from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT
 
-    if direction == "output_to_input" and args.output is None:
+    if direction == OUTPUT_TO_INPUT and args.output is None:
         count, flag, what = leaf_count(comp.root.shape), "--output", "outputs of the root"
-    elif direction == "input_to_output" and args.operand is None:
+    elif direction == INPUT_TO_OUTPUT and args.operand is None:
         count, flag, what = len(comp.parameters), "--operand", "parameters"
     else:
         return
@@ -430,7 +421,7 @@ def _note_the_rest(comp: HloComputation, direction: str, args: argparse.Namespac
 def _coalescing(module: HloModule, args: argparse.Namespace) -> Any:
     """--coalescing: one verdict per operand of the fusion (text, or a JSON document)."""
     from symidx.analysis import find_instruction
-    from symidx.layout.coalescing import coalescing_json, coalescing_text, fusion_coalescing
+    from symidx.analysis.coalescing import coalescing_json, coalescing_text, fusion_coalescing
 
     if args.all or args.computation is not None:
         raise UsageError("symidx maps: --coalescing is for one fusion (--instruction)")

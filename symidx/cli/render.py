@@ -31,7 +31,7 @@ from symidx.analysis.sources import SourceFinder
 from symidx.fusion import Origin
 from symidx.hlo import HloInstruction, HloModule
 from symidx.hlo.facts import num_outputs
-from symidx.ops import OUTPUT_TO_INPUT, Direction
+from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 from symidx.syntax import print_map
 
 __all__ = ["render_computations", "render_computation_text", "render_fusions", "render_maps"]

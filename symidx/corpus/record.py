@@ -15,7 +15,8 @@ is warm for every module it is given.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -23,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from symidx.analysis import (
-    computation_maps,
     find_computation,
+    iter_computation_maps,
     module_fusion_maps,
+    select_entries,
     semantics_name,
 )
 from symidx.analysis.documents import computations_document, fusions_document
@@ -33,9 +35,8 @@ from symidx.corpus.sources import Task, sha256_of
 from symidx.errors import LimitReached, ParseError, SymidxError
 from symidx.fusion import Analysis
 from symidx.hlo import HloModule, parse_module
-from symidx.hlo.leaves import leaf_count
 from symidx.hlo.validate import violations
-from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
+from symidx.indexing_map.direction import Direction
 
 __all__ = ["SCHEMA", "STATUSES", "Options", "analyse", "failure_record", "duplicate_record",
            "timed_out", "worker_died"]
@@ -59,7 +60,8 @@ class Options:
     ``maps``: put the ``symidx.maps/1`` document in the record. ``assume_finite``: the
     ``finite`` semantics instead of ``reads`` (:class:`symidx.fusion.Analysis`; the record
     says which in ``semantics``). ``hook``: for tests only,
-    ``PATH.py:FUNCTION`` called with each :class:`~symidx.corpus.sources.Task` before it is
+    ``MODULE:FUNCTION``, a function of an importable module (imported by name, never
+    loaded from a file) called with each :class:`~symidx.corpus.sources.Task` before it is
     analysed (to make a worker hang or crash). ``timeout`` (seconds) and ``max_maps``
     (distinct maps held) are the limits of the analysis (:class:`symidx.fusion.Limits`):
     past them the module is recorded as ``timeout`` (or ``error``, for the maps) with how
@@ -195,8 +197,7 @@ def _document(module: HloModule, options: Options) -> tuple[dict[str, Any], str]
     NAME``) prints for the module, in ``options.direction``, and what was analysed:
     ``"fusions"``; ``"entry"``, the entry computation whole, for a module without a fusion
     when every fusion was asked; ``"computation"`` for ``--computation NAME``."""
-    direction: Direction = INPUT_TO_OUTPUT if options.direction == "input-to-output" \
-        else OUTPUT_TO_INPUT
+    direction = Direction.parse(options.direction)
     analysis = Analysis(verify=True, assume_finite=options.assume_finite,
                         timeout=options.timeout, max_maps=options.max_maps)
     fused = any(i.opcode == "fusion" for c in module.computations.values()
@@ -207,11 +208,9 @@ def _document(module: HloModule, options: Options) -> tuple[dict[str, Any], str]
                                 assume_finite=options.assume_finite), "fusions"
     analysed = "entry" if options.computation is None else "computation"
     comp = find_computation(module, options.computation or "ENTRY")
-    backward = direction == OUTPUT_TO_INPUT
-    has_any = bool(leaf_count(comp.root.shape) if backward else comp.parameters)
-    first = 0 if has_any else None
-    records = computation_maps(comp, direction, output=first if backward else None,
-                               operand=None if backward else first, analysis=analysis)
+    chosen = select_entries(comp, direction)
+    records = list(iter_computation_maps(comp, direction, operand=chosen.operand,
+                                         outputs=chosen.outputs, analysis=analysis))
     return computations_document(module, direction, records,
                                  assume_finite=options.assume_finite), analysed
 
@@ -226,17 +225,21 @@ def _tally(values: Any) -> dict[str, int]:
 
 
 _HOOKS: dict[str, Callable[[Task], None]] = {}
+#: A hook names a function of an importable module, never a file.
+_HOOK_SPEC = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*)")
 
 
 def _hook(spec: str) -> Callable[[Task], None]:
-    """The function ``PATH.py:NAME`` (loaded once per process)."""
+    """The function ``MODULE:NAME`` of the module ``MODULE``, imported by name from the
+    worker's ``sys.path`` (once per process): a module the tests put there, not a file."""
     found = _HOOKS.get(spec)
     if found is None:
-        path, _, name = spec.rpartition(":")
-        loader = importlib.util.spec_from_file_location("symidx_corpus_hook", path)
-        if loader is None or loader.loader is None:
-            raise SymidxError(f"cannot load the test hook {spec}")
-        module = importlib.util.module_from_spec(loader)
-        loader.loader.exec_module(module)
-        found = _HOOKS[spec] = getattr(module, name)
+        match = _HOOK_SPEC.fullmatch(spec)
+        if match is None:
+            raise SymidxError(f"the test hook {spec!r} is not MODULE:FUNCTION")
+        try:
+            found = getattr(importlib.import_module(match.group(1)), match.group(2))
+        except (ImportError, AttributeError) as e:
+            raise SymidxError(f"cannot import the test hook {spec!r}: {e}") from None
+        _HOOKS[spec] = found
     return found

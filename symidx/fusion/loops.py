@@ -61,10 +61,11 @@ from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
 from symidx.hlo.literal import LiteralValue
 from symidx.hlo.values import counter_dtype, evaluator, value_source
 from symidx.indexing_map import IndexingMap, ValueSource
+from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 from symidx.interval import Interval
-from symidx.ops import OUTPUT_TO_INPUT, Direction, finish
 from symidx.ops.basic import every_element, from_scalar, to_scalar
 from symidx.simplify import compose
+from symidx.simplify.finish import finish
 
 # The evaluator needs numpy: it is imported when a loop is analysed, not at start-up.
 if TYPE_CHECKING:

@@ -40,8 +40,9 @@ from symidx.hlo.values import (
 )
 from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
 from symidx.interval import Interval
-from symidx.ops import finish, output_to_input
+from symidx.ops import output_to_input
 from symidx.simplify import compose, simplify
+from symidx.simplify.finish import finish
 
 __all__ = ["runtime_sources", "resolve_runtime_vars", "split_by_tables", "forget_elements"]
 

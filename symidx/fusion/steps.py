@@ -59,12 +59,9 @@ from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.hlo.validate import located
 from symidx.hlo.values import known_values
 from symidx.indexing_map import IndexingMap, ValueSource
+from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
 from symidx.interval import Interval
 from symidx.ops import (
-    INPUT_TO_OUTPUT,
-    OUTPUT_TO_INPUT,
-    Direction,
-    finish,
     input_to_output,
     library_computation,
     opaque_reason,
@@ -72,6 +69,7 @@ from symidx.ops import (
 )
 from symidx.ops.basic import every_element, from_scalar, to_scalar
 from symidx.simplify import compose
+from symidx.simplify.finish import finish
 
 __all__ = [
     "Traced",

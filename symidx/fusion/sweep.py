@@ -59,8 +59,8 @@ from symidx.hlo.leaves import leaf_count, leaves
 from symidx.hlo.validate import validate_instruction
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
-from symidx.ops import finish
 from symidx.simplify import compose
+from symidx.simplify.finish import finish
 from symidx.simplify.merge import has_window_sum, merge_constant_offsets, merge_contiguous_sums
 
 __all__ = [

@@ -62,7 +62,7 @@ from symidx.hlo.facts import called_computation
 from symidx.hlo.ir import HloInstruction
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.hlo.moves import MOVES_ELEMENTS, PASSES_WHOLE
-from symidx.hlo.shape import Shape
+from symidx.hlo.shape import Shape, integer_bounds
 
 __all__ = ["LIMIT", "Value", "Evaluator", "integer_dtype", "integer_values"]
 
@@ -93,7 +93,7 @@ _CALLS = frozenset({"fusion", "call"})
 _FROM_OPERANDS = frozenset(
     {*_BINARY, *_UNARY, *_MOVES, *MOVES_ELEMENTS, *_CALLS, "tuple", "get-tuple-element",
      "divide", "remainder", "compare", "select", "clamp", "not", "convert", "concatenate"})
-_INT64_MIN = np.iinfo(np.int64).min
+_INT64_MIN = integer_bounds("s64")[0]  # type: ignore[index]
 
 
 def integer_values(instr: HloInstruction) -> np.ndarray | None:

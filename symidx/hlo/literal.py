@@ -26,7 +26,7 @@ from typing import TypeAlias
 from symidx._text import too_long
 from symidx.errors import ParseError
 from symidx.hlo.lexer import describe, skip
-from symidx.hlo.shape import MAX_NESTING, Shape, ShapeLike, TupleShape
+from symidx.hlo.shape import MAX_NESTING, Shape, ShapeLike, TupleShape, integer_bounds
 
 __all__ = ["LiteralValue", "parse_literal"]
 
@@ -237,16 +237,17 @@ class _Reader:
             value -= _UINT64  # XLA reads the 64-bit pattern as a signed integer
         if kind == "pred":
             return value
-        bits = int(kind[1:])
+        bounds = integer_bounds(kind)
+        if bounds is None:
+            raise self.error(f"element type {kind} has no integer values", at)
+        lo, hi = bounds
         if kind[0] == "u":
-            if bits == 64:
+            if kind == "u64":
                 return value % _UINT64
-            lo, hi = 0, (1 << bits) - 1
             unsigned = value % _UINT64
             if unsigned > hi:
                 raise self.error(f"value {tok} is out of range for {kind}: [{lo}, {hi}]", at)
             return unsigned
-        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
         if not lo <= value <= hi:
             raise self.error(f"value {tok} is out of range for {kind}: [{lo}, {hi}]", at)
         return value

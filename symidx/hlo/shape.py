@@ -41,6 +41,7 @@ __all__ = [
     "ELEMENT_BIT_WIDTHS",
     "MAX_NESTING",
     "UNBOUNDED_SIZE",
+    "integer_bounds",
     "HloLayout",
     "Shape",
     "ShapeLike",
@@ -65,6 +66,20 @@ ELEMENT_BIT_WIDTHS: Mapping[str, int] = MappingProxyType({
     "f6e2m3fn": 6, "f6e3m2fn": 6, "f4e2m1fn": 4,
     "token": 0, "opaque": 0,
 })
+
+_INTEGER_TYPE = re.compile(r"([su])([0-9]+)")
+
+
+def integer_bounds(element_type: str) -> tuple[int, int] | None:
+    """The least and the greatest value of an integer element type (``s8``: ``(-128,
+    127)``, ``u4``: ``(0, 15)``); None for other types."""
+    match = _INTEGER_TYPE.fullmatch(element_type)
+    if match is None:
+        return None
+    bits = int(match.group(2))
+    if match.group(1) == "u":
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
 #: The size stored for an unbounded dynamic dimension (``?``).
 UNBOUNDED_SIZE = -1

@@ -49,7 +49,6 @@ d1
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -61,7 +60,7 @@ from symidx.expr import Expr, compile_expr
 from symidx.hlo.facts import called_computation, constant_value, hlo_reference
 from symidx.hlo.ir import HloComputation, HloInstruction
 from symidx.hlo.moves import MOVES_ELEMENTS
-from symidx.hlo.shape import Shape
+from symidx.hlo.shape import Shape, integer_bounds
 from symidx.indexing_map import IndexingMap, ValueSource
 from symidx.interval import Interval
 
@@ -95,7 +94,6 @@ READ_LIMIT = 1 << 16
 #: How many instructions back a value is followed (moves, parameters, calls, arithmetic).
 MAX_DEPTH = 24
 
-_INTEGER_TYPE = re.compile(r"([su])([0-9]+)")
 #: The largest magnitude below which every integer is exact, per floating-point type.
 _FLOAT_EXACT = {"f64": 1 << 53, "f32": 1 << 24, "f16": 1 << 11, "bf16": 1 << 8}
 
@@ -120,13 +118,8 @@ def value_source(instr: HloInstruction, computation: HloComputation | None = Non
 
 def integer_range(element_type: str) -> Interval | None:
     """The values of an integer element type (``s8``: ``[-128, 127]``); None for others."""
-    match = _INTEGER_TYPE.fullmatch(element_type)
-    if match is None:
-        return None
-    bits = int(match.group(2))
-    if match.group(1) == "u":
-        return Interval(0, (1 << bits) - 1)
-    return Interval(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    bounds = integer_bounds(element_type)
+    return None if bounds is None else Interval(*bounds)
 
 
 def exact_range(element_type: str) -> Interval | None:

@@ -3,12 +3,14 @@
 * :mod:`symidx.indexing_map.map`: :class:`IndexingMap`, :class:`RuntimeVar` (with its
   :class:`ValueSource`),
   :class:`MapKind` and :func:`print_map`;
+* :mod:`symidx.indexing_map.direction`: :class:`Direction`, which way a map points;
 * :mod:`symidx.indexing_map.text`: expressions as text (:func:`print_expr`);
 * :mod:`symidx.indexing_map.composition`: :func:`compose_with`, the composition that
   :func:`symidx.compose` (in :mod:`symidx.simplify.compose`) runs with the simplifier.
 """
 
 from symidx.indexing_map.composition import compose_with
+from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
 from symidx.indexing_map.map import (
     Constraint,
     IndexingMap,
@@ -17,7 +19,8 @@ from symidx.indexing_map.map import (
     ValueSource,
     print_map,
 )
-from symidx.indexing_map.text import STYLES, print_expr
+from symidx.indexing_map.text import STYLES, Style, print_expr
 
 __all__ = ["IndexingMap", "RuntimeVar", "ValueSource", "MapKind", "Constraint", "compose_with",
-           "print_map", "print_expr", "STYLES"]
+           "print_map", "print_expr", "STYLES", "Style", "Direction", "OUTPUT_TO_INPUT",
+           "INPUT_TO_OUTPUT"]

@@ -36,7 +36,7 @@ from symidx.expr import (
     sym,
     variable_divisions,
 )
-from symidx.indexing_map.text import STYLES, ExprPrinter, int_text, print_expr
+from symidx.indexing_map.text import STYLES, ExprPrinter, Style, int_text, print_expr
 from symidx.interval import Interval
 
 __all__ = ["IndexingMap", "RuntimeVar", "ValueSource", "MapKind", "Constraint", "print_map"]
@@ -547,8 +547,7 @@ def print_map(m: IndexingMap, style: str = "doc") -> str:
     prints), ``mlir`` (``affine_map<...>`` and a ``domain:`` line). Constraints are sorted
     by their text, so equal maps print equal text whatever order they were built in."""
     expect_type(m, IndexingMap, "m", "print_map")
-    if style not in STYLES:
-        raise MapError(f"unknown style {style!r}; choose one of {', '.join(STYLES)}")
+    Style.among(style, STYLES)
     if m.is_known_empty:
         return "KNOWN EMPTY"
     if m.is_undefined:

@@ -11,6 +11,7 @@ spells it ``/`` and prints a negated variable bare on the left of an operator. A
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import Enum
 from typing import Any
 
 import sympy
@@ -19,7 +20,7 @@ from sympy import Add, Integer, Mul, Pow, Symbol
 from symidx.errors import MapError
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod, var_index, var_kind
 
-__all__ = ["STYLES", "print_expr", "order_key", "ExprPrinter", "int_text", "int_of_digits"]
+__all__ = ["Style", "STYLES", "print_expr", "order_key", "ExprPrinter", "int_text", "int_of_digits"]
 
 _PIECE = 4_000  # digits per conversion: under Python's default limit of 4,300
 
@@ -52,7 +53,42 @@ def int_of_digits(digits: str) -> int:
         value = value * 10 ** len(piece) + int(piece)
     return value
 
-STYLES = ("doc", "xla", "mlir")
+
+class Style(str, Enum):
+    """How a map is printed: symidx's own styles (:data:`STYLES`, printed here and by
+    :func:`symidx.indexing_map.print_map`) and the foreign ones
+    (:data:`symidx.syntax.FOREIGN_STYLES`, printed by :mod:`symidx.syntax.styles`). A ``str``
+    enum: a style compares equal to, and prints as, its name (``"xla"``)."""
+
+    DOC = "doc"
+    XLA = "xla"
+    MLIR = "mlir"
+    ISL = "isl"
+    INDUCTOR = "inductor"
+
+    # printed as its value, as ``enum.StrEnum`` (Python 3.11) does
+    __str__ = str.__str__
+    __format__ = str.__format__  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Style.{self.name}"
+
+    @classmethod
+    def among(cls, style: object, styles: Sequence[Style]) -> Style:
+        """``style`` (a :class:`Style` or its name) when it is one of ``styles``; else a
+        :class:`MapError` that names them (:func:`unknown_style`)."""
+        if style not in styles:
+            raise unknown_style(style, styles)
+        return cls(style)
+
+
+def unknown_style(style: object, styles: Sequence[Style]) -> MapError:
+    """The error for a ``style`` that is not one of ``styles``."""
+    return MapError(f"unknown style {style!r}; choose one of {', '.join(styles)}")
+
+
+#: symidx's own styles.
+STYLES = (Style.DOC, Style.XLA, Style.MLIR)
 
 _KIND_RANK = {Add: 0, Mul: 1, Pow: 1, Mod: 2, FloorDiv: 3, CeilDiv: 4, Max: 5, Min: 6}
 _VAR_RANK, _CONST_RANK = 7, 8
@@ -228,8 +264,7 @@ def _negated(term: Expr) -> Expr | None:
 def print_expr(expr: Expr | int, names: Sequence[str] | dict[Symbol, str] | None = None,
                style: str = "xla", variables: Sequence[Symbol] | None = None) -> str:
     """One expression as text. ``names`` maps our variables to display names."""
-    if style not in STYLES:
-        raise MapError(f"unknown style {style!r}; choose one of {', '.join(STYLES)}")
+    Style.among(style, STYLES)
     expr = sympy.Integer(expr) if isinstance(expr, int) else expr
     table: dict[Symbol, str] = {}
     if isinstance(names, dict):

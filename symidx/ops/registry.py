@@ -2,20 +2,22 @@
 direction and some opcodes; :func:`opacity` registers why an op's maps are a labelled
 over-approximation; :func:`output_to_input` / :func:`input_to_output` look a rule up, check
 the index and finish (simplify) the maps. The rule families (:mod:`symidx.ops`) import this
-module; it imports none of them.
+module; it imports none of them. :class:`Direction` (on the floor of maps,
+:mod:`symidx.indexing_map.direction`) and :func:`finish` (on the simplifier's,
+:mod:`symidx.simplify.finish`) are re-exported here for the old import paths.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
 from symidx.errors import UnsupportedOpError, expect_type
 from symidx.hlo.facts import check_index, num_outputs
 from symidx.hlo.ir import HloInstruction
 from symidx.indexing_map import IndexingMap
-from symidx.simplify import remove_unused_symbols, simplify
+from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
+from symidx.simplify.finish import finish
 
 __all__ = [
     "Direction",
@@ -31,10 +33,6 @@ __all__ = [
     "opaque_reason",
     "HANDLED_BY_FUSION",
 ]
-
-Direction = Literal["output_to_input", "input_to_output"]
-OUTPUT_TO_INPUT: Direction = "output_to_input"
-INPUT_TO_OUTPUT: Direction = "input_to_output"
 
 #: The opcodes whose maps :mod:`symidx.fusion` gives itself (the keys of its one table of
 #: steps, :data:`symidx.fusion.steps.STEPS`), rather than a per-op rule:
@@ -155,14 +153,6 @@ def opaque_reason(instr: HloInstruction, output: int | None = None,
 def supported_opcodes(direction: Direction = OUTPUT_TO_INPUT) -> frozenset[str]:
     """The opcodes with a rule in ``direction``."""
     return frozenset(op for d, op in _RULES if d == direction)
-
-
-def finish(m: IndexingMap, fold_point_dims: bool = False) -> IndexingMap:
-    """The map simplified, without unused range or runtime variables."""
-    m = simplify(m, replace_point_dims=fold_point_dims)
-    if m.is_known_empty or m.is_undefined:
-        return m
-    return remove_unused_symbols(m)[0]
 
 
 def _call(entry: _Entry, instr: HloInstruction, index: int, assume_finite: bool

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from symidx.indexing_map.map import print_map as _print_core
-from symidx.indexing_map.text import STYLES, print_expr
+from symidx.indexing_map.text import STYLES, Style, print_expr
 from symidx.syntax.parser import MAX_DEPTH, parse_expr
 from symidx.syntax.parser import parse_map as _parse_core
 from symidx.syntax.styles import FOREIGN_STYLES, print_foreign
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from symidx.indexing_map import IndexingMap
     from symidx.syntax.foreign import SYNTAXES, detect_syntax
 
-__all__ = ["parse_map", "parse_expr", "print_map", "print_expr", "STYLES", "FOREIGN_STYLES",
-           "SYNTAXES", "MAX_DEPTH", "detect_syntax"]
+__all__ = ["parse_map", "parse_expr", "print_map", "print_expr", "STYLES", "Style",
+           "FOREIGN_STYLES", "SYNTAXES", "MAX_DEPTH", "detect_syntax"]
 
 
 def parse_map(text: str, source: str = "", *, syntax: str = "xla") -> IndexingMap:

@@ -21,12 +21,12 @@ from sympy import Add, Integer, Mul, Symbol
 from symidx.errors import MapError
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod
 from symidx.indexing_map import IndexingMap
-from symidx.indexing_map.text import order_key
+from symidx.indexing_map.text import Style, order_key, unknown_style
 
 __all__ = ["FOREIGN_STYLES", "print_foreign"]
 
 #: The styles printed here.
-FOREIGN_STYLES = ("isl", "inductor")
+FOREIGN_STYLES = (Style.ISL, Style.INDUCTOR)
 
 
 def print_foreign(m: IndexingMap, style: str) -> str:
@@ -41,7 +41,7 @@ def print_foreign(m: IndexingMap, style: str) -> str:
         return _inductor_map(m, names, table)
     if style == "isl":
         return _isl_map(m, names, table)
-    raise MapError(f"unknown style {style!r}; choose one of {', '.join(FOREIGN_STYLES)}")
+    raise unknown_style(style, FOREIGN_STYLES)
 
 
 # --------------------------------------------------------------------------- Inductor

@@ -1,4 +1,4 @@
-"""Are a tile's reads coalesced? XLA's judgement (:mod:`symidx.layout.coalescing`) applied
+"""Are a tile's reads coalesced? XLA's judgement (:mod:`symidx.analysis.coalescing`) applied
 to the first warp reading the first tile of a tiled instruction.
 
 The thread mapping is the loop emitter's (thread ``t`` reads the ``t``-th element), but over
@@ -8,7 +8,7 @@ its layout says). Along dimension ``j`` element ``k`` of the tile is at
 ``offset_j(pid) + stride_j * k``. The map ``(thread, pid) -> operand logical index`` is
 composed with the operand's layout (logical index -> linear offset,
 :func:`symidx.layout.shapes.offset_map`) and judged by
-:func:`symidx.layout.coalescing.is_indexing_coalesced` (threads 0..31, other dims at 0,
+:func:`symidx.analysis.coalescing.is_indexing_coalesced` (threads 0..31, other dims at 0,
 runtime variables at their midpoint, XLA's transaction estimate at 128 bytes).
 
 A tile of the first program id that runs past its operand's end (a tile larger than the
@@ -25,11 +25,11 @@ from typing import Any
 
 from sympy import Integer
 
+from symidx.analysis.coalescing import WARP, is_indexing_coalesced
 from symidx.expr import Expr, FloorDiv, Mod, add, as_expr, dim, scale
 from symidx.indexing_map import IndexingMap, print_map
 from symidx.interval import Interval
 from symidx.layout import shapes, xla
-from symidx.layout.coalescing import WARP, is_indexing_coalesced
 from symidx.simplify import compose, simplify
 
 __all__ = ["tile_read_map", "tile_coalescing"]
