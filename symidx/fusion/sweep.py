@@ -12,7 +12,9 @@ An :class:`Analysis` holds what it has computed: the indexing graph of each comp
 (with the maps of every step it crossed) and the results of each called computation, per
 direction and output, so a computation called from many places (a fusion's computation,
 a loop body, a shared ``call``) is analysed once. Compositions are memoised too: the same
-pair of maps (repeated layers of a model) is composed once.
+pair of maps (repeated layers of a model) is composed once. Every memo belongs to one
+:class:`Analysis` (its :class:`Memo`, handed to the sweeps and to the loop code): two
+analyses share no state, so what one computes cannot depend on what another did before.
 
 Two bounds keep the sets small without changing what a map means:
 
@@ -44,6 +46,7 @@ from sympy import Integer
 from symidx.errors import HloValidationError, LimitReached, SymidxError
 from symidx.expr import Expr, bounds, sym
 from symidx.fusion.graph import IndexingGraph
+from symidx.fusion.loops import LoopFacts
 from symidx.fusion.reached import Origin, Path, Reached
 from symidx.fusion.runtime import forget_elements
 from symidx.fusion.steps import Step, leaf_dependencies
@@ -63,6 +66,7 @@ __all__ = [
     "MERGE_LIMIT",
     "HULL_LIMIT",
     "Analysis",
+    "Memo",
     "parameter_leaves",
 ]
 
@@ -146,6 +150,32 @@ def parameter_leaves(comp: HloComputation) -> list[tuple[int, int]]:
     return [(n, lf) for n, p in enumerate(comp.parameters) for lf in range(leaf_count(p.shape))]
 
 
+class Memo:
+    """The memos of one :class:`Analysis`: compositions made (``composed``, emptied when it
+    holds :data:`_COMPOSED_LIMIT`), one object per distinct map (``interned``, so that sets
+    and the memo mostly compare by identity), each map with its runtime-value elements
+    forgotten (``forgotten``) and what the loop code keeps per ``while`` (``loops``, see
+    :func:`symidx.fusion.loops.unrolled_maps`)."""
+
+    __slots__ = ("composed", "interned", "forgotten", "loops")
+
+    def __init__(self) -> None:
+        self.composed: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
+        self.interned: dict[IndexingMap, IndexingMap] = {}
+        self.forgotten: dict[IndexingMap, IndexingMap] = {}
+        self.loops: dict[HloInstruction, LoopFacts] = {}
+
+    def clear(self) -> None:
+        """Forget every memoised map (the loop facts stay: they hold no maps)."""
+        self.composed.clear()
+        self.interned.clear()
+        self.forgotten.clear()
+
+    def interned_map(self, m: IndexingMap) -> IndexingMap:
+        """The one object kept for maps equal to ``m``."""
+        return self.interned.setdefault(m, m)
+
+
 class Analysis:
     """The indexing analysis of the computations of a module (see the module docstring).
     One object may serve any number of queries; it keeps what it has computed.
@@ -175,6 +205,8 @@ class Analysis:
         self._outputs: dict[tuple[HloComputation, int, int, Scope | None],
                             dict[int, Reached]] = {}
         self._dependencies: dict[HloComputation, list[int]] = {}
+        self.memo = Memo()
+        self.loop_facts = self.memo.loops  # see symidx.fusion.steps.Callee
 
     def graph(self, comp: HloComputation, scope: Scope | None = None) -> IndexingGraph:
         """The indexing graph of ``comp`` (built once), or of ``comp`` run by the one call
@@ -260,7 +292,7 @@ class Analysis:
         graph = self.graph(comp, scope)
         reaching = _start(target, output)
         unknown: dict[str, str] = {}  # instruction name -> the op without a rule above it
-        limits = self.limits
+        limits, memo = self.limits, self.memo
         total = len(graph.order)
         for done, instr in enumerate(reversed(graph.order)):
             if not instr.operands or (within is not None and instr.name not in within):
@@ -276,15 +308,15 @@ class Analysis:
                 here = reaching.get(key)
                 if not here:
                     continue
-                here = reaching[key] = _bounded(here, limits)
+                here = reaching[key] = _bounded(here, memo, limits)
                 for step in graph.backward(instr, k):
                     op = instr.operands[step.position]
                     if step.unsupported is not None:
                         unknown.setdefault(op.name, step.unsupported)
                     elif step.maps:
                         _extend(reaching.setdefault((op.name, step.leaf), {}), here, step,
-                                op.name, limits)
-        found = {key: _reached(entries) for key, entries in reaching.items()
+                                op.name, memo, limits)
+        found = {key: _reached(entries, memo) for key, entries in reaching.items()
                  if key[0] not in unknown}
         for name, opcode in unknown.items():
             for lf in range(leaf_count(graph.node(name).shape)):
@@ -299,7 +331,7 @@ class Analysis:
         graph = self.graph(comp, scope)
         reaching = _start(source, output)
         unknown: dict[Key, str] = {}
-        limits = self.limits
+        limits, memo = self.limits, self.memo
         total = len(graph.order)
         for done, instr in enumerate(graph.order):
             limits.doing = (f"{done} of {total} instructions of {comp.name} swept "
@@ -317,10 +349,10 @@ class Analysis:
                         elif step.unsupported is not None:
                             unknown.setdefault(out, step.unsupported)
                         elif step.maps and here:
-                            here = reaching[key] = _bounded(here, limits)
+                            here = reaching[key] = _bounded(here, memo, limits)
                             _extend(reaching.setdefault(out, {}), here, step, instr.name,
-                                    limits)
-        found = {key: _reached(entries) for key, entries in reaching.items()
+                                    memo, limits)
+        found = {key: _reached(entries, memo) for key, entries in reaching.items()
                  if key not in unknown}
         found.update({key: Reached(unsupported=opcode) for key, opcode in unknown.items()})
         return found
@@ -333,15 +365,15 @@ def _start(instr: HloInstruction, output: int) -> dict[Key, Entries]:
     return {(instr.name, output): {identity: _Tally(Path(instr.name), 1)}}
 
 
-def _extend(target: Entries, here: Entries, step: Step, name: str,
+def _extend(target: Entries, here: Entries, step: Step, name: str, memo: Memo,
             limits: Limits | None = None) -> None:
-    """Add to ``target`` every map of ``here`` composed with every map of ``step``; the
-    path of each new entry ends with ``name``. ``limits`` are charged for each composition
-    and each new map held."""
+    """Add to ``target`` every map of ``here`` composed with every map of ``step``
+    (memoised in ``memo``); the path of each new entry ends with ``name``. ``limits`` are
+    charged for each composition and each new map held."""
     for first, tally in here.items():
         opaque = tally.opaque or step.opaque
         for second, via, count in step.maps:
-            m = _composed(first, second)
+            m = _composed(first, second, memo)
             entry = target.get(m)
             if entry is None:
                 target[m] = _Tally(Path(name, tally.path, via), tally.count * count, opaque)
@@ -352,48 +384,42 @@ def _extend(target: Entries, here: Entries, step: Step, name: str,
                 limits.charge(entry is None)
 
 
-_COMPOSED: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
-#: One object per distinct composed map, so that sets and the memo mostly compare by
-#: identity.
-_INTERNED: dict[IndexingMap, IndexingMap] = {}
-
-
-def _composed(first: IndexingMap, second: IndexingMap) -> IndexingMap:
-    """``second ∘ first``, simplified (memoised: maps are values)."""
+def _composed(first: IndexingMap, second: IndexingMap, memo: Memo) -> IndexingMap:
+    """``second ∘ first``, simplified (memoised in ``memo``: maps are values)."""
     if first.is_known_empty or second.is_known_empty:
         return IndexingMap.known_empty(first.dims, second.results)
     key = (first, second)
-    found = _COMPOSED.get(key)
+    found = memo.composed.get(key)
     if found is None:
-        if len(_COMPOSED) >= _COMPOSED_LIMIT:
-            clear_memo()
-        m = finish(compose(first, second), fold_point_dims=True)
-        found = _COMPOSED[key] = _INTERNED.setdefault(m, m)
+        if len(memo.composed) >= _COMPOSED_LIMIT:
+            memo.clear()
+        found = memo.composed[key] = memo.interned_map(
+            finish(compose(first, second), fold_point_dims=True))
     return found
 
 
 def clear_memo() -> None:
-    """Forget memoised compositions (for benchmarks on fresh maps)."""
-    _COMPOSED.clear()
-    _INTERNED.clear()
+    """Nothing: kept so that older callers still import it. Every memo belongs to one
+    :class:`Analysis` (its :attr:`Analysis.memo`, see :class:`Memo`); a fresh analysis
+    starts with fresh memos."""
 
 
-def _bounded(entries: Entries, limits: Limits | None = None) -> Entries:
+def _bounded(entries: Entries, memo: Memo, limits: Limits | None = None) -> Entries:
     """``entries`` kept small (see the module docstring): maps differing only in runtime
     value elements merged past :data:`MERGE_LIMIT`, the bounding box past
     :data:`HULL_LIMIT`. ``limits`` are told of the maps no longer held."""
     if len(entries) <= MERGE_LIMIT:
         return entries
-    found = _merged(entries)
+    found = _merged(entries, memo)
     if limits is not None:
         limits.held -= len(entries) - len(found)
     return found
 
 
-def _merged(entries: Entries) -> Entries:
+def _merged(entries: Entries, memo: Memo) -> Entries:
     merged: Entries = {}
     for m, tally in entries.items():
-        _add(merged, _forgotten(m), tally)
+        _add(merged, _forgotten(m, memo), tally)
     if len(merged) <= HULL_LIMIT:
         return merged
     box = _bounding_box(list(merged))
@@ -405,12 +431,11 @@ def _merged(entries: Entries) -> Entries:
     return {box: _Tally(first.path, total, first.opaque or reason)}
 
 
-def _forgotten(m: IndexingMap) -> IndexingMap:
-    """:func:`forget_elements` of ``m``, interned and remembered on ``m``."""
-    found = m._cache.get("forgotten")
+def _forgotten(m: IndexingMap, memo: Memo) -> IndexingMap:
+    """:func:`forget_elements` of ``m``, interned and remembered in ``memo``."""
+    found = memo.forgotten.get(m)
     if found is None:
-        plain = forget_elements(m)
-        found = m._cache["forgotten"] = _INTERNED.setdefault(plain, plain)
+        found = memo.forgotten[m] = memo.interned_map(forget_elements(m))
     return found
 
 
@@ -445,10 +470,10 @@ def _bounding_box(maps: list[IndexingMap]) -> IndexingMap | None:
     return IndexingMap.create(live[0].dims, results, ranges)
 
 
-def _reached(entries: Entries) -> Reached:
+def _reached(entries: Entries, memo: Memo) -> Reached:
     """The distinct maps with their origins; known-empty ones only when nothing else
     reaches (then one)."""
-    entries = _bounded(entries)
+    entries = _bounded(entries, memo)
     nonempty = [(m, t) for m, t in entries.items() if not m.is_known_empty]
     if not nonempty and entries:
         m, tally = next(iter(entries.items()))
