@@ -37,9 +37,11 @@ maps would silently miss what the unsupported op reads.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 from sympy import Integer
 
@@ -58,7 +60,7 @@ from symidx.hlo.validate import validate_instruction
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.ops import finish
-from symidx.simplify import compose
+from symidx.simplify import FeasibilityMemo, compose, feasibility_memo
 
 __all__ = [
     "Key",
@@ -150,20 +152,38 @@ def parameter_leaves(comp: HloComputation) -> list[tuple[int, int]]:
     return [(n, lf) for n, p in enumerate(comp.parameters) for lf in range(leaf_count(p.shape))]
 
 
+_Sweep = TypeVar("_Sweep", bound=Callable[..., Any])
+
+
+def _remembering(sweep: _Sweep) -> _Sweep:
+    """``sweep`` (a method of :class:`Analysis`) run with the analysis's feasibility memo
+    open (see :func:`symidx.simplify.feasibility_memo`): the simplifications it makes
+    remember their answers there, and nowhere else."""
+
+    @functools.wraps(sweep)
+    def run(self: Analysis, *args: Any, **kwargs: Any) -> Any:
+        with feasibility_memo(self.memo.feasible):
+            return sweep(self, *args, **kwargs)
+
+    return cast(_Sweep, run)
+
+
 class Memo:
     """The memos of one :class:`Analysis`: compositions made (``composed``, emptied when it
     holds :data:`_COMPOSED_LIMIT`), one object per distinct map (``interned``, so that sets
     and the memo mostly compare by identity), each map with its runtime-value elements
-    forgotten (``forgotten``) and what the loop code keeps per ``while`` (``loops``, see
-    :func:`symidx.fusion.loops.unrolled_maps`)."""
+    forgotten (``forgotten``), what the loop code keeps per ``while`` (``loops``, see
+    :func:`symidx.fusion.loops.unrolled_maps`) and the simplifier's feasibility answers
+    (``feasible``, see :func:`symidx.simplify.feasibility_memo`)."""
 
-    __slots__ = ("composed", "interned", "forgotten", "loops")
+    __slots__ = ("composed", "interned", "forgotten", "loops", "feasible")
 
     def __init__(self) -> None:
         self.composed: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
         self.interned: dict[IndexingMap, IndexingMap] = {}
         self.forgotten: dict[IndexingMap, IndexingMap] = {}
         self.loops: dict[HloInstruction, LoopFacts] = {}
+        self.feasible: FeasibilityMemo = {}
 
     def clear(self) -> None:
         """Forget every memoised map (the loop facts stay: they hold no maps)."""
@@ -281,6 +301,7 @@ class Analysis:
 
     # --- the sweeps
 
+    @_remembering
     def backward(self, comp: HloComputation, target: HloInstruction, output: int = 0,
                  within: Collection[str] | None = None, scope: Scope | None = None
                  ) -> dict[Key, Reached]:
@@ -323,6 +344,7 @@ class Analysis:
                 found[(name, lf)] = Reached(unsupported=opcode)
         return found
 
+    @_remembering
     def forward(self, comp: HloComputation, source: HloInstruction, output: int = 0,
                 scope: Scope | None = None) -> dict[Key, Reached]:
         """The input-to-output sweep from output leaf ``output`` of ``source`` to every
