@@ -143,7 +143,7 @@ def forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Calle
 
 def _at(instr: HloInstruction, error: HloShapeError) -> SymidxError:
     """``error`` located at ``instr`` (unless it already is)."""
-    if isinstance(error, ParseError) or instr._document is None:
+    if isinstance(error, ParseError) or instr.document is None:
         return error
     return located(instr, str(error))
 
