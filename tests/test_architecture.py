@@ -3,7 +3,9 @@
 * every module stands on a floor, and imports only modules on its own floor or lower;
 * no import cycle between modules (the lazy façade ``symidx/__init__.py`` aside);
 * no module imports another package's private module (``symidx.ops._common`` from fusion);
-* no module is longer than :data:`MAX_LINES` lines (a longer one is split along a seam).
+* no module is longer than :data:`MAX_LINES` lines (a longer one is split along a seam);
+* no module reads or writes a private attribute (``x._name``) that a class of another
+  package defines (the owner gives a public method or property instead).
 
 Imports inside functions and under ``if TYPE_CHECKING:`` count. Run on their own with
 ``python -m pytest tests/test_architecture.py``. The checker itself is tested on small module
@@ -205,6 +207,98 @@ def test_the_fake_check_can_fail(tmp_path: Path) -> None:
         "    return HloInstruction(name='c', opcode='constant')\n")
     assert _fakes(tmp_path, "pkg") == {
         ("pkg/step.py", "f"): ["pkg/step.py:3: replace", "pkg/step.py:5: HloInstruction"]}
+
+
+def _package_of(rel: str) -> str:
+    """``symidx/hlo/ir.py`` -> ``symidx/hlo``; a top-level module is its own package."""
+    parts = rel.removesuffix(".py").split("/")
+    return "/".join(parts[:2]) if len(parts) > 2 else "/".join(parts)
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _class_private_names(cls: ast.ClassDef) -> set[str]:
+    """The private attributes ``cls`` defines: its methods, class-level (annotated)
+    assignments (dataclass fields), ``__slots__`` entries and ``self._x = ...`` stores."""
+    names: set[str] = set()
+    for node in cls.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
+            names |= targets
+            if "__slots__" in targets:
+                names |= {e.value for e in ast.walk(node.value)
+                          if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    names |= {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute)
+              and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
+              and n.value.id == "self"}
+    return {n for n in names if _is_private(n)}
+
+
+def _foreign_private(root: Path, package: str) -> list[str]:
+    """Each access ``x._name`` (``x`` not ``self`` or ``cls``, ``_name`` not a dunder) in a
+    module of ``package`` where ``_name`` is a private attribute defined by a class of
+    another package. The check goes by name: a name that a class of the accessing package
+    defines too counts as that package's own."""
+    trees = {p.relative_to(root).as_posix(): ast.parse(p.read_text(), str(p))
+             for p in sorted((root / package).rglob("*.py"))}
+    owners: dict[str, set[str]] = {}
+    for rel, tree in trees.items():
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            for name in _class_private_names(cls):
+                owners.setdefault(name, set()).add(_package_of(rel))
+    found = []
+    for rel, tree in trees.items():
+        here = _package_of(rel)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or not _is_private(node.attr):
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            defined = owners.get(node.attr, set())
+            if defined and here not in defined:
+                found.append(f"{rel}:{node.lineno}: .{node.attr} belongs to "
+                             f"{', '.join(sorted(defined))}")
+    return found
+
+
+def test_no_private_attribute_of_another_package() -> None:
+    """Code reads and writes only its own package's private fields (``IndexingMap._cache``
+    is the indexing map's; an instruction's source text is ``instr.document``)."""
+    found = _foreign_private(ROOT, "symidx")
+    assert not found, _report(found)
+
+
+def test_the_private_attribute_check_can_fail(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "low").mkdir(parents=True)
+    (tmp_path / "pkg" / "high").mkdir(parents=True)
+    (tmp_path / "pkg" / "low" / "m.py").write_text(
+        "class Map:\n"
+        "    __slots__ = ('_slot',)\n"
+        "    _field: int = 0\n"
+        "    def _helper(self):\n"
+        "        self._memo = {}\n"
+        "        return other._field, self._field, self.__class__\n")
+    (tmp_path / "pkg" / "high" / "use.py").write_text(
+        "def f(m, n):\n"
+        "    m._memo['k'] = 1\n"
+        "    n._field, n._slot = 2, 3\n"
+        "    return m._helper(), m._unknown, m.__dict__\n"
+        "class Own:\n"
+        "    def g(self, x):\n"
+        "        return self._memo, x._mine\n"
+        "    def _mine(self):\n"
+        "        pass\n")
+    assert _foreign_private(tmp_path, "pkg") == [
+        "pkg/high/use.py:2: ._memo belongs to pkg/low",
+        "pkg/high/use.py:3: ._field belongs to pkg/low",
+        "pkg/high/use.py:3: ._slot belongs to pkg/low",
+        "pkg/high/use.py:4: ._helper belongs to pkg/low"]
 
 
 # --- the checker, on small trees -------------------------------------------------------------

@@ -205,3 +205,22 @@ def test_merging_joins_touching_pieces_only() -> None:
     found = merged([a, b, c, other])
     assert sorted(found, key=str) == sorted(
         [IndexingMap.create([(0, 2), 3], [0, dim(1)]), c, other], key=str)
+
+
+def test_each_analysis_keeps_its_own_memos():
+    """Compositions, interned maps and loop facts belong to one Analysis: a second
+    analysis starts empty, shares no map object with the first and finds the same maps."""
+    comp = _entry("nested.hlo")
+    first, second = Analysis(), Analysis()
+
+    def found(analysis: Analysis) -> list[object]:
+        return [(r.index, [(g.index, g.leaf, g.maps) for g in r.groups])
+                for r in computation_maps(comp, "output_to_input", analysis=analysis)]
+
+    ours = found(first)
+    assert first.memo.composed and first.memo.interned and len(first.memo.loops) == 2
+    assert not (second.memo.composed or second.memo.interned or second.memo.loops)
+    assert found(second) == ours
+    assert second.memo.loops.keys() == first.memo.loops.keys()
+    assert not {id(m) for m in first.memo.interned.values()} & \
+        {id(m) for m in second.memo.interned.values()}

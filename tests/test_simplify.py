@@ -21,6 +21,7 @@ from symidx.simplify import (
     Budget,
     compose,
     convert_range_vars_to_dims,
+    feasibility_memo,
     remove_unused_symbols,
     remove_unused_vars,
     rescale_symbols,
@@ -602,3 +603,23 @@ def test_result_ranges_end_where_a_term_is_bounded_through_a_sum_that_holds_it()
     values = [(a + b) // 2 for a in range(10) for b in range(10)
               if 0 <= (a + b) // 2 + a <= 5 and a + b <= 12]
     assert got.lo <= min(values) and max(values) <= got.hi
+def test_feasibility_answers_are_kept_only_in_the_memo_a_caller_opens():
+    """Whether the constraints of removed symbols can hold is remembered in the memo the
+    caller opened (an Analysis's own), per box: no answer outlives its owner."""
+    def window(size: int) -> IndexingMap:
+        return IndexingMap.create([10], [dim(0)], [Interval(0, size - 1)] * 2,
+                                  constraints=[(Mod(sym(0) * 3 + sym(1) * 5, 7), (6, 6))])
+
+    # s0, s1 in [0, 4]: 3*2 + 5*0 = 6 (mod 7); in [0, 1]: 0, 3, 5, 1 only.
+    plain = IndexingMap.create([10], [dim(0)])
+    assert remove_unused_symbols(window(5))[0] == plain
+    assert remove_unused_symbols(window(2))[0].is_known_empty
+    first: dict = {}
+    with feasibility_memo(first):
+        assert remove_unused_symbols(window(5))[0] == plain
+        assert remove_unused_symbols(window(2))[0].is_known_empty
+    assert sorted(first.values()) == [False, True]
+    second: dict = {}
+    with feasibility_memo(second):
+        assert remove_unused_symbols(window(2))[0].is_known_empty
+    assert list(second.values()) == [False] and len(first) == 2

@@ -72,7 +72,8 @@ if TYPE_CHECKING:
     from symidx.hlo.fold import Evaluator, Value
 
 __all__ = ["UNROLL_LIMIT", "MAP_LIMIT", "COMPOSE_LIMIT", "Trips", "trip_count",
-           "Unrolled", "LoopCallee", "unrolled_maps", "merged", "while_steps", "passes_through"]
+           "Unrolled", "LoopCallee", "LoopFacts", "unrolled_maps", "merged", "while_steps",
+           "passes_through"]
 
 #: The most iterations composed one by one (a body whose maps change with the counter).
 UNROLL_LIMIT = 64
@@ -82,10 +83,17 @@ MAP_LIMIT = 32
 COMPOSE_LIMIT = 20_000
 
 State = tuple["Value | None", ...]  # per leaf of a loop's state: its value, if known
+#: Per loop (each query of a loop reuses them): its trip count, the instructions holding
+#: the leaves it passes on unchanged, and the specializers of its body and condition.
+LoopFacts = tuple["Trips | None", dict[int, HloInstruction], tuple["_Specializer", "_Specializer"]]
 
 
 class LoopCallee(Protocol):
     """What unrolling needs of the analysis of the body and the condition."""
+
+    #: What unrolling keeps per loop for this analysis (see :func:`unrolled_maps`): the
+    #: analysis owns it, so two analyses share nothing.
+    loop_facts: dict[HloInstruction, LoopFacts]
 
     def parameters_of(self, comp: HloComputation, output: int
                       ) -> Mapping[tuple[int, int], Reached]:
@@ -636,11 +644,12 @@ def unrolled_maps(instr: HloInstruction, body: HloComputation, condition: HloCom
     iterations. ``passed_through``: the leaves the body passes on unchanged (their values
     do not depend on the trip count). None when the trip count is unknown; a string saying
     which bound the work would pass (see the module docstring)."""
-    found_loop = _LOOPS.get(instr)
+    kept = callee.loop_facts
+    found_loop = kept.get(instr)
     if found_loop is None:
-        if len(_LOOPS) >= _CACHE_LIMIT:
-            _LOOPS.clear()
-        found_loop = _LOOPS[instr] = _loop_facts(instr, body, condition, passed_through)
+        if len(kept) >= _CACHE_LIMIT:
+            kept.clear()
+        found_loop = kept[instr] = _loop_facts(instr, body, condition, passed_through)
     trips, invariant, specializers = found_loop
     if trips is None:
         return None
@@ -656,15 +665,11 @@ def unrolled_maps(instr: HloInstruction, body: HloComputation, condition: HloCom
                                 for lf, maps in found.maps.items()})
 
 
-#: Per loop (each query of a loop reuses them): its trip count, the instructions holding
-#: the leaves it passes on unchanged, and the specializers of its body and condition.
-_LoopFacts = tuple["Trips | None", dict[int, HloInstruction], tuple["_Specializer", "_Specializer"]]
-_LOOPS: dict[HloInstruction, _LoopFacts] = {}
-_CACHE_LIMIT = 256
+_CACHE_LIMIT = 256  # loops whose facts an analysis keeps (then it starts afresh)
 
 
 def _loop_facts(instr: HloInstruction, body: HloComputation, condition: HloComputation,
-                passed_through: frozenset[int]) -> _LoopFacts:
+                passed_through: frozenset[int]) -> LoopFacts:
     invariant = {}
     for lf in passed_through:
         held = _producer(instr.operands[0], lf)

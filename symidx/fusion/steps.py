@@ -42,7 +42,7 @@ from typing import Protocol
 
 from symidx.errors import HloShapeError, ParseError, SymidxError, UnsupportedOpError
 from symidx.expr import Expr, bounds, dim, sym
-from symidx.fusion.loops import passes_through, while_steps
+from symidx.fusion.loops import LoopFacts, passes_through, while_steps
 from symidx.fusion.reached import Reached, Step, Traced, identity_step
 from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources, split_by_tables
 from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
@@ -89,6 +89,8 @@ class Callee(Protocol):
     #: value of it changes the output), True for ``finite`` (some finite value, every
     #: input finite); see :func:`symidx.ops.rule`.
     assume_finite: bool
+    #: What the loop code keeps per ``while`` (see :class:`symidx.fusion.loops.LoopCallee`).
+    loop_facts: dict[HloInstruction, LoopFacts]
 
     def parameters_of(self, comp: HloComputation, output: int, scope: Scope | None = None
                       ) -> Mapping[tuple[int, int], Reached]:
@@ -139,7 +141,7 @@ def forward_steps(instr: HloInstruction, position: int, leaf: int, callee: Calle
 
 def _at(instr: HloInstruction, error: HloShapeError) -> SymidxError:
     """``error`` located at ``instr`` (unless it already is)."""
-    if isinstance(error, ParseError) or instr._document is None:
+    if isinstance(error, ParseError) or instr.document is None:
         return error
     return located(instr, str(error))
 

@@ -14,7 +14,9 @@ An :class:`Analysis` holds what it has computed: the indexing graph of each comp
 (with the maps of every step it crossed) and the results of each called computation, per
 direction and output, so a computation called from many places (a fusion's computation,
 a loop body, a shared ``call``) is analysed once. Compositions are memoised too: the same
-pair of maps (repeated layers of a model) is composed once.
+pair of maps (repeated layers of a model) is composed once. Every memo belongs to one
+:class:`Analysis` (its :class:`Memo`, handed to the sweeps and to the loop code): two
+analyses share no state, so what one computes cannot depend on what another did before.
 
 Two bounds keep the sets small without changing what a map means:
 
@@ -40,15 +42,18 @@ maps would silently miss what the unsupported op reads.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 from sympy import Integer
 
 from symidx.errors import HloValidationError, LimitReached, SymidxError
 from symidx.expr import Expr, bounds, sym
 from symidx.fusion.graph import IndexingGraph
+from symidx.fusion.loops import LoopFacts
 from symidx.fusion.reached import Origin, Path, Reached
 from symidx.fusion.runtime import forget_elements
 from symidx.fusion.steps import Step, leaf_dependencies
@@ -59,7 +64,7 @@ from symidx.hlo.leaves import leaf_count, leaves
 from symidx.hlo.validate import validate_instruction
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
-from symidx.simplify import compose
+from symidx.simplify import FeasibilityMemo, compose, feasibility_memo
 from symidx.simplify.finish import finish
 from symidx.simplify.merge import has_window_sum, merge_constant_offsets, merge_contiguous_sums
 
@@ -69,6 +74,7 @@ __all__ = [
     "MERGE_LIMIT",
     "HULL_LIMIT",
     "Analysis",
+    "Memo",
     "parameter_leaves",
 ]
 
@@ -152,6 +158,50 @@ def parameter_leaves(comp: HloComputation) -> list[tuple[int, int]]:
     return [(n, lf) for n, p in enumerate(comp.parameters) for lf in range(leaf_count(p.shape))]
 
 
+_Sweep = TypeVar("_Sweep", bound=Callable[..., Any])
+
+
+def _remembering(sweep: _Sweep) -> _Sweep:
+    """``sweep`` (a method of :class:`Analysis`) run with the analysis's feasibility memo
+    open (see :func:`symidx.simplify.feasibility_memo`): the simplifications it makes
+    remember their answers there, and nowhere else."""
+
+    @functools.wraps(sweep)
+    def run(self: Analysis, *args: Any, **kwargs: Any) -> Any:
+        with feasibility_memo(self.memo.feasible):
+            return sweep(self, *args, **kwargs)
+
+    return cast(_Sweep, run)
+
+
+class Memo:
+    """The memos of one :class:`Analysis`: compositions made (``composed``, emptied when it
+    holds :data:`_COMPOSED_LIMIT`), one object per distinct map (``interned``, so that sets
+    and the memo mostly compare by identity), each map with its runtime-value elements
+    forgotten (``forgotten``), what the loop code keeps per ``while`` (``loops``, see
+    :func:`symidx.fusion.loops.unrolled_maps`) and the simplifier's feasibility answers
+    (``feasible``, see :func:`symidx.simplify.feasibility_memo`)."""
+
+    __slots__ = ("composed", "interned", "forgotten", "loops", "feasible")
+
+    def __init__(self) -> None:
+        self.composed: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
+        self.interned: dict[IndexingMap, IndexingMap] = {}
+        self.forgotten: dict[IndexingMap, IndexingMap] = {}
+        self.loops: dict[HloInstruction, LoopFacts] = {}
+        self.feasible: FeasibilityMemo = {}
+
+    def clear(self) -> None:
+        """Forget every memoised map (the loop facts stay: they hold no maps)."""
+        self.composed.clear()
+        self.interned.clear()
+        self.forgotten.clear()
+
+    def interned_map(self, m: IndexingMap) -> IndexingMap:
+        """The one object kept for maps equal to ``m``."""
+        return self.interned.setdefault(m, m)
+
+
 class Analysis:
     """The indexing analysis of the computations of a module (see the module docstring).
     One object may serve any number of queries; it keeps what it has computed.
@@ -181,6 +231,8 @@ class Analysis:
         self._outputs: dict[tuple[HloComputation, int, int, Scope | None],
                             dict[int, Reached]] = {}
         self._dependencies: dict[HloComputation, list[int]] = {}
+        self.memo = Memo()
+        self.loop_facts = self.memo.loops  # see symidx.fusion.steps.Callee
 
     def graph(self, comp: HloComputation, scope: Scope | None = None) -> IndexingGraph:
         """The indexing graph of ``comp`` (built once), or of ``comp`` run by the one call
@@ -255,6 +307,7 @@ class Analysis:
 
     # --- the sweeps
 
+    @_remembering
     def backward(self, comp: HloComputation, target: HloInstruction, output: int = 0,
                  within: Collection[str] | None = None, scope: Scope | None = None
                  ) -> dict[Key, Reached]:
@@ -266,7 +319,7 @@ class Analysis:
         graph = self.graph(comp, scope)
         reaching = _start(target, output)
         unknown: dict[str, str] = {}  # instruction name -> the op without a rule above it
-        limits = self.limits
+        limits, memo = self.limits, self.memo
         total = len(graph.order)
         for done, instr in enumerate(reversed(graph.order)):
             if not instr.operands or (within is not None and instr.name not in within):
@@ -282,21 +335,22 @@ class Analysis:
                 here = reaching.get(key)
                 if not here:
                     continue
-                here = reaching[key] = _bounded(here, limits)
+                here = reaching[key] = _bounded(here, memo, limits)
                 for step in graph.backward(instr, k):
                     op = instr.operands[step.position]
                     if step.unsupported is not None:
                         unknown.setdefault(op.name, step.unsupported)
                     elif step.maps:
                         _extend(reaching.setdefault((op.name, step.leaf), {}), here, step,
-                                op.name, limits)
-        found = {key: _reached(entries) for key, entries in reaching.items()
+                                op.name, memo, limits)
+        found = {key: _reached(entries, memo) for key, entries in reaching.items()
                  if key[0] not in unknown}
         for name, opcode in unknown.items():
             for lf in range(leaf_count(graph.node(name).shape)):
                 found[(name, lf)] = Reached(unsupported=opcode)
         return found
 
+    @_remembering
     def forward(self, comp: HloComputation, source: HloInstruction, output: int = 0,
                 scope: Scope | None = None) -> dict[Key, Reached]:
         """The input-to-output sweep from output leaf ``output`` of ``source`` to every
@@ -305,7 +359,7 @@ class Analysis:
         graph = self.graph(comp, scope)
         reaching = _start(source, output)
         unknown: dict[Key, str] = {}
-        limits = self.limits
+        limits, memo = self.limits, self.memo
         total = len(graph.order)
         for done, instr in enumerate(graph.order):
             limits.doing = (f"{done} of {total} instructions of {comp.name} swept "
@@ -323,10 +377,10 @@ class Analysis:
                         elif step.unsupported is not None:
                             unknown.setdefault(out, step.unsupported)
                         elif step.maps and here:
-                            here = reaching[key] = _bounded(here, limits)
+                            here = reaching[key] = _bounded(here, memo, limits)
                             _extend(reaching.setdefault(out, {}), here, step, instr.name,
-                                    limits)
-        found = {key: _reached(entries) for key, entries in reaching.items()
+                                    memo, limits)
+        found = {key: _reached(entries, memo) for key, entries in reaching.items()
                  if key not in unknown}
         found.update({key: Reached(unsupported=opcode) for key, opcode in unknown.items()})
         return found
@@ -339,15 +393,15 @@ def _start(instr: HloInstruction, output: int) -> dict[Key, Entries]:
     return {(instr.name, output): {identity: _Tally(Path(instr.name), 1)}}
 
 
-def _extend(target: Entries, here: Entries, step: Step, name: str,
+def _extend(target: Entries, here: Entries, step: Step, name: str, memo: Memo,
             limits: Limits | None = None) -> None:
-    """Add to ``target`` every map of ``here`` composed with every map of ``step``; the
-    path of each new entry ends with ``name``. ``limits`` are charged for each composition
-    and each new map held."""
+    """Add to ``target`` every map of ``here`` composed with every map of ``step``
+    (memoised in ``memo``); the path of each new entry ends with ``name``. ``limits`` are
+    charged for each composition and each new map held."""
     for first, tally in here.items():
         opaque = tally.opaque or step.opaque
         for second, via, count in step.maps:
-            m = _composed(first, second)
+            m = _composed(first, second, memo)
             entry = target.get(m)
             if entry is None:
                 target[m] = _Tally(Path(name, tally.path, via), tally.count * count, opaque)
@@ -358,59 +412,53 @@ def _extend(target: Entries, here: Entries, step: Step, name: str,
                 limits.charge(entry is None)
 
 
-_COMPOSED: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
-#: One object per distinct composed map, so that sets and the memo mostly compare by
-#: identity.
-_INTERNED: dict[IndexingMap, IndexingMap] = {}
-
-
-def _composed(first: IndexingMap, second: IndexingMap) -> IndexingMap:
-    """``second ∘ first``, simplified (memoised: maps are values)."""
+def _composed(first: IndexingMap, second: IndexingMap, memo: Memo) -> IndexingMap:
+    """``second ∘ first``, simplified (memoised in ``memo``: maps are values)."""
     if first.is_known_empty or second.is_known_empty:
         return IndexingMap.known_empty(first.dims, second.results)
     key = (first, second)
-    found = _COMPOSED.get(key)
+    found = memo.composed.get(key)
     if found is None:
-        if len(_COMPOSED) >= _COMPOSED_LIMIT:
-            clear_memo()
+        if len(memo.composed) >= _COMPOSED_LIMIT:
+            memo.clear()
         m = finish(compose(first, second), fold_point_dims=True)
         if second.num_ranges and has_window_sum(m):  # stacked windows: one variable per sum
             m, removed = merge_contiguous_sums(m, overlapping=True)
             if removed:
                 m = finish(m, fold_point_dims=True)
-        found = _COMPOSED[key] = _INTERNED.setdefault(m, m)
+        found = memo.composed[key] = memo.interned_map(m)
     return found
 
 
 def clear_memo() -> None:
-    """Forget memoised compositions (for benchmarks on fresh maps)."""
-    _COMPOSED.clear()
-    _INTERNED.clear()
+    """Nothing: kept so that older callers still import it. Every memo belongs to one
+    :class:`Analysis` (its :attr:`Analysis.memo`, see :class:`Memo`); a fresh analysis
+    starts with fresh memos."""
 
 
-def _bounded(entries: Entries, limits: Limits | None = None) -> Entries:
+def _bounded(entries: Entries, memo: Memo, limits: Limits | None = None) -> Entries:
     """``entries`` kept small (see the module docstring): maps differing only in runtime
     value elements merged past :data:`MERGE_LIMIT`, the bounding box past
     :data:`HULL_LIMIT`. ``limits`` are told of the maps no longer held."""
     if len(entries) <= MERGE_LIMIT:
         return entries
-    found = _merged(entries)
+    found = _merged(entries, memo)
     if limits is not None:
         limits.held -= len(entries) - len(found)
     return found
 
 
-def _merged(entries: Entries) -> Entries:
+def _merged(entries: Entries, memo: Memo) -> Entries:
     merged: Entries = {}
     for m, tally in entries.items():
-        _add(merged, _forgotten(m), tally)
+        _add(merged, _forgotten(m, memo), tally)
     if len(merged) <= HULL_LIMIT:
         return merged
     box = _bounding_box(list(merged))
     if box is None:
         return merged
     # where the box would be made, an exact merge first: maps differing by constant offsets
-    exact = _offsets_merged(merged)
+    exact = _offsets_merged(merged, memo)
     if len(exact) <= HULL_LIMIT:
         return exact
     merged = exact
@@ -420,7 +468,7 @@ def _merged(entries: Entries) -> Entries:
     return {box: _Tally(first.path, total, first.opaque or reason)}
 
 
-def _offsets_merged(entries: Entries) -> Entries:
+def _offsets_merged(entries: Entries, memo: Memo) -> Entries:
     """``entries`` with maps equal but for constant offsets along one result merged into
     one map with a range variable (:func:`~symidx.simplify.merge.merge_constant_offsets`),
     and the window sums that makes merged (:func:`~symidx.simplify.merge.merge_contiguous_sums`):
@@ -435,18 +483,17 @@ def _offsets_merged(entries: Entries) -> Entries:
             m, removed = merge_contiguous_sums(m, overlapping=True)
             if removed:
                 m = finish(m, fold_point_dims=True)
-        m = _INTERNED.setdefault(m, m)
+        m = memo.interned_map(m)
         for i in members:
             _add(merged, m, entries[maps[i]])
     return merged
 
 
-def _forgotten(m: IndexingMap) -> IndexingMap:
-    """:func:`forget_elements` of ``m``, interned and remembered on ``m``."""
-    found = m._cache.get("forgotten")
+def _forgotten(m: IndexingMap, memo: Memo) -> IndexingMap:
+    """:func:`forget_elements` of ``m``, interned and remembered in ``memo``."""
+    found = memo.forgotten.get(m)
     if found is None:
-        plain = forget_elements(m)
-        found = m._cache["forgotten"] = _INTERNED.setdefault(plain, plain)
+        found = memo.forgotten[m] = memo.interned_map(forget_elements(m))
     return found
 
 
@@ -481,10 +528,10 @@ def _bounding_box(maps: list[IndexingMap]) -> IndexingMap | None:
     return IndexingMap.create(live[0].dims, results, ranges)
 
 
-def _reached(entries: Entries) -> Reached:
+def _reached(entries: Entries, memo: Memo) -> Reached:
     """The distinct maps with their origins; known-empty ones only when nothing else
     reaches (then one)."""
-    entries = _bounded(entries)
+    entries = _bounded(entries, memo)
     nonempty = [(m, t) for m, t in entries.items() if not m.is_known_empty]
     if not nonempty and entries:
         m, tally = next(iter(entries.items()))

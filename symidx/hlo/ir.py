@@ -97,6 +97,18 @@ class HloInstruction:
     def operand_names(self) -> tuple[str, ...]:
         return tuple(op.name for op in self.operands)
 
+    @property
+    def document(self) -> SourceText | None:
+        """The text the instruction was read from (None for one built in code)."""
+        return self._document
+
+    def offset_of(self, attribute: str | None = None) -> int:
+        """Where in :attr:`document` the instruction starts, or its ``attribute`` (the
+        instruction's start when it has no such attribute)."""
+        if attribute:
+            return self._attribute_offsets.get(attribute, self._offset)
+        return self._offset
+
     def attr_str(self, key: str) -> str | None:
         """The raw value of ``key``, without surrounding quotes if quoted; None if absent."""
         raw = self.attributes.get(key)

@@ -116,11 +116,9 @@ def located(instr: HloInstruction, message: str, attribute: str | None = None
 
 
 def _located(instr: HloInstruction, message: str, attribute: str | None) -> HloValidationError:
-    document = instr._document
+    document = instr.document
     text, source = (document.text, document.source) if document is not None else ("", "")
-    offset = instr._attribute_offsets.get(attribute, instr._offset) if attribute \
-        else instr._offset
-    return HloValidationError(message, text, offset, source=source)
+    return HloValidationError(message, text, instr.offset_of(attribute), source=source)
 
 
 def _check(instr: HloInstruction) -> None:

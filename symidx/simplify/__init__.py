@@ -32,7 +32,9 @@ from symidx.simplify.driver import (
     simplify_expr,
 )
 from symidx.simplify.transforms import (
+    FeasibilityMemo,
     convert_range_vars_to_dims,
+    feasibility_memo,
     remove_unused_symbols,
     remove_unused_vars,
     rescale_symbols,
@@ -41,5 +43,5 @@ from symidx.simplify.transforms import (
 __all__ = [
     "simplify", "simplify_expr", "SimplifyResult", "Step", "compose", "remove_unused_symbols",
     "remove_unused_vars", "convert_range_vars_to_dims", "rescale_symbols", "result_ranges",
-    "MAX_ROUNDS", "Budget", "SimplifyStats",
+    "MAX_ROUNDS", "Budget", "SimplifyStats", "feasibility_memo", "FeasibilityMemo",
 ]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
-from functools import lru_cache
 
 from sympy import Symbol
 
@@ -16,6 +17,26 @@ from symidx.simplify.constraints import residue
 from symidx.simplify.memo import variables_of
 
 FEASIBILITY_LIMIT = 1_000_000
+_MEMO_LIMIT = 4096  # answers a feasibility memo keeps (then it starts afresh)
+
+#: A box and the constraints on it, and whether some point satisfies them all (see
+#: :func:`_satisfiable`).
+FeasibilityMemo = dict[tuple[tuple[tuple[Expr, Interval], ...],
+                             tuple[tuple[Symbol, Interval], ...]], "bool | None"]
+_MEMO: ContextVar[FeasibilityMemo | None] = ContextVar("feasibility_memo", default=None)
+
+
+@contextmanager
+def feasibility_memo(memo: FeasibilityMemo) -> Iterator[None]:
+    """While open, the feasibility answers of :func:`remove_unused_vars` (and of what
+    calls it) are remembered in ``memo``: composed maps meet the same window constraints
+    again and again. The caller owns ``memo`` (a :class:`~symidx.fusion.Analysis` keeps
+    one); outside this block nothing is remembered, so no state outlives its owner."""
+    token = _MEMO.set(memo)
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
 
 
 def _used_closure(used: set[Symbol], frees: Sequence[frozenset[Symbol]]) -> set[Symbol]:
@@ -38,8 +59,8 @@ def _feasible(m: IndexingMap, removed: set[Symbol], frees: Sequence[frozenset[Sy
     box is too large to check by enumeration.
 
     Constraints that share no variable are independent: each connected group is decided on
-    its own box (a product of small boxes, not one large one), and its answer remembered --
-    composed maps meet the same window constraints again and again."""
+    its own box (a product of small boxes, not one large one), and its answer remembered
+    in the memo a caller opened (see :func:`feasibility_memo`)."""
     group = [(e, iv, free) for (e, iv), free in zip(m.constraints, frees)
              if free and free <= removed]
     if not group:
@@ -75,11 +96,25 @@ def _components(group: list[tuple[Expr, Interval, frozenset[Symbol]]]
     return [members for _, members in components]
 
 
-@lru_cache(maxsize=4096)
 def _satisfiable(constraints: tuple[tuple[Expr, Interval], ...],
                  box: tuple[tuple[Symbol, Interval], ...]) -> bool | None:
     """Does some point of ``box`` satisfy every constraint? None when the box holds more
-    than :data:`FEASIBILITY_LIMIT` points and no easy witness is found."""
+    than :data:`FEASIBILITY_LIMIT` points and no easy witness is found. Remembered in the
+    open :func:`feasibility_memo`, if any."""
+    memo = _MEMO.get()
+    if memo is None:
+        return _decided(constraints, box)
+    key = (constraints, box)
+    if key in memo:
+        return memo[key]
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    found = memo[key] = _decided(constraints, box)
+    return found
+
+
+def _decided(constraints: tuple[tuple[Expr, Interval], ...],
+             box: tuple[tuple[Symbol, Interval], ...]) -> bool | None:
     import numpy as np
 
     from symidx.expr import compile_expr
