@@ -94,6 +94,22 @@ rt0: {offset}; (d0, d1) -> (), domain: d0 in [0, 19], d1 in [0, 29]"""]
                    ("d1", 20, 9, "of2 = s32[] parameter(3)"),
                    ("d0", 15, 4, "of1 = s32[] parameter(2)"))]
 
+#: Where the seed reads the update at ``(d0 - s0, d1 - s1)`` for every output index (indices
+#: outside the update included), the exact map reads it where the offsets put the output
+#: index inside the update window.
+DUS_UPDATE = """(d0, d1)[s0, s1] -> (d0 - s0, d1 - s1)
+domain:
+d0 in [0, 19]
+d1 in [0, 29]
+s0 in [0, 15]
+hlo: of1 = s32[] parameter(2)
+(d0, d1) -> ()
+s1 in [0, 20]
+hlo: of2 = s32[] parameter(3)
+(d0, d1) -> ()
+d0 - s0 in [0, 4]
+d1 - s1 in [0, 9]"""
+
 GATHER = """
 operand = f32[33,76,70] parameter(0)
 indices = s32[1806,2] parameter(1)
@@ -239,16 +255,7 @@ hlo: of3 = s32[] parameter(3)
         # the seed reads of2 everywhere, but the slice spans dim 1: its clamped value is
         # always 0 (s1 in [0, 0] above), so nothing depends on it
         ["KNOWN EMPTY"], [DS_OFFSET]]),
-    ("dynamic_update_slice", DUS, "out", 0, [DUS_OPERAND, ["""(d0, d1)[s0, s1] -> (d0 - s0, d1 - s1)
-domain:
-d0 in [0, 19]
-d1 in [0, 29]
-s0 in [0, 15]
-hlo: of1 = s32[] parameter(2)
-(d0, d1) -> ()
-s1 in [0, 20]
-hlo: of2 = s32[] parameter(3)
-(d0, d1) -> ()"""], *DUS_OFFSETS]),
+    ("dynamic_update_slice", DUS, "out", 0, [DUS_OPERAND, [DUS_UPDATE], *DUS_OFFSETS]),
     ("gather", GATHER, "out", 0, [["""(d0, d1, d2, d3)[s0, s1] -> (d1 + s0, d2 + s1, d3)
 domain:
 d0 in [0, 1805]
@@ -529,11 +536,13 @@ def test_seed_example(name: str, body: str, direction: str, index: int,
 
 @pytest.mark.parametrize(("body", "operand", "seed", "unread"), [
     (DUS, 0, "(d0, d1) -> (d0, d1), domain: d0 in [0, 19], d1 in [0, 29]", None),
+    (DUS, 1, "(d0, d1){rt0, rt1} -> (d0 - rt0, d1 - rt1), domain: d0 in [0, 19], "
+     "d1 in [0, 29], rt0 in [0, 15], rt1 in [0, 20]", None),
     (DUS, 2, "(d0, d1) -> (), domain: d0 in [0, 19], d1 in [0, 29]", None),
     (DYNAMIC_SLICE, 2, "(d0, d1, d2) -> (), domain: d0 in [0, 0], d1 in [0, 1], d2 in [0, 31]",
      (0, 0, 0)),
     (PAD, 1, "(d0, d1) -> (), domain: d0 in [0, 11], d1 in [0, 15]", (1, 5))],
-    ids=["dus", "dus_offset", "dynamic_slice_offset", "pad"])
+    ids=["dus", "dus_update", "dus_offset", "dynamic_slice_offset", "pad"])
 def test_exact_maps_lie_within_the_seeds_looser_ones(body: str, operand: int, seed: str,
                                                      unread: tuple[int, ...] | None) -> None:
     """Where the seed over-approximates (every index reads), the exact union reads a part

@@ -363,7 +363,9 @@ def _leaf_dims(shape: ShapeLike, leaf: int) -> tuple[int, ...]:
 
 def _inside(m: IndexingMap, dims: tuple[int, ...]) -> IndexingMap:
     """``m`` restricted to the indices whose results lie in ``dims``: outside, nothing is
-    read (a dynamic-update-slice's update index ``d - rt`` for some ``rt``)."""
+    read. An op's rule keeps its own images inside the operand (the op twins check it);
+    this guards the maps a step rewrites -- runtime values resolved, maps reached through
+    a called computation."""
     if m.is_known_empty or m.is_undefined or len(dims) != m.num_results:
         return m
     env = m.variable_bounds()
