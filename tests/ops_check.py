@@ -225,6 +225,15 @@ def _in_box(index: Index, dims: Sequence[int]) -> bool:
     return len(index) == len(dims) and all(0 <= v < n for v, n in zip(index, dims, strict=True))
 
 
+def inside(images: Iterable[Index], dims: Sequence[int], *where: object) -> set[Index]:
+    """Every image, each asserted to be an index of the array of extent ``dims`` (a map
+    never sends an index outside the array it maps into); ``where`` names the check."""
+    found = set(images)
+    outside = sorted(i for i in found if not _in_box(i, dims))
+    assert not outside, ("images outside", list(dims), *where, outside[:6])
+    return found
+
+
 def operand_dims(instr: HloInstruction, k: int) -> tuple[int, ...]:
     shape = instr.operands[k].shape
     if isinstance(shape, TupleShape):  # get-tuple-element reads one element of a tuple
@@ -248,7 +257,7 @@ def check_output_to_input(instr: HloInstruction, values: Values | None = None,
     for o, reads in deps.items():
         for k, group in enumerate(groups):
             dims = operand_dims(instr, k)
-            got = {i for i in union_image(group, o, data, skip) if _in_box(i, dims)}
+            got = inside(union_image(group, o, data, skip), dims, instr.opcode, o, k)
             if k in over:
                 assert reads[k] <= got, (instr.opcode, o, k, reads[k] - got)
             else:
@@ -261,7 +270,7 @@ def relation_out_to_in(instr: HloInstruction, k: int, output: int, data: Data,
     group = output_to_input(instr, output, assume_finite)[k]
     dims = operand_dims(instr, k)
     return {(o, i) for o in box(out_dims(instr, output))
-            for i in union_image(group, o, data, skip) if _in_box(i, dims)}
+            for i in inside(union_image(group, o, data, skip), dims, instr.opcode, o, k)}
 
 
 def relation_in_to_out(instr: HloInstruction, k: int, output: int, data: Data,
@@ -270,7 +279,7 @@ def relation_in_to_out(instr: HloInstruction, k: int, output: int, data: Data,
     group = input_to_output(instr, k, assume_finite)[output]
     dims = out_dims(instr, output)
     return {(o, i) for i in box(operand_dims(instr, k))
-            for o in union_image(group, i, data, skip) if _in_box(o, dims)}
+            for o in inside(union_image(group, i, data, skip), dims, instr.opcode, k, i)}
 
 
 def check_inverse(instr: HloInstruction, values: Values | None = None, skip: bool = False,
@@ -330,16 +339,16 @@ def check_static(instr: HloInstruction, exact: bool = True) -> None:
         forward: list[set[tuple[Index, Index]]] = [set() for _ in groups]
         for o, reads in static_dependencies(instr, output).items():
             for k, group in enumerate(groups):
-                got = {i for m in group for i in static_image(m, o, known)
-                       if _in_box(i, operand_dims(instr, k))}
+                got = inside((i for m in group for i in static_image(m, o, known)),
+                             operand_dims(instr, k), instr.opcode, o, k)
                 assert got == reads[k] if exact else reads[k] <= got, (
                     instr.opcode, o, k, sorted(got ^ reads[k])[:6])
                 forward[k] |= {(o, i) for i in got}
         for k in range(len(instr.operands) if exact else 0):
             backward = {(o, i) for i in box(operand_dims(instr, k))
-                        for m in input_to_output(instr, k)[output]
-                        for o in static_image(m, i, known)
-                        if _in_box(o, out_dims(instr, output))}
+                        for o in inside((o for m in input_to_output(instr, k)[output]
+                                         for o in static_image(m, i, known)),
+                                        out_dims(instr, output), instr.opcode, k, i)}
             assert backward == forward[k], (instr.opcode, k, output,
                                             sorted(backward ^ forward[k])[:6])
 
@@ -355,8 +364,8 @@ def check_collective(instr: HloInstruction, size: int, values: Values | None = N
         groups = output_to_input(instr, output)
         for (p, o), reads in deps.items():
             for k, group in enumerate(groups):
-                got = {i for i in union_image(group, o, {str(PARTICIPANT): p})
-                       if _in_box(i, operand_dims(instr, k))}
+                got = inside(union_image(group, o, {str(PARTICIPANT): p}),
+                             operand_dims(instr, k), instr.opcode, p, o, k)
                 want = {i for _, i in reads[k]}
                 assert want <= got if k in over else want == got, (
                     instr.opcode, "output", output, "participant", p, o, k,
@@ -365,8 +374,8 @@ def check_collective(instr: HloInstruction, size: int, values: Values | None = N
             group = input_to_output(instr, k)[output]
             for j in range(size):
                 for i in box(operand_dims(instr, k)):
-                    got = {o for o in union_image(group, i, {str(PARTICIPANT): j})
-                           if _in_box(o, out_dims(instr, output))}
+                    got = inside(union_image(group, i, {str(PARTICIPANT): j}),
+                                 out_dims(instr, output), instr.opcode, j, k, i)
                     want = {o for (p, o), reads in deps.items() if (j, i) in reads[k]}
                     assert want <= got if k in over else want == got, (
                         instr.opcode, "operand", k, "participant", j, i, output,

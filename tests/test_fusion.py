@@ -525,12 +525,11 @@ def test_physical_maps_keep_their_origins() -> None:
     assert len(physical[0].maps) == len(logical[0].maps) == 2
 
 
-def test_found_pairs_for_the_older_api() -> None:
-    from symidx.analysis import computation_output_to_input, fusion_output_to_input
-
+def test_fusion_groups_are_its_computations_parameter_maps() -> None:
     fusion = parse_hlo((DATA / "seed_dedup_transposes.hlo").read_text()).entry.root
     comp = called_computation(fusion)
     assert comp is not None
-    ((maps, unsupported),) = fusion_output_to_input(fusion)
-    assert unsupported is None and len(maps) == 1
-    assert computation_output_to_input(comp) == [(maps, None)]
+    (group,) = instruction_maps(fusion, "output_to_input")
+    assert group.unsupported is None and len(group.maps) == 1
+    (reached,) = parameter_maps(comp)
+    assert reached.unsupported is None and reached.maps == group.maps

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symidx.errors import ParseError
+from symidx.errors import HloShapeError, ParseError
 from symidx.hlo import (
     COMBINE_DIMENSION,
     ELEMENT_BIT_WIDTHS,
@@ -96,7 +96,7 @@ def test_dynamic_dimensions() -> None:
     assert shape.dims == (10, UNBOUNDED_SIZE, 3)
     assert shape.dynamic == (True, True, False)
     assert str(shape) == "f32[<=10,?,3]{2,1,0}"
-    with pytest.raises(ValueError, match="unbounded"):
+    with pytest.raises(HloShapeError, match="unbounded"):
         _ = shape.num_elements
 
 
@@ -156,11 +156,11 @@ def test_can_start_shape(text: str, starts: bool) -> None:
 
 
 def test_constructor_validates() -> None:
-    with pytest.raises(ValueError, match="element type"):
+    with pytest.raises(HloShapeError, match="element type"):
         Shape("f33", (2,))
-    with pytest.raises(ValueError, match="negative"):
+    with pytest.raises(HloShapeError, match="negative"):
         Shape("f32", (-2,))
-    with pytest.raises(ValueError, match="permutation"):
+    with pytest.raises(HloShapeError, match="permutation"):
         Shape("f32", (2, 3), layout=HloLayout((0, 0)))
     assert Shape("f32", (2,)).dynamic == (False,)
 

@@ -909,3 +909,34 @@ def test_an_opcode_has_one_shape_rule() -> None:
     module = parse_hlo("ENTRY e {\n  p = f32[2,3] parameter(0)\n"
                        "  ROOT t = f32[3,2] transpose(p), dimensions={1,0}\n}")
     assert str(infer_shape(module.entry.root)) == "f32[3,2]"
+
+
+def test_conditional_branches_are_found_in_one_place() -> None:
+    """``branch_attributes`` names a conditional's branches for the shape rule, the
+    verifier's messages and the fusion floor alike (no other module reads the attributes)."""
+    from pathlib import Path
+
+    from symidx.hlo import parse_hlo
+    from symidx.hlo.facts import branch_attributes
+
+    module = parse_hlo("""HloModule m
+t {
+  a = f32[2] parameter(0)
+  ROOT n = f32[2] negate(a)
+}
+f {
+  b = f32[2] parameter(0)
+  ROOT c = f32[2] copy(b)
+}
+ENTRY e {
+  p = pred[] parameter(0)
+  x = f32[2] parameter(1)
+  ROOT r = f32[2] conditional(p, x, x), true_computation=t, false_computation=f
+}""")
+    assert branch_attributes(module.entry.root) == ("true_computation", "false_computation")
+    assert branch_attributes(module.entry.instruction("x")) == ()
+    root = Path(__file__).parent.parent / "symidx"
+    readers = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                     if '"true_computation"' in p.read_text(encoding="utf-8")
+                     and p.name != "instructions.py")  # the parser's list of attribute kinds
+    assert readers == ["hlo/facts.py"]

@@ -8,13 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ops_check import _in_box, union_image
+from ops_check import inside, union_image
 from reference_hlo import box
-from symidx.analysis import (
-    computation_input_to_output,
-    computation_output_to_input,
-    instruction_maps,
-)
+from symidx.analysis import instruction_maps
+from symidx.fusion import output_maps, parameter_maps
 from symidx.hlo import fusion_instructions, parse_hlo
 from symidx.ops import finish
 from symidx.syntax import parse_map, print_map
@@ -195,16 +192,17 @@ def test_fusion_input_to_output_is_the_inverse(fused: str, params: list[str], ou
                                                ) -> None:
     _, root = fusion_maps(fused, params, out)
     comp = root.called_computations["calls"][0]
-    backward = computation_output_to_input(comp)
+    backward = parameter_maps(comp)
     out_dims = root.shape.dims
     for k, param in enumerate(comp.parameters):
-        forward_maps, unknown = computation_input_to_output(comp, k)[0]
-        assert unknown is None and backward[k][1] is None
+        forward = output_maps(comp, k)[0]
+        assert forward.unsupported is None and backward[k].unsupported is None
+        forward_maps = forward.maps
         in_dims = param.shape.dims
-        r1 = {(o, i) for o in box(out_dims) for i in union_image(backward[k][0], o, {})
-              if _in_box(i, in_dims)}
-        r2 = {(o, i) for i in box(in_dims) for o in union_image(forward_maps, i, {})
-              if _in_box(o, out_dims)}
+        r1 = {(o, i) for o in box(out_dims)
+              for i in inside(union_image(backward[k].maps, o, {}), in_dims, k, o)}
+        r2 = {(o, i) for i in box(in_dims)
+              for o in inside(union_image(forward_maps, i, {}), out_dims, k, i)}
         assert r1 == r2
 
 

@@ -229,8 +229,10 @@ ROOT dus = s32[20,30] dynamic-update-slice(src, upd, of1, of2)
          for var, last, sides in (("d0", 15, ("[-15, -1]", "[5, 19]")),
                                   ("d1", 20, ("[-20, -1]", "[10, 29]")))
          for side in sides],
+        # XLA: the same without the last two constraints (images outside the update for
+        # some offsets); the update is read where the offsets put the element inside it
         "(d0, d1){rt0, rt1} -> (d0 - rt0, d1 - rt1), domain: d0 in [0, 19], d1 in [0, 29], "
-         "rt0 in [0, 15], rt1 in [0, 20]",
+         "rt0 in [0, 15], rt1 in [0, 20], d0 - rt0 in [0, 4], d1 - rt1 in [0, 9]",
         # XLA: "(d0, d1) -> (), domain: d0 in [0, 19], d1 in [0, 29]" for both offsets; an
         # offset matters where one of its values puts the element inside the window: any
         # row for of1, within the window's columns (rt0: of2) -- and the mirror for of2

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from symidx.analysis import instruction_maps
 from symidx.cli import main
 from symidx.cli.inputs import load_module
-from symidx.fusion import fusion_output_to_input
 from symidx.indexing_map import IndexingMap
 from symidx.simplify import compose
 from symidx.tiling import analysis
@@ -39,9 +39,11 @@ def test_nested_maps_equal_the_fusion_analysis() -> None:
     checked = 0
     for nested in (i for i in comp.instructions if i.opcode == "fusion"):
         outer = next(ti for ti in t.tiled if ti.instr is nested)
-        for k, (maps, unsupported) in enumerate(fusion_output_to_input(nested)):
-            assert unsupported is None and len(maps) == 1
-            expected = image(compose(outer.map, maps[0]))
+        groups = instruction_maps(nested, "output_to_input")
+        assert [g.index for g in groups] == list(range(len(nested.operands)))
+        for k, group in enumerate(groups):
+            assert group.unsupported is None and len(group.maps) == 1
+            expected = image(compose(outer.map, group.maps[0]))
             crossed = [ti for p, ti in by_path.items()
                        if p.startswith(outer.path + ".called_root")
                        and p.endswith(f".caller_operand({k})")]

@@ -36,12 +36,6 @@ from symidx.analysis.groups import (
     semantics_name,
 )
 from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
-from symidx.fusion import (
-    computation_input_to_output,
-    computation_output_to_input,
-    fusion_output_to_input,
-)
-from symidx.hlo.facts import called_computation
 
 __all__ = [
     "MapGroup",
@@ -56,8 +50,4 @@ __all__ = [
     "select_entries",
     "instruction_maps",
     "module_fusion_maps",
-    "fusion_output_to_input",
-    "called_computation",
-    "computation_output_to_input",
-    "computation_input_to_output",
 ]

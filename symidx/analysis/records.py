@@ -14,14 +14,13 @@ __all__ = ["ComputationMaps", "FusionMaps", "MapGroup"]
 
 @dataclass(frozen=True)
 class MapGroup:
-    """The maps of one operand (output-to-input) or one output (input-to-output).
+    """The maps of one operand (output-to-input) or one output (input-to-output): a
+    :class:`symidx.fusion.Reached` placed at that operand or output.
 
     ``index`` is the operand (or parameter, or output) number, ``name`` the operand's
     instruction (for an output: the instruction itself). ``leaf`` is the array leaf of a
-    tuple-shaped operand or parameter (None for an array). ``unsupported`` names the opcode
-    without a rule that made the maps unknown; then ``maps`` is empty. ``opaque`` says why
-    the maps are a sound over-approximation rather than exact (None: exact).
-    ``origins[i]`` tells where ``maps[i]`` comes from (a path through the graph).
+    tuple-shaped operand or parameter (None for an array). ``maps``, ``unsupported``,
+    ``origins`` and ``opaque`` are those of :class:`symidx.fusion.Reached`.
     """
 
     index: int

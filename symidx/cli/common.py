@@ -17,7 +17,7 @@ STYLES = ("doc", "xla", "mlir", "isl", "inductor")
 SYNTAXES = ("auto", "xla", "mlir", "inductor", "tvm", "isl")
 
 
-class UsageError(Exception):
+class UsageError(SymidxError):
     """Bad command-line usage (exit code 2). ``usage`` is the usage line of the
     (sub)command that was misused, when known."""
 

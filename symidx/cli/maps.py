@@ -164,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
     for source in sources:  # one bad module is reported, and the others still analysed
         try:
             outputs.append((source.label, module_output(source.load(), args)))
+        except UsageError:  # the command line's fault, not the module's: reported once
+            raise
         except SymidxError as e:
             failed += 1
             report_failure(e)

@@ -4,11 +4,19 @@ A computation is an indexing graph (:mod:`symidx.fusion.graph`: a networkx graph
 instructions as nodes and the maps of each step on its edges); one sweep over it composes,
 deduplicates and simplifies the maps from a start to everything it reads, or to everything
 that reads it (:mod:`symidx.fusion.sweep`). A step is an op's rule, or tuple plumbing, or a
-called computation -- a fusion, a ``call``, loop bodies, conditional branches, asynchronous
-wrappers, ``scan`` (:mod:`symidx.fusion.steps`, :mod:`symidx.fusion.scan`); runtime values
-are followed to where they come from (:mod:`symidx.fusion.runtime`).
+called computation -- a fusion, a ``call``, conditional branches, asynchronous wrappers --
+found in one table (:data:`symidx.fusion.steps.STEPS`); a ``while`` loop is whole in
+:mod:`symidx.fusion.loops`, ``scan`` in :mod:`symidx.fusion.scan`. The runtime variables a
+sweep meets are followed to the instruction holding their value
+(:mod:`symidx.fusion.runtime`), which asks :mod:`symidx.hlo.values` what it holds.
 
 Outputs and operands of tuple shape are counted in array leaves (:mod:`symidx.hlo.leaves`).
+
+**The result.** Every query returns, per instruction output it reaches, one
+:class:`Reached`: the distinct maps, where each comes from (:class:`Origin`, a
+:class:`Path`), and whether they are unknown (``unsupported``) or a labelled
+over-approximation (``opaque``). :class:`symidx.analysis.MapGroup` is the same result
+placed at an operand or output of an instruction (what ``symidx maps`` prints).
 
 * :func:`grouped_output_to_input` -- from one instruction output to every producer it
   reads, directly or not (XLA's grouped indexing); :func:`parameter_maps` picks a
@@ -18,6 +26,7 @@ Outputs and operands of tuple shape are counted in array leaves (:mod:`symidx.hl
 * :func:`grouped_input_to_output` -- the same sweep forwards, from one instruction to every
   user; :func:`output_maps` picks the root's outputs, :func:`epilogue_input_to_output`
   the root of an epilogue chain.
+* :func:`scan_output_to_input`, :func:`scan_input_to_output` -- the maps of a ``scan``.
 
 Every function takes an optional :class:`Analysis`, which keeps what it has computed (the
 graphs, and the maps of each called computation) for the next query; without one, each call
@@ -28,7 +37,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from symidx.errors import SymidxError
 from symidx.fusion import scan as _scan_reads
 from symidx.fusion.graph import IndexingGraph
 from symidx.fusion.reached import Origin, Path, Reached
@@ -51,7 +59,6 @@ __all__ = [
     "IndexingGraph",
     "Key",
     "Limits",
-    "Found",
     "Path",
     "Origin",
     "Reached",
@@ -64,16 +71,9 @@ __all__ = [
     "parameter_maps",
     "output_maps",
     "epilogue_input_to_output",
-    "computation_output_to_input",
-    "computation_input_to_output",
-    "fusion_output_to_input",
     "scan_output_to_input",
     "scan_input_to_output",
 ]
-
-#: (maps, opcode that made them unknown or None): what the older API returns per group.
-Found = tuple[tuple, "str | None"]
-
 
 def grouped_output_to_input(comp: HloComputation, target: HloInstruction | str | None = None,
                             output: int = 0, *, within: Collection[str] | None = None,
@@ -137,26 +137,6 @@ def epilogue_input_to_output(comp: HloComputation, parent: HloInstruction | str,
     check_index(output, leaf_count(root_instr.shape), root_instr.name, "output")
     grouped = Analysis().forward(comp, instruction_of(comp, parent), 0)
     return grouped.get((root_instr.name, output), Reached())
-
-
-def computation_output_to_input(comp: HloComputation, output: int = 0) -> list[Found]:
-    """:func:`parameter_maps` as ``(maps, unsupported)`` pairs."""
-    return [r.found for r in parameter_maps(comp, output)]
-
-
-def computation_input_to_output(comp: HloComputation, parameter: int) -> list[Found]:
-    """:func:`output_maps` as ``(maps, unsupported)`` pairs."""
-    return [r.found for r in output_maps(comp, parameter)]
-
-
-def fusion_output_to_input(instr: HloInstruction, output: int = 0) -> list[Found]:
-    """For each operand of the fusion (or call) ``instr``: the distinct maps from output
-    ``output`` to that operand, or (no maps, opcode) when a path to it crosses an op
-    without a rule."""
-    comp = called_computation(instr)
-    if comp is None:
-        raise SymidxError(f"{instr.name} is not a fusion or call")
-    return computation_output_to_input(comp, output)
 
 
 def scan_output_to_input(instr: HloInstruction, output: int = 0, *,

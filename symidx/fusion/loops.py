@@ -53,7 +53,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from symidx.errors import HloShapeError
+from symidx.errors import HloShapeError, SymidxError
 from symidx.fusion.reached import Reached, Step, identity_step
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, HloInstruction, Shape
@@ -476,7 +476,7 @@ class Unrolled:
     opaque: str | None = None
 
 
-class _TooMuch(Exception):
+class _TooMuch(SymidxError):
     """The work is beyond a bound; the message says which."""
 
 

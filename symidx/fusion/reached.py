@@ -81,11 +81,6 @@ class Reached:
     unsupported: str | None = None
     opaque: str | None = None
 
-    @property
-    def found(self) -> tuple[tuple[IndexingMap, ...], str | None]:
-        """``(maps, unsupported)``."""
-        return self.maps, self.unsupported
-
 
 #: A map of a step, the path inside a called computation that gives it (None for a plain
 #: op), and how many paths give it.

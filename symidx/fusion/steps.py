@@ -54,7 +54,7 @@ from symidx.hlo.asynchronous import (
     keeps_operands,
     wrapped_collective,
 )
-from symidx.hlo.facts import called_computation
+from symidx.hlo.facts import branch_attributes, called_computation
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.hlo.validate import located
 from symidx.hlo.values import known_values
@@ -363,7 +363,9 @@ def _leaf_dims(shape: ShapeLike, leaf: int) -> tuple[int, ...]:
 
 def _inside(m: IndexingMap, dims: tuple[int, ...]) -> IndexingMap:
     """``m`` restricted to the indices whose results lie in ``dims``: outside, nothing is
-    read (a dynamic-update-slice's update index ``d - rt`` for some ``rt``)."""
+    read. An op's rule keeps its own images inside the operand (the op twins check it);
+    this guards the maps a step rewrites -- runtime values resolved, maps reached through
+    a called computation."""
     if m.is_known_empty or m.is_undefined or len(dims) != m.num_results:
         return m
     env = m.variable_bounds()
@@ -558,11 +560,8 @@ def _conditional_steps(instr: HloInstruction, direction: Direction, index: int, 
 
 
 def _branches(instr: HloInstruction) -> tuple[HloComputation, ...]:
-    called = instr.called_computations
-    if "branch_computations" in called:
-        branches = called["branch_computations"]
-    else:
-        branches = called.get("true_computation", ()) + called.get("false_computation", ())
+    branches = tuple(comp for key in branch_attributes(instr)
+                     for comp in instr.called_computations[key])
     if not branches or len(instr.operands) != len(branches) + 1 \
             or any(len(c.parameters) != 1 for c in branches):
         raise HloShapeError(f"conditional {instr.name}: expected a branch index and one "

@@ -31,6 +31,7 @@ __all__ = [
     "Dims",
     "array_dims",
     "attribute",
+    "branch_attributes",
     "check_index",
     "called_computation",
     "constant_value",
@@ -128,6 +129,18 @@ def constant_value(instr: HloInstruction, index: Sequence[int] = ()) -> int | No
 #: The attribute naming the computation an opcode runs on its operands, one parameter per
 #: operand.
 _RUNS_ON_OPERANDS = {"fusion": "calls", "call": "to_apply", "async-start": "calls"}
+
+
+def branch_attributes(instr: HloInstruction) -> tuple[str, ...]:
+    """The attributes naming a conditional's branches, the branches in order:
+    ``("branch_computations",)`` (every computation it names), or ``("true_computation",
+    "false_computation")`` (branch 0 is the true one); ``()`` when neither form is given.
+    The one place that knows where a conditional's branches are."""
+    called = instr.called_computations
+    if "branch_computations" in called:
+        return ("branch_computations",)
+    pair = ("true_computation", "false_computation")
+    return pair if all(key in called for key in pair) else ()
 
 
 def called_computation(instr: HloInstruction) -> HloComputation | None:

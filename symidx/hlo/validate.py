@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from symidx._arith import ceil_div
 from symidx.errors import HloValidationError
+from symidx.hlo.facts import branch_attributes
 from symidx.hlo.infer import (
     InferenceError,
     all_gather_shape,
@@ -164,8 +165,7 @@ def _basis(instr: HloInstruction) -> tuple[str, bool]:
     ``dimensions={1,0} of f32[2,3]``, ``operands f32[2], f32[2]``, ``the root of %c``."""
     key = _ROOT_SHAPED.get(instr.opcode)
     if key is None and instr.opcode == "conditional":
-        key = "branch_computations" if "branch_computations" in instr.called_computations \
-            else "true_computation"
+        key = next(iter(branch_attributes(instr)), None)
     if key is not None and instr.called_computations.get(key):
         return f"the root of %{instr.called_computations[key][0].name}", False
     shapes = [shape_text(o.shape) for o in instr.operands[:_MAX_LISTED_OPERANDS]]

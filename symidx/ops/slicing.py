@@ -17,9 +17,10 @@ the output elements that hold padding (low and high edges, interior gaps: one ma
 region, none for a pure crop); dynamic-update-slice's operand is read outside the updated
 window only (one map per side of the window along each dimension it does not span, with the
 start a runtime variable when it is not known; none when the update covers the operand).
-As XLA, an update index ``d - rt`` may fall outside the update for some values of ``rt``
-(then nothing is read). An offset is read only where some value of it changes the output
-element (XLA: everywhere): nowhere along a dimension the slice or update spans (the clamped
+The update is read at ``d - rt`` where that lies in the update
+(``d0 - rt0 in [0, size - 1]``; XLA's map points outside it for some values of ``rt``).
+An offset is read only where some value of it changes the output element (XLA:
+everywhere): nowhere along a dimension the slice or update spans (the clamped
 start is always 0); for dynamic-update-slice only where some value of it puts the element
 inside the update window (anywhere along its own dimension, within the window along the
 others: ``d1 - rt0 in [0, size - 1]``, ``rt0`` the other offset). Likewise a gather reads
@@ -430,8 +431,9 @@ def _ds_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]
 
 def dus_update_map(out: Sequence[int], update: Sequence[int], sources: list[OffsetSource]
                    ) -> IndexingMap:
-    """Output index -> update index: ``d - offset`` (outside the update for some offsets)."""
-    return _moved(out, update, out, sources, into_whole=False)
+    """Output index -> update index: ``d - offset``, where that lies in the update (the
+    output elements the update overwrites, for each value of the offsets)."""
+    return _moved(out, update, out, sources, into_whole=False, inside=True)
 
 
 def dus_update_output_map(out: Sequence[int], update: Sequence[int],

@@ -14,18 +14,8 @@ from operator import is_, is_not
 
 from sympy import Integer, Symbol
 
-from symidx.expr import (
-    ONE,
-    Expr,
-    add,
-    dim,
-    from_terms,
-    rt,
-    scale,
-    substitute,
-    sym,
-    terms,
-)
+from symidx.errors import SymidxError
+from symidx.expr import ONE, Expr, add, dim, from_terms, rt, scale, substitute, sym, terms
 from symidx.indexing_map import IndexingMap, MapKind
 from symidx.interval import Interval
 from symidx.simplify.constraints import (
@@ -47,8 +37,9 @@ __all__ = ["Work", "KnownEmpty", "PASSES", "Pass", "results_only_round"]
 NORMAL = MapKind.NORMAL
 
 
-class KnownEmpty(Exception):
-    """Raised by a pass that shows no point satisfies the map's domain."""
+class KnownEmpty(SymidxError):
+    """Raised by a pass that shows no point satisfies the map's domain (the driver catches
+    it: the map is known empty)."""
 
 
 class Work:

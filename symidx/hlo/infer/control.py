@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from symidx.hlo.facts import branch_attributes
 from symidx.hlo.infer.common import (
     _TOKEN,
     _array,
@@ -162,11 +163,11 @@ def _declared_length(instr: HloInstruction, k: int, axis: int) -> int:
 
 def _branches(instr: HloInstruction) -> list[tuple[str, HloComputation]]:
     """The branch computations of a conditional, each with the attribute naming it."""
-    calls = instr.called_computations
-    if "branch_computations" in calls:
-        return [("branch_computations", comp) for comp in calls["branch_computations"]]
-    if "true_computation" in calls and "false_computation" in calls:
-        return [(key, _called(instr, key)) for key in ("true_computation", "false_computation")]
+    keys = branch_attributes(instr)
+    if keys == ("branch_computations",):
+        return [(keys[0], comp) for comp in instr.called_computations[keys[0]]]
+    if keys:
+        return [(key, _called(instr, key)) for key in keys]
     raise _fail(instr, "is missing branch_computations= (or true_computation= and "
                        "false_computation=)")
 
