@@ -514,3 +514,47 @@ def test_checker_finds_a_long_module(tmp_path: Path) -> None:
     (tmp_path / "pkg" / "sub" / "long.py").write_text("x = 1\n" * 4)
     assert long_modules(tmp_path / "pkg", 3) == ["pkg/sub/long.py: 4 lines (at most 3)"]
     assert long_modules(tmp_path / "pkg", 4) == []
+
+
+# --- one table per fact about opcodes ------------------------------------------------------
+# A fact about opcodes (operand counts, shape rules, the verifier's special checks, the ops
+# that move values) is written in one place; the others ask it by the opcode's name.
+
+
+def _opcodes() -> set[str]:
+    from symidx.hlo.infer.common import _RULES, ARITY
+    from symidx.ops.registry import supported_opcodes
+
+    return set(_RULES) | set(ARITY) | supported_opcodes() | supported_opcodes("input_to_output")
+
+
+def test_no_two_opcode_tables_hold_the_same_opcodes() -> None:
+    import opcode_tables as ot
+
+    found = ot.repeated(ot.opcode_tables(ROOT / "symidx", _opcodes()))
+    assert not found, _report([f"{a} and {b} hold the same opcodes" for a, b in found])
+
+
+def test_the_opcode_table_checker_finds_a_repeat(tmp_path: Path) -> None:
+    import opcode_tables as ot
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text('X = frozenset({"copy", "domain"})\n'
+                                           'N = {"x": 1, "y": 2}\n')
+    (tmp_path / "pkg" / "b.py").write_text('Y = {**dict.fromkeys(("domain", "copy"), 1)}\n'
+                                           'Z = ("copy", "add")\n')
+    tables = ot.opcode_tables(tmp_path / "pkg", {"copy", "domain", "add"})
+    assert set(tables) == {"pkg/a.py:X", "pkg/b.py:Y", "pkg/b.py:Z"}
+    assert ot.repeated(tables) == [("pkg/a.py:X", "pkg/b.py:Y")]
+
+
+def test_an_opcode_has_one_shape_rule_and_one_verifier_check() -> None:
+    """Registering a second shape rule, or a second special check of the verifier, for an
+    opcode is an error, not a silent replacement of the first."""
+    from symidx.hlo import validate
+    from symidx.hlo.infer import common
+
+    with pytest.raises(RuntimeError, match="two shape rules for add"):
+        common._infers("add")(lambda instr: instr.shape)
+    with pytest.raises(RuntimeError, match="two verifier checks for broadcast"):
+        validate._checks("broadcast")(lambda instr: None)

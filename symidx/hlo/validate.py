@@ -219,6 +219,9 @@ _CHECKS: dict[str, _Check] = {}
 def _checks(*opcodes: str) -> Callable[[_Check], _Check]:
     def register(fn: _Check) -> _Check:
         for opcode in opcodes:
+            if opcode in _CHECKS:
+                raise RuntimeError(f"two verifier checks for {opcode}: "
+                                   f"{_CHECKS[opcode].__name__} and {fn.__name__}")
             _CHECKS[opcode] = fn
         return fn
     return register
