@@ -197,3 +197,18 @@ def test_format_and_simplify_take_syntax_and_style(capsys):
                            "and 0 <= s0 <= 1) }")
     code, _, err = run(capsys, "format", "--syntax", "tvm", "i / 2")
     assert code == 2 and "truncdiv" in err and "^" in err
+
+
+@pytest.mark.parametrize("syntax, template", [
+    ("isl", "{{[i] -> [{} + i]}}"), ("inductor", "{} + x0"), ("tvm", "{} + i")])
+def test_foreign_integers_past_pythons_digit_limit(syntax: str, template: str) -> None:
+    """Integers longer than Python's 4,300-digit limit are read as the XLA reader reads
+    them; past MAX_DIGITS they are a located error, never a bare ValueError."""
+    from symidx.syntax.tokens import MAX_DIGITS
+
+    big = "7" * 5000
+    m = parse_map(template.format(big), syntax=syntax)
+    (result,) = m.results
+    assert result.subs(result.free_symbols.pop(), 0) == int("7" * 4000) * 10**1000 + int("7" * 1000)
+    with pytest.raises(ParseError, match=f"at most {MAX_DIGITS}"):
+        parse_map(template.format("7" * (MAX_DIGITS + 1)), syntax=syntax)

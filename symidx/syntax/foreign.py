@@ -249,7 +249,7 @@ class _Reader(TokenCursor):
     def atom(self) -> _Node:
         tok = self.next()
         if tok.kind == "int":
-            value: _Node = ("int", int(tok.value))
+            value: _Node = ("int", self.int_value(tok))
             # isl and affine text write coefficients juxtaposed: 2i
             if self.syntax == "isl" and self.peek().kind == "ident" and \
                     self.peek().offset == tok.offset + len(tok.value):

@@ -35,7 +35,6 @@ from symidx.expr import (
     sym,
 )
 from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
-from symidx.indexing_map.text import int_of_digits
 from symidx.interval import Interval
 from symidx.syntax.tokens import Token, TokenCursor, describe
 
@@ -93,9 +92,6 @@ class _Lexer(TokenCursor):
         tok = self.peek()
         self.buffer.pop(0)
         return tok
-
-    def int_value(self, tok: Token) -> int:
-        return _int_value(self, tok)
 
     def raw_until(self, stops: str) -> tuple[str, int]:
         """The raw text from the next token up to (not including) a stop character."""
@@ -495,17 +491,9 @@ class _MapParser:
         return IndexingMap.create([intervals[n] for n, _ in dims], results)
 
 
-MAX_DIGITS = 100_000
-"""Integers in map text have at most this many digits (past Python's own limit of 4,300,
-they are converted in pieces: printing converts them back the same way)."""
-
-
 def _int_value(lx: _Lexer, tok: Token) -> int:
     """The integer token's value, or a located error when it has too many digits."""
-    if len(tok.value) > MAX_DIGITS:
-        raise lx.error(f"an integer of {len(tok.value)} digits: at most {MAX_DIGITS} are "
-                       f"read", tok.offset)
-    return int_of_digits(tok.value)
+    return lx.int_value(tok)
 
 
 def parse_map(text: str, source: str = "") -> IndexingMap:

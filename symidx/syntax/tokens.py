@@ -7,6 +7,10 @@ from dataclasses import dataclass
 
 from symidx.errors import ParseError
 
+MAX_DIGITS = 100_000
+"""Integers in map text have at most this many digits (past Python's own limit of 4,300,
+they are converted in pieces: printing converts them back the same way)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Token:
@@ -52,8 +56,14 @@ class TokenCursor:
         return self.next()
 
     def int_value(self, tok: Token) -> int:
-        """The value of an integer token."""
-        return int(tok.value)
+        """The value of an integer token, or a located error when it has more than
+        :data:`MAX_DIGITS` digits."""
+        from symidx.indexing_map.text import int_of_digits
+
+        if len(tok.value) > MAX_DIGITS:
+            raise self.error(f"an integer of {len(tok.value)} digits: at most {MAX_DIGITS} "
+                             f"are read", tok.offset)
+        return int_of_digits(tok.value)
 
     def signed_int(self) -> int:
         """An integer after any number of signs."""
