@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DIR = ROOT.parent.parent / "shared" / "realhlo"
+DEFAULT_DIR = ROOT.parent / "shared" / "realhlo"
 MODULES = (
     "xla_backends_cpu_benchmarks_hlo_resnet50_keras_jax_f32",
     "xla_backends_cpu_benchmarks_hlo_gemma3_1b_flax_call",
