@@ -221,7 +221,10 @@ def run(rows: list[tuple[str, str]], timeout: float, all_outputs: bool) -> None:
                 ratio = "      -"
         else:
             ratio, xla, note = "      -", "       -", f"{theirs}; {note}" if note else theirs
-        print(f"{name[-48:]:<48} {ours:9.2f} {xla} {ratio}  {note}", flush=True)
+        shown = name
+        for prefix in ("xla_backends_cpu_benchmarks_hlo_", "xla_tools_benchmarks_hlo_hlo_"):
+            shown = shown.removeprefix(prefix)
+        print(f"{shown[:48]:<48} {ours:9.2f} {xla} {ratio}  {note}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
