@@ -30,7 +30,7 @@ from typing import Any
 from symidx.hlo import parse_hlo
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DIR = ROOT.parent.parent / "shared" / "realhlo"
+DEFAULT_DIR = ROOT.parent / "shared" / "realhlo"
 SIZES = (1_000, 2_000, 5_000, 10_000)
 
 
