@@ -36,12 +36,8 @@ def long_lived() -> Iterator[None]:
     done: moving ours would unfreeze theirs.
     """
     was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         yield
-    finally:
-        if was_enabled:
-            if gc.get_freeze_count() == 0:
-                gc.freeze()  # every tracked object to the permanent generation ...
-                gc.unfreeze()  # ... and back, into the oldest one
-            gc.enable()
+    if was_enabled and gc.get_freeze_count() == 0:
+        gc.freeze()  # every tracked object to the permanent generation ...
+        gc.unfreeze()  # ... and back, into the oldest one
