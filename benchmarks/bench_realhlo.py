@@ -25,7 +25,7 @@ from pathlib import Path
 
 from symidx._gc import gc_paused
 from symidx.analysis import computation_maps, module_fusion_maps
-from symidx.fusion import Analysis, clear_memo
+from symidx.fusion import Analysis
 from symidx.hlo import parse_hlo
 from symidx.hlo.validate import validate_module
 
@@ -58,12 +58,10 @@ def measure(path: Path, all_outputs: bool) -> dict[str, float | int | str]:
     parse = best_of(lambda: parse_hlo(text, validate=False))
     validate = best_of(lambda: validate_module(module))
     instructions = sum(len(c.instructions) for c in module.computations.values())
-    clear_memo()
     start = time.perf_counter()
     computation_maps(module.entry, "output_to_input", output=None if all_outputs else 0,
                      analysis=Analysis())
     entry = time.perf_counter() - start
-    clear_memo()
     start = time.perf_counter()
     fusions = module_fusion_maps(module, "output_to_input", analysis=Analysis())
     every_fusion = time.perf_counter() - start

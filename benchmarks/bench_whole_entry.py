@@ -148,10 +148,8 @@ def symidx_seconds(text: str, source: str, timeout: float, all_outputs: bool
     from symidx.analysis import find_computation, iter_computation_maps
     from symidx.errors import LimitReached
     from symidx.fusion import Analysis
-    from symidx.fusion.sweep import clear_memo
     from symidx.hlo.inputs import parse_module
 
-    clear_memo()
     gc.collect()
     start = time.process_time()
     hits: dict[str, int] = {}

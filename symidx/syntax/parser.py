@@ -140,7 +140,7 @@ class _ExprParser:
                     continue
                 if tok.kind == "int":
                     lx.next()
-                    operands.append(_node("int", tok.offset, payload=_int_value(lx, tok)))
+                    operands.append(_node("int", tok.offset, payload=lx.int_value(tok)))
                     nxt = lx.peek()
                     if (nxt.kind == "ident" and nxt.value not in _RESERVED) or \
                             (nxt.kind == "ident" and nxt.value in ("min", "max")) or \
@@ -489,11 +489,6 @@ class _MapParser:
         table = {name: dim(i) for i, (name, _) in enumerate(header.dims)}
         results = [_to_sympy(n, table, self.lx) for n in header.results]
         return IndexingMap.create([intervals[n] for n, _ in dims], results)
-
-
-def _int_value(lx: _Lexer, tok: Token) -> int:
-    """The integer token's value, or a located error when it has too many digits."""
-    return lx.int_value(tok)
 
 
 def parse_map(text: str, source: str = "") -> IndexingMap:
