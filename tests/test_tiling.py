@@ -214,6 +214,18 @@ def test_sizes_give_pid_maps_and_check_proves_them(capsys: pytest.CaptureFixture
     assert all(i["covers"] and i["exact"] for i in doc["check"]["instructions"])
 
 
+def test_runtime_offsets_are_named_by_the_fusion_operand(capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    # The fused parameter p1 is operand `off` of the fusion: XLA names the runtime
+    # variable by the value the fusion is given, not by the fused parameter.
+    code, out, err = run_cli(capsys, "tile", str(DATA / "dynamic_slice_renamed.hlo"),
+                             "--fusion", "f", "--sizes", "2,8", "--format", "json")
+    assert code == 0, err
+    by_name = {t["name"]: t for t in json.loads(out)["tiled"]}
+    assert by_name["p0"]["runtime_variables"] == ["off"]
+    assert by_name["ds"]["runtime_variables"] == []
+
+
 def test_check_detects_a_wrong_tiling() -> None:
     """Tiles one element short of the map's reads are found (the check can fail)."""
     from symidx.cli.inputs import load_module

@@ -35,7 +35,7 @@ from symidx.errors import SymidxError, UnsupportedOpError
 from symidx.expr import Expr, FloorDiv, Mod, as_expr, dim, rt, sym
 from symidx.hlo import HloComputation, HloInstruction, HloModule
 from symidx.hlo.facts import array_dims
-from symidx.indexing_map import IndexingMap, print_map
+from symidx.indexing_map import IndexingMap, ValueSource, print_map
 from symidx.interval import Interval
 from symidx.ops import output_to_input
 from symidx.simplify import compose, remove_unused_symbols, simplify
@@ -445,7 +445,7 @@ def tiled_computation(t: FusionTiling, sizes: Sequence[int], assume_satisfied: b
             tsz, _, tst = _eval_tile(ti.tile, sizes)
         except SymidxError as e:
             raise AnalysisRefusal(f"{ti.name}: {e}") from None
-        rts = [_rt_name(t, str(v.source or ""), k) for k, v in enumerate(om.rts)]
+        rts = [_rt_name(t, v.source, k) for k, v in enumerate(om.rts)]
         out.append(TiledResult(ti.name, ti.path, tsz, tst, om, rts))
     return out
 
@@ -464,17 +464,15 @@ def program_id_origin(order: Sequence[int], flat: Sequence[int], sizes: Sequence
     return origin, prod(counts)
 
 
-def _rt_name(t: FusionTiling, hlo: str, k: int) -> str:
+def _rt_name(t: FusionTiling, source: ValueSource | None, k: int) -> str:
     """The instruction holding a runtime value; a fused parameter is named by the fusion's
     operand (as XLA names it)."""
-    import re
-
-    m = re.fullmatch(r"(?:(\S+) = .*)?parameter\((\d+)\)", hlo or "")
-    if m and t.fusion is not None and int(m.group(2)) < len(t.fusion.operands):
-        return t.fusion.operands[int(m.group(2))].name
-    if m and m.group(1):
-        return m.group(1)
-    return (hlo or f"rt{k}").split(" = ")[0]
+    if source is None:
+        return f"rt{k}"
+    if (source.parameter is not None and t.fusion is not None
+            and source.parameter < len(t.fusion.operands)):
+        return t.fusion.operands[source.parameter].name
+    return source.instruction or source.text.split(" = ")[0]
 
 
 def _tile_size_at(t: FusionTiling, instr: HloInstruction, axis: int, sizes: Sequence[int]
