@@ -19,7 +19,6 @@ as the holder of a runtime value, and the computation it runs on its operands.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TypeVar
 
 from symidx.errors import HloShapeError, SymidxError
@@ -34,7 +33,6 @@ __all__ = [
     "branch_attributes",
     "check_index",
     "called_computation",
-    "constant_value",
     "hlo_reference",
     "num_outputs",
     "operand_dims",
@@ -109,21 +107,6 @@ def hlo_reference(instr: HloInstruction) -> str:
             and len(instr.literal_text) <= 40:
         return f"constant({instr.literal_text})"
     return instr.name
-
-
-def constant_value(instr: HloInstruction, index: Sequence[int] = ()) -> int | None:
-    """The integer element at ``index`` of a constant instruction, or None when ``instr`` is
-    not a constant with a known integer literal."""
-    if instr.opcode != "constant" or instr.literal is None:
-        return None
-    value = instr.literal
-    for i in index:
-        if not isinstance(value, tuple) or not 0 <= i < len(value):
-            return None
-        value = value[i]
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value
 
 
 #: The attribute naming the computation an opcode runs on its operands, one parameter per

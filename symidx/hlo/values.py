@@ -57,7 +57,7 @@ from sympy import Integer
 
 from symidx.errors import SymidxError
 from symidx.expr import Expr, compile_expr
-from symidx.hlo.facts import called_computation, constant_value, hlo_reference
+from symidx.hlo.facts import called_computation, hlo_reference
 from symidx.hlo.ir import HloComputation, HloInstruction
 from symidx.hlo.moves import MOVES_ELEMENTS
 from symidx.hlo.shape import Shape, integer_bounds
@@ -162,9 +162,10 @@ def held_at(instr: HloInstruction, element: Sequence[Expr],
         at = [int(e) for e in element]
         if table is not None:
             return Integer(int(table[tuple(at)]))
-        value = constant_value(instr, at)
-        if value is not None:
-            return Integer(value)
+        if instr.opcode == "constant" and instr.literal is not None:
+            value = literal_at(instr.literal, at)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return Integer(value)
     shape = instr.shape
     if instr.opcode != "iota" or not isinstance(shape, Shape):
         return None
