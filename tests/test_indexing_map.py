@@ -274,3 +274,18 @@ def test_map_kinds_have_named_constructors():
     normal = IndexingMap.identity([4])
     assert normal.kind is MapKind.NORMAL and normal.as_known_empty() == empty
     assert IndexingMap.create([(0, -1)], [dim(0)]).kind is MapKind.KNOWN_EMPTY
+
+
+def test_points_beyond_int64_are_exact_python_integers():
+    # Values at and past 2**63 do not fit in int64: they come as Python integers, and the
+    # map's results over them stay exact (no wrap-around).
+    top = 2**63
+    m = parse_map(f"(d0)[s0] -> (d0 * 3 + s0), domain: d0 in [{top - 1}, {top + 1}], "
+                  "s0 in [0, 1]")
+    chunks = list(m.points())
+    flat = [tuple(int(v) for v in p) for c in chunks for p in zip(*c)]
+    assert sorted(flat) == [(d, s) for d in (top - 1, top, top + 1) for s in (0, 1)]
+    results, mask = m.evaluate_arrays(chunks[0])
+    assert mask.all()
+    got = sorted(int(v) for v in results[0])
+    assert got == sorted(d * 3 + s for d in (top - 1, top, top + 1) for s in (0, 1))

@@ -498,7 +498,9 @@ class IndexingMap:
     def points(self, limit: int = 10_000_000, chunk: int = 1 << 20
                ) -> Iterator[tuple[Any, ...]]:
         """The domain box (dims, range and runtime variables) as flat numpy coordinate
-        arrays, in chunks of about ``chunk`` points (the first variable is split)."""
+        arrays, in chunks of about ``chunk`` points (the first variable is split). A
+        variable whose values do not all fit in int64 comes as an array of Python integers
+        (as :meth:`evaluate_arrays` takes them)."""
         import numpy as np
 
         if self.domain_size() > limit:
@@ -507,14 +509,19 @@ class IndexingMap:
         if not bounds:
             yield ()
             return
-        rest = [np.arange(b.lo, b.hi + 1, dtype=np.int64) for b in bounds[1:]]
+
+        def values(lo: int, hi: int) -> Any:
+            fits = lo >= -(1 << 63) and hi < (1 << 63) - 1
+            return np.arange(lo, hi + 1, dtype=np.int64 if fits else object)
+
+        rest = [values(b.lo, b.hi) for b in bounds[1:]]
         per_value = 1
         for axis in rest:
             per_value *= axis.size
         step = max(1, chunk // max(1, per_value))
         first = bounds[0]
         for start in range(first.lo, first.hi + 1, step):
-            head = np.arange(start, min(first.hi, start + step - 1) + 1, dtype=np.int64)
+            head = values(start, min(first.hi, start + step - 1))
             grids = np.meshgrid(head, *rest, indexing="ij")
             yield tuple(g.reshape(-1) for g in grids)
 
