@@ -403,11 +403,11 @@ def _step_group(index: int, name: str, steps: list[Step], first: str, second: st
         return MapGroup(index, name, (), unsupported, (), leaf)
     maps, origins = [], []
     for s in steps:
-        for m, via, count in s.maps:
-            if m in maps:
+        for t in s.maps:
+            if t.map in maps:
                 continue
-            maps.append(m)
-            origins.append(Origin(via, count) if via is not None
+            maps.append(t.map)
+            origins.append(Origin(t.via, t.count) if t.via is not None
                            else Origin(Path(second, Path(first))))
     opaque = next((s.opaque for s in steps if s.opaque is not None), None)
     return MapGroup(index, name, tuple(maps), None, tuple(origins), leaf, opaque)

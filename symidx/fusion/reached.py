@@ -82,9 +82,15 @@ class Reached:
     opaque: str | None = None
 
 
-#: A map of a step, the path inside a called computation that gives it (None for a plain
-#: op), and how many paths give it.
-Traced = tuple[IndexingMap, "Path | None", int]
+@dataclass(frozen=True, slots=True)
+class Traced:
+    """One map of a :class:`Step`: ``map``, the path inside a called computation that gives
+    it (``via``; None for an op's own map), and how many paths give it (``count``). A sweep
+    turns the traced maps of its steps into a :class:`Reached`'s ``maps`` and ``origins``."""
+
+    map: IndexingMap
+    via: Path | None = None
+    count: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,4 +115,4 @@ def identity_step(instr: HloInstruction, output: int, position: int, leaf: int) 
     if dims != other:
         raise HloShapeError(f"{instr.opcode} {instr.name}: output {output} is "
                             f"{list(dims)} but the leaf it passes on is {list(other)}")
-    return Step(output, position, leaf, ((IndexingMap.identity(dims), None, 1),))
+    return Step(output, position, leaf, (Traced(IndexingMap.identity(dims)),))
