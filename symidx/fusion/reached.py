@@ -7,7 +7,7 @@ every step of :mod:`symidx.fusion.steps` and :mod:`symidx.fusion.loops` returns.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 from symidx.errors import HloShapeError
 from symidx.hlo import HloInstruction
@@ -66,7 +66,10 @@ class Origin:
 class Reached:
     """What a sweep found for one instruction output: its distinct maps, each with its
     :class:`Origin` (``origins[i]`` belongs to ``maps[i]``), or, when ``unsupported`` names
-    an op without a rule on the way, no maps (unknown indexing).
+    an op without a rule on the way, no maps (unknown indexing). The one result type of a
+    group of maps: the sweeps of :mod:`symidx.fusion` return it keyed by where it is, and
+    :mod:`symidx.analysis` places it at an operand or output of an instruction (``index``,
+    ``name``, ``leaf``, ``shape``: what ``symidx maps`` prints).
 
     ``opaque`` is set when some map was composed through an op whose maps over-approximate
     what it reads (``"custom-call TopK"``, ``"while loop.3 (loop-carried)"``): the maps are
@@ -74,12 +77,23 @@ class Reached:
 
     A producer that is never read on any path has no maps. Known-empty maps (the producer
     is read on no index along some path) appear only when nothing else reaches it: then
-    there is exactly one."""
+    there is exactly one.
+
+    Where :mod:`symidx.analysis` placed it (keyword-only; None or empty in a sweep's
+    result, which its key places): ``index``, the operand (or parameter, or output) number;
+    ``name``, the operand's instruction (for an output: the instruction itself); ``leaf``,
+    the array leaf of a tuple-shaped operand or parameter (None for an array); ``shape``,
+    the operand's (or output's) shape as HLO text, e.g. ``f32[96]{0}``."""
 
     maps: tuple[IndexingMap, ...] = ()
     origins: tuple[Origin, ...] = ()
     unsupported: str | None = None
     opaque: str | None = None
+    _: KW_ONLY
+    index: int | None = None
+    name: str = ""
+    leaf: int | None = None
+    shape: str = ""
 
 
 @dataclass(frozen=True, slots=True)
