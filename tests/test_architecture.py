@@ -33,14 +33,19 @@ FLOORS: dict[str, int] = {
     "symidx.syntax": 4,
     "symidx.simplify": 5,
     "symidx.verify": 6, "symidx.pointsets": 6,
-    "symidx.hlo": 7, "symidx.layout": 7,
-    "symidx.ops": 8,
+    "symidx.hlo": 7,
+    "symidx.ops": 8, "symidx.layout": 8,
     "symidx.fusion": 9,
     "symidx.analysis": 10, "symidx.jax_support": 10,
     "symidx.bench": 10, "symidx.strategies": 10, "symidx.corpus": 10, "symidx.tiling": 10,
     "symidx.cli": 11, "symidx.__main__": 11,
 }
 WHERE = "FLOORS in tests/test_architecture.py (and the table in docs/architecture.md)"
+
+#: Packages that import nothing of each other, whatever their floors: the op rules read the
+#: XLA layouts of HLO shapes from the hlo floor (``symidx.hlo.layouts``, which a bitcast
+#: needs), never the layouts library, and the layouts library needs no op rule.
+APART = (("symidx.ops", "symidx.layout"), ("symidx.layout", "symidx.ops"))
 
 #: The most lines a module under symidx/ may have.
 MAX_LINES = 900
@@ -62,6 +67,11 @@ def test_every_module_has_a_floor(graph: nx.DiGraph) -> None:
 
 def test_no_upward_import(graph: nx.DiGraph) -> None:
     problems = ig.upward(graph, FLOORS, FAÇADE)
+    assert not problems, _report(problems)
+
+
+def test_ops_and_layout_are_apart(graph: nx.DiGraph) -> None:
+    problems = ig.apart(graph, APART, FAÇADE)
     assert not problems, _report(problems)
 
 
@@ -355,6 +365,21 @@ def test_checker_finds_a_private_module_of_another_package(tmp_path: Path) -> No
     assert ig.private(g, "pkg") == [
         "pkg/high.py:1: pkg.high imports pkg.mid._impl, a private module of pkg.mid",
         "pkg/high.py:2: pkg.high imports pkg.mid._impl, a private module of pkg.mid"]
+
+
+def test_checker_finds_an_import_between_packages_kept_apart(tmp_path: Path) -> None:
+    g = _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/low.py": "",
+        "pkg/mid/__init__.py": "",
+        "pkg/mid/rule.py": "def f():\n    from pkg.middle.shapes import g\n",
+        "pkg/middle/__init__.py": "",
+        "pkg/middle/shapes.py": "from pkg import low\n",
+    })
+    assert ig.apart(g, [("pkg.mid", "pkg.middle")], "pkg") == [
+        "pkg/mid/rule.py:2: pkg.mid.rule imports pkg.middle.shapes (pkg.mid does not import "
+        "pkg.middle)"]
+    assert ig.apart(g, [("pkg.middle", "pkg.mid")], "pkg") == []
 
 
 def test_checker_names_a_module_without_a_floor(tmp_path: Path) -> None:
