@@ -162,3 +162,14 @@ def private(graph: nx.DiGraph, exempt: str) -> list[str]:
                 and not imp.source.startswith(owner + "."):
             found.append(f"{imp}, a private module of {owner}")
     return found
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def apart(graph: nx.DiGraph, pairs: Iterable[tuple[str, str]], exempt: str) -> list[str]:
+    """A message per import of a module of package ``b`` by a module of package ``a``, for
+    each ``(a, b)`` in ``pairs``: packages kept apart whatever their floors."""
+    return [f"{imp} ({a} does not import {b})" for imp in _imports(graph, exempt)
+            for a, b in pairs if _within(imp.source, a) and _within(imp.target, b)]

@@ -33,14 +33,19 @@ FLOORS: dict[str, int] = {
     "symidx.syntax": 4,
     "symidx.simplify": 5,
     "symidx.verify": 6, "symidx.pointsets": 6,
-    "symidx.hlo": 7, "symidx.layout": 7,
-    "symidx.ops": 8,
+    "symidx.hlo": 7,
+    "symidx.ops": 8, "symidx.layout": 8,
     "symidx.fusion": 9,
     "symidx.analysis": 10, "symidx.jax_support": 10,
     "symidx.bench": 10, "symidx.strategies": 10, "symidx.corpus": 10, "symidx.tiling": 10,
     "symidx.cli": 11, "symidx.__main__": 11,
 }
 WHERE = "FLOORS in tests/test_architecture.py (and the table in docs/architecture.md)"
+
+#: Packages that import nothing of each other, whatever their floors: the op rules read the
+#: XLA layouts of HLO shapes from the hlo floor (``symidx.hlo.layouts``, which a bitcast
+#: needs), never the layouts library, and the layouts library needs no op rule.
+APART = (("symidx.ops", "symidx.layout"), ("symidx.layout", "symidx.ops"))
 
 #: The most lines a module under symidx/ may have.
 MAX_LINES = 900
@@ -62,6 +67,11 @@ def test_every_module_has_a_floor(graph: nx.DiGraph) -> None:
 
 def test_no_upward_import(graph: nx.DiGraph) -> None:
     problems = ig.upward(graph, FLOORS, FAÇADE)
+    assert not problems, _report(problems)
+
+
+def test_ops_and_layout_are_apart(graph: nx.DiGraph) -> None:
+    problems = ig.apart(graph, APART, FAÇADE)
     assert not problems, _report(problems)
 
 
@@ -357,6 +367,21 @@ def test_checker_finds_a_private_module_of_another_package(tmp_path: Path) -> No
         "pkg/high.py:2: pkg.high imports pkg.mid._impl, a private module of pkg.mid"]
 
 
+def test_checker_finds_an_import_between_packages_kept_apart(tmp_path: Path) -> None:
+    g = _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/low.py": "",
+        "pkg/mid/__init__.py": "",
+        "pkg/mid/rule.py": "def f():\n    from pkg.middle.shapes import g\n",
+        "pkg/middle/__init__.py": "",
+        "pkg/middle/shapes.py": "from pkg import low\n",
+    })
+    assert ig.apart(g, [("pkg.mid", "pkg.middle")], "pkg") == [
+        "pkg/mid/rule.py:2: pkg.mid.rule imports pkg.middle.shapes (pkg.mid does not import "
+        "pkg.middle)"]
+    assert ig.apart(g, [("pkg.middle", "pkg.mid")], "pkg") == []
+
+
 def test_checker_names_a_module_without_a_floor(tmp_path: Path) -> None:
     g = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/low.py": "", "pkg/new.py": "",
                          "pkg/mid/__init__.py": "", "pkg/mid/any.py": ""})
@@ -558,3 +583,85 @@ def test_an_opcode_has_one_shape_rule_and_one_verifier_check() -> None:
         common._infers("add")(lambda instr: instr.shape)
     with pytest.raises(RuntimeError, match="two verifier checks for broadcast"):
         validate._checks("broadcast")(lambda instr: None)
+
+
+# --- one result type for a group of maps -----------------------------------------------------
+# A group of maps with where each comes from is one class, symidx.fusion.Reached: the sweeps
+# return it, and the analysis places it at an operand or output (it used to have a twin,
+# analysis.MapGroup, and a tuple alias for a step's maps).
+
+
+def map_group_classes(root: Path, package: str) -> list[str]:
+    """``file:line: Name`` for each class below ``package`` that declares both a ``maps``
+    and an ``origins`` field (a class-level annotation): a type for a group of maps."""
+    found = []
+    for rel, tree in _python_files(root, package).items():
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            fields = {n.target.id for n in cls.body
+                      if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+            if {"maps", "origins"} <= fields:
+                found.append(f"{rel}:{cls.lineno}: {cls.name}")
+    return found
+
+
+def exported_map_groups(modules: dict[str, object]) -> dict[str, object]:
+    """Per ``module.name`` in a module's ``__all__``: each exported dataclass with ``maps``
+    and ``origins`` fields."""
+    import dataclasses
+
+    found = {}
+    for module_name, module in modules.items():
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if isinstance(obj, type) and dataclasses.is_dataclass(obj) and \
+                    {"maps", "origins"} <= {f.name for f in dataclasses.fields(obj)}:
+                found[f"{module_name}.{name}"] = obj
+    return found
+
+
+def test_one_result_type_for_a_group_of_maps() -> None:
+    import importlib
+    import importlib.util
+
+    from symidx.fusion import Reached
+
+    (only,) = map_group_classes(ROOT, "symidx")
+    assert only.startswith("symidx/fusion/reached.py:") and only.endswith(": Reached"), only
+    spec = importlib.util.spec_from_file_location("gen_api", ROOT / "docs" / "gen_api.py")
+    assert spec is not None and spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    public = {name: importlib.import_module(name) for name in generator.MODULES}
+    found = exported_map_groups(public)
+    assert found == {"symidx.fusion.Reached": Reached}, found
+    with pytest.warns(DeprecationWarning, match="MapGroup is deprecated"):
+        from symidx.analysis import MapGroup  # the old name, kept importable
+    assert MapGroup is Reached
+
+
+def test_the_map_group_checks_can_fail(tmp_path: Path) -> None:
+    import dataclasses
+    import types
+
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text(
+        "class Reached:\n    maps: tuple = ()\n    origins: tuple = ()\n")
+    (tmp_path / "pkg" / "sub" / "b.py").write_text(
+        "class Group:\n    index: int\n    maps: tuple = ()\n    origins: tuple = ()\n"
+        "class Step:\n    maps: tuple = ()\n")
+    assert map_group_classes(tmp_path, "pkg") == ["pkg/a.py:1: Reached",
+                                                  "pkg/sub/b.py:1: Group"]
+
+    @dataclasses.dataclass
+    class Group:
+        maps: tuple = ()
+        origins: tuple = ()
+
+    @dataclasses.dataclass
+    class Step:
+        maps: tuple = ()
+
+    low = types.SimpleNamespace(__all__=["Group", "Step"], Group=Group, Step=Step)
+    high = types.SimpleNamespace(__all__=["Alias"], Alias=Group)
+    assert exported_map_groups({"low": low, "high": high}) == {"low.Group": Group,
+                                                               "high.Alias": Group}

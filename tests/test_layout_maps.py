@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from test_layout_cute import layouts as cute_layouts
 
 from symidx.errors import MapError
+from symidx.hlo.layouts import xla
 from symidx.indexing_map import IndexingMap
-from symidx.layout import cute, xla
+from symidx.layout import cute
 from symidx.layout.maps import (
     cute_from_map,
     cute_map,

@@ -4,7 +4,9 @@ operand (or output): what ``symidx maps`` prints.
 A façade over :mod:`symidx.fusion`; the work is done in
 
 * :mod:`symidx.analysis.groups` -- :func:`instruction_maps`, :func:`module_fusion_maps`,
-  :func:`computation_maps` and the records they return;
+  :func:`computation_maps` and the records they return (:class:`FusionMaps`,
+  :class:`ComputationMaps`; a group of maps is a :class:`symidx.fusion.Reached` placed at
+  an operand or output);
 * :mod:`symidx.analysis.physical` -- the same maps between physical (layout-ordered)
   indices (``physical=True``);
 * :mod:`symidx.analysis.documents` -- the JSON documents of the versioned schema
@@ -24,6 +26,8 @@ A façade over :mod:`symidx.fusion`; the work is done in
 IndexingMap('(d0, d1) -> (d1, d0), domain: d0 in [0, 19], d1 in [0, 9]')
 """
 
+from typing import Any
+
 from symidx.analysis.groups import (
     computation_maps,
     find_computation,
@@ -35,10 +39,9 @@ from symidx.analysis.groups import (
     select_entries,
     semantics_name,
 )
-from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
+from symidx.analysis.records import ComputationMaps, FusionMaps, deprecated_name
 
 __all__ = [
-    "MapGroup",
     "FusionMaps",
     "ComputationMaps",
     "semantics_name",
@@ -51,3 +54,8 @@ __all__ = [
     "instruction_maps",
     "module_fusion_maps",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The old name ``MapGroup`` (deprecated): :class:`symidx.fusion.Reached`."""
+    return deprecated_name(__name__, name)

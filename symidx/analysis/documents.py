@@ -20,10 +20,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
+from symidx.analysis.records import ComputationMaps, FusionMaps
 from symidx.analysis.sources import SourceFinder
 from symidx.errors import SymidxError
-from symidx.fusion import Origin, Path
+from symidx.fusion import Origin, Path, Reached
 from symidx.hlo import HloComputation, HloInstruction, HloModule
 from symidx.hlo.facts import called_computation
 from symidx.hlo.locations import source_of
@@ -69,7 +69,7 @@ class Context:
         self.inner = inner
 
 
-def group_json(g: MapGroup, direction: Direction, explain: bool = False,
+def group_json(g: Reached, direction: Direction, explain: bool = False,
                context: Context | None = None) -> dict[str, Any]:
     """One group as a JSON object (see the module docstring)."""
     entry: dict[str, Any] = {
@@ -153,7 +153,7 @@ def dumps_line(document: dict[str, Any]) -> str:
 
 
 def instruction_document(module: HloModule, instr: HloInstruction, direction: Direction,
-                         groups: Sequence[MapGroup], index: int, explain: bool = False,
+                         groups: Sequence[Reached], index: int, explain: bool = False,
                          assume_finite: bool = False) -> dict[str, Any]:
     """The JSON document of one instruction's groups for its output ``index``
     (output-to-input) or input ``index`` (input-to-output): ``{"schema", "module",

@@ -10,7 +10,7 @@ operand (or output): what ``symidx maps`` prints (:mod:`symidx.analysis.document
 * :func:`computation_maps` — a whole computation as one fusion (``--computation NAME``).
 
 A group of maps whose operand or output cannot be reached by a supported op carries the
-opcode in :attr:`MapGroup.unsupported` instead of maps.
+opcode in :attr:`symidx.fusion.Reached.unsupported` instead of maps.
 
 Each takes ``timeout`` (seconds) and ``max_maps`` (distinct maps held): past either, it
 stops with :class:`~symidx.errors.LimitReached` (see :class:`symidx.fusion.Limits`). An
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
+from symidx.analysis.records import ComputationMaps, FusionMaps, group_index
 from symidx.errors import SymidxError, expect_type
 from symidx.fusion import (
     Analysis,
@@ -114,7 +114,7 @@ def instruction_maps(instr: HloInstruction, direction: Direction, *,
                      operand: int | None = None, output: int | None = None,
                      physical: bool = False, analysis: Analysis | None = None,
                      assume_finite: bool | None = None, timeout: float | None = None,
-                     max_maps: int | None = None) -> list[MapGroup]:
+                     max_maps: int | None = None) -> list[Reached]:
     """The map groups of ``instr`` in ``direction``.
 
     Output-to-input: one group per operand (per leaf read of a tuple-shaped operand; only
@@ -140,10 +140,10 @@ def instruction_maps(instr: HloInstruction, direction: Direction, *,
     else:
         raise SymidxError(f"unknown direction {direction!r}")
     if direction == OUTPUT_TO_INPUT:
-        groups = [replace(g, shape=str(leaves(instr.operands[g.index].shape)[g.leaf or 0]))
+        groups = [replace(g, shape=str(leaves(instr.operands[group_index(g)].shape)[g.leaf or 0]))
                   for g in groups]
     else:
-        groups = [replace(g, shape=str(leaves(instr.shape)[g.index])) for g in groups]
+        groups = [replace(g, shape=str(leaves(instr.shape)[group_index(g)])) for g in groups]
     if physical:
         from symidx.analysis.physical import physical_group  # layouts load for --physical
 
@@ -342,14 +342,14 @@ def _named_leaves(instr: HloInstruction, name: str, first: int) -> list[int]:
     return found
 
 
-def _parameter_group(comp: HloComputation, n: int, lf: int, r: Reached) -> MapGroup:
+def _parameter_group(comp: HloComputation, n: int, lf: int, r: Reached) -> Reached:
     param = comp.parameters[n]
     group = _group(n, param.name, r, lf if isinstance(param.shape, TupleShape) else None)
     return replace(group, shape=str(leaves(param.shape)[lf]))
 
 
-def _group(index: int, name: str, r: Reached, leaf: int | None = None) -> MapGroup:
-    return MapGroup(index, name, r.maps, r.unsupported, r.origins, leaf, r.opaque)
+def _group(index: int, name: str, r: Reached, leaf: int | None = None) -> Reached:
+    return replace(r, index=index, name=name, leaf=leaf)
 
 
 def _check_index(index: int, count: int, owner: str, what: str) -> None:
@@ -358,7 +358,7 @@ def _check_index(index: int, count: int, owner: str, what: str) -> None:
 
 
 def _output_to_input_groups(instr: HloInstruction, output: int, analysis: Analysis
-                            ) -> list[MapGroup]:
+                            ) -> list[Reached]:
     _check_index(output, num_outputs(instr), f"{instr.name} has", "output")
     comp = called_computation(instr)
     if comp is not None and instr.opcode != "async-start":
@@ -377,12 +377,12 @@ def _output_to_input_groups(instr: HloInstruction, output: int, analysis: Analys
         groups += [_step_group(j, op.name, [s for s in steps if (s.position, s.leaf) ==
                                             (j, lf)], instr.name, op.name, lf) for lf in read]
         if not read:  # a tuple read nowhere: one empty group
-            groups.append(MapGroup(j, op.name))
+            groups.append(Reached(index=j, name=op.name))
     return groups
 
 
 def _input_to_output_groups(instr: HloInstruction, operand: int, analysis: Analysis
-                            ) -> list[MapGroup]:
+                            ) -> list[Reached]:
     _check_index(operand, len(instr.operands), f"{instr.name} has", "operand")
     comp = called_computation(instr)
     if comp is not None and instr.opcode != "async-start":
@@ -396,18 +396,18 @@ def _input_to_output_groups(instr: HloInstruction, operand: int, analysis: Analy
 
 
 def _step_group(index: int, name: str, steps: list[Step], first: str, second: str,
-                leaf: int | None = None) -> MapGroup:
+                leaf: int | None = None) -> Reached:
     """One group from the steps of a single instruction."""
     unsupported = next((s.unsupported for s in steps if s.unsupported is not None), None)
     if unsupported is not None:
-        return MapGroup(index, name, (), unsupported, (), leaf)
+        return Reached(unsupported=unsupported, index=index, name=name, leaf=leaf)
     maps, origins = [], []
     for s in steps:
-        for m, via, count in s.maps:
-            if m in maps:
+        for t in s.maps:
+            if t.map in maps:
                 continue
-            maps.append(m)
-            origins.append(Origin(via, count) if via is not None
+            maps.append(t.map)
+            origins.append(Origin(t.via, t.count) if t.via is not None
                            else Origin(Path(second, Path(first))))
     opaque = next((s.opaque for s in steps if s.opaque is not None), None)
-    return MapGroup(index, name, tuple(maps), None, tuple(origins), leaf, opaque)
+    return Reached(tuple(maps), tuple(origins), opaque=opaque, index=index, name=name, leaf=leaf)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from symidx.analysis.records import MapGroup
+from symidx.analysis.records import group_index
 from symidx.errors import SymidxError
+from symidx.fusion import Reached
 from symidx.hlo import HloInstruction, Shape, TupleShape
 from symidx.indexing_map import IndexingMap
 from symidx.layout.shapes import logical_index_map, physical_index_map
@@ -27,14 +28,14 @@ def _array(shape: Shape | TupleShape, element: int, what: str) -> Shape:
     return shape
 
 
-def physical_group(instr: HloInstruction, direction: Direction, group: MapGroup,
-                    operand: int, output: int) -> MapGroup:
+def physical_group(instr: HloInstruction, direction: Direction, group: Reached,
+                    operand: int, output: int) -> Reached:
     """``group`` of :func:`~symidx.analysis.groups.instruction_maps` (for ``operand`` and
     ``output`` of ``instr``) with each map between physical indices instead of logical."""
     if group.unsupported is not None:
         return group
     if direction == OUTPUT_TO_INPUT:
-        op = instr.operands[group.index]
+        op = instr.operands[group_index(group)]
         element = (instr.tuple_index or 0) if instr.opcode == "get-tuple-element" else 0
         source = _array(instr.shape, output, instr.name)
         target = _array(op.shape, element, op.name)
@@ -42,7 +43,7 @@ def physical_group(instr: HloInstruction, direction: Direction, group: MapGroup,
         op = instr.operands[operand]
         element = (instr.tuple_index or 0) if instr.opcode == "get-tuple-element" else 0
         source = _array(op.shape, element, op.name)
-        target = _array(instr.shape, group.index, instr.name)
+        target = _array(instr.shape, group_index(group), instr.name)
     maps = tuple(_between_physical(m, source, target) for m in group.maps)
     return replace(group, maps=maps)
 

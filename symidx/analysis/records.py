@@ -1,37 +1,18 @@
-"""What the analysis returns: the maps of one operand or output (:class:`MapGroup`), of
-one fusion (:class:`FusionMaps`) and of a whole computation (:class:`ComputationMaps`)."""
+"""What the analysis returns: the maps of one operand or output (a
+:class:`symidx.fusion.Reached` placed there), of one fusion (:class:`FusionMaps`) and of a
+whole computation (:class:`ComputationMaps`)."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
+from typing import Any
 
-from symidx.fusion import Origin
+from symidx.errors import SymidxError
+from symidx.fusion import Reached
 from symidx.hlo import HloComputation, HloInstruction
-from symidx.indexing_map import IndexingMap
 
-__all__ = ["ComputationMaps", "FusionMaps", "MapGroup"]
-
-
-@dataclass(frozen=True)
-class MapGroup:
-    """The maps of one operand (output-to-input) or one output (input-to-output): a
-    :class:`symidx.fusion.Reached` placed at that operand or output.
-
-    ``index`` is the operand (or parameter, or output) number, ``name`` the operand's
-    instruction (for an output: the instruction itself). ``leaf`` is the array leaf of a
-    tuple-shaped operand or parameter (None for an array). ``maps``, ``unsupported``,
-    ``origins`` and ``opaque`` are those of :class:`symidx.fusion.Reached`.
-    """
-
-    index: int
-    name: str
-    maps: tuple[IndexingMap, ...] = ()
-    unsupported: str | None = None
-    origins: tuple[Origin, ...] = ()
-    leaf: int | None = None
-    opaque: str | None = None
-    #: The operand's (or output's) shape as HLO text, e.g. ``f32[96]{0}``.
-    shape: str = ""
+__all__ = ["ComputationMaps", "FusionMaps"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +23,7 @@ class FusionMaps:
     instr: HloInstruction
     computation: str
     index: int
-    groups: tuple[MapGroup, ...]
+    groups: tuple[Reached, ...]
 
 
 @dataclass(frozen=True)
@@ -54,5 +35,29 @@ class ComputationMaps:
 
     computation: HloComputation
     index: int
-    groups: tuple[MapGroup, ...]
+    groups: tuple[Reached, ...]
     leaf: int | None = None
+
+
+def group_index(group: Reached) -> int:
+    """The operand (or parameter, or output) number ``group`` is placed at: set in every
+    group the analysis returns, an error for a sweep's unplaced result."""
+    if group.index is None:
+        raise SymidxError("a group of maps placed at no operand or output")
+    return group.index
+
+
+def deprecated_name(module: str, name: str) -> Any:
+    """``MapGroup``, the old name of :class:`symidx.fusion.Reached` placed at an operand or
+    output, with a :class:`DeprecationWarning`; an :class:`AttributeError` for any other
+    ``name`` (a module's ``__getattr__``)."""
+    if name == "MapGroup":
+        warnings.warn(f"{module}.MapGroup is deprecated: the analysis returns "
+                      f"symidx.fusion.Reached (build one with keywords: its field order differs)",
+                      DeprecationWarning, stacklevel=3)
+        return Reached
+    raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+
+def __getattr__(name: str) -> Any:
+    return deprecated_name(__name__, name)

@@ -26,11 +26,12 @@ from importlib import resources
 
 from sympy import Integer
 
-from symidx.analysis import MapGroup, instruction_maps
+from symidx.analysis import instruction_maps
 from symidx.bench.backends import Backend, SymidxBackend
 from symidx.bench.harness import Row, measure_row, measure_symidx
 from symidx.errors import SymidxError
 from symidx.expr import Expr, FloorDiv, Mod, dim
+from symidx.fusion import Reached
 from symidx.hlo import HloInstruction, fusion_instructions, parse_hlo
 from symidx.indexing_map import IndexingMap
 from symidx.layout import cute
@@ -238,7 +239,7 @@ def case_sample_fusions(backends: Sequence[Backend], quick: bool) -> list[Row]:
     return rows
 
 
-def _all_maps(fusions: Sequence[HloInstruction]) -> list[list[MapGroup]]:
+def _all_maps(fusions: Sequence[HloInstruction]) -> list[list[Reached]]:
     return [instruction_maps(f, OUTPUT_TO_INPUT) for f in fusions]
 
 

@@ -26,9 +26,9 @@ from symidx.analysis.documents import (
     instruction_context,
     instruction_document,
 )
-from symidx.analysis.records import ComputationMaps, FusionMaps, MapGroup
+from symidx.analysis.records import ComputationMaps, FusionMaps, group_index
 from symidx.analysis.sources import SourceFinder
-from symidx.fusion import Origin
+from symidx.fusion import Origin, Reached
 from symidx.hlo import HloInstruction, HloModule
 from symidx.hlo.facts import num_outputs
 from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
@@ -40,7 +40,7 @@ __all__ = ["render_computations", "render_computation_text", "render_fusions", "
 # --- text ---------------------------------------------------------------------------------------
 
 
-def _group_text(g: MapGroup, direction: Direction, index: int, style: str,
+def _group_text(g: Reached, direction: Direction, index: int, style: str,
                 explain: bool, context: Context | None = None) -> str:
     """A group headed by what it is (``index``: the output, or input, the record is for)."""
     label = "operand" if direction == OUTPUT_TO_INPUT else "output"
@@ -80,7 +80,7 @@ def _describe(origin: Origin) -> str:
     return f"{origin.path}{paths}"
 
 
-def _groups_text(groups: Sequence[MapGroup], direction: Direction, index: int, style: str,
+def _groups_text(groups: Sequence[Reached], direction: Direction, index: int, style: str,
                  explain: bool, context: Context | None = None) -> str:
     return "\n\n".join(_group_text(g, direction, index, style, explain, context)
                        for g in groups)
@@ -90,7 +90,7 @@ def _groups_text(groups: Sequence[MapGroup], direction: Direction, index: int, s
 
 
 def render_maps(module: HloModule, instr: HloInstruction, direction: Direction,
-                groups: Sequence[MapGroup], index: int, fmt: str = "text", style: str = "doc",
+                groups: Sequence[Reached], index: int, fmt: str = "text", style: str = "doc",
                 explain: bool = False) -> str:
     """One instruction's groups for its output ``index`` (output-to-input) or input
     ``index`` (input-to-output). JSON: ``{"schema", "module", "direction", "instruction",
@@ -155,7 +155,7 @@ def render_computation_text(c: ComputationMaps, direction: Direction, style: str
         what = "parameters" if direction == OUTPUT_TO_INPUT else "outputs"
         verb = f"not read by output {c.index}" if direction == OUTPUT_TO_INPUT \
             else f"not reached from input {c.index}"
-        names = _ranges([(g.index, g.leaf) for g in unread])
+        names = _ranges([(group_index(g), g.leaf) for g in unread])
         parts.append(f"{verb}: {what} {names} ({len(unread)} of {len(c.groups)})")
     return "\n".join(parts[:1] + ["\n\n".join(parts[1:])]) if len(parts) > 1 else header
 

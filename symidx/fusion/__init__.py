@@ -15,8 +15,9 @@ Outputs and operands of tuple shape are counted in array leaves (:mod:`symidx.hl
 **The result.** Every query returns, per instruction output it reaches, one
 :class:`Reached`: the distinct maps, where each comes from (:class:`Origin`, a
 :class:`Path`), and whether they are unknown (``unsupported``) or a labelled
-over-approximation (``opaque``). :class:`symidx.analysis.MapGroup` is the same result
-placed at an operand or output of an instruction (what ``symidx maps`` prints).
+over-approximation (``opaque``). :mod:`symidx.analysis` returns the same type placed at
+an operand or output of an instruction (``index``, ``name``, ``leaf``, ``shape``: what
+``symidx maps`` prints).
 
 * :func:`grouped_output_to_input` -- from one instruction output to every producer it
   reads, directly or not (XLA's grouped indexing); :func:`parameter_maps` picks a

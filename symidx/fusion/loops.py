@@ -54,7 +54,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from symidx.errors import HloShapeError, SymidxError
-from symidx.fusion.reached import Reached, Step, identity_step
+from symidx.fusion.reached import Reached, Step, Traced, identity_step
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
@@ -124,9 +124,9 @@ def while_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
                           index if backward else leaf, through)
     if isinstance(found, Unrolled):
         if backward:
-            return [Step(index, 0, lf, tuple((m, None, 1) for m in maps), opaque=found.opaque)
+            return [Step(index, 0, lf, tuple(Traced(m) for m in maps), opaque=found.opaque)
                     for lf, maps in sorted(found.maps.items())]
-        return [Step(k, 0, leaf, tuple((m, None, 1) for m in maps), opaque=found.opaque)
+        return [Step(k, 0, leaf, tuple(Traced(m) for m in maps), opaque=found.opaque)
                 for k, maps in sorted(found.maps.items())]
     reason = f"while {instr.name} (loop-carried" + (f": {found})" if found else ")")
     if backward:
@@ -179,7 +179,7 @@ def _loop_step(instr: HloInstruction, output: int, source: int, body: HloComputa
         return identity_step(instr, output, 0, source)
     out, init = leaves(instr.shape)[output].dims, leaves(instr.operands[0].shape)[source].dims
     m = every_element(init, out) if forward else every_element(out, init)
-    return Step(output, 0, source, ((m, None, 1),), opaque=reason)
+    return Step(output, 0, source, (Traced(m),), opaque=reason)
 
 
 def passes_through(body: HloComputation, leaf: int) -> bool:

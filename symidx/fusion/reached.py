@@ -7,7 +7,7 @@ every step of :mod:`symidx.fusion.steps` and :mod:`symidx.fusion.loops` returns.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 from symidx.errors import HloShapeError
 from symidx.hlo import HloInstruction
@@ -66,7 +66,10 @@ class Origin:
 class Reached:
     """What a sweep found for one instruction output: its distinct maps, each with its
     :class:`Origin` (``origins[i]`` belongs to ``maps[i]``), or, when ``unsupported`` names
-    an op without a rule on the way, no maps (unknown indexing).
+    an op without a rule on the way, no maps (unknown indexing). The one result type of a
+    group of maps: the sweeps of :mod:`symidx.fusion` return it keyed by where it is, and
+    :mod:`symidx.analysis` places it at an operand or output of an instruction (``index``,
+    ``name``, ``leaf``, ``shape``: what ``symidx maps`` prints).
 
     ``opaque`` is set when some map was composed through an op whose maps over-approximate
     what it reads (``"custom-call TopK"``, ``"while loop.3 (loop-carried)"``): the maps are
@@ -74,17 +77,34 @@ class Reached:
 
     A producer that is never read on any path has no maps. Known-empty maps (the producer
     is read on no index along some path) appear only when nothing else reaches it: then
-    there is exactly one."""
+    there is exactly one.
+
+    Where :mod:`symidx.analysis` placed it (keyword-only; None or empty in a sweep's
+    result, which its key places): ``index``, the operand (or parameter, or output) number;
+    ``name``, the operand's instruction (for an output: the instruction itself); ``leaf``,
+    the array leaf of a tuple-shaped operand or parameter (None for an array); ``shape``,
+    the operand's (or output's) shape as HLO text, e.g. ``f32[96]{0}``."""
 
     maps: tuple[IndexingMap, ...] = ()
     origins: tuple[Origin, ...] = ()
     unsupported: str | None = None
     opaque: str | None = None
+    _: KW_ONLY
+    index: int | None = None
+    name: str = ""
+    leaf: int | None = None
+    shape: str = ""
 
 
-#: A map of a step, the path inside a called computation that gives it (None for a plain
-#: op), and how many paths give it.
-Traced = tuple[IndexingMap, "Path | None", int]
+@dataclass(frozen=True, slots=True)
+class Traced:
+    """One map of a :class:`Step`: ``map``, the path inside a called computation that gives
+    it (``via``; None for an op's own map), and how many paths give it (``count``). A sweep
+    turns the traced maps of its steps into a :class:`Reached`'s ``maps`` and ``origins``."""
+
+    map: IndexingMap
+    via: Path | None = None
+    count: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,4 +129,4 @@ def identity_step(instr: HloInstruction, output: int, position: int, leaf: int) 
     if dims != other:
         raise HloShapeError(f"{instr.opcode} {instr.name}: output {output} is "
                             f"{list(dims)} but the leaf it passes on is {list(other)}")
-    return Step(output, position, leaf, ((IndexingMap.identity(dims), None, 1),))
+    return Step(output, position, leaf, (Traced(IndexingMap.identity(dims)),))

@@ -231,10 +231,11 @@ def _select_steps(instr: HloInstruction, steps: list[Step], scope: Scope | None
             refined.append(step)
             continue
         maps = []
-        for m, path, count in step.maps:
-            kept = [c for c in (finish(_constrained(m, conjunction)) for conjunction in where)
+        for t in step.maps:
+            kept = [c for c in (finish(_constrained(t.map, conjunction)) for conjunction in where)
                     if not c.is_known_empty]
-            maps += [(c, path, count) for c in kept] or [(m.as_known_empty(), path, count)]
+            maps += [Traced(c, t.via, t.count) for c in kept] or \
+                [Traced(t.map.as_known_empty(), t.via, t.count)]
         refined.append(replace(step, maps=tuple(maps)))
     return refined
 
@@ -260,12 +261,13 @@ def _product_steps(instr: HloInstruction, steps: list[Step], scope: Scope | None
     for step in steps:
         other = 1 - step.position
         maps = []
-        for m, path, count in step.maps:
-            where = _zero_of_other(instr, other, m, out, steps, scope)
-            kept = [m] if where is None else [
-                c for c in (finish(_constrained(m, conjunction)) for conjunction in where)
+        for t in step.maps:
+            where = _zero_of_other(instr, other, t.map, out, steps, scope)
+            kept = [t.map] if where is None else [
+                c for c in (finish(_constrained(t.map, conjunction)) for conjunction in where)
                 if not c.is_known_empty]
-            maps += [(c, path, count) for c in kept] or [(m.as_known_empty(), path, count)]
+            maps += [Traced(c, t.via, t.count) for c in kept] or \
+                [Traced(t.map.as_known_empty(), t.via, t.count)]
         refined.append(replace(step, maps=tuple(maps)))
     return refined
 
@@ -289,7 +291,7 @@ def _zero_of_other(instr: HloInstruction, other: int, m: IndexingMap, out: Seque
         element: tuple[Expr, ...] = tuple(dim(i) for i in range(len(out))) \
             if op.shape.dims else ()
     else:  # dot: the other factor's map at the same point (same dims, same range variables)
-        twins = [t for s in steps if s.position == other for t, _, _ in s.maps]
+        twins = [t.map for s in steps if s.position == other for t in s.maps]
         if len(twins) != 1 or twins[0].dims != m.dims or twins[0].ranges != m.ranges \
                 or twins[0].num_rts:
             return None
@@ -320,8 +322,8 @@ def _group_steps(instr: HloInstruction, direction: Direction, index: int,
             else _leaf_dims(instr.shape, output)
         if resolve:  # constant index tables split a map; runtime values are followed
             group = [p for m in group for p in split_by_tables(m, sources, clamp=True)]
-        maps = tuple((_inside(resolve_runtime_vars(m, sources, clamp=True, scope=scope), target)
-                      if resolve else m, None, 1) for m in group)
+        maps = tuple(Traced(_inside(resolve_runtime_vars(m, sources, clamp=True, scope=scope),
+                                    target) if resolve else m) for m in group)
         why = reason(output) if callable(reason) else reason
         steps.append(Step(output, position, 0, maps, opaque=why))
     return steps
@@ -342,10 +344,10 @@ def _everything(instr: HloInstruction, direction: Direction, index: int, leaf: i
     out_leaves = leaves(instr.shape)
     if direction == OUTPUT_TO_INPUT:
         source = out_leaves[index].dims
-        return [Step(index, j, lf, ((every_element(source, s.dims), None, 1),), opaque=reason)
+        return [Step(index, j, lf, (Traced(every_element(source, s.dims)),), opaque=reason)
                 for j, op in enumerate(instr.operands) for lf, s in enumerate(leaves(op.shape))]
     source = leaves(instr.operands[index].shape)[leaf].dims
-    return [Step(k, index, leaf, ((every_element(source, s.dims), None, 1),), opaque=reason)
+    return [Step(k, index, leaf, (Traced(every_element(source, s.dims)),), opaque=reason)
             for k, s in enumerate(out_leaves)]
 
 
@@ -489,8 +491,8 @@ def _through(comp: HloComputation, direction: Direction, index: int, leaf: int,
 def _reached_step(output: int, position: int, leaf: int, r: Reached,
                   sources: Mapping[ValueSource, HloInstruction], target: tuple[int, ...]
                   ) -> Step:
-    maps = tuple((_inside(resolve_runtime_vars(p, sources, clamp=False), target), o.path,
-                  o.count) for m, o in zip(r.maps, r.origins)
+    maps = tuple(Traced(_inside(resolve_runtime_vars(p, sources, clamp=False), target),
+                        o.path, o.count) for m, o in zip(r.maps, r.origins)
                  for p in split_by_tables(m, sources, clamp=False))
     return Step(output, position, leaf, maps, r.unsupported, r.opaque)
 
@@ -549,12 +551,12 @@ def _conditional_steps(instr: HloInstruction, direction: Direction, index: int, 
     steps = []
     if direction == OUTPUT_TO_INPUT:
         out = _leaf_dims(instr.shape, index)
-        steps.append(Step(index, 0, 0, ((to_scalar(out), None, 1),)))
+        steps.append(Step(index, 0, 0, (Traced(to_scalar(out)),)))
         for b, comp in enumerate(branches):
             steps += _through(comp, direction, index, leaf, callee, instr, {0: b + 1})
         return steps
     if index == 0:
-        return [Step(k, 0, 0, ((from_scalar(s.dims), None, 1),))
+        return [Step(k, 0, 0, (Traced(from_scalar(s.dims)),))
                 for k, s in enumerate(leaves(instr.shape))]
     return _through(branches[index - 1], direction, index, leaf, callee, instr, {0: index})
 

@@ -400,13 +400,14 @@ def _extend(target: Entries, here: Entries, step: Step, name: str, memo: Memo,
     charged for each composition and each new map held."""
     for first, tally in here.items():
         opaque = tally.opaque or step.opaque
-        for second, via, count in step.maps:
-            m = _composed(first, second, memo)
+        for traced in step.maps:
+            m = _composed(first, traced.map, memo)
             entry = target.get(m)
             if entry is None:
-                target[m] = _Tally(Path(name, tally.path, via), tally.count * count, opaque)
+                target[m] = _Tally(Path(name, tally.path, traced.via), tally.count * traced.count,
+                                   opaque)
             else:
-                entry.count += tally.count * count
+                entry.count += tally.count * traced.count
                 entry.opaque = entry.opaque or opaque
             if limits is not None:
                 limits.charge(entry is None)
