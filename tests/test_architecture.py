@@ -636,7 +636,12 @@ def test_one_result_type_for_a_group_of_maps() -> None:
     assert found == {"symidx.fusion.Reached": Reached}, found
     with pytest.warns(DeprecationWarning, match="MapGroup is deprecated"):
         from symidx.analysis import MapGroup  # the old name, kept importable
-    assert MapGroup is Reached
+    # Called in its old field order (index, name, maps, unsupported, origins, leaf, ...),
+    # it builds the Reached those fields describe: no field lands in the wrong place.
+    old = MapGroup(2, "p2", (), "custom-call TopK", (), 1)
+    assert isinstance(old, Reached)
+    assert (old.index, old.name, old.unsupported, old.leaf, old.maps) == (
+        2, "p2", "custom-call TopK", 1, ())
 
 
 def test_the_map_group_checks_can_fail(tmp_path: Path) -> None:

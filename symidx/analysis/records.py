@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from symidx.errors import SymidxError
-from symidx.fusion import Reached
+from symidx.fusion import Origin, Reached
 from symidx.hlo import HloComputation, HloInstruction
+from symidx.indexing_map import IndexingMap
 
 __all__ = ["ComputationMaps", "FusionMaps"]
 
@@ -47,15 +48,26 @@ def group_index(group: Reached) -> int:
     return group.index
 
 
+def _map_group(index: int, name: str, maps: tuple[IndexingMap, ...] = (),
+               unsupported: str | None = None, origins: tuple[Origin, ...] = (),
+               leaf: int | None = None, opaque: str | None = None, shape: str = ""
+               ) -> Reached:
+    """The old ``MapGroup(index, name, maps, unsupported, origins, leaf, opaque, shape)``,
+    in its own field order: the :class:`Reached` it describes."""
+    return Reached(maps, origins, unsupported, opaque, index=index, name=name, leaf=leaf,
+                   shape=shape)
+
+
 def deprecated_name(module: str, name: str) -> Any:
     """``MapGroup``, the old name of :class:`symidx.fusion.Reached` placed at an operand or
-    output, with a :class:`DeprecationWarning`; an :class:`AttributeError` for any other
-    ``name`` (a module's ``__getattr__``)."""
+    output, with a :class:`DeprecationWarning`: called with its old fields (positional in
+    their old order, or by keyword) it builds the :class:`Reached` they describe. An
+    :class:`AttributeError` for any other ``name`` (a module's ``__getattr__``)."""
     if name == "MapGroup":
         warnings.warn(f"{module}.MapGroup is deprecated: the analysis returns "
-                      f"symidx.fusion.Reached (build one with keywords: its field order differs)",
-                      DeprecationWarning, stacklevel=3)
-        return Reached
+                      f"symidx.fusion.Reached (MapGroup(...) still builds one from the old "
+                      f"fields)", DeprecationWarning, stacklevel=3)
+        return _map_group
     raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
 
