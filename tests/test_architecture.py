@@ -156,7 +156,6 @@ _INSTRUCTION_FIELDS = frozenset({
 #: violation this test tolerates until the op rules take their parts explicitly (issue 27).
 #: The test fails when one is gone, so that the list only shrinks.
 KNOWN_FAKES = frozenset({
-    ("symidx/fusion/steps.py", "_known_indices"),  # a scatter with its indices filled in
     ("symidx/fusion/loops.py", "_constant_holder"),  # a counter's value as a constant
 })
 

@@ -48,18 +48,21 @@ __all__ = ["runtime_sources", "resolve_runtime_vars", "split_by_tables", "forget
 
 
 def runtime_sources(instr: HloInstruction,
-                    parameters: Mapping[int, HloInstruction] | None = None
+                    parameters: Mapping[int, HloInstruction] | None = None,
+                    known: Mapping[int, HloInstruction] | None = None
                     ) -> dict[ValueSource, HloInstruction]:
     """The instructions the runtime variables of a step's maps may name, by that name.
 
-    A plain op's variables name its operands (:func:`symidx.hlo.values.value_source`).
-    Maps through a called computation name its ``parameter(N)``: ``parameters`` gives the
-    instruction of the caller that fills parameter N (a call's operand N; operand N + 1 for
-    a conditional's branch)."""
+    A plain op's variables name its operands (:func:`symidx.hlo.values.value_source`), or,
+    for an operand position in ``known``, the instruction its rule read that operand's
+    values from (:func:`symidx.ops.rule`). Maps through a called computation name its
+    ``parameter(N)``: ``parameters`` gives the instruction of the caller that fills
+    parameter N (a call's operand N; operand N + 1 for a conditional's branch)."""
     if parameters is not None:
         return {ValueSource(f"parameter({n})", parameter=n): op
                 for n, op in parameters.items()}
-    return {value_source(op): op for op in reversed(instr.operands)}
+    holders = [op if known is None else known.get(k, op) for k, op in enumerate(instr.operands)]
+    return {value_source(op): op for op in reversed(holders)}
 
 
 def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, HloInstruction],
