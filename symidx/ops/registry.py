@@ -163,12 +163,8 @@ def supported_opcodes(direction: Direction = OUTPUT_TO_INPUT) -> frozenset[str]:
     return frozenset(op for d, op in _RULES if d == direction)
 
 
-#: Per operand position, the instruction holding that operand's values (see :func:`rule`).
-Known = Mapping[int, HloInstruction]
-
-
 def _call(entry: _Entry, instr: HloInstruction, index: int, assume_finite: bool,
-          known: Known | None) -> list[list[IndexingMap]]:
+          known: Mapping[int, HloInstruction] | None) -> list[list[IndexingMap]]:
     options: dict[str, object] = {}
     if entry.semantics:
         options["assume_finite"] = assume_finite
@@ -185,7 +181,7 @@ def _lookup(direction: Direction, instr: HloInstruction) -> _Entry:
 
 
 def output_to_input(instr: HloInstruction, output_index: int = 0, *,
-                    assume_finite: bool = False, known: Known | None = None
+                    assume_finite: bool = False, known: Mapping[int, HloInstruction] | None = None
                     ) -> list[list[IndexingMap]]:
     """For output ``output_index`` of ``instr``: per operand, the maps from an output index
     to the operand elements it reads (``assume_finite``: under the ``finite`` semantics;
@@ -200,7 +196,7 @@ def output_to_input(instr: HloInstruction, output_index: int = 0, *,
 
 
 def input_to_output(instr: HloInstruction, operand_index: int, *,
-                    assume_finite: bool = False, known: Known | None = None
+                    assume_finite: bool = False, known: Mapping[int, HloInstruction] | None = None
                     ) -> list[list[IndexingMap]]:
     """For operand ``operand_index`` of ``instr``: per output, the maps from an operand index
     to the output elements that read it (``assume_finite``, ``known``: see
