@@ -367,8 +367,11 @@ ENTRY e {
 def test_scatter_reads_known_indices_where_they_are_held(case) -> None:
     """Given ``known`` (the instruction holding the indices' values, as a sweep finds a
     constant table outside a fusion), the rule reads the values there: each output element
-    reads exactly what scatter reads with those values in its indices operand (the
-    reference, by brute force), input-to-output relates the same pairs, and every runtime
+    reads what scatter reads with those values in its indices operand (the reference, by
+    brute force) -- exactly, and input-to-output relates the same pairs, when the maps are
+    split per scatter position (each folds its values; past
+    :data:`~symidx.hlo.values.SCATTER_SPLIT_LIMIT` positions a variable with a single start
+    may be fixed, see ``symidx.ops.scatter``: at least what is read) -- and every runtime
     variable left names the holder, not the parameter."""
     params, root, extra, values = case
     assume(values)  # the indices are a parameter
@@ -377,6 +380,9 @@ def test_scatter_reads_known_indices_where_they_are_held(case) -> None:
     comp = build_computation(params, root,
                              [*extra, f"held = {text('s32', table.shape)} constant({literal})"])
     instr, held = comp.root, comp.instruction("held")
+    vector = instr.scatter_dimension_numbers.index_vector_dim
+    exact = int(np.prod([m for q, m in enumerate(table.shape) if q != vector])) \
+        <= SCATTER_SPLIT_LIMIT
     known = {n: held}
     data = {hlo_reference(held): table}  # a variable left reads the holder's values
     for output in range(num_outputs(instr)):
@@ -387,9 +393,10 @@ def test_scatter_reads_known_indices_where_they_are_held(case) -> None:
         for o, reads in dependencies(instr, values, output).items():
             for k, group in enumerate(groups):
                 got = inside(union_image(group, o, data, skip=True), operand_dims(instr, k))
-                assert got == reads[k], (o, k, sorted(got ^ reads[k])[:6])
+                assert got == reads[k] if exact else reads[k] <= got, (
+                    o, k, sorted(got ^ reads[k])[:6])
                 forward[k] |= {(o, i) for i in got}
-        for k in range(len(instr.operands)):
+        for k in range(len(instr.operands) if exact else 0):
             back = input_to_output(instr, k, known=known)[output]
             assert all(v.source == value_source(held) for m in back for v in m.rts)
             backward = {(o, i) for i in box(operand_dims(instr, k))
