@@ -34,7 +34,7 @@ from reference_hlo import (
 from symidx import ops
 from symidx.fusion import Analysis, scan_input_to_output, scan_output_to_input
 from symidx.fusion.scan import over_approximation
-from symidx.hlo import HloInstruction, Shape, TupleShape, parse_hlo
+from symidx.hlo import HloComputation, HloInstruction, Shape, TupleShape, parse_hlo
 from symidx.hlo.facts import hlo_reference
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.ops import num_outputs
@@ -159,11 +159,17 @@ lt3 {
 def build(params: Sequence[str], root: str, extra: Sequence[str] = ()) -> HloInstruction:
     """The root of a module with parameters ``p0 = <params[0]> parameter(0)``, ..., the
     ``extra`` lines, and ``ROOT r = <root>``."""
+    return build_computation(params, root, extra).root
+
+
+def build_computation(params: Sequence[str], root: str, extra: Sequence[str] = ()
+                      ) -> HloComputation:
+    """The entry computation :func:`build` makes (to reach its other instructions)."""
     lines = [f"  p{k} = {shape} parameter({k})" for k, shape in enumerate(params)]
     lines += [f"  {line}" for line in extra]
     text = "HloModule m\n" + CALLED + "ENTRY e {\n" + "\n".join(lines) \
         + f"\n  ROOT r = {root}\n}}\n"
-    return parse_hlo(text).entry.root
+    return parse_hlo(text).entry
 
 
 def assert_map(got: IndexingMap, text: str) -> None:

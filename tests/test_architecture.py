@@ -162,15 +162,6 @@ _INSTRUCTION_FIELDS = frozenset({
     "opcode", "operands", "attributes", "parameter_number", "literal_text", "literal",
     "called_computations", "tuple_index", "dimensions", "is_root"})
 
-#: The fake instructions not yet removed, by file and enclosing function: each is a
-#: violation this test tolerates until the op rules take their parts explicitly (issue 27).
-#: The test fails when one is gone, so that the list only shrinks.
-KNOWN_FAKES = frozenset({
-    ("symidx/fusion/steps.py", "_known_indices"),  # a scatter with its indices filled in
-    ("symidx/fusion/loops.py", "_constant_holder"),  # a counter's value as a constant
-})
-
-
 def _fakes(root: Path, package: str) -> dict[tuple[str, str], list[str]]:
     """Per (file, enclosing function): each construction of an ``HloInstruction``, and each
     ``replace(...)`` of one of an instruction's own fields, outside ``symidx/hlo``."""
@@ -196,14 +187,13 @@ def _fakes(root: Path, package: str) -> dict[tuple[str, str], list[str]]:
 
 
 def test_no_fake_instructions_outside_hlo() -> None:
-    """A step passes what it needs (operands, shapes, attributes) instead of building an
-    instruction that is not in the module (``HloInstruction(...)``, or
-    ``dataclasses.replace(instr, opcode=..., operands=...)``) outside ``symidx/hlo``."""
+    """A step passes what it needs (operands, shapes, attributes, known values) instead of
+    building an instruction that is not in the module (``HloInstruction(...)``, or
+    ``dataclasses.replace(instr, opcode=..., operands=...)``) outside ``symidx/hlo``: a
+    scatter's known indices go to its rule as ``known`` (the instruction holding them), a
+    loop counter's value to the resolver as a ``KnownValue``."""
     found = _fakes(ROOT, "symidx")
-    new = [line for key, lines in found.items() if key not in KNOWN_FAKES for line in lines]
-    assert not new, _report(new)
-    gone = sorted(KNOWN_FAKES - set(found))
-    assert not gone, f"no longer fakes an instruction, remove from KNOWN_FAKES: {gone}"
+    assert not found, _report([line for lines in found.values() for line in lines])
 
 
 def test_the_fake_check_can_fail(tmp_path: Path) -> None:

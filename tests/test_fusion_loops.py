@@ -16,12 +16,16 @@ import pytest
 from reference_interpreter import execute, map_relation, provenance_known
 
 from symidx.analysis import computation_maps
-from symidx.expr import dim
+from symidx.expr import dim, rt
 from symidx.fusion import Analysis
 from symidx.fusion.loops import UNROLL_LIMIT, merged, trip_count
-from symidx.hlo import HloComputation, parse_hlo
+from symidx.fusion.runtime import resolve_runtime_vars
+from symidx.hlo import HloComputation, Shape, parse_hlo
 from symidx.hlo.leaves import leaves
-from symidx.indexing_map import IndexingMap
+from symidx.hlo.values import KnownValue
+from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
+from symidx.interval import Interval
+from symidx.syntax import print_map
 
 DATA = Path(__file__).parent / "data" / "loops"
 
@@ -224,3 +228,30 @@ def test_each_analysis_keeps_its_own_memos():
     assert second.memo.loops.keys() == first.memo.loops.keys()
     assert not {id(m) for m in first.memo.interned.values()} & \
         {id(m) for m in second.memo.interned.values()}
+
+
+def test_a_counter_value_resolves_a_runtime_variable_without_an_instruction() -> None:
+    """What the loop code hands the resolver for a counter in one state: its value, shape
+    and name (a ``KnownValue``), no instruction. An offset ``d0 + rt0`` (``rt0`` in
+    ``[0, 6]``) held by the counter ``i``: 5 replaces it; 9 is clamped to 6 (HLO clamps a
+    start); a counter table ``{4, 0, 2, 2}`` read at ``d0`` narrows ``rt0`` to ``[0, 4]``;
+    a ``pred`` leaves it, still naming ``i``. Expected by hand."""
+    d0 = dim(0)
+    source = ValueSource("i", computation="body", instruction="i")
+
+    def resolved(shape: Shape, values: np.ndarray, element: list) -> IndexingMap:
+        held = IndexingMap.create([Interval(0, 3)], element)
+        m = IndexingMap.create([Interval(0, 3)], [d0 + rt(0)],
+                               rts=[RuntimeVar(Interval(0, 6), source, held)])
+        return resolve_runtime_vars(m, {source: KnownValue(source, shape, values)},
+                                    clamp=False)
+
+    scalar = Shape("s32", ())
+    assert print_map(resolved(scalar, np.array(5, np.int32), []), "xla") == \
+        "(d0) -> (d0 + 5), domain: d0 in [0, 3]"
+    assert print_map(resolved(scalar, np.array(9, np.int32), []), "xla") == \
+        "(d0) -> (d0 + 6), domain: d0 in [0, 3]"
+    table = resolved(Shape("s32", (4,)), np.array([4, 0, 2, 2], np.int32), [d0])
+    assert [(v.bounds, str(v.source)) for v in table.rts] == [(Interval(0, 4), "i")]
+    flag = resolved(Shape("pred", ()), np.array(True), [])
+    assert [(v.bounds, str(v.source)) for v in flag.rts] == [(Interval(0, 6), "i")]

@@ -134,3 +134,23 @@ def test_a_fused_scatter_knows_the_table_its_caller_passes(last: int) -> None:
         f"d0 in [{a}, {b}]" for a, b in runs)
     assert len(u) == sum(0 <= v < 6 for v in (1, 4, last))  # one map per landing update
     # (two updates landing on row 4 are both read: XLA does not say which one wins)
+
+
+#: More scatter positions than the rule splits its maps by
+#: (:data:`symidx.hlo.values.SCATTER_SPLIT_LIMIT`): the index stays a runtime variable
+#: naming the table outside the fusion, which the sweep then reads.
+LONG_TABLE = [3, 3, 7, 0, 30, 12, -1, 5, 5, 5, 9, 1, 2, 14, 8, 8, 11, 4, 6, 13]
+
+
+def test_a_fused_scatter_follows_a_long_table_its_caller_passes() -> None:
+    """``x.at[table].add(u)`` with a table of 20 indices outside the fusion (30 and -1
+    skipped): row r of x reads the update rows whose index is r, exactly."""
+    k = len(LONG_TABLE)
+    text = SCATTER_OUTSIDE.replace("f32[6,2]", "f32[16,2]").replace(
+        "s32[3,1]", f"s32[{k},1]").replace("f32[3,2]", f"f32[{k},2]").replace(
+        "{ {1}, {4}, {TABLE} }", "{" + ", ".join(f"{{{v}}}" for v in LONG_TABLE) + "}").replace(
+        "copy(b)", "add(a, b)")
+    assert text.count(f"s32[{k},1]") == 2
+    x, u = check_entry_exact(text)
+    assert x == ["(d0, d1) -> (d0, d1),\ndomain:\nd0 in [0, 15],\nd1 in [0, 1]"]  # added to
+    assert not any("rt" in t for t in u)  # every index folded from the table

@@ -10,12 +10,13 @@ import numpy as np
 from sympy import Integer
 
 from symidx.expr import dim, sym
-from symidx.hlo import HloComputation, HloInstruction, parse_hlo
+from symidx.hlo import HloComputation, HloInstruction, Shape, parse_hlo
 from symidx.hlo.moves import MOVES_ELEMENTS, MOVES_VALUES, PASSES_WHOLE
 from symidx.hlo.values import (
     SCATTER_SPLIT_LIMIT,
     SPAN_LIMIT,
     SPLIT_LIMIT,
+    KnownValue,
     Scope,
     constant_table,
     cross,
@@ -23,6 +24,7 @@ from symidx.hlo.values import (
     filling,
     held_at,
     integer_range,
+    known_value_at,
     known_values,
     leaf_value,
     preserves_integers,
@@ -204,6 +206,34 @@ def test_table_runs_split_by_equal_values() -> None:
     # read backwards, positions 1..3: elements 2, 1, 0 hold 2, 0, 4
     assert table_runs(c, [3 - d0], d0, Interval(1, 3)) == [(1, 1, 2), (2, 2, 0), (3, 3, 4)]
     assert table_runs(c, [d0 + 1], d0, Interval(0, 3)) is None  # element 4 is outside
+
+
+def test_a_known_value_is_read_as_a_constant_holding_it() -> None:
+    """Values known in place of their instruction (a loop counter in one state): read at a
+    fixed element, where every element is equal, and as a table, as a constant holding
+    them would be; the values by hand."""
+    src = ValueSource("i")
+    table = KnownValue(src, Shape("s32", (4,)), np.array([4, 0, 2, 2], dtype=np.int32))
+    assert known_value_at(table, [Integer(2)]) == 2
+    assert known_value_at(table, [d0]) is None  # a varying element, and the values differ
+    assert known_value_at(table, [Integer(4)]) is None  # outside
+    assert known_value_at(table, [Integer(-1)]) is None
+    assert known_value_at(table, []) is None  # the whole array is no element
+    same = KnownValue(src, Shape("s32", (3,)), np.full(3, 7, dtype=np.int32))
+    assert known_value_at(same, [d0]) == 7
+    assert known_value_at(KnownValue(src, Shape("u8", ()), np.array(200, np.uint8)), []) == 200
+    # a pred is no integer; a value the element type does not hold is not taken
+    assert known_value_at(KnownValue(src, Shape("pred", ()), np.array(True)), []) is None
+    assert known_value_at(KnownValue(src, Shape("s8", ()), np.array(200)), []) is None
+    # as a table: elements 1..3 hold 0, 2, 2; runs along d0 as for the constant above
+    assert table_span(table, IndexingMap.create([Interval(1, 3)], [d0])) == Interval(0, 2)
+    assert table_span(table, IndexingMap.create([Interval(2, 4)], [d0])) is None
+    assert table_runs(table, [d0], d0, Interval(0, 3)) == [(0, 0, 4), (1, 1, 0), (2, 3, 2)]
+    # values of other dims than the shape's, or not integers, are no table
+    odd = KnownValue(src, Shape("s32", (2, 2)), np.array([4, 0, 2, 2], dtype=np.int32))
+    assert table_span(odd, IndexingMap.create([Interval(0, 3)], [d0])) is None
+    flags = KnownValue(src, Shape("pred", (2,)), np.array([True, False]))
+    assert table_runs(flags, [d0], d0, Interval(0, 1)) is None
 
 
 def test_the_splitting_policy_has_one_limit() -> None:

@@ -17,24 +17,30 @@ means the update window is skipped, so the run-time checks evaluate maps with
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ops_check import (
     EXAMPLES,
     assert_map,
     build,
+    build_computation,
     check,
     check_output_to_input,
     check_static,
+    inside,
     lst,
+    operand_dims,
     shapes,
     text,
+    union_image,
     values_for,
     window_fields,
 )
+from reference_hlo import box, dependencies
 from symidx.hlo import parse_hlo
-from symidx.hlo.values import SCATTER_SPLIT_LIMIT
+from symidx.hlo.facts import hlo_reference
+from symidx.hlo.values import SCATTER_SPLIT_LIMIT, value_source
 from symidx.ops import input_to_output, num_outputs, opaque_reason, output_to_input
 from symidx.syntax import print_map
 
@@ -351,3 +357,72 @@ ENTRY e {
     assert reads == [frozenset({2}), frozenset({1})]
     # output 1 reads current value 1 -- its own: after updates, operand 1 and nothing else
     assert operands_after_updates(reads, 2) == [frozenset(), frozenset({1})]
+
+
+# --- indices held elsewhere (``known``: a sweep's table outside the fusion) -----------------
+
+
+@settings(max_examples=60)
+@given(scatter_case())
+def test_scatter_reads_known_indices_where_they_are_held(case) -> None:
+    """Given ``known`` (the instruction holding the indices' values, as a sweep finds a
+    constant table outside a fusion), the rule reads the values there: each output element
+    reads what scatter reads with those values in its indices operand (the reference, by
+    brute force) -- exactly, and input-to-output relates the same pairs, when the maps are
+    split per scatter position (each folds its values; past
+    :data:`~symidx.hlo.values.SCATTER_SPLIT_LIMIT` positions a variable with a single start
+    may be fixed, see ``symidx.ops.scatter``: at least what is read) -- and every runtime
+    variable left names the holder, not the parameter."""
+    params, root, extra, values = case
+    assume(values)  # the indices are a parameter
+    ((n, table),) = values.items()
+    literal = np.array2string(table, separator=",").replace("[", "{").replace("]", "}")
+    comp = build_computation(params, root,
+                             [*extra, f"held = {text('s32', table.shape)} constant({literal})"])
+    instr, held = comp.root, comp.instruction("held")
+    vector = instr.scatter_dimension_numbers.index_vector_dim
+    exact = int(np.prod([m for q, m in enumerate(table.shape) if q != vector])) \
+        <= SCATTER_SPLIT_LIMIT
+    known = {n: held}
+    data = {hlo_reference(held): table}  # a variable left reads the holder's values
+    for output in range(num_outputs(instr)):
+        groups = output_to_input(instr, output, known=known)
+        assert all(v.source == value_source(held) for group in groups for m in group
+                   for v in m.rts)
+        forward = [set() for _ in groups]
+        for o, reads in dependencies(instr, values, output).items():
+            for k, group in enumerate(groups):
+                got = inside(union_image(group, o, data, skip=True), operand_dims(instr, k))
+                assert got == reads[k] if exact else reads[k] <= got, (
+                    o, k, sorted(got ^ reads[k])[:6])
+                forward[k] |= {(o, i) for i in got}
+        for k in range(len(instr.operands) if exact else 0):
+            back = input_to_output(instr, k, known=known)[output]
+            assert all(v.source == value_source(held) for m in back for v in m.rts)
+            backward = {(o, i) for i in box(operand_dims(instr, k))
+                        for o in union_image(back, i, data, skip=True)}
+            assert backward == forward[k], (k, output, sorted(backward ^ forward[k])[:6])
+
+
+def test_known_indices_held_elsewhere_by_hand() -> None:
+    """``x.at[i].set(u)`` with ``i`` a parameter whose values, ``{1, 4, 9}``, a constant
+    outside holds: rows 1 and 4 of x are overwritten (row 9 is past the end: skipped), so
+    x is read on rows 0, 2, 3, 5 only; row 1 reads update row 0, row 4 update row 1.
+    Without ``known`` the indices are unknown: x is read everywhere."""
+    comp = build_computation(["f32[6,2]", "s32[3,1]", "f32[3,2]"],
+                             "f32[6,2] scatter(p0, p1, p2), update_window_dims={1}, "
+                             "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                             "index_vector_dim=1, to_apply=set",
+                             ["held = s32[3,1] constant({{1}, {4}, {9}})"])
+    instr, held = comp.root, comp.instruction("held")
+    operand, _, updates = output_to_input(instr, known={1: held})
+    x_read = {(r, c) for r in range(6) for c in range(2)
+              if any(m.image((r, c)) for m in operand)}
+    assert x_read == {(r, c) for r in (0, 2, 3, 5) for c in range(2)}
+    for r in range(6):
+        for c in range(2):
+            expected = {(0, c)} if r == 1 else {(1, c)} if r == 4 else set()
+            assert set().union(*(m.image((r, c)) for m in updates)) == expected, (r, c)
+    assert not any(v for m in operand + updates for v in m.rts)  # every value folded
+    (unknown,), _, _ = output_to_input(instr)
+    assert_map(unknown, "(d0, d1) -> (d0, d1), domain: d0 in [0, 5], d1 in [0, 1]")

@@ -58,8 +58,7 @@ from symidx.fusion.reached import Reached, Step, Traced, identity_step
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
-from symidx.hlo.literal import LiteralValue
-from symidx.hlo.values import counter_dtype, evaluator, value_source
+from symidx.hlo.values import KnownValue, counter_dtype, evaluator, value_source
 from symidx.indexing_map import IndexingMap, ValueSource
 from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 from symidx.interval import Interval
@@ -347,8 +346,8 @@ class _Specializer:
                     continue
                 sites, holder = self.holders[var.source]
                 value = self._evaluator(k, state, sites).value(holder)
-                if value is not None:
-                    sources[var.source] = _constant_holder(str(var.source), holder, value)
+                if value is not None and isinstance(holder.shape, Shape):
+                    sources[var.source] = KnownValue(var.source, holder.shape, value)
         if sources:
             m = resolve_runtime_vars(m, sources, clamp=False)
         if not self.varies(m):
@@ -445,22 +444,6 @@ def _producer(instr: HloInstruction, leaf: int) -> HloInstruction | None:
             return instr if not moves and leaf_count(instr.shape) == 1 and leaf == 0 else None
         instr, leaf = found
     return None
-
-
-def _constant_holder(name: str, like: HloInstruction, value: Value) -> HloInstruction:
-    """A constant instruction holding ``value`` in place of ``like`` (named as the runtime
-    variable names it, so a value that does not replace the variable leaves it as is)."""
-    assert isinstance(like.shape, Shape)
-    literal = value.tolist()
-    return HloInstruction(name=name, opcode="constant", shape=like.shape, line=like.line,
-                          literal=_tupled(literal))
-
-
-def _tupled(value: object) -> LiteralValue:
-    if isinstance(value, list):
-        return tuple(_tupled(v) for v in value)
-    assert isinstance(value, (bool, int))
-    return value
 
 
 # --- composing the iterations -------------------------------------------------------------

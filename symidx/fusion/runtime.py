@@ -32,7 +32,10 @@ from symidx.expr import Expr, bounds, max_of, min_of, rt
 from symidx.fusion.values import Scope, index_value
 from symidx.hlo import HloInstruction, Shape
 from symidx.hlo.values import (
+    Holder,
+    KnownValue,
     integer_range,
+    known_value_at,
     preserves_integers,
     table_runs,
     table_span,
@@ -48,25 +51,30 @@ __all__ = ["runtime_sources", "resolve_runtime_vars", "split_by_tables", "forget
 
 
 def runtime_sources(instr: HloInstruction,
-                    parameters: Mapping[int, HloInstruction] | None = None
+                    parameters: Mapping[int, HloInstruction] | None = None,
+                    known: Mapping[int, HloInstruction] | None = None
                     ) -> dict[ValueSource, HloInstruction]:
     """The instructions the runtime variables of a step's maps may name, by that name.
 
-    A plain op's variables name its operands (:func:`symidx.hlo.values.value_source`).
-    Maps through a called computation name its ``parameter(N)``: ``parameters`` gives the
-    instruction of the caller that fills parameter N (a call's operand N; operand N + 1 for
-    a conditional's branch)."""
+    A plain op's variables name its operands (:func:`symidx.hlo.values.value_source`), or,
+    for an operand position in ``known``, the instruction its rule read that operand's
+    values from (:func:`symidx.ops.rule`). Maps through a called computation name its
+    ``parameter(N)``: ``parameters`` gives the instruction of the caller that fills
+    parameter N (a call's operand N; operand N + 1 for a conditional's branch)."""
     if parameters is not None:
         return {ValueSource(f"parameter({n})", parameter=n): op
                 for n, op in parameters.items()}
-    return {value_source(op): op for op in reversed(instr.operands)}
+    holders = [op if known is None else known.get(k, op) for k, op in enumerate(instr.operands)]
+    return {value_source(op): op for op in reversed(holders)}
 
 
-def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, HloInstruction],
+def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, Holder],
                          clamp: bool, scope: Scope | None = None) -> IndexingMap:
     """``m`` with each runtime variable whose ``source`` is a key of ``sources`` followed to the
     instruction holding its value: replaced by the value when that is known (a constant or
-    an iota), otherwise re-pointed at that instruction.
+    an iota), otherwise re-pointed at that instruction. A source may also give the values
+    known in place of its instruction (:class:`symidx.hlo.values.KnownValue`: a loop
+    counter in one state), read as a constant holding them.
 
     ``clamp``: the variable's interval is still the op's clamping interval (a map fresh
     from its rule), so a known value reaching outside it is replaced by the clamped value.
@@ -88,13 +96,13 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, HloInstru
             m = folded  # replaced (the next variable now has index i) or narrowed
             continue
         element = finish(holder.element, fold_point_dims=True)
-        if value_source(holder.instr) != var.source or element != var.map:
+        if _source_of(holder.instr) != var.source or element != var.map:
             m = _repoint(m, i, holder.instr, element)
         i += 1
     return m
 
 
-def split_by_tables(m: IndexingMap, sources: Mapping[ValueSource, HloInstruction], clamp: bool
+def split_by_tables(m: IndexingMap, sources: Mapping[ValueSource, Holder], clamp: bool
                     ) -> list[IndexingMap]:
     """``m`` as a union of maps: one per run of equal values of a constant index table that
     a runtime variable reads along one dimension of ``m`` (``x[jnp.array([4, 0, 2, 2])]``:
@@ -187,17 +195,25 @@ def _table_runs(m: IndexingMap, holder: _Holder, var: RuntimeVar, fresh: bool
 
 @dataclass(frozen=True, slots=True)
 class _Holder:
-    """The instruction holding a runtime value and the map from the map's dims to the
-    element holding it. The element map is simplified without removing unused variables:
-    its range variables keep their numbers (those of the provenance map it comes from)."""
+    """The instruction holding a runtime value (or the values known in its place) and the
+    map from the map's dims to the element holding it. The element map is simplified
+    without removing unused variables: its range variables keep their numbers (those of the
+    provenance map it comes from)."""
 
-    instr: HloInstruction
+    instr: Holder
     element: IndexingMap
 
 
-def _trace_value(instr: HloInstruction, element: IndexingMap) -> _Holder:
-    """Follow a value back through value-preserving ops to the instruction holding it."""
+def _source_of(holder: Holder) -> ValueSource:
+    return holder.source if isinstance(holder, KnownValue) else value_source(holder)
+
+
+def _trace_value(instr: Holder, element: IndexingMap) -> _Holder:
+    """Follow a value back through value-preserving ops to the instruction holding it
+    (known values are held where they are)."""
     element = simplify(element, replace_point_dims=True)  # a dim of size 1 is its one value
+    if isinstance(instr, KnownValue):
+        return _Holder(instr, element)
     while True:
         found = _step_back(instr, element)
         if found is None:
@@ -237,8 +253,11 @@ def _value_expression(holder: _Holder, scope: Scope | None = None) -> Expr | Non
     every value held exactly by its type: no wrap-around), followed out of the computation
     to its caller as ``scope`` allows."""
     element = holder.element
-    value = index_value(holder.instr, element.results, element.variable_bounds(),
-                        scope=scope)
+    if isinstance(holder.instr, KnownValue):
+        value = known_value_at(holder.instr, element.results)
+    else:
+        value = index_value(holder.instr, element.results, element.variable_bounds(),
+                            scope=scope)
     if value is None or not value.free_symbols <= set(element.dim_vars + element.range_vars):
         return None
     return value
@@ -317,10 +336,10 @@ def _substitute(m: IndexingMap, i: int, value: Expr, within: Interval | None = N
                   fold_point_dims=True)
 
 
-def _repoint(m: IndexingMap, i: int, instr: HloInstruction, element: IndexingMap
+def _repoint(m: IndexingMap, i: int, instr: Holder, element: IndexingMap
              ) -> IndexingMap:
     rts = list(m.rts)
-    rts[i] = replace(rts[i], source=value_source(instr), map=element)
+    rts[i] = replace(rts[i], source=_source_of(instr), map=element)
     return m.replace(rts=rts)
 
 

@@ -187,11 +187,12 @@ def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
     if _has_tuple_operand(instr):
         return _everything(instr, direction, index, leaf, _opacity(instr))
     backward = direction == OUTPUT_TO_INPUT
-    if resolve and scope is not None and instr.opcode == "scatter":
-        instr = _known_indices(instr, scope)
+    known = _known_indices(instr, scope) \
+        if resolve and scope is not None and instr.opcode == "scatter" else None
     try:
-        groups = (output_to_input(instr, index, assume_finite=assume_finite) if backward
-                  else input_to_output(instr, index, assume_finite=assume_finite))
+        groups = (output_to_input(instr, index, assume_finite=assume_finite, known=known)
+                  if backward
+                  else input_to_output(instr, index, assume_finite=assume_finite, known=known))
     except UnsupportedOpError as e:
         reason = opaque_reason(instr)
         if reason is not None:
@@ -200,21 +201,23 @@ def _rule_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
     except HloShapeError as e:  # shapes XLA's parser lets through, but that do not fit
         return _everything(instr, direction, index, leaf, f"shapes do not fit: {e}")
     return _group_steps(instr, direction, index, groups,
-                        lambda out: opaque_reason(instr, out, direction), resolve, scope)
+                        lambda out: opaque_reason(instr, out, direction), resolve, scope,
+                        known)
 
 
-def _known_indices(scatter: HloInstruction, scope: Scope) -> HloInstruction:
-    """``scatter`` with its indices operand replaced by the instruction outside the
-    computation that fills it, when that holds values known before the run (a constant
-    table, an iota): the rule then knows where the updates land, as it does for indices
-    computed in the same computation (XLA fuses a scatter and leaves a constant table of
-    indices outside)."""
+def _known_indices(scatter: HloInstruction, scope: Scope) -> dict[int, HloInstruction] | None:
+    """The instruction outside the computation that fills ``scatter``'s indices parameter,
+    by the indices' operand position, when it holds values known before the run (a
+    constant table, an iota); None otherwise. The rule reads the indices there
+    (:func:`symidx.ops.scatter.scatter_indices`): it then knows where the updates land, as
+    it does for indices computed in the same computation (XLA fuses a scatter and leaves a
+    constant table of indices outside)."""
     n = len(scatter.operands) // 2
     indices = scatter.operands[n] if len(scatter.operands) % 2 == 1 else None
     held = None if indices is None else filling(indices, scope)
     if held is None or known_values(held) is None:
-        return scatter
-    return replace(scatter, operands=[*scatter.operands[:n], held, *scatter.operands[n + 1:]])
+        return None
+    return {n: held}
 
 
 def _select_steps(instr: HloInstruction, steps: list[Step], scope: Scope | None
@@ -308,13 +311,15 @@ def _constrained(m: IndexingMap, conjunction: tuple[tuple[Expr, Interval], ...]
 
 def _group_steps(instr: HloInstruction, direction: Direction, index: int,
                  groups: list[list[IndexingMap]], reason: str | None | Callable[[int], str | None],
-                 resolve: bool = True, scope: Scope | None = None) -> list[Step]:
+                 resolve: bool = True, scope: Scope | None = None,
+                 known: Mapping[int, HloInstruction] | None = None) -> list[Step]:
     """One step per group of an instruction's own maps (per operand output-to-input, per
     output input-to-output), labelled ``reason`` when they over-approximate (a function of
     the output leaf when that decides); ``resolve``: follow runtime variables and keep maps
-    inside their target shape."""
+    inside their target shape; ``known``: the operands whose values the rule read from
+    another instruction (see :func:`symidx.ops.rule`), which its runtime variables name."""
     backward = direction == OUTPUT_TO_INPUT
-    sources = runtime_sources(instr)
+    sources = runtime_sources(instr, known=known)
     steps = []
     for k, group in enumerate(groups):
         output, position = (index, k) if backward else (k, index)

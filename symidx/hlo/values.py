@@ -24,8 +24,10 @@ holds, in these pieces:
 * **loop counters**: :func:`evaluator`, the values of a computation's instructions given
   its parameters' (a loop's state: :mod:`symidx.fusion.loops` computes the counters state
   after state with it, and the trip count from the condition), and :func:`counter_dtype`;
-  what a counter holds in a state then replaces the runtime variables naming it like any
-  other known value.
+  what a counter holds in a state, a :class:`KnownValue` (the values, with the shape and
+  the name of the instruction holding them), then replaces the runtime variables naming it
+  like any other known value: :func:`known_value_at` reads it as :func:`leaf_value` reads
+  a constant, and :func:`table_span` and :func:`table_runs` read it as a constant table.
 
 numpy is imported only by the functions that fold or read tables, so importing this module
 stays cheap.
@@ -73,7 +75,8 @@ __all__ = ["SPLIT_LIMIT", "SCATTER_SPLIT_LIMIT", "SPAN_LIMIT", "READ_LIMIT", "MA
            "value_source", "held_at", "leaf_value", "literal_at", "literal_elements",
            "integral", "known_values", "constant_table", "table_span", "table_runs",
            "splits", "Scope", "cross", "filling", "runs_computation", "evaluator",
-           "counter_dtype", "preserves_integers", "integer_range", "exact_range"]
+           "counter_dtype", "KnownValue", "Holder", "known_value_at", "preserves_integers",
+           "integer_range", "exact_range"]
 
 #: **The table-splitting policy.** A map that reads a runtime value from a table known
 #: before the run (a constant, or values folded from constants and iotas) is split into
@@ -243,11 +246,22 @@ def constant_table(instr: HloInstruction) -> np.ndarray | None:
     return table if table.dtype.kind in "iu" and table.shape == instr.shape.dims else None
 
 
-def table_span(instr: HloInstruction, element: IndexingMap) -> Interval | None:
-    """The smallest and largest values the constant table ``instr`` holds at the elements
-    ``element`` reaches (at most :data:`READ_LIMIT` points); None when it is not a small
-    integer constant, an element falls outside it, or nothing is reached."""
-    table = constant_table(instr)
+def _table_of(holder: Holder) -> np.ndarray | None:
+    """The integer table ``holder`` holds: a constant's (:func:`constant_table`), or the
+    values of a :class:`KnownValue` when they are integers shaped as its shape; None
+    otherwise."""
+    if not isinstance(holder, KnownValue):
+        return constant_table(holder)
+    values = holder.values
+    return values if values.dtype.kind in "iu" and values.shape == holder.shape.dims else None
+
+
+def table_span(instr: Holder, element: IndexingMap) -> Interval | None:
+    """The smallest and largest values the constant table ``instr`` (or a
+    :class:`KnownValue`) holds at the elements ``element`` reaches (at most
+    :data:`READ_LIMIT` points); None when it is not a small integer table, an element falls
+    outside it, or nothing is reached."""
+    table = _table_of(instr)
     if table is None or not table.ndim or element.domain_size() > READ_LIMIT:
         return None
     lo = hi = None
@@ -266,14 +280,14 @@ def table_span(instr: HloInstruction, element: IndexingMap) -> Interval | None:
 Run = tuple[int, int, int]  # first position, last position, the value held along them
 
 
-def table_runs(instr: HloInstruction, element: Sequence[Expr], x: Expr, span: Interval
+def table_runs(instr: Holder, element: Sequence[Expr], x: Expr, span: Interval
                ) -> list[Run] | None:
-    """The runs of equal values that the constant table ``instr`` holds at ``element``
-    (expressions of the one variable ``x``) as ``x`` walks ``span``: (first, last
-    position, value) each. None when ``instr`` is not an integer constant, ``span`` is
-    longer than :data:`SPAN_LIMIT`, an element falls outside the table, or the runs are
-    more than the policy allows (:func:`splits`)."""
-    table = constant_table(instr)
+    """The runs of equal values that the constant table ``instr`` (or a
+    :class:`KnownValue`) holds at ``element`` (expressions of the one variable ``x``) as
+    ``x`` walks ``span``: (first, last position, value) each. None when ``instr`` is not
+    an integer table, ``span`` is longer than :data:`SPAN_LIMIT`, an element falls outside
+    the table, or the runs are more than the policy allows (:func:`splits`)."""
+    table = _table_of(instr)
     if table is None or span.size > SPAN_LIMIT:
         return None
     import numpy as np
@@ -317,6 +331,42 @@ def counter_dtype(shape: object) -> np.dtype | None:
     from symidx.hlo.fold import integer_dtype
 
     return integer_dtype(shape)
+
+
+@dataclass(frozen=True, eq=False)
+class KnownValue:
+    """Values known before the run in place of the instruction that holds them at run
+    time (a loop counter in one state of the loop, as :func:`evaluator` computes it): the
+    name the runtime variables give that holder (``source``), its ``shape`` (whose element
+    type says which integers it holds exactly) and its ``values``, an array of the shape's
+    dims. The resolver reads it as a constant holding those values, and a runtime variable
+    it cannot replace keeps naming ``source``."""
+
+    source: ValueSource
+    shape: Shape
+    values: np.ndarray
+
+
+#: What holds a runtime value for the resolver: an instruction, or values known in its place.
+Holder = HloInstruction | KnownValue
+
+
+def known_value_at(known: KnownValue, element: Sequence[Expr]) -> Expr | None:
+    """The value ``known`` holds at ``element`` as :func:`leaf_value` reads a constant's
+    (at a fixed element, or the one value of an array whose elements are all equal), when
+    its element type holds that integer exactly (:func:`exact_range`); None otherwise (a
+    ``pred``, an element outside the array)."""
+    values = known.values
+    if all(e.is_Integer for e in element):
+        at = tuple(int(e) for e in element)
+        if len(at) != values.ndim or not all(0 <= i < n for i, n in zip(at, values.shape)):
+            return None
+        value = integral(values[at].item())
+    else:
+        found = set(values.ravel().tolist())
+        value = integral(found.pop()) if len(found) == 1 else None
+    limit = exact_range(known.shape.element_type)
+    return None if value is None or limit is None or int(value) not in limit else value
 
 
 # --- a caller's fill ----------------------------------------------------------------------

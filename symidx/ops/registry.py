@@ -9,7 +9,7 @@ module; it imports none of them. :class:`Direction` (on the floor of maps,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from symidx.errors import UnsupportedOpError, expect_type
@@ -71,13 +71,15 @@ class _Entry:
     fold_point_dims: bool
     #: The rule takes ``assume_finite`` (its maps differ between the two semantics).
     semantics: bool = False
+    #: The rule takes ``known`` (operands whose values another instruction holds).
+    known_operands: bool = False
 
 
 _RULES: dict[tuple[Direction, str], _Entry] = {}
 
 
 def rule(direction: Direction, *opcodes: str, fold_point_dims: bool = False,
-         semantics: bool = False) -> Callable[[Rule], Rule]:
+         semantics: bool = False, known_operands: bool = False) -> Callable[[Rule], Rule]:
     """Register ``fn`` as the ``direction`` rule of every opcode in ``opcodes``.
 
     The rule receives the instruction and the output index (output-to-input) or the operand
@@ -86,7 +88,12 @@ def rule(direction: Direction, *opcodes: str, fold_point_dims: bool = False,
     ``assume_finite`` (keyword): its maps under the ``reads`` semantics (False: an element
     is read when some IEEE value of it, NaN and infinities included, changes the output)
     and under the ``finite`` semantics (True: when some finite value does, every input
-    finite) differ; every other rule's maps hold under both.
+    finite) differ; every other rule's maps hold under both. A rule registered with
+    ``known_operands=True`` reads the values of some operand (a scatter's indices) and
+    also receives ``known`` (keyword, when the caller gives it): per operand position, the
+    instruction that holds that operand's values, known before the run, when it is not the
+    operand itself (a sweep follows a parameter to the instruction outside its computation
+    that fills it); the rule reads the values there, and its runtime variables name it.
     """
     if direction not in (OUTPUT_TO_INPUT, INPUT_TO_OUTPUT):
         raise ValueError(f"unknown direction {direction!r}")
@@ -95,7 +102,8 @@ def rule(direction: Direction, *opcodes: str, fold_point_dims: bool = False,
         for opcode in opcodes:
             if (direction, opcode) in _RULES:
                 raise ValueError(f"two {direction} rules for {opcode!r}")
-            _RULES[(direction, opcode)] = _Entry(fn, fold_point_dims, semantics)
+            _RULES[(direction, opcode)] = _Entry(fn, fold_point_dims, semantics,
+                                                 known_operands)
         return fn
 
     return register
@@ -155,11 +163,14 @@ def supported_opcodes(direction: Direction = OUTPUT_TO_INPUT) -> frozenset[str]:
     return frozenset(op for d, op in _RULES if d == direction)
 
 
-def _call(entry: _Entry, instr: HloInstruction, index: int, assume_finite: bool
-          ) -> list[list[IndexingMap]]:
+def _call(entry: _Entry, instr: HloInstruction, index: int, assume_finite: bool,
+          known: Mapping[int, HloInstruction] | None) -> list[list[IndexingMap]]:
+    options: dict[str, object] = {}
     if entry.semantics:
-        return entry.fn(instr, index, assume_finite=assume_finite)  # type: ignore[call-arg]
-    return entry.fn(instr, index)
+        options["assume_finite"] = assume_finite
+    if entry.known_operands and known:
+        options["known"] = known
+    return entry.fn(instr, index, **options)
 
 
 def _lookup(direction: Direction, instr: HloInstruction) -> _Entry:
@@ -170,26 +181,30 @@ def _lookup(direction: Direction, instr: HloInstruction) -> _Entry:
 
 
 def output_to_input(instr: HloInstruction, output_index: int = 0, *,
-                    assume_finite: bool = False) -> list[list[IndexingMap]]:
+                    assume_finite: bool = False, known: Mapping[int, HloInstruction] | None = None
+                    ) -> list[list[IndexingMap]]:
     """For output ``output_index`` of ``instr``: per operand, the maps from an output index
-    to the operand elements it reads (``assume_finite``: under the ``finite`` semantics, see
-    :func:`rule`). Raises :class:`UnsupportedOpError` for an op without a rule,
+    to the operand elements it reads (``assume_finite``: under the ``finite`` semantics;
+    ``known``: per operand position, the instruction holding its values, for a rule that
+    reads them; see :func:`rule`). Raises :class:`UnsupportedOpError` for an op without a rule,
     :class:`SymidxError` for a bad index."""
     expect_type(instr, HloInstruction, "instr", "output_to_input")
     entry = _lookup(OUTPUT_TO_INPUT, instr)
     check_index(output_index, num_outputs(instr), instr.name, "output")
-    groups = _call(entry, instr, output_index, assume_finite)
+    groups = _call(entry, instr, output_index, assume_finite, known)
     return [[finish(m, entry.fold_point_dims) for m in group] for group in groups]
 
 
 def input_to_output(instr: HloInstruction, operand_index: int, *,
-                    assume_finite: bool = False) -> list[list[IndexingMap]]:
+                    assume_finite: bool = False, known: Mapping[int, HloInstruction] | None = None
+                    ) -> list[list[IndexingMap]]:
     """For operand ``operand_index`` of ``instr``: per output, the maps from an operand index
-    to the output elements that read it (``assume_finite``: see :func:`output_to_input`).
+    to the output elements that read it (``assume_finite``, ``known``: see
+    :func:`output_to_input`).
     Raises :class:`UnsupportedOpError` for an op without a rule, :class:`SymidxError` for a
     bad index."""
     expect_type(instr, HloInstruction, "instr", "input_to_output")
     entry = _lookup(INPUT_TO_OUTPUT, instr)
     check_index(operand_index, len(instr.operands), instr.name, "operand")
-    groups = _call(entry, instr, operand_index, assume_finite)
+    groups = _call(entry, instr, operand_index, assume_finite, known)
     return [[finish(m, entry.fold_point_dims) for m in group] for group in groups]

@@ -16,7 +16,9 @@ that fit (``[0, operand_dim - window_size]``), with provenance ``source`` (the i
 instruction) and a map to the element holding it. They are *not* clamped: a run-time value
 outside the interval means the window is skipped and nothing is read. Indices known whatever
 the run (a constant, an iota, integer ops of them in the same computation or the
-computations it calls: :func:`symidx.hlo.values.known_values`) are folded into the maps: at
+computations it calls: :func:`symidx.hlo.values.known_values`; or held by the instruction
+outside the computation that fills the indices parameter, when the caller of the rule
+passes it as ``known``: :func:`scatter_indices`) are folded into the maps: at
 a fixed element their value (a window that does not fit makes the map empty); an iota at a
 varying one, its index, with the fit as a constraint; a small known table
 (:data:`symidx.hlo.values.SCATTER_SPLIT_LIMIT` scatter positions at most) splits each map
@@ -62,7 +64,7 @@ dependencies over all operand values, exact as such.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -204,8 +206,10 @@ class _Starts:
 
 @dataclass(frozen=True)
 class Indices:
-    """A scatter's indices operand, with the values it holds whatever the run when they
-    fold from constants and iotas (:func:`symidx.hlo.values.known_values`)."""
+    """The instruction holding a scatter's indices (its indices operand, or the instruction
+    outside the computation that fills it: :func:`scatter_indices`), with the values it
+    holds whatever the run when they fold from constants and iotas
+    (:func:`symidx.hlo.values.known_values`)."""
 
     instr: HloInstruction
     table: np.ndarray | None
@@ -522,19 +526,35 @@ def operand_maps(instr: HloInstruction, g: ScatterGeometry, indices: Indices, ou
     return groups
 
 
-@rule(OUTPUT_TO_INPUT, "scatter")
-def _scatter_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
+def scatter_indices(instr: HloInstruction, g: ScatterGeometry,
+                    known: Mapping[int, HloInstruction] | None = None) -> Indices:
+    """The indices of scatter ``instr``, read where ``known`` says their values are held
+    (the instruction outside the computation that fills the indices parameter, holding
+    values known before the run: a sweep hands it in, see :func:`symidx.ops.rule`), else
+    off the indices operand itself. The rule then knows where the updates land, as it
+    does for indices computed in the same computation (XLA fuses a scatter and leaves a
+    constant table of indices outside), and its runtime variables name that holder."""
+    held = None if known is None else known.get(g.count)
+    return Indices.of(instr.operands[g.count] if held is None else held)
+
+
+@rule(OUTPUT_TO_INPUT, "scatter", known_operands=True)
+def _scatter_out(instr: HloInstruction, output_index: int,
+                 known: Mapping[int, HloInstruction] | None = None
+                 ) -> list[list[IndexingMap]]:
     g = scatter_geometry(instr)
-    indices = Indices.of(instr.operands[g.count])
+    indices = scatter_indices(instr, g, known)
     updates = landing(g, indices, "updates")
     return operand_maps(instr, g, indices, output_index) + [indices_read(g, indices)] \
         + [updates for _ in range(g.count)]
 
 
-@rule(INPUT_TO_OUTPUT, "scatter")
-def _scatter_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
+@rule(INPUT_TO_OUTPUT, "scatter", known_operands=True)
+def _scatter_in(instr: HloInstruction, operand_index: int,
+                known: Mapping[int, HloInstruction] | None = None
+                ) -> list[list[IndexingMap]]:
     g = scatter_geometry(instr)
-    indices = Indices.of(instr.operands[g.count])
+    indices = scatter_indices(instr, g, known)
     if operand_index < g.count:
         return [operand_maps(instr, g, indices, j)[operand_index] for j in range(g.count)]
     if operand_index == g.count:
