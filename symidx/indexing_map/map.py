@@ -17,6 +17,7 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from math import prod
 from typing import Any
 
 from sympy import Integer, Symbol
@@ -501,29 +502,9 @@ class IndexingMap:
         arrays, in chunks of about ``chunk`` points (the first variable is split). A
         variable whose values do not all fit in int64 comes as an array of Python integers
         (as :meth:`evaluate_arrays` takes them)."""
-        import numpy as np
-
         if self.domain_size() > limit:
             raise TooLargeError(f"domain of {self.domain_size()} points exceeds {limit}")
-        bounds = self.all_bounds
-        if not bounds:
-            yield ()
-            return
-
-        def values(lo: int, hi: int) -> Any:
-            fits = lo >= -(1 << 63) and hi < (1 << 63) - 1
-            return np.arange(lo, hi + 1, dtype=np.int64 if fits else object)
-
-        rest = [values(b.lo, b.hi) for b in bounds[1:]]
-        per_value = 1
-        for axis in rest:
-            per_value *= axis.size
-        step = max(1, chunk // max(1, per_value))
-        first = bounds[0]
-        for start in range(first.lo, first.hi + 1, step):
-            head = values(start, min(first.hi, start + step - 1))
-            grids = np.meshgrid(head, *rest, indexing="ij")
-            yield tuple(g.reshape(-1) for g in grids)
+        yield from box_points(self.all_bounds, chunk)
 
     @property
     def _compiled_results(self) -> list[Any]:
@@ -739,3 +720,27 @@ def _latex_name(name: str) -> str:
     if head and tail and head.isalpha():
         return f"{head}_{{{tail}}}"
     return f"\\mathrm{{{name.replace('_', chr(92) + '_')}}}"
+
+
+def box_points(box: Sequence[Interval], chunk: int = 1 << 20) -> Iterator[tuple[Any, ...]]:
+    """The points of a box of intervals as flat numpy coordinate arrays, about ``chunk``
+    points at a time (the first interval is split); ``()`` once for an empty box. An
+    interval whose values do not all fit in int64 comes as an array of Python integers."""
+    import numpy as np
+
+    def axis(lo: int, hi: int) -> Any:
+        if lo >= -(1 << 63) and hi < 1 << 63:
+            return np.arange(lo, hi + 1, dtype=np.int64)
+        return np.asarray(range(lo, hi + 1), dtype=object)
+
+    if not box:
+        yield ()
+        return
+    rest = [axis(b.lo, b.hi) for b in box[1:]]
+    per_value = prod(b.size for b in box[1:])
+    step = max(1, chunk // max(1, per_value))
+    first = box[0]
+    for start in range(first.lo, first.hi + 1, step):
+        head = axis(start, min(first.hi, start + step - 1))
+        grids = np.meshgrid(head, *rest, indexing="ij")
+        yield tuple(g.reshape(-1) for g in grids)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from symidx.errors import MapError, TooLargeError, Undecided
 from symidx.indexing_map import IndexingMap
+from symidx.indexing_map.map import box_points
 from symidx.interval import Interval
 from symidx.verify.common import Deadline, box_size
 from symidx.verify.verdict import Image, Point, Verdict
@@ -46,7 +47,7 @@ def relation(m: IndexingMap, limit: int = EXHAUSTIVE_LIMIT,
         return np.zeros((0, width), dtype=np.int64)
     _check_size(m.all_bounds, limit)
     rows = []
-    for coords in box_points(m.all_bounds):
+    for coords in box_points(m.all_bounds, _CHUNK):
         if deadline is not None:
             deadline.check("enumerating the domain")
         results, mask = m.evaluate_arrays(list(coords))
@@ -92,7 +93,7 @@ def _equal_functions(a: IndexingMap, b: IndexingMap, limit: int,
     over the smallest box holding both boxes (no sets needed)."""
     hull = tuple(x.union(y) for x, y in zip(a.all_bounds, b.all_bounds))
     _check_size(hull, limit)
-    for coords in box_points(hull):
+    for coords in box_points(hull, _CHUNK):
         if deadline is not None:
             deadline.check("enumerating the domain")
         ra, ma = a.evaluate_arrays(list(coords))
@@ -191,7 +192,7 @@ def image_at(m: IndexingMap, point: Point, limit: int = 1_000_000,
     except TooLargeError:
         return None
     found: set[Point] = set()
-    for coords in box_points(box):
+    for coords in box_points(box, _CHUNK):
         if deadline is not None and deadline.remaining() <= 0:
             return None
         results, mask = m.evaluate_arrays(list(coords))
@@ -205,29 +206,6 @@ def image_at(m: IndexingMap, point: Point, limit: int = 1_000_000,
         table = _stack([np.broadcast_to(r, coords[0].shape)[keep] for r in results])
         found.update(tuple(int(v) for v in row) for row in _unique_rows(_narrowest(table)))
     return frozenset(found)
-
-
-def box_points(box: Sequence[Interval], chunk: int = _CHUNK) -> Iterator[tuple[Any, ...]]:
-    """The box's points as flat numpy coordinate arrays, about ``chunk`` points at a time
-    (the first variable is split)."""
-    if not box:
-        yield ()
-        return
-    rest = [_axis(b.lo, b.hi) for b in box[1:]]
-    per_value = box_size(tuple(box[1:]))
-    step = max(1, chunk // max(1, per_value))
-    first = box[0]
-    for start in range(first.lo, first.hi + 1, step):
-        head = _axis(start, min(first.hi, start + step - 1))
-        grids = np.meshgrid(head, *rest, indexing="ij")
-        yield tuple(g.reshape(-1) for g in grids)
-
-
-def _axis(lo: int, hi: int) -> np.ndarray:
-    """``lo..hi`` as int64, or as Python integers when an end does not fit in int64."""
-    if lo >= -_INT64 and hi < _INT64:
-        return np.arange(lo, hi + 1, dtype=np.int64)
-    return np.asarray(range(lo, hi + 1), dtype=object)
 
 
 def _check_size(box: Sequence[Interval], limit: int) -> None:
