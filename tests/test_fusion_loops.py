@@ -18,7 +18,7 @@ from reference_interpreter import execute, map_relation, provenance_known
 from symidx.analysis import computation_maps
 from symidx.expr import dim
 from symidx.fusion import Analysis
-from symidx.fusion.loops import UNROLL_LIMIT, merged, trip_count
+from symidx.fusion.loops import MAP_LIMIT, UNROLL_LIMIT, merged, trip_count
 from symidx.hlo import HloComputation, parse_hlo
 from symidx.hlo.leaves import leaves
 from symidx.indexing_map import IndexingMap
@@ -224,3 +224,23 @@ def test_each_analysis_keeps_its_own_memos():
     assert second.memo.loops.keys() == first.memo.loops.keys()
     assert not {id(m) for m in first.memo.interned.values()} & \
         {id(m) for m in second.memo.interned.values()}
+
+
+# --- long scans: rows read one per iteration, merged into one map with a variable ----------
+
+
+@pytest.mark.parametrize("name", ["gru_scan_40.hlo", "lstm_scan_40.hlo"])
+def test_a_long_recurrent_scan_stays_exact(name: str) -> None:
+    """A GRU or LSTM over 40 steps reads row k of its input at step k: one map per row
+    (more than MAP_LIMIT), merged into one map whose row is a range variable tied to the
+    output row, exactly as executing the loop reads (both directions)."""
+    comp = _entry(name)
+    check_against_execution(comp, [None, None, None])
+    (record,) = computation_maps(comp, "output_to_input", analysis=Analysis())
+    xs = {g.index: g for g in record.groups}[0]
+    assert len(xs.maps) <= MAP_LIMIT
+    # output row d0 reads input rows 0 .. d0
+    pairs = _pairs(xs.maps, (40, 2, 2), (40, 2, 1))
+    assert pairs.tolist() == sorted((((r * 2 + b) * 2 + j) * 80) + q * 2 + b
+                                    for r in range(40) for b in range(2) for j in range(2)
+                                    for q in range(r + 1))
