@@ -16,7 +16,7 @@ is reached does not matter. Two merges follow from that:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sympy import Symbol
 
@@ -164,16 +164,34 @@ def merge_constant_offsets(maps: Sequence[IndexingMap]
     reaches. The rule runs again over the outcome (another result may then line up) until
     nothing merges. Known-empty and undefined maps, and maps whose runtime variables have
     source maps, are kept as they are."""
-    groups: list[tuple[IndexingMap, list[int]]] = [(m, [i]) for i, m in enumerate(maps)]
+    return _until_stable(maps, _merge_along)
+
+
+_Groups = list[tuple[IndexingMap, list[int]]]  # maps, each with the positions it stands for
+
+
+def _until_stable(maps: Sequence[IndexingMap],
+                  along: Callable[[_Groups, int], tuple[_Groups, bool]]) -> _Groups:
+    """``along`` (one merge along result ``r``) over every result, again until nothing
+    merges (at most :data:`MERGE_ROUNDS` rounds)."""
+    groups: _Groups = [(m, [i]) for i, m in enumerate(maps)]
     for _ in range(MERGE_ROUNDS):
         changed = False
         width = max((m.num_results for m, _ in groups), default=0)
         for r in range(width):
-            groups, merged = _merge_along(groups, r)
+            groups, merged = along(groups, r)
             changed |= merged
         if not changed:
             break
     return groups
+
+
+def _with_new_range_name(m: IndexingMap) -> list[str | None] | None:
+    """``m``'s names with one for a range variable added after the others (no name)."""
+    if not m.names:
+        return None
+    nd, nr = m.num_dims, m.num_ranges
+    return list(m.names[:nd + nr]) + [None] + list(m.names[nd + nr:])
 
 
 def _merge_along(groups: list[tuple[IndexingMap, list[int]]], r: int
@@ -231,10 +249,7 @@ def _with_offsets(run: list[tuple[int, IndexingMap, list[int]]], r: int) -> Inde
     result = from_terms(parts + [(first, ONE), (step, new)])
     results = list(m.results)
     results[r] = result
-    names = None
-    if m.names:
-        nd, nr = m.num_dims, m.num_ranges
-        names = list(m.names[:nd + nr]) + [None] + list(m.names[nd + nr:])
+    names = _with_new_range_name(m)
     return IndexingMap.create(m.dims, results, list(m.ranges) + [Interval(0, len(run) - 1)],
                               m.rts, m.constraints, names)
 
@@ -267,16 +282,7 @@ def merge_offset_pieces(maps: Sequence[IndexingMap]
     starts a run. The rule runs again over the outcome until nothing merges. Known-empty
     and undefined maps, and maps whose runtime variables have source maps, are kept as
     they are."""
-    groups: list[tuple[IndexingMap, list[int]]] = [(m, [i]) for i, m in enumerate(maps)]
-    for _ in range(MERGE_ROUNDS):
-        changed = False
-        width = max((m.num_results for m, _ in groups), default=0)
-        for r in range(width):
-            groups, merged = _pieces_along(groups, r)
-            changed |= merged
-        if not changed:
-            break
-    return groups
+    return _until_stable(maps, _pieces_along)
 
 
 _Piece = tuple[int, IndexingMap, list[int]]  # offset, map, positions it stands for
@@ -358,10 +364,7 @@ def _with_moving_offsets(run: list[_Piece], r: int) -> IndexingMap:
             constraints.append((dim(j) - a * new, Interval(lo, h.hi - min(0, a * (n - 1)))))
         if b:
             constraints.append((dim(j) - b * new, Interval(h.lo - max(0, b * (n - 1)), hi)))
-    names = None
-    if m.names:
-        nd, nr = m.num_dims, m.num_ranges
-        names = list(m.names[:nd + nr]) + [None] + list(m.names[nd + nr:])
+    names = _with_new_range_name(m)
     return IndexingMap.create(hull, results, list(m.ranges) + [Interval(0, n - 1)], m.rts,
                               constraints, names)
 
