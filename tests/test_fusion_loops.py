@@ -18,7 +18,7 @@ from reference_interpreter import execute, map_relation, provenance_known
 from symidx.analysis import computation_maps
 from symidx.expr import dim, rt
 from symidx.fusion import Analysis
-from symidx.fusion.loops import UNROLL_LIMIT, merged, trip_count
+from symidx.fusion.loops import MAP_LIMIT, UNROLL_LIMIT, merged, trip_count
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, Shape, parse_hlo
 from symidx.hlo.leaves import leaves
@@ -255,3 +255,31 @@ def test_a_counter_value_resolves_a_runtime_variable_without_an_instruction() ->
     assert [(v.bounds, str(v.source)) for v in table.rts] == [(Interval(0, 4), "i")]
     flag = resolved(Shape("pred", ()), np.array(True), [])
     assert [(v.bounds, str(v.source)) for v in flag.rts] == [(Interval(0, 6), "i")]
+
+
+# --- long scans: rows read one per iteration, merged into one map with a variable ----------
+
+
+@pytest.mark.parametrize("name", ["gru_scan_40.hlo", "lstm_scan_40.hlo"])
+def test_a_long_recurrent_scan_stays_exact(name: str) -> None:
+    """A GRU or LSTM over 40 steps reads row k of its input at step k: one map per row
+    (more than MAP_LIMIT), merged into one map whose row is a range variable tied to the
+    output row, exactly as executing the loop reads (both directions)."""
+    comp = _entry(name)
+    check_against_execution(comp, [None, None, None])
+    (record,) = computation_maps(comp, "output_to_input", analysis=Analysis())
+    xs = {g.index: g for g in record.groups}[0]
+    # one map, not one per merge: rows added after a merge join the rows merged before
+    assert len(xs.maps) == 1 < MAP_LIMIT
+    # output row d0 reads input rows 0 .. d0
+    pairs = _pairs(xs.maps, (40, 2, 2), (40, 2, 1))
+    assert pairs.tolist() == sorted((((r * 2 + b) * 2 + j) * 80) + q * 2 + b
+                                    for r in range(40) for b in range(2) for j in range(2)
+                                    for q in range(r + 1))
+
+
+def test_a_bidirectional_scan_stays_exact() -> None:
+    """Two GRU scans over 36 steps, one of them reversed (row ``35 - k`` at iteration
+    ``k``: the rows arrive in decreasing order), both exact against execution."""
+    comp = _entry("bidirectional_gru_36.hlo")
+    assert check_against_execution(comp, [None] * 5)

@@ -9,7 +9,11 @@ from hypothesis import strategies as st
 from symidx.expr import FloorDiv, Mod, dim, sym
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
-from symidx.simplify.merge import merge_constant_offsets, merge_contiguous_sums
+from symidx.simplify.merge import (
+    merge_constant_offsets,
+    merge_contiguous_sums,
+    merge_offset_pieces,
+)
 from symidx.syntax import parse_map
 
 
@@ -122,6 +126,75 @@ def test_merge_constant_offsets_on_a_window():
     # offsets 0, 1, 5: the run 0, 1 merges, 5 stays apart
     apart = [parse_map(f"(d0) -> (d0 + {k}), domain: d0 in [0, 9]") for k in (0, 1, 5)]
     assert sorted(len(ms) for _, ms in merge_constant_offsets(apart)) == [1, 2]
+
+
+@st.composite
+def offset_pieces(draw):
+    """Maps of two dims equal but for a constant in one result and for the intervals of
+    their dims: some in a progression whose bounds move in step with the offset (one run or
+    two interleaved), some anywhere."""
+    nr = draw(st.integers(0, 1))
+    extra = sym(0) if nr else 0
+    rest = draw(st.sampled_from([dim(1) + extra, dim(0) + 2 * dim(1), extra, dim(0) * 0]))
+    other = draw(st.sampled_from([dim(0), dim(1) + 1, 0]))
+    constraints = draw(st.sampled_from([[], [(dim(0) + dim(1), Interval(1, 6))]]))
+    pieces: list[tuple[int, tuple[Interval, Interval]]] = []
+    for _ in range(draw(st.integers(1, 2))):  # progressions
+        n = draw(st.integers(1, 5))
+        g = draw(st.integers(1, 3))
+        o0 = draw(st.integers(-3, 2))
+        bounds = []
+        for _ in range(2):
+            lo, a = draw(st.integers(0, 2)), draw(st.integers(-1, 1))
+            hi, b = lo + draw(st.integers(0, 3)), draw(st.integers(-1, 1))
+            bounds.append((lo, a, hi, b))
+        for t in range(n):
+            dims = tuple(Interval(lo + a * t, hi + b * t) for lo, a, hi, b in bounds)
+            pieces.append((o0 + g * t, dims))
+    for _ in range(draw(st.integers(0, 3))):  # strays
+        lo0, lo1 = draw(st.integers(-1, 3)), draw(st.integers(-1, 3))
+        pieces.append((draw(st.integers(-3, 8)),
+                       (Interval(lo0, lo0 + draw(st.integers(0, 3))),
+                        Interval(lo1, lo1 + draw(st.integers(0, 3))))))
+    maps = [IndexingMap.create(dims, [rest + offset, other], [Interval(0, 1)] * nr, (),
+                               constraints) for offset, dims in pieces]
+    return list(dict.fromkeys(m for m in maps if not m.is_known_empty))
+
+
+@given(offset_pieces())
+def test_merge_offset_pieces_keeps_the_union(maps):
+    groups = merge_offset_pieces(maps)
+    assert sorted(i for _, members in groups for i in members) == list(range(len(maps)))
+    for d0 in range(-4, 9):
+        for d1 in range(-4, 9):
+            union = set().union(*(m.image((d0, d1)) for m in maps))
+            assert set().union(*(m.image((d0, d1)) for m, _ in groups)) == union
+            for m, members in groups:  # each merged map reaches exactly what its members do
+                assert m.image((d0, d1)) == set().union(*(maps[i].image((d0, d1))
+                                                          for i in members))
+
+
+def test_merge_offset_pieces_on_a_scan():
+    # a loop reading input row k for output rows k .. 9: one map, the row a variable
+    # no later than the output row
+    rows = [parse_map(f"(d0, d1) -> ({k}, d1), domain: d0 in [{k}, 9], d1 in [0, 3]")
+            for k in range(10)]
+    [(merged, members)] = merge_offset_pieces(rows)
+    assert members == list(range(10))
+    assert merged == parse_map("(d0, d1)[s0] -> (s0, d1), domain: d0 in [0, 9], "
+                               "d1 in [0, 3], s0 in [0, 9], d0 - s0 in [0, 9]")
+    # its mirror (input-to-output): input rows 0 .. k reach output row k
+    rows = [parse_map(f"(d0) -> ({k}), domain: d0 in [0, {k}]") for k in range(10)]
+    [(merged, _)] = merge_offset_pieces(rows)
+    assert merged == parse_map("(d0)[s0] -> (s0), domain: d0 in [0, 9], s0 in [0, 9], "
+                               "d0 - s0 in [-9, 0]")
+    # fixed intervals: what merge_constant_offsets does
+    same = [parse_map(f"(d0) -> (d0 + {k}), domain: d0 in [0, 9]") for k in range(3)]
+    assert [m for m, _ in merge_offset_pieces(same)] == \
+        [m for m, _ in merge_constant_offsets(same)]
+    # a piece out of step stays apart
+    apart = rows[:3] + [parse_map("(d0) -> (3), domain: d0 in [0, 5]")]
+    assert sorted(len(ms) for _, ms in merge_offset_pieces(apart)) == [1, 3]
 
 
 def test_every_merge_rule_is_documented_in_the_merges_table():

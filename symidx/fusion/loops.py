@@ -37,7 +37,14 @@ elementwise or permuting body is exact for any trip count. Otherwise at most
 :data:`UNROLL_LIMIT` iterations are composed, with at most :data:`MAP_LIMIT` distinct maps
 per carried leaf and :data:`COMPOSE_LIMIT` compositions per query; beyond, the loop keeps
 the labelled over-approximation and the label says why (``while NAME (loop-carried: 5000
-iterations, beyond the unrolling limit of 64)``).
+iterations, beyond the unrolling limit of 64)``). Before a carried leaf's maps count as past
+:data:`MAP_LIMIT`, those equal but for a constant offset along one result, with intervals
+moving in step with it, are merged into one map with a range variable
+(:func:`~symidx.simplify.merge.merge_offset_pieces`, exact): a scan reading row ``k`` of
+its input at iteration ``k`` for output rows ``k ..`` gives one map per row, and they
+become one. A merged map remembers the maps it was made of, so that at the next merge a
+row added since joins them (:meth:`_Unroller.compacted`), and the loop's step gives the
+merge over all of them (one map, not one per merge).
 
 **Otherwise** (:func:`while_steps`): an output leaf the body passes through unchanged
 reads the same element of the initial value (exact), and any other output leaf may read,
@@ -65,6 +72,7 @@ from symidx.interval import Interval
 from symidx.ops.basic import every_element, from_scalar, to_scalar
 from symidx.simplify import compose
 from symidx.simplify.finish import finish
+from symidx.simplify.merge import merge_offset_pieces
 
 # The evaluator needs numpy: it is imported when a loop is analysed, not at start-up.
 if TYPE_CHECKING:
@@ -479,6 +487,9 @@ class _Unroller:
         self.opaque: str | None = None
         self.compositions = 0
         self._memo: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
+        #: Maps made by merging offsets, each with the maps it was made of (its union is
+        #: exactly theirs: a fact about the map's value, true wherever it appears).
+        self.pieces: dict[IndexingMap, tuple[IndexingMap, ...]] = {}
 
     # -- the steps of one iteration, and of one evaluation of the condition
 
@@ -541,6 +552,42 @@ class _Unroller:
             found = self._memo[key] = finish(compose(first, second), fold_point_dims=True)
         return found
 
+    # -- merging offsets past the limit
+
+    def expanded(self, maps: Iterable[IndexingMap]) -> list[IndexingMap]:
+        """``maps`` with each map made by :meth:`compacted` replaced by the maps it was
+        made of (the same union)."""
+        out: dict[IndexingMap, None] = {}
+        for m in maps:
+            out.update(dict.fromkeys(self.pieces.get(m, (m,))))
+        return list(out)
+
+    def compacted(self, maps: list[IndexingMap]) -> list[IndexingMap]:
+        """``maps`` with those equal but for a constant offset along one result and
+        intervals moving in step with it merged into one map with a range variable
+        (:func:`~symidx.simplify.merge.merge_offset_pieces`, exact). Maps merged before
+        are first taken apart again, so that a row the loop adds at a later iteration joins
+        the rows merged before it (one map for a scan's rows, not one per merge)."""
+        plain = self.expanded(maps)
+        out: dict[IndexingMap, None] = {}
+        for m, members in merge_offset_pieces(plain):
+            if len(members) > 1:
+                m = finish(m, fold_point_dims=True)
+                self.pieces[m] = tuple(plain[i] for i in members)
+            out[m] = None
+        return list(out)
+
+    def final(self, maps: list[IndexingMap]) -> tuple[IndexingMap, ...]:
+        """A leaf's maps as the loop step gives them: pieces joined (:func:`merged`) and,
+        past :data:`MAP_LIMIT`, offsets merged (:meth:`compacted`); maps merged on the
+        way that need not be are taken apart again."""
+        maps = merged(list(dict.fromkeys(maps)))
+        if len(maps) > MAP_LIMIT or any(m in self.pieces for m in maps):
+            maps = merged(self.expanded(maps))
+            if len(maps) > MAP_LIMIT:
+                maps = self.compacted(maps)
+        return tuple(maps)
+
     def advance(self, family: Family, k: int) -> Family:
         """``family`` (maps to, or from, the leaves of one state) carried over iteration
         ``k``."""
@@ -557,7 +604,10 @@ class _Unroller:
             if len(target) > 1:
                 target = out[other] = dict.fromkeys(merged(list(target)))
             if len(target) > MAP_LIMIT:
-                raise _TooMuch(f"more than {MAP_LIMIT} distinct maps for one carried value")
+                target = out[other] = dict.fromkeys(self.compacted(list(target)))
+                if len(target) > MAP_LIMIT:
+                    raise _TooMuch(f"more than {MAP_LIMIT} distinct maps for one carried "
+                                   f"value")
         return {lf: maps for lf, maps in out.items() if maps}
 
 
@@ -693,8 +743,7 @@ def _backward(u: _Unroller, instr: HloInstruction, output: int,
     for lf, maps in decides.items():
         whole = to_scalar(dims)
         found.setdefault(lf, []).extend(u.compose(whole, m) for m in maps)
-    return Unrolled({lf: tuple(merged(list(dict.fromkeys(maps))))
-                     for lf, maps in found.items() if maps}, u.opaque)
+    return Unrolled({lf: u.final(maps) for lf, maps in found.items() if maps}, u.opaque)
 
 
 def _forward(u: _Unroller, instr: HloInstruction, leaf: int,
@@ -719,8 +768,7 @@ def _forward(u: _Unroller, instr: HloInstruction, leaf: int,
         if o not in passed_through and decides:
             spread = from_scalar(out.dims)
             found.setdefault(o, []).extend(u.compose(m, spread) for m in decides)
-    return Unrolled({o: tuple(merged(list(dict.fromkeys(maps))))
-                     for o, maps in found.items() if maps}, u.opaque)
+    return Unrolled({o: u.final(maps) for o, maps in found.items() if maps}, u.opaque)
 
 
 def _decides(u: _Unroller, reached: Family, k: int) -> list[IndexingMap]:

@@ -7,23 +7,27 @@ is reached does not matter. Two merges follow from that:
   occur only in one sum ``u + c*w`` become one variable over the values of that sum, when
   those values are contiguous (stacked convolution and reduce-window windows);
 * :func:`merge_constant_offsets` (rule ``merge_constant_offsets``): maps equal but for a
-  constant added to one result become one map with a new range variable.
+  constant added to one result become one map with a new range variable;
+* :func:`merge_offset_pieces` (rule ``merge_offset_pieces``): the same where the intervals
+  of the dimensions move in step with the offset (a loop reading row ``k`` of its input
+  for output rows ``k`` and after): the new variable is tied to the dimensions by
+  constraints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sympy import Symbol
 
-from symidx.expr import ONE, Expr, from_terms, sym, terms
+from symidx.expr import ONE, Expr, dim, from_terms, sym, terms
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify.memo import variables_of
 from symidx.simplify.transforms import _drop
 
-__all__ = ["merge_contiguous_sums", "merge_constant_offsets", "MERGE_ROUNDS", "MERGE_RULES",
-           "has_window_sum"]
+__all__ = ["merge_contiguous_sums", "merge_constant_offsets", "merge_offset_pieces",
+           "MERGE_ROUNDS", "MERGE_RULES", "has_window_sum"]
 
 #: Most merges of one map (each removes a variable, so this only bounds the work).
 MERGE_ROUNDS = 64
@@ -160,16 +164,34 @@ def merge_constant_offsets(maps: Sequence[IndexingMap]
     reaches. The rule runs again over the outcome (another result may then line up) until
     nothing merges. Known-empty and undefined maps, and maps whose runtime variables have
     source maps, are kept as they are."""
-    groups: list[tuple[IndexingMap, list[int]]] = [(m, [i]) for i, m in enumerate(maps)]
+    return _until_stable(maps, _merge_along)
+
+
+_Groups = list[tuple[IndexingMap, list[int]]]  # maps, each with the positions it stands for
+
+
+def _until_stable(maps: Sequence[IndexingMap],
+                  along: Callable[[_Groups, int], tuple[_Groups, bool]]) -> _Groups:
+    """``along`` (one merge along result ``r``) over every result, again until nothing
+    merges (at most :data:`MERGE_ROUNDS` rounds)."""
+    groups: _Groups = [(m, [i]) for i, m in enumerate(maps)]
     for _ in range(MERGE_ROUNDS):
         changed = False
         width = max((m.num_results for m, _ in groups), default=0)
         for r in range(width):
-            groups, merged = _merge_along(groups, r)
+            groups, merged = along(groups, r)
             changed |= merged
         if not changed:
             break
     return groups
+
+
+def _with_new_range_name(m: IndexingMap) -> list[str | None] | None:
+    """``m``'s names with one for a range variable added after the others (no name)."""
+    if not m.names:
+        return None
+    nd, nr = m.num_dims, m.num_ranges
+    return list(m.names[:nd + nr]) + [None] + list(m.names[nd + nr:])
 
 
 def _merge_along(groups: list[tuple[IndexingMap, list[int]]], r: int
@@ -227,12 +249,124 @@ def _with_offsets(run: list[tuple[int, IndexingMap, list[int]]], r: int) -> Inde
     result = from_terms(parts + [(first, ONE), (step, new)])
     results = list(m.results)
     results[r] = result
-    names = None
-    if m.names:
-        nd, nr = m.num_dims, m.num_ranges
-        names = list(m.names[:nd + nr]) + [None] + list(m.names[nd + nr:])
+    names = _with_new_range_name(m)
     return IndexingMap.create(m.dims, results, list(m.ranges) + [Interval(0, len(run) - 1)],
                               m.rts, m.constraints, names)
+
+
+def merge_offset_pieces(maps: Sequence[IndexingMap]
+                        ) -> list[tuple[IndexingMap, list[int]]]:
+    """Rule ``merge_offset_pieces``: maps equal but for a constant ``o_t`` added to one
+    result ``r`` and for the intervals ``[lo_j(t), hi_j(t)]`` of their dimensions, where,
+    along the maps in order of offset (``t`` in ``[0, n - 1]``), the offset and every
+    bound move by a constant step (``o_t = o_0 + g*t`` with ``g > 0``, ``lo_j(t) = lo_j(0) +
+    a_j*t``, ``hi_j(t) = hi_j(0) + b_j*t``), become one map over the hull of the intervals
+    whose result is ``r + o_0 + g*s`` with a new range variable ``s`` in ``[0, n - 1]`` and,
+    per dimension whose bounds move, the constraints ``d_j - a_j*s >= lo_j(0)`` and ``d_j -
+    b_j*s <= hi_j(0)`` (one constraint ``d_j - a_j*s in [lo_j(0), hi_j(0)]`` when ``a_j ==
+    b_j``; a constraint's other bound is the one the hull and ``s`` imply). With every
+    bound fixed this is :func:`merge_constant_offsets`. Returns every map of the outcome
+    with the positions in ``maps`` it stands for.
+
+    Derivation: a set of maps reaches at ``d`` the union of what each reaches, and map
+    ``t`` reaches nothing outside its intervals; ``d`` lies in map ``t``'s intervals
+    exactly when it lies in the hull and the constraints hold at ``s = t``, and at ``s =
+    t`` the new map is map ``t``. So the new map reaches at every ``d`` exactly the union.
+    A loop that reads row ``k`` of its input at iteration ``k`` for output rows ``k ..
+    N - 1`` gives maps ``(d0 in [k, N - 1]) -> (k, ...)``: one map ``(d0)[s] -> (s, ...)``
+    with ``d0 - s >= 0``.
+
+    Maps of one group (equal but for the offset and the intervals) are taken in order of
+    offset and dimension intervals; each joins the first run it continues (a run of two
+    or more predicts its next member), else the last run of one it can follow, else it
+    starts a run. The rule runs again over the outcome until nothing merges. Known-empty
+    and undefined maps, and maps whose runtime variables have source maps, are kept as
+    they are."""
+    return _until_stable(maps, _pieces_along)
+
+
+_Piece = tuple[int, IndexingMap, list[int]]  # offset, map, positions it stands for
+
+
+def _pieces_along(groups: list[tuple[IndexingMap, list[int]]], r: int
+                  ) -> tuple[list[tuple[IndexingMap, list[int]]], bool]:
+    by_rest: dict[tuple[object, ...], list[_Piece]] = {}
+    kept: list[tuple[IndexingMap, list[int]]] = []
+    for m, members in groups:
+        if (m.is_known_empty or m.is_undefined or r >= m.num_results
+                or any(v.map is not None for v in m.rts)):
+            kept.append((m, members))
+            continue
+        parts = terms(m.results[r])
+        offset = sum(c for c, x in parts if x is ONE)
+        rest = from_terms([(c, x) for c, x in parts if x is not ONE])
+        key = (m.num_dims, m.results[:r], rest, m.results[r + 1:], m.ranges, m.rts,
+               m.constraints, m.names)
+        by_rest.setdefault(key, []).append((int(offset), m, members))
+    merged_any = False
+    for same in by_rest.values():
+        same.sort(key=lambda item: (item[0], [(d.lo, d.hi) for d in item[1].dims]))
+        for run in _piece_runs(same):
+            if len(run) < 2:
+                kept.append((run[0][1], run[0][2]))
+                continue
+            merged_any = True
+            kept.append((_with_moving_offsets(run, r), [i for _, _, ms in run for i in ms]))
+    return kept, merged_any
+
+
+def _bounds(piece: _Piece) -> tuple[int, ...]:
+    """The offset and every dimension bound of ``piece``, in one tuple."""
+    return (piece[0], *(b for d in piece[1].dims for b in (d.lo, d.hi)))
+
+
+def _piece_runs(same: list[_Piece]) -> list[list[_Piece]]:
+    """``same`` (sorted) cut into runs along which the offset grows and every bound moves
+    by a constant step."""
+    runs: list[list[_Piece]] = []
+    for piece in same:
+        here = _bounds(piece)
+        for run in runs:  # a run of two or more that this piece continues
+            if len(run) >= 2:
+                last, before = _bounds(run[-1]), _bounds(run[-2])
+                if all(h == 2 * a - b for h, a, b in zip(here, last, before)):
+                    run.append(piece)
+                    break
+        else:
+            for run in reversed(runs):  # else a lone piece it can follow
+                if len(run) == 1 and run[0][0] < piece[0]:
+                    run.append(piece)
+                    break
+            else:
+                runs.append([piece])
+    return runs
+
+
+def _with_moving_offsets(run: list[_Piece], r: int) -> IndexingMap:
+    m = run[0][1]
+    n = len(run)
+    first, second = _bounds(run[0]), _bounds(run[1])
+    step = [b - a for a, b in zip(first, second)]
+    new = sym(m.num_ranges)  # after the existing range variables: nothing is renamed
+    parts = [(c, x) for c, x in terms(m.results[r]) if x is not ONE]
+    results = list(m.results)
+    results[r] = from_terms(parts + [(first[0], ONE), (step[0], new)])
+    hull = [Interval(min(p[1].dims[j].lo for p in run), max(p[1].dims[j].hi for p in run))
+            for j in range(m.num_dims)]
+    constraints = list(m.constraints)
+    for j, h in enumerate(hull):
+        a, b = step[1 + 2 * j], step[2 + 2 * j]
+        lo, hi = first[1 + 2 * j], first[2 + 2 * j]
+        if a == b != 0:
+            constraints.append((dim(j) - a * new, Interval(lo, hi)))
+            continue
+        if a:  # d_j - a*s >= lo; its upper bound is what the hull and s allow
+            constraints.append((dim(j) - a * new, Interval(lo, h.hi - min(0, a * (n - 1)))))
+        if b:
+            constraints.append((dim(j) - b * new, Interval(h.lo - max(0, b * (n - 1)), hi)))
+    names = _with_new_range_name(m)
+    return IndexingMap.create(hull, results, list(m.ranges) + [Interval(0, n - 1)], m.rts,
+                              constraints, names)
 
 
 #: The merges by rule name (as :data:`symidx.simplify.rules.RULES` names the expression
@@ -241,4 +375,5 @@ def _with_offsets(run: list[tuple[int, IndexingMap, list[int]]], r: int) -> Inde
 MERGE_RULES = {
     "merge_contiguous_sum": merge_contiguous_sums,
     "merge_constant_offsets": merge_constant_offsets,
+    "merge_offset_pieces": merge_offset_pieces,
 }
