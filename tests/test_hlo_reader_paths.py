@@ -15,6 +15,7 @@ import gc
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from hypothesis import strategies as st
 import symidx.hlo.instructions as instructions
 from symidx.errors import ParseError
 from symidx.hlo import HloModule, parse_hlo, parse_shape
-from symidx.hlo.ir import HloInstruction
+from symidx.hlo.ir import HloInstruction, SourceText, parsed_instruction
 from symidx.hlo.shape import plain_shape
 
 DATA = Path(__file__).parent / "data"
@@ -253,3 +254,18 @@ def test_parsing_files_the_module_in_the_oldest_generation_and_keeps_freezes() -
     finally:
         gc.unfreeze()
     del mine
+
+
+def test_parsed_instruction_builds_what_the_dataclass_builds() -> None:
+    document = SourceText("x", "t.hlo")
+    shape = parse_shape("f32[2]{0}")
+    values, offsets = {"k": "v"}, {"k": 3}
+    fast = parsed_instruction("a", "add", shape, 7, True, 5, document, values, offsets)
+    slow = HloInstruction("a", "add", shape, 7, is_root=True, attributes={"k": "v"},
+                          _offset=5, _attribute_offsets={"k": 3}, _document=document)
+    for each in fields(HloInstruction):  # every field, so a new one must be added there too
+        assert getattr(fast, each.name) == getattr(slow, each.name), each.name
+    assert fast.attributes is values and fast._attribute_offsets is offsets
+    other = parsed_instruction("b", "add", shape, 8, False, 6, document, {}, {})
+    for each in ("operands", "called_computations", "control_predecessors"):  # not shared
+        assert getattr(fast, each) is not getattr(other, each)

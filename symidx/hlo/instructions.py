@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from symidx.hlo.attributes import OWN_SCANNER_KEYS, scan_value
-from symidx.hlo.ir import HloComputation, HloInstruction
+from symidx.hlo.ir import HloComputation, HloInstruction, parsed_instruction
 from symidx.hlo.lexer import BLANK_START, NAME_RE, WORD_RE, describe, skip, strip_comments
 from symidx.hlo.literal import parse_literal
 from symidx.hlo.reader import PLAIN_SHAPE, Cursor, name_end
@@ -273,8 +273,10 @@ class InstructionReader(Cursor):
             line = self._line
         else:
             line = self.line_of(start)
-        instr = HloInstruction(name, opcode, shape, line, is_root=root is not None,
-                               _offset=start, _document=self.document)
+        values: dict[str, str] = {}
+        offsets: dict[str, int] = {}
+        instr = parsed_instruction(name, opcode, shape, line, root is not None, start,
+                                   self.document, values, offsets)
         item = Pending(instr, False, written, head.start(5)) if written else Pending(instr)
         if number is not None:
             instr.parameter_number = number
@@ -286,8 +288,6 @@ class InstructionReader(Cursor):
             if skip(text, after, self.source) != at + len(literal):
                 return False  # not all of it: the general reader says what is wrong
             instr.literal_text = literal.strip()
-        values: dict[str, str] = {}
-        offsets: dict[str, int] = {}
         first, self.pos = head.span(7)
         if first < self.pos:
             for whole in one.attribute.finditer(text, first, self.pos):
@@ -299,7 +299,6 @@ class InstructionReader(Cursor):
             self.pos = end.end()
         else:
             self.attributes(item, values, offsets)
-        instr.attributes, instr._attribute_offsets = values, offsets
         fill_typed_fields(instr)
         pendings.append(item)
         return True
@@ -331,8 +330,8 @@ class InstructionReader(Cursor):
                                  f"{describe(self.text, self.pos)}", self.pos)
         if shape is None and opcode in _SHAPE_REQUIRED:
             raise self.error(f"{opcode} {label} needs its shape written", op_start)
-        instr = HloInstruction(name, opcode, shape or _UNKNOWN_SHAPE, self.line_of(start),
-                               is_root=is_root, _offset=start, _document=self.document)
+        instr = parsed_instruction(name, opcode, shape or _UNKNOWN_SHAPE, self.line_of(start),
+                                   is_root, start, self.document, {}, {})
         item = Pending(instr, anonymous=not name)
         if opcode == "constant":
             assert shape is not None
