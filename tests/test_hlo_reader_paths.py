@@ -26,7 +26,7 @@ import symidx.hlo.instructions as instructions
 from symidx.errors import ParseError
 from symidx.hlo import HloModule, parse_hlo, parse_shape
 from symidx.hlo.ir import HloInstruction, SourceText, parsed_instruction
-from symidx.hlo.shape import plain_shape
+from symidx.hlo.shape import ShapeLike, plain_shape
 
 DATA = Path(__file__).parent / "data"
 FILES = sorted(DATA.rglob("*.hlo")) + sorted((Path(__file__).parent.parent / "symidx" / "examples")
@@ -232,6 +232,14 @@ def test_plain_shapes_read_as_the_token_reader_reads_them(text: str) -> None:
         assert shape is None
         return
     assert shape is None or (shape == expected and repr(shape) == repr(expected))
+    # With a memo of element readings (as the reader keeps one): the same shape, and the
+    # elements it built are memoised as the token reader reads them.
+    known: dict[str, ShapeLike] = {}
+    again = plain_shape(text, known)
+    assert again == shape and repr(again) == repr(shape)
+    assert plain_shape(text, known) == shape
+    for element, reading in known.items():
+        assert reading == parse_shape(element) and repr(reading) == repr(parse_shape(element))
 
 
 def test_plain_shapes_are_read_with_one_match() -> None:

@@ -15,7 +15,7 @@ from symidx.hlo.lexer import BLANK_START, NAME_RE, WORD_RE, describe, skip, stri
 from symidx.hlo.literal import parse_literal
 from symidx.hlo.reader import PLAIN_SHAPE, Cursor, name_end
 from symidx.hlo.shape import ShapeLike, TupleShape, plain_shape
-from symidx.hlo.typed_fields import fill_typed_fields
+from symidx.hlo.typed_fields import TYPED_OPCODES, UNTYPED_KEYS, fill_typed_fields
 
 __all__ = ["CallRef", "Inline", "InstructionReader", "Operand", "Pending", "Ref"]
 
@@ -118,6 +118,8 @@ _COMPUTATION_KEYS = frozenset({
 })
 _COMPUTATION_LIST_KEYS = frozenset({"branch_computations", "called_computations"})
 _ALL_COMPUTATION_KEYS = _COMPUTATION_KEYS | _COMPUTATION_LIST_KEYS
+# Attributes whose value is more than its text (:meth:`InstructionReader.fast_attribute`).
+_READ_APART = OWN_SCANNER_KEYS | _ALL_COMPUTATION_KEYS | {"control-predecessors"}
 #: Opcodes whose shape must be written: what follows the opcode is read by the shape.
 _SHAPE_REQUIRED = frozenset({"constant", "parameter"})
 # Stands for an omitted shape until infer_shape() replaces it; never seen outside.
@@ -236,7 +238,7 @@ class InstructionReader(Cursor):
         root, name, shape_text, opcode, operands, other, _ = head.groups()
         shape = self._plain_shapes.get(shape_text)
         if shape is None:
-            shape = plain_shape(shape_text)
+            shape = plain_shape(shape_text, self._plain_shapes)
             if shape is None:
                 return False
             self._plain_shapes[shape_text] = shape
@@ -252,7 +254,7 @@ class InstructionReader(Cursor):
                 shaped = one.shaped_operands.findall(operands)
                 for shaped_text, _ in shaped:
                     if shaped_text and shaped_text not in self._plain_shapes:
-                        known = plain_shape(shaped_text)
+                        known = plain_shape(shaped_text, self._plain_shapes)
                         if known is None:
                             return False
                         self._plain_shapes[shaped_text] = known
@@ -291,15 +293,22 @@ class InstructionReader(Cursor):
         first, self.pos = head.span(7)
         if first < self.pos:
             for whole in one.attribute.finditer(text, first, self.pos):
-                if not self.fast_attribute(whole, item, values, offsets):
-                    self.pos = whole.start()
-                    break
+                key = whole.group(1)
+                if key in _READ_APART or key in values:  # as fast_attribute reads the rest
+                    if not self.fast_attribute(whole, item, values, offsets):
+                        self.pos = whole.start()
+                        break
+                    continue
+                values[key] = whole.group(2)
+                offsets[key] = whole.start(2)
+                self.pos = whole.end()
         end = _ATTRIBUTES_END_RE.match(text, self.pos)
         if end is not None:
             self.pos = end.end()
         else:
             self.attributes(item, values, offsets)
-        fill_typed_fields(instr)
+        if opcode in TYPED_OPCODES or not values.keys() <= UNTYPED_KEYS:
+            fill_typed_fields(instr)
         pendings.append(item)
         return True
 

@@ -366,7 +366,7 @@ class _Parser(InstructionReader):
         assert one is not None
         for text in (*one.signature_shapes.findall(whole.group(1)), whole.group(2)):
             if text not in known:
-                shape = plain_shape(text)
+                shape = plain_shape(text, known)
                 if shape is None:
                     return False
                 known[text] = shape

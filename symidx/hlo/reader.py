@@ -118,7 +118,7 @@ class Cursor:
         if plain is not None:
             known = self._plain_shapes.get(plain.group())
             if known is None:
-                known = plain_shape(plain.group())
+                known = plain_shape(plain.group(), self._plain_shapes)
                 if known is not None:
                     self._plain_shapes[plain.group()] = known
             if known is not None:

@@ -291,21 +291,29 @@ _PLAIN_TUPLE_RE = re.compile(r"\(((?:" + _PLAIN_ELEMENT + r"(?:, ?" + _PLAIN_ELE
 _PLAIN_ELEMENT_RE = re.compile(r"(?:/\*[^*]*\*/)?([a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?)")
 
 
-def plain_shape(text: str) -> ShapeLike | None:
+def plain_shape(text: str, known: dict[str, ShapeLike] | None = None) -> ShapeLike | None:
     """The shape ``text`` spells, when it is an array in its plainest spelling
     (``f32[8,128]{1,0}``: no blank, no dynamic dimension, no layout field) or a tuple of
     such, and is one :func:`parse_shape_at` accepts -- as it reads it when no ``{`` follows;
     None for anything else (read it with :func:`parse_shape_at`). Builds the shape without
-    going token by token."""
+    going token by token.
+
+    ``known``: shapes already read, by their text (a reader's memo, holding only what
+    :func:`parse_shape_at` reads each text as): a tuple's elements are looked up there, and
+    those built are added."""
     if text.startswith("("):
         whole = _PLAIN_TUPLE_RE.fullmatch(text)
         if whole is None:
             return None
         elements = []
         for element in _PLAIN_ELEMENT_RE.findall(whole.group(1)):
-            array = plain_shape(element)
+            array = None if known is None else known.get(element)
             if array is None:
-                return None
+                array = plain_shape(element)
+                if array is None:
+                    return None
+                if known is not None:
+                    known[element] = array
             elements.append(array)
         return TupleShape(tuple(elements))
     match = _PLAIN_ARRAY_RE.fullmatch(text)
