@@ -40,9 +40,12 @@ _KEY_RE = re.compile(r", ?([A-Za-z_][A-Za-z0-9_.\-]*)=")
 ONE_MATCH_MIN_CHARS = 50_000
 _NAME_PATTERN = r"%?[A-Za-z_][A-Za-z0-9_.\-]*"
 _COMMENT_PATTERN = r"/\*[^*]*\*/"
+# A double-quoted string on one line, its escapes taken whole (written as a loop over runs of
+# plain characters: the regex engine then goes a run at a time, not a character at a time).
+_QUOTED = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
 # In a bracketed group of an attribute value: characters that are neither brackets, quotes
 # nor '/', and double-quoted strings.
-_GROUP_INNER = r"""(?:[^(){}\[\]"'/]++|"(?:[^"\\\n]|\\.)*+")"""
+_GROUP_INNER = r"""(?:[^(){}\[\]"'/]++|""" + _QUOTED + ")"
 
 
 def _group_pattern(depth: int) -> str:
@@ -50,11 +53,9 @@ def _group_pattern(depth: int) -> str:
     return rf"\{{{inner}*+\}}|\[{inner}*+\]|\({inner}*+\)"
 
 
-def _attribute_pattern(capture: bool) -> str:
-    open_group = "(" if capture else "(?:"
-    return (r", ?" + open_group + r"[A-Za-z_][A-Za-z0-9_.\-]*)=" + open_group
-            + r"(?:[^\s,(){}\[\]\"'/]++|\"(?:[^\"\\\n]|\\.)*+\"|" + _group_pattern(3)
-            + r")++)(?=,|[ \t]*(?:[\r\n]|\Z))")
+def _attribute_pattern() -> str:
+    return (r", ?([A-Za-z_][A-Za-z0-9_.\-]*)=((?:[^\s,(){}\[\]\"'/]++|" + _QUOTED + "|"
+            + _group_pattern(3) + r")++)(?=,|[ \t]*(?:[\r\n]|\Z))")
 
 
 class _OneMatch:
@@ -71,8 +72,8 @@ class _OneMatch:
     ``instruction``: ``[ROOT] name = shape opcode(`` as _LHS_RE then _RHS_RE read it; then
     operands -- names, each maybe after a shape and a comment (``/*index=5*/``) -- or other
     text without parentheses, comments or line breaks (a parameter number, a literal,
-    nothing); then ``)`` and attributes as ``attribute`` reads them (groups: ROOT, name,
-    shape, opcode, operands, other, attributes).
+    nothing); then ``)`` (groups: ROOT, name, shape, opcode, operands, other). Its
+    attributes are then read one after the other with ``attribute``.
 
     ``operand_names``: in such operands, each operand's name without its '%' (or its shape
     and name); ``operand_at``: each operand's name with its '%' (group 1), for its offset.
@@ -84,12 +85,11 @@ class _OneMatch:
 
     def __init__(self) -> None:
         operand = rf"(?:(?:{PLAIN_SHAPE})[ \t]+)?{_NAME_PATTERN}"
-        self.attribute = re.compile(_attribute_pattern(True))
+        self.attribute = re.compile(_attribute_pattern())
         self.instruction = re.compile(
             r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + PLAIN_SHAPE
             + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\((?:(" + operand + r"(?:, ?(?:"
-            + _COMMENT_PATTERN + r")?" + operand + r")*)|([^()/\n]*))\)((?:"
-            + _attribute_pattern(False) + r")*+)")
+            + _COMMENT_PATTERN + r")?" + operand + r")*)|([^()/\n]*))\)")
         self.operand_names = re.compile(rf"(?:{_COMMENT_PATTERN})?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
         self.shaped_operands = re.compile(
             rf"(?:{_COMMENT_PATTERN})?(?:({PLAIN_SHAPE})[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
@@ -235,7 +235,7 @@ class InstructionReader(Cursor):
         head = one.instruction.match(self.text, start)
         if head is None:
             return False
-        root, name, shape_text, opcode, operands, other, _ = head.groups()
+        root, name, shape_text, opcode, operands, other = head.groups()
         shape = self._plain_shapes.get(shape_text)
         if shape is None:
             shape = plain_shape(shape_text, self._plain_shapes)
@@ -290,18 +290,18 @@ class InstructionReader(Cursor):
             if skip(text, after, self.source) != at + len(literal):
                 return False  # not all of it: the general reader says what is wrong
             instr.literal_text = literal.strip()
-        first, self.pos = head.span(7)
-        if first < self.pos:
-            for whole in one.attribute.finditer(text, first, self.pos):
-                key = whole.group(1)
-                if key in _READ_APART or key in values:  # as fast_attribute reads the rest
-                    if not self.fast_attribute(whole, item, values, offsets):
-                        self.pos = whole.start()
-                        break
-                    continue
+        pos = head.end()
+        attribute = one.attribute.match
+        while (whole := attribute(text, pos)) is not None:
+            key = whole.group(1)
+            if key in _READ_APART or key in values:  # as fast_attribute reads the rest
+                if not self.fast_attribute(whole, item, values, offsets):
+                    break
+            else:
                 values[key] = whole.group(2)
                 offsets[key] = whole.start(2)
-                self.pos = whole.end()
+            pos = whole.end()
+        self.pos = pos
         end = _ATTRIBUTES_END_RE.match(text, self.pos)
         if end is not None:
             self.pos = end.end()
