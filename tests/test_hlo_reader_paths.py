@@ -102,6 +102,10 @@ EDGES = [
     "  ROOT c = f32[4] all-reduce(p0), replica_groups=[2]x<=[4], to_apply=%s\n",
     "  ROOT c = f32[4] all-reduce(p0), replica_groups={{0}}, to_apply=s:\n",
     "  ROOT c = f32[4] all-reduce(p0), replica_groups={{0}}, to_apply={%s}\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups={{0}}{1}, to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups={{0},{}}x\"y\", to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups={}, to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups={{0}} , to_apply=%s\n",
     "  ROOT c = f32[4] negate(f32[4]{0} p0), metadata={op_name=\"a/b\" source_file=\"//x\"}\n",
     "  ROOT c = f32[4] negate(f32[4]{1} p0)\n",
     "  ROOT c = f32[4] negate(q32[4] p0)\n",
@@ -172,7 +176,8 @@ def test_signatures_read_the_same_either_way(signature: str) -> None:
 # equal signs, comments and numbers.
 _FRAGMENTS = list("{}[]()<>=,:%\"'/\\*? \n0123456789T") + [
     "/*index=5*/", ", ", "/* x */", "//c\n", "T(1,0)", "<=[8]", ", calls=%x", ", to_apply={",
-    ", control-predecessors={%a}", ", literal=s32[] 1", ", replica_groups=[2]<=[2]", ", x=",
+    ", control-predecessors={%a}", ", literal=s32[] 1", ", replica_groups=[2]<=[2]",
+    ", replica_groups={{0,1}}", ", x=",
     "{}", "%p0", "f32[] ", "{0}", "{1,0}", "s32[2] ", "(f32[], s32[])", "-1",
 ]
 _SOURCES = [p.read_text() for p in FILES if p.stat().st_size < 20_000]

@@ -479,7 +479,9 @@ class InstructionReader(Cursor):
         if key in values:
             raise self.error(f"duplicate attribute {key!r}", whole.start(1))
         if key in OWN_SCANNER_KEYS:  # where its own scanner ends it, as the general path does
-            if scan_value(self.text, start, key, self.source) != whole.end():
+            # (replica groups written {...} are scanned as a plain value is: no need)
+            if not (key == "replica_groups" and value.startswith("{")) and scan_value(
+                    self.text, start, key, self.source) != whole.end():
                 return False
         elif item is not None:
             if key in _ALL_COMPUTATION_KEYS:
