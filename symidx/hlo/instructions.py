@@ -259,8 +259,10 @@ class InstructionReader(Cursor):
                             return False
                         self._plain_shapes[shaped_text] = known
                 written = [name for _, name in shaped]
-            else:
+            elif "/" in operands:  # a comment: /*index=5*/
                 written = one.operand_names.findall(operands)
+            else:  # names alone, ", ?" between them: none holds a '%', ' ' or ','
+                written = operands.replace("%", "").replace(" ", "").split(",")
         elif opcode == "parameter":
             if _PARAMETER_NUMBER_RE.match(other) is None:
                 return False

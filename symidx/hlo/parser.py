@@ -144,6 +144,8 @@ class _Parser(InstructionReader):
         self.call_sites: list[Pending] = []
         #: Computation name -> the names of the computations it calls (after resolve_calls).
         self.calls: dict[str, list[str]] = {}
+        #: The signatures :meth:`known_signature` has read, as written.
+        self.signatures: set[str] = set()
 
     # -- module
 
@@ -362,14 +364,17 @@ class _Parser(InstructionReader):
         whole = None if one is None else one.signature.match(self.text, self.pos)
         if whole is None:
             return False
-        known = self._plain_shapes
-        assert one is not None
-        for text in (*one.signature_shapes.findall(whole.group(1)), whole.group(2)):
-            if text not in known:
-                shape = plain_shape(text, known)
-                if shape is None:
-                    return False
-                known[text] = shape
+        signature = whole.group()
+        if signature not in self.signatures:  # else read (and found well formed) before
+            known = self._plain_shapes
+            assert one is not None
+            for text in (*one.signature_shapes.findall(whole.group(1)), whole.group(2)):
+                if text not in known:
+                    shape = plain_shape(text, known)
+                    if shape is None:
+                        return False
+                    known[text] = shape
+            self.signatures.add(signature)
         self.pos = whole.end()
         return True
 
@@ -398,24 +403,9 @@ class _Parser(InstructionReader):
                           pendings: list[Pending]) -> HloComputation:
         if not pendings:
             raise self.error(f"computation {name!r} has no instructions (missing ROOT)", start)
-        by_name: dict[str, HloInstruction] = {}
-        anonymous = False
-        for item in pendings:
-            if item.anonymous:
-                anonymous = True
-                continue
-            instr = item.instr
-            if instr.name in by_name:
-                raise self.error(f"duplicate instruction name {instr.name!r} in computation "
-                                 f"{name!r} (first defined at line {by_name[instr.name].line})",
-                                 instr._offset)
-            by_name[instr.name] = instr
-        if anonymous:
-            taken = set(by_name)
-            for item in pendings:
-                if item.anonymous:  # XLA's names for inline instructions, unique here
-                    item.instr.name = unique_name(f"{item.instr.opcode}.anon", taken)
-                    by_name[item.instr.name] = item.instr
+        by_name = {item.instr.name: item.instr for item in pendings}
+        if len(by_name) != len(pendings) or "" in by_name:  # a name twice, or inline ones
+            by_name = self.names(name, pendings)
         instructions = self.missing_operands(pendings, by_name) if self.single else []
         root: HloInstruction | None = None
         # The names of the instructions before the current one (names are unique by now):
@@ -473,6 +463,29 @@ class _Parser(InstructionReader):
             item.caller = comp
         self.call_sites.extend(callers)
         return comp
+
+    def names(self, comp: str, pendings: list[Pending]) -> dict[str, HloInstruction]:
+        """The instructions of computation ``comp`` by name, inline ones named as XLA names
+        them; a ParseError for a name written twice."""
+        by_name: dict[str, HloInstruction] = {}
+        anonymous = False
+        for item in pendings:
+            if item.anonymous:
+                anonymous = True
+                continue
+            instr = item.instr
+            if instr.name in by_name:
+                raise self.error(f"duplicate instruction name {instr.name!r} in computation "
+                                 f"{comp!r} (first defined at line {by_name[instr.name].line})",
+                                 instr._offset)
+            by_name[instr.name] = instr
+        if anonymous:
+            taken = set(by_name)
+            for item in pendings:
+                if item.anonymous:  # XLA's names for inline instructions, unique here
+                    item.instr.name = unique_name(f"{item.instr.opcode}.anon", taken)
+                    by_name[item.instr.name] = item.instr
+        return by_name
 
     def missing_operands(self, pendings: list[Pending],
                          by_name: dict[str, HloInstruction]) -> list[HloInstruction]:
