@@ -157,6 +157,19 @@ def test_edge_spellings_read_the_same_either_way(line: str) -> None:
     assert_same(HEAD + line + TAIL)
 
 
+# What may follow a computation's '}': its attributes, blanks, comments.
+COMPUTATION_TAILS = ["", " ", "\n\n", " /* c */\n", " // c\n", ", execution_thread=\"x\"",
+                     "\n, execution_thread=\"x\"\n", " , a=1 ", "\n\n, a=1, b={2}\n", ",\n"]
+
+
+@pytest.mark.parametrize("tail", COMPUTATION_TAILS)
+def test_computation_tails_read_the_same_either_way(tail: str) -> None:
+    text = (f"HloModule m\n\n%s (a: f32[], b: f32[]) -> f32[] {{\n  a = f32[] parameter(0)\n"
+            f"  b = f32[] parameter(1)\n  ROOT r = f32[] add(a, b)\n}}{tail}\n"
+            f"ENTRY e {{\n  ROOT p = f32[] parameter(0)\n}}{tail}")
+    assert_same(text)
+
+
 SIGNATURES = [
     "(a: f32[], b: f32[]) -> f32[]", "(a: f32[], b: f32[]) -> f32[] {0}", "() -> f32[]",
     "(a: f32[2]{0}, b: (f32[], /*x*/s32[])) -> (f32[], s32[])", "(a: f32[], b: g32[]) -> f32[]",

@@ -17,7 +17,9 @@ from symidx.hlo.reader import PLAIN_SHAPE, Cursor, name_end
 from symidx.hlo.shape import ShapeLike, TupleShape, plain_shape
 from symidx.hlo.typed_fields import TYPED_OPCODES, UNTYPED_KEYS, fill_typed_fields
 
-__all__ = ["CallRef", "Inline", "InstructionReader", "Operand", "Pending", "Ref"]
+__all__ = [
+    "ATTRIBUTES_END_RE", "CallRef", "Inline", "InstructionReader", "Operand", "Pending", "Ref",
+]
 
 # Fast paths for the common spellings; anything else takes the general path. An instruction's
 # start, ``[ROOT] name =`` (groups: ROOT, name)...
@@ -109,8 +111,8 @@ def _one_match() -> _OneMatch:
 
 _FULL_NAME_RE = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)\Z")
 _PARAMETER_NUMBER_RE = re.compile(r"[0-9]{1,9}\Z")
-# Blanks then what cannot continue the attributes (not ',', no comment): where they end.
-_ATTRIBUTES_END_RE = re.compile(r"[ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/])")
+#: Blanks then what cannot continue the attributes (not ',', no comment): where they end.
+ATTRIBUTES_END_RE = re.compile(r"[ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/])")
 #: Attributes naming one computation; ``_COMPUTATION_LIST_KEYS`` name several, ``{a, b}``.
 _COMPUTATION_KEYS = frozenset({
     "to_apply", "calls", "condition", "body", "true_computation", "false_computation",
@@ -304,7 +306,7 @@ class InstructionReader(Cursor):
                 offsets[key] = whole.start(2)
             pos = whole.end()
         self.pos = pos
-        end = _ATTRIBUTES_END_RE.match(text, self.pos)
+        end = ATTRIBUTES_END_RE.match(text, self.pos)
         if end is not None:
             self.pos = end.end()
         else:
@@ -433,7 +435,7 @@ class InstructionReader(Cursor):
             if whole is not None:
                 if self.fast_attribute(whole, item, values, offsets):
                     continue
-            elif one is not None and (done := _ATTRIBUTES_END_RE.match(text, self.pos)):
+            elif one is not None and (done := ATTRIBUTES_END_RE.match(text, self.pos)):
                 self.pos = done.end()
                 break
             fast = _KEY_RE.match(self.text, self.pos)

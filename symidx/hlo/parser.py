@@ -65,7 +65,14 @@ from symidx.hlo.attributes import (
     WindowDim,
 )
 from symidx.hlo.infer import infer_shape
-from symidx.hlo.instructions import Inline, InstructionReader, Operand, Pending, Ref
+from symidx.hlo.instructions import (
+    ATTRIBUTES_END_RE,
+    Inline,
+    InstructionReader,
+    Operand,
+    Pending,
+    Ref,
+)
 from symidx.hlo.ir import HloComputation, HloInstruction, HloModule
 from symidx.hlo.lexer import (
     BLANK_START,
@@ -332,7 +339,11 @@ class _Parser(InstructionReader):
         if self.peek() == "(":
             self.signature(name)
         comp = self.instruction_list(name, start, line, is_entry)
-        comp.attributes, _ = self.attributes(None)
+        end = None if self.one_match is None else ATTRIBUTES_END_RE.match(self.text, self.pos)
+        if end is not None:  # blanks, then no ',' nor comment: no attributes, as below
+            self.pos = end.end()
+        else:
+            comp.attributes, _ = self.attributes(None)
         return comp
 
     def signature(self, name: str) -> None:
