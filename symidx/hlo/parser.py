@@ -414,7 +414,8 @@ class _Parser(InstructionReader):
                           pendings: list[Pending]) -> HloComputation:
         if not pendings:
             raise self.error(f"computation {name!r} has no instructions (missing ROOT)", start)
-        by_name = {item.instr.name: item.instr for item in pendings}
+        by_name = ({item.instr.name: item.instr for item in pendings}
+                   if self.one_match is not None else {})
         if len(by_name) != len(pendings) or "" in by_name:  # a name twice, or inline ones
             by_name = self.names(name, pendings)
         instructions = self.missing_operands(pendings, by_name) if self.single else []
