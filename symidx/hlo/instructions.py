@@ -124,6 +124,9 @@ _ALL_COMPUTATION_KEYS = _COMPUTATION_KEYS | _COMPUTATION_LIST_KEYS
 _READ_APART = OWN_SCANNER_KEYS | _ALL_COMPUTATION_KEYS | {"control-predecessors"}
 #: Opcodes whose shape must be written: what follows the opcode is read by the shape.
 _SHAPE_REQUIRED = frozenset({"constant", "parameter"})
+# Where a list of instructions does not go on with one right here: a blank (or comment), its
+# end, the end of the text.
+_NOT_AN_INSTRUCTION = BLANK_START | {"}", ""}
 # Stands for an omitted shape until infer_shape() replaces it; never seen outside.
 _UNKNOWN_SHAPE: ShapeLike = TupleShape(())
 
@@ -226,95 +229,107 @@ class InstructionReader(Cursor):
         self.expect("=", f"after instruction name {name!r}")
         self.rhs(name, start, pendings, is_root=is_root)
 
-    def fast_instruction(self, start: int, pendings: list[Pending]) -> bool:
+    def fast_instruction(self, start: int, pendings: list[Pending], *,
+                         many: bool = False) -> bool:
         """The instruction at ``start`` read with one match (:class:`_OneMatch`), as
         :meth:`rhs` would read it, if it has that spelling, its shape's text is one read
         before and its operands are what its opcode takes here; False (nothing read)
-        otherwise. Not in a single instruction, whose undefined operands are parameters."""
+        otherwise. Not in a single instruction, whose undefined operands are parameters.
+
+        ``many``: then go on with the instructions that follow right after it (after the
+        blanks that end its attributes) while each has that spelling; False if one was tried
+        and not read (``self.pos`` is where it starts), True if reading stopped before a blank,
+        a '}' or the end of the text."""
         one = self.one_match
         if one is None or self.single:
             return False
-        head = one.instruction.match(self.text, start)
-        if head is None:
-            return False
-        root, name, shape_text, opcode, operands, other = head.groups()
-        shape = self._plain_shapes.get(shape_text)
-        if shape is None:
-            shape = plain_shape(shape_text, self._plain_shapes)
-            if shape is None:
-                return False
-            self._plain_shapes[shape_text] = shape
         text = self.text
-        written: list[str] = []
-        number = literal = None
-        if operands is not None:
-            if opcode == "constant":
-                literal = operands
-            elif opcode == "parameter":
-                return False
-            elif "[" in operands or "(" in operands:  # some operand has its shape written
-                shaped = one.shaped_operands.findall(operands)
-                for shaped_text, _ in shaped:
-                    if shaped_text and shaped_text not in self._plain_shapes:
-                        known = plain_shape(shaped_text, self._plain_shapes)
-                        if known is None:
-                            return False
-                        self._plain_shapes[shaped_text] = known
-                written = [name for _, name in shaped]
-            elif "/" in operands:  # a comment: /*index=5*/
-                written = one.operand_names.findall(operands)
-            else:  # names alone, ", ?" between them: none holds a '%', ' ' or ','
-                written = operands.replace("%", "").replace(" ", "").split(",")
-        elif opcode == "parameter":
-            if _PARAMETER_NUMBER_RE.match(other) is None:
-                return False
-            number = int(other)
-        elif opcode == "constant":
-            literal = other
-        elif other:
-            return False
-        if start >= self._line_offset:  # self.line_of(start), inline: once per instruction
-            self._line += text.count("\n", self._line_offset, start)
-            self._line_offset = start
-            line = self._line
-        else:
-            line = self.line_of(start)
-        values: dict[str, str] = {}
-        offsets: dict[str, int] = {}
-        instr = parsed_instruction(name, opcode, shape, line, root is not None, start,
-                                   self.document, values, offsets)
-        item = Pending(instr, False, written, head.start(5)) if written else Pending(instr)
-        if number is not None:
-            instr.parameter_number = number
-        elif literal is not None:
-            at = head.start(5) if operands is not None else head.start(6)
-            if "/" in literal:
-                return False
-            instr.literal, after = parse_literal(text, at, shape, self.source)
-            if skip(text, after, self.source) != at + len(literal):
-                return False  # not all of it: the general reader says what is wrong
-            instr.literal_text = literal.strip()
-        pos = head.end()
+        known = self._plain_shapes
+        document = self.document
+        instruction = one.instruction.match
         attribute = one.attribute.match
-        while (whole := attribute(text, pos)) is not None:
-            key = whole.group(1)
-            if key in _READ_APART or key in values:  # as fast_attribute reads the rest
-                if not self.fast_attribute(whole, item, values, offsets):
-                    break
+        while True:
+            head = instruction(text, start)
+            if head is None:
+                return False
+            root, name, shape_text, opcode, operands, other = head.groups()
+            shape = known.get(shape_text)
+            if shape is None:
+                shape = plain_shape(shape_text, known)
+                if shape is None:
+                    return False
+                known[shape_text] = shape
+            written: list[str] = []
+            number = literal = None
+            if operands is not None:
+                if opcode == "constant":
+                    literal = operands
+                elif opcode == "parameter":
+                    return False
+                elif "[" in operands or "(" in operands:  # some operand has its shape written
+                    shaped = one.shaped_operands.findall(operands)
+                    for shaped_text, _ in shaped:
+                        if shaped_text and shaped_text not in known:
+                            shaped_shape = plain_shape(shaped_text, known)
+                            if shaped_shape is None:
+                                return False
+                            known[shaped_text] = shaped_shape
+                    written = [name for _, name in shaped]
+                elif "/" in operands:  # a comment: /*index=5*/
+                    written = one.operand_names.findall(operands)
+                else:  # names alone, ", ?" between them: none holds a '%', ' ' or ','
+                    written = operands.replace("%", "").replace(" ", "").split(",")
+            elif opcode == "parameter":
+                if _PARAMETER_NUMBER_RE.match(other) is None:
+                    return False
+                number = int(other)
+            elif opcode == "constant":
+                literal = other
+            elif other:
+                return False
+            if start >= self._line_offset:  # self.line_of(start), inline: once per instruction
+                self._line += text.count("\n", self._line_offset, start)
+                self._line_offset = start
+                line = self._line
             else:
-                values[key] = whole.group(2)
-                offsets[key] = whole.start(2)
-            pos = whole.end()
-        self.pos = pos
-        end = ATTRIBUTES_END_RE.match(text, self.pos)
-        if end is not None:
-            self.pos = end.end()
-        else:
-            self.attributes(item, values, offsets)
-        if opcode in TYPED_OPCODES or not values.keys() <= UNTYPED_KEYS:
-            fill_typed_fields(instr)
-        pendings.append(item)
-        return True
+                line = self.line_of(start)
+            values: dict[str, str] = {}
+            offsets: dict[str, int] = {}
+            instr = parsed_instruction(name, opcode, shape, line, root is not None, start,
+                                       document, values, offsets)
+            item = Pending(instr, False, written, head.start(5)) if written else Pending(instr)
+            if number is not None:
+                instr.parameter_number = number
+            elif literal is not None:
+                at = head.start(5) if operands is not None else head.start(6)
+                if "/" in literal:
+                    return False
+                instr.literal, after = parse_literal(text, at, shape, self.source)
+                if skip(text, after, self.source) != at + len(literal):
+                    return False  # not all of it: the general reader says what is wrong
+                instr.literal_text = literal.strip()
+            pos = head.end()
+            while (whole := attribute(text, pos)) is not None:
+                key = whole.group(1)
+                if key in _READ_APART or key in values:  # as fast_attribute reads the rest
+                    if not self.fast_attribute(whole, item, values, offsets):
+                        break
+                else:
+                    values[key] = whole.group(2)
+                    offsets[key] = whole.start(2)
+                pos = whole.end()
+            end = ATTRIBUTES_END_RE.match(text, pos)
+            if end is not None:
+                self.pos = start = end.end()
+            else:
+                self.pos = pos
+                self.attributes(item, values, offsets)
+                start = self.pos
+            if opcode in TYPED_OPCODES or not values.keys() <= UNTYPED_KEYS:
+                fill_typed_fields(instr)
+            pendings.append(item)
+            if not many or text[start: start + 1] in _NOT_AN_INSTRUCTION:
+                return True
 
     def rhs(self, name: str, start: int, pendings: list[Pending], *, is_root: bool = False,
             inline: bool = False) -> HloInstruction:

@@ -406,7 +406,7 @@ class _Parser(InstructionReader):
             if not ch:
                 raise self.error(f"unexpected end of input: computation {name!r} opened at line "
                                  f"{self.line_of(open_brace)} is not closed", self.pos)
-            if not self.fast_instruction(self.pos, pendings):
+            if not self.fast_instruction(self.pos, pendings, many=True):
                 self.instruction(pendings)
         return self.build_computation(name, start, line, is_entry, pendings)
 
