@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import symidx.hlo.instructions as instructions
 from symidx.errors import ParseError
 from symidx.hlo import HloModule, parse_hlo, parse_shape
+from symidx.hlo.attributes import scan_value
 from symidx.hlo.ir import HloInstruction, SourceText, parsed_instruction
 from symidx.hlo.shape import ShapeLike, plain_shape
 
@@ -105,6 +106,13 @@ EDGES = [
     "  ROOT c = f32[4] all-reduce(p0), replica_groups={{0}}{1}, to_apply=%s\n",
     "  ROOT c = f32[4] all-reduce(p0), replica_groups={{0},{}}x\"y\", to_apply=%s\n",
     "  ROOT c = f32[4] all-reduce(p0), replica_groups={}, to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups=[2,2]<=[4], to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups=[2,2]<=[2,2]T(1,0), to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups=[2,2]<=[2,2]T(1,0)T(0,1), to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), to_apply=%s, replica_groups=[2,2]<=[4]\n",
+    "  ROOT c = f32[4] all-reduce(p0), to_apply=%s, replica_groups=[2,2]<=[4]\n  T(1,0)\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups=[2,2]<=[4]T, to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups=[2,2]<=[4]T(a), to_apply=%s\n",
     "  ROOT c = f32[4] all-reduce(p0), replica_groups={{0}} , to_apply=%s\n",
     "  ROOT c = f32[4] negate(f32[4]{0} p0), metadata={op_name=\"a/b\" source_file=\"//x\"}\n",
     "  ROOT c = f32[4] negate(f32[4]{1} p0)\n",
@@ -298,3 +306,15 @@ def test_parsed_instruction_builds_what_the_dataclass_builds() -> None:
     other = parsed_instruction("b", "add", shape, 8, False, 6, document, {}, {})
     for each in ("operands", "called_computations", "control_predecessors"):  # not shared
         assert getattr(fast, each) is not getattr(other, each)
+
+
+@given(st.lists(st.sampled_from(["[", "]", "{", "}", "(", ")", "<=", "T", "0", "2", ",", " ",
+                                 "\n", "x", "/*c*/"]), max_size=14),
+       st.sampled_from([",", "\n", " ,", "\n T(1,0)", " T(0)", ""]))
+def test_replica_groups_taken_whole_only_where_their_scanner_ends(parts: list[str],
+                                                                  after: str) -> None:
+    text = ", replica_groups=" + "".join(parts) + after
+    whole = instructions._one_match().attribute.match(text)
+    if whole is not None and instructions._plain_replica_groups(whole.group(2), text,
+                                                                 whole.end()):
+        assert scan_value(text, whole.start(2), "replica_groups") == whole.end()

@@ -131,6 +131,22 @@ _NOT_AN_INSTRUCTION = BLANK_START | {"}", ""}
 _UNKNOWN_SHAPE: ShapeLike = TupleShape(())
 
 
+# replica_groups as an iota list with a transpose, or without one (group: the transpose).
+_IOTA_GROUPS_RE = re.compile(r"\[[0-9,]*\]<=\[[0-9,]*\](T\([0-9,]*\))?")
+
+
+def _plain_replica_groups(value: str, text: str, end: int) -> bool:
+    """Whether the device-list scanner of :mod:`symidx.hlo.attributes` ends the
+    ``replica_groups`` value ``value`` (as the one-match reading took it, ending at ``end``
+    in ``text``) where it ends: ``{...}`` it scans as a plain value; ``[2,4]<=[8]T(1,0)``
+    ends with its transpose; without one, only a ',' right after it keeps a transpose on a
+    later line from continuing it."""
+    if value.startswith("{"):
+        return True
+    iota = _IOTA_GROUPS_RE.fullmatch(value)
+    return iota is not None and (iota.group(1) is not None or text.startswith(",", end))
+
+
 @dataclass(eq=False, slots=True)
 class Operand:
     """An operand as written: a name (with the shape written before it, if any), an inline
@@ -498,9 +514,9 @@ class InstructionReader(Cursor):
         if key in values:
             raise self.error(f"duplicate attribute {key!r}", whole.start(1))
         if key in OWN_SCANNER_KEYS:  # where its own scanner ends it, as the general path does
-            # (replica groups written {...} are scanned as a plain value is: no need)
-            if not (key == "replica_groups" and value.startswith("{")) and scan_value(
-                    self.text, start, key, self.source) != whole.end():
+            if not (key == "replica_groups" and _plain_replica_groups(value, self.text,
+                                                                       whole.end())) \
+                    and scan_value(self.text, start, key, self.source) != whole.end():
                 return False
         elif item is not None:
             if key in _ALL_COMPUTATION_KEYS:
