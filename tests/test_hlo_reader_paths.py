@@ -27,7 +27,7 @@ from symidx.errors import ParseError
 from symidx.hlo import HloModule, parse_hlo, parse_shape
 from symidx.hlo.attributes import scan_value
 from symidx.hlo.ir import HloInstruction, SourceText, parsed_instruction
-from symidx.hlo.shape import ShapeLike, plain_shape
+from symidx.hlo.shape import Shape, ShapeLike, TupleShape, plain_shape
 
 DATA = Path(__file__).parent / "data"
 FILES = sorted(DATA.rglob("*.hlo")) + sorted((Path(__file__).parent.parent / "symidx" / "examples")
@@ -260,7 +260,8 @@ def test_plain_shapes_read_as_the_token_reader_reads_them(text: str) -> None:
     except ParseError:
         assert shape is None
         return
-    assert shape is None or (shape == expected and repr(shape) == repr(expected))
+    assert shape is None or (shape == expected and repr(shape) == repr(expected)
+                             and hash(shape) == hash(expected))
     # With a memo of element readings (as the reader keeps one): the same shape, and the
     # elements it built are memoised as the token reader reads them.
     known: dict[str, ShapeLike] = {}
@@ -269,6 +270,23 @@ def test_plain_shapes_read_as_the_token_reader_reads_them(text: str) -> None:
     assert plain_shape(text, known) == shape
     for element, reading in known.items():
         assert reading == parse_shape(element) and repr(reading) == repr(parse_shape(element))
+
+
+def test_plain_arrays_have_every_field_the_constructor_gives() -> None:
+    for text in ("f32[8,128]{1,0}", "s32[]", "pred[0]{0}", "bf16[2,3,4]", "u8[]{}"):
+        built = plain_shape(text)
+        assert isinstance(built, Shape)
+        again = Shape(built.element_type, built.dims, layout=built.layout)  # its own checks
+        for each in fields(Shape):
+            assert getattr(built, each.name) == getattr(again, each.name), (text, each.name)
+        assert hash(built) == hash(again)
+
+
+def test_tuple_hashes_are_computed_once_asked() -> None:
+    elements = (parse_shape("f32[2]{0}"), parse_shape("(s32[], u8[3])"))
+    first, second = TupleShape(elements), TupleShape(elements)
+    assert hash(first) == hash(elements) == hash(second) == hash(first)
+    assert {first: 1}[second] == 1
 
 
 def test_plain_shapes_are_read_with_one_match() -> None:
