@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 
 import pytest
 
@@ -10,7 +11,7 @@ from symidx._gc import gc_paused, long_lived
 
 
 @pytest.fixture
-def collections() -> list[int]:
+def collections() -> Iterator[list[int]]:
     """The generations collected while the test runs (gc.callbacks)."""
     seen: list[int] = []
 

@@ -322,8 +322,8 @@ def test_parsed_instruction_builds_what_the_dataclass_builds() -> None:
         assert getattr(fast, each.name) == getattr(slow, each.name), each.name
     assert fast.attributes is values and fast._attribute_offsets is offsets
     other = parsed_instruction("b", "add", shape, 8, False, 6, document, {}, {})
-    for each in ("operands", "called_computations", "control_predecessors"):  # not shared
-        assert getattr(fast, each) is not getattr(other, each)
+    for name in ("operands", "called_computations", "control_predecessors"):  # not shared
+        assert getattr(fast, name) is not getattr(other, name)
 
 
 @given(st.lists(st.sampled_from(["[", "]", "{", "}", "(", ")", "<=", "T", "0", "2", ",", " ",
