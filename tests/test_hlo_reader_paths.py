@@ -181,6 +181,21 @@ def test_computation_tails_read_the_same_either_way(tail: str) -> None:
     assert_same(text)
 
 
+# How a computation may start: ENTRY or not, blanks, comments, names like keywords.
+HEADERS = ["ENTRY %e {", "ENTRY e{", "ENTRY\te (p: f32[]) -> f32[] {", "ENTRY\ne {",
+           "ENTRY /*c*/ e {", "%ENTRY {", "ENTRY {", "ENTRY (p: f32[]) -> f32[] {", "e: {",
+           "ENTRY e: {", "ENTRYe {", "e\n{", "e /*c*/ {", "ENTRY ENTRY {", "HloModule {",
+           "ENTRY e (p: f32[])\n  -> f32[] {", "hlo_module {"]
+
+
+@pytest.mark.parametrize("header", HEADERS)
+def test_computation_headers_read_the_same_either_way(header: str) -> None:
+    text = (f"HloModule m\n\n%s (a: f32[], b: f32[]) -> f32[] {{\n  a = f32[] parameter(0)\n"
+            f"  b = f32[] parameter(1)\n  ROOT r = f32[] add(a, b)\n}}\n\n"
+            f"{header}\n  ROOT p = f32[] parameter(0)\n}}\n")
+    assert_same(text)
+
+
 SIGNATURES = [
     "(a: f32[], b: f32[]) -> f32[]", "(a: f32[], b: f32[]) -> f32[] {0}", "() -> f32[]",
     "(a: f32[2]{0}, b: (f32[], /*x*/s32[])) -> (f32[], s32[])", "(a: f32[], b: g32[]) -> f32[]",

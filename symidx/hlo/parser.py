@@ -111,6 +111,9 @@ __all__ = [
 # (group: the shape's text).
 _SIGNATURE_PARAMETER_RE = re.compile(r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*:[ \t]*("
                                      + PLAIN_SHAPE + r")(?=[ \t]*[,)])")
+# A computation's start in its common spelling, ``[ENTRY] name`` before its signature or body
+# (groups: ENTRY, the name).
+_HEADER_RE = re.compile(r"(ENTRY[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)(?=[ \t]*[({])")
 _PROTO_RE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*hlo_module[ \t]*\{")
 
 
@@ -325,17 +328,23 @@ class _Parser(InstructionReader):
     def computation(self) -> HloComputation:
         start = self.skip()
         line = self.line_of(start)
-        is_entry = self.word_here() == "ENTRY"
-        if is_entry:
-            self.pos += len("ENTRY")
-        try:
-            name, _ = self.name("a computation name (or 'HloModule', 'ENTRY')")
-        except ParseError:
-            if _PROTO_RE.match(self.text, start):
-                raise self.error("this is an HloModuleProto in protobuf text format "
-                                 "('hlo_module { ... }'), not HLO text: symidx reads HLO "
-                                 "text, as XLA prints it (--xla_dump_hlo_as_text)", start) from None
-            raise
+        head = None if self.one_match is None else _HEADER_RE.match(self.text, start)
+        if head is not None and (head.group(1) is not None or head.group(2) != "ENTRY"):
+            is_entry, name = head.group(1) is not None, head.group(2)  # as read below
+            self.pos = head.end()
+        else:
+            is_entry = self.word_here() == "ENTRY"
+            if is_entry:
+                self.pos += len("ENTRY")
+            try:
+                name, _ = self.name("a computation name (or 'HloModule', 'ENTRY')")
+            except ParseError:
+                if _PROTO_RE.match(self.text, start):
+                    raise self.error("this is an HloModuleProto in protobuf text format "
+                                     "('hlo_module { ... }'), not HLO text: symidx reads HLO "
+                                     "text, as XLA prints it (--xla_dump_hlo_as_text)",
+                                     start) from None
+                raise
         if self.peek() == "(":
             self.signature(name)
         comp = self.instruction_list(name, start, line, is_entry)
