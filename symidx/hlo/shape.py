@@ -225,7 +225,7 @@ class TupleShape:
     """
 
     elements: tuple[ShapeLike, ...] = field(default=())
-    _hash: int = field(init=False, repr=False, compare=False)
+    _hash: int | None = field(init=False, repr=False, compare=False)  # None until asked
     _offsets: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -234,14 +234,14 @@ class TupleShape:
             count = element.leaf_count if isinstance(element, TupleShape) else 1
             offsets.append(offsets[-1] + count)
         object.__setattr__(self, "_offsets", tuple(offsets))
+        object.__setattr__(self, "_hash", None)
 
     def __hash__(self) -> int:
-        try:
-            return self._hash
-        except AttributeError:  # the first time
+        value = self._hash
+        if value is None:  # the first time
             value = hash(self.elements)
             object.__setattr__(self, "_hash", value)
-            return value
+        return value
 
     def __reduce__(self) -> tuple[type[TupleShape], tuple[tuple[ShapeLike, ...]]]:
         # rebuilt from its elements: a string's hash differs between processes
