@@ -31,13 +31,19 @@ def long_lived() -> Iterator[None]:
     oldest generation, as if it had survived the young collections. Without this, the first
     collection after the block traverses every object built in it, only to keep them all.
 
-    Objects so filed are still collected (by the next full collection) once unreachable.
-    When the program has frozen objects of its own (:func:`gc.freeze`), only the pause is
-    done: moving ours would unfreeze theirs.
+    The filing happens before the collector is enabled again: once enabled, the next tracked
+    allocation (even the StopIteration that ends a nested context manager) would start that
+    very collection. Objects so filed are still collected (by the next full collection) once
+    unreachable. When the program has frozen objects of its own (:func:`gc.freeze`), only the
+    pause is done: moving ours would unfreeze theirs.
     """
     was_enabled = gc.isenabled()
-    with gc_paused():
+    gc.disable()
+    try:
         yield
-    if was_enabled and gc.get_freeze_count() == 0:
-        gc.freeze()  # every tracked object to the permanent generation ...
-        gc.unfreeze()  # ... and back, into the oldest one
+        if was_enabled and gc.get_freeze_count() == 0:
+            gc.freeze()  # every tracked object to the permanent generation ...
+            gc.unfreeze()  # ... and back, into the oldest one
+    finally:
+        if was_enabled:
+            gc.enable()

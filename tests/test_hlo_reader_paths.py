@@ -15,6 +15,7 @@ import gc
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,9 @@ from hypothesis import strategies as st
 import symidx.hlo.instructions as instructions
 from symidx.errors import ParseError
 from symidx.hlo import HloModule, parse_hlo, parse_shape
-from symidx.hlo.ir import HloInstruction
-from symidx.hlo.shape import plain_shape
+from symidx.hlo.attributes import scan_value
+from symidx.hlo.ir import HloInstruction, SourceText, parsed_instruction
+from symidx.hlo.shape import Shape, ShapeLike, TupleShape, plain_shape
 
 DATA = Path(__file__).parent / "data"
 FILES = sorted(DATA.rglob("*.hlo")) + sorted((Path(__file__).parent.parent / "symidx" / "examples")
@@ -101,12 +103,26 @@ EDGES = [
     "  ROOT c = f32[4] all-reduce(p0), replica_groups=[2]x<=[4], to_apply=%s\n",
     "  ROOT c = f32[4] all-reduce(p0), replica_groups={{0}}, to_apply=s:\n",
     "  ROOT c = f32[4] all-reduce(p0), replica_groups={{0}}, to_apply={%s}\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups={{0}}{1}, to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups={{0},{}}x\"y\", to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups={}, to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups=[2,2]<=[4], to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups=[2,2]<=[2,2]T(1,0), to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups=[2,2]<=[2,2]T(1,0)T(0,1), to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), to_apply=%s, replica_groups=[2,2]<=[4]\n",
+    "  ROOT c = f32[4] all-reduce(p0), to_apply=%s, replica_groups=[2,2]<=[4]\n  T(1,0)\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups=[2,2]<=[4]T, to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups=[2,2]<=[4]T(a), to_apply=%s\n",
+    "  ROOT c = f32[4] all-reduce(p0), replica_groups={{0}} , to_apply=%s\n",
     "  ROOT c = f32[4] negate(f32[4]{0} p0), metadata={op_name=\"a/b\" source_file=\"//x\"}\n",
     "  ROOT c = f32[4] negate(f32[4]{1} p0)\n",
     "  ROOT c = f32[4] negate(q32[4] p0)\n",
     "  ROOT c = f32[4] negate(/*index=0*/p0)\n",
     "  ROOT c = f32[4] add(p0, /*index=1*/p0), sharding={{devices=[2]<=[2]}, {replicated}}\n",
     "  ROOT c = f32[4] add(p0, p9)\n",
+    "  p0 = f32[4] add(p0, p0)\n  ROOT c = f32[4] negate(p0)\n",
+    "  ROOT c = f32[4] add(p0, negate(p0))\n",
+    "  c = f32[4] add(p0, negate(p0))\n  ROOT d = f32[4] add(c, negate(c))\n",
     "  ROOT c = f32[4] add(p0, /*index=1*/p9)\n",
     "  ROOT c = f32[4] add(f32[4] p0, f32[4] p9)\n",
     "  ROOT c = f32[4] add(p0, p0), dimensions={0}, dimensions={0}\n",
@@ -152,6 +168,34 @@ def test_edge_spellings_read_the_same_either_way(line: str) -> None:
     assert_same(HEAD + line + TAIL)
 
 
+# What may follow a computation's '}': its attributes, blanks, comments.
+COMPUTATION_TAILS = ["", " ", "\n\n", " /* c */\n", " // c\n", ", execution_thread=\"x\"",
+                     "\n, execution_thread=\"x\"\n", " , a=1 ", "\n\n, a=1, b={2}\n", ",\n"]
+
+
+@pytest.mark.parametrize("tail", COMPUTATION_TAILS)
+def test_computation_tails_read_the_same_either_way(tail: str) -> None:
+    text = (f"HloModule m\n\n%s (a: f32[], b: f32[]) -> f32[] {{\n  a = f32[] parameter(0)\n"
+            f"  b = f32[] parameter(1)\n  ROOT r = f32[] add(a, b)\n}}{tail}\n"
+            f"ENTRY e {{\n  ROOT p = f32[] parameter(0)\n}}{tail}")
+    assert_same(text)
+
+
+# How a computation may start: ENTRY or not, blanks, comments, names like keywords.
+HEADERS = ["ENTRY %e {", "ENTRY e{", "ENTRY\te (p: f32[]) -> f32[] {", "ENTRY\ne {",
+           "ENTRY /*c*/ e {", "%ENTRY {", "ENTRY {", "ENTRY (p: f32[]) -> f32[] {", "e: {",
+           "ENTRY e: {", "ENTRYe {", "e\n{", "e /*c*/ {", "ENTRY ENTRY {", "HloModule {",
+           "ENTRY e (p: f32[])\n  -> f32[] {", "hlo_module {"]
+
+
+@pytest.mark.parametrize("header", HEADERS)
+def test_computation_headers_read_the_same_either_way(header: str) -> None:
+    text = (f"HloModule m\n\n%s (a: f32[], b: f32[]) -> f32[] {{\n  a = f32[] parameter(0)\n"
+            f"  b = f32[] parameter(1)\n  ROOT r = f32[] add(a, b)\n}}\n\n"
+            f"{header}\n  ROOT p = f32[] parameter(0)\n}}\n")
+    assert_same(text)
+
+
 SIGNATURES = [
     "(a: f32[], b: f32[]) -> f32[]", "(a: f32[], b: f32[]) -> f32[] {0}", "() -> f32[]",
     "(a: f32[2]{0}, b: (f32[], /*x*/s32[])) -> (f32[], s32[])", "(a: f32[], b: g32[]) -> f32[]",
@@ -171,7 +215,8 @@ def test_signatures_read_the_same_either_way(signature: str) -> None:
 # equal signs, comments and numbers.
 _FRAGMENTS = list("{}[]()<>=,:%\"'/\\*? \n0123456789T") + [
     "/*index=5*/", ", ", "/* x */", "//c\n", "T(1,0)", "<=[8]", ", calls=%x", ", to_apply={",
-    ", control-predecessors={%a}", ", literal=s32[] 1", ", replica_groups=[2]<=[2]", ", x=",
+    ", control-predecessors={%a}", ", literal=s32[] 1", ", replica_groups=[2]<=[2]",
+    ", replica_groups={{0,1}}", ", x=",
     "{}", "%p0", "f32[] ", "{0}", "{1,0}", "s32[2] ", "(f32[], s32[])", "-1",
 ]
 _SOURCES = [p.read_text() for p in FILES if p.stat().st_size < 20_000]
@@ -230,7 +275,33 @@ def test_plain_shapes_read_as_the_token_reader_reads_them(text: str) -> None:
     except ParseError:
         assert shape is None
         return
-    assert shape is None or (shape == expected and repr(shape) == repr(expected))
+    assert shape is None or (shape == expected and repr(shape) == repr(expected)
+                             and hash(shape) == hash(expected))
+    # With a memo of element readings (as the reader keeps one): the same shape, and the
+    # elements it built are memoised as the token reader reads them.
+    known: dict[str, ShapeLike] = {}
+    again = plain_shape(text, known)
+    assert again == shape and repr(again) == repr(shape)
+    assert plain_shape(text, known) == shape
+    for element, reading in known.items():
+        assert reading == parse_shape(element) and repr(reading) == repr(parse_shape(element))
+
+
+def test_plain_arrays_have_every_field_the_constructor_gives() -> None:
+    for text in ("f32[8,128]{1,0}", "s32[]", "pred[0]{0}", "bf16[2,3,4]", "u8[]{}"):
+        built = plain_shape(text)
+        assert isinstance(built, Shape)
+        again = Shape(built.element_type, built.dims, layout=built.layout)  # its own checks
+        for each in fields(Shape):
+            assert getattr(built, each.name) == getattr(again, each.name), (text, each.name)
+        assert hash(built) == hash(again)
+
+
+def test_tuple_hashes_are_computed_once_asked() -> None:
+    elements = (parse_shape("f32[2]{0}"), parse_shape("(s32[], u8[3])"))
+    first, second = TupleShape(elements), TupleShape(elements)
+    assert hash(first) == hash(elements) == hash(second) == hash(first)
+    assert {first: 1}[second] == 1
 
 
 def test_plain_shapes_are_read_with_one_match() -> None:
@@ -253,3 +324,30 @@ def test_parsing_files_the_module_in_the_oldest_generation_and_keeps_freezes() -
     finally:
         gc.unfreeze()
     del mine
+
+
+def test_parsed_instruction_builds_what_the_dataclass_builds() -> None:
+    document = SourceText("x", "t.hlo")
+    shape = parse_shape("f32[2]{0}")
+    values, offsets = {"k": "v"}, {"k": 3}
+    fast = parsed_instruction("a", "add", shape, 7, True, 5, document, values, offsets)
+    slow = HloInstruction("a", "add", shape, 7, is_root=True, attributes={"k": "v"},
+                          _offset=5, _attribute_offsets={"k": 3}, _document=document)
+    for each in fields(HloInstruction):  # every field, so a new one must be added there too
+        assert getattr(fast, each.name) == getattr(slow, each.name), each.name
+    assert fast.attributes is values and fast._attribute_offsets is offsets
+    other = parsed_instruction("b", "add", shape, 8, False, 6, document, {}, {})
+    for name in ("operands", "called_computations", "control_predecessors"):  # not shared
+        assert getattr(fast, name) is not getattr(other, name)
+
+
+@given(st.lists(st.sampled_from(["[", "]", "{", "}", "(", ")", "<=", "T", "0", "2", ",", " ",
+                                 "\n", "x", "/*c*/"]), max_size=14),
+       st.sampled_from([",", "\n", " ,", "\n T(1,0)", " T(0)", ""]))
+def test_replica_groups_taken_whole_only_where_their_scanner_ends(parts: list[str],
+                                                                  after: str) -> None:
+    text = ", replica_groups=" + "".join(parts) + after
+    whole = instructions._one_match().attribute.match(text)
+    if whole is not None and instructions._plain_replica_groups(whole.group(2), text,
+                                                                 whole.end()):
+        assert scan_value(text, whole.start(2), "replica_groups") == whole.end()

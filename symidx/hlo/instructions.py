@@ -10,14 +10,16 @@ from dataclasses import dataclass
 from functools import cache
 
 from symidx.hlo.attributes import OWN_SCANNER_KEYS, scan_value
-from symidx.hlo.ir import HloComputation, HloInstruction
+from symidx.hlo.ir import HloComputation, HloInstruction, parsed_instruction
 from symidx.hlo.lexer import BLANK_START, NAME_RE, WORD_RE, describe, skip, strip_comments
 from symidx.hlo.literal import parse_literal
 from symidx.hlo.reader import PLAIN_SHAPE, Cursor, name_end
 from symidx.hlo.shape import ShapeLike, TupleShape, plain_shape
-from symidx.hlo.typed_fields import fill_typed_fields
+from symidx.hlo.typed_fields import TYPED_OPCODES, UNTYPED_KEYS, fill_typed_fields
 
-__all__ = ["CallRef", "Inline", "InstructionReader", "Operand", "Pending", "Ref"]
+__all__ = [
+    "ATTRIBUTES_END_RE", "CallRef", "Inline", "InstructionReader", "Operand", "Pending", "Ref",
+]
 
 # Fast paths for the common spellings; anything else takes the general path. An instruction's
 # start, ``[ROOT] name =`` (groups: ROOT, name)...
@@ -40,9 +42,12 @@ _KEY_RE = re.compile(r", ?([A-Za-z_][A-Za-z0-9_.\-]*)=")
 ONE_MATCH_MIN_CHARS = 50_000
 _NAME_PATTERN = r"%?[A-Za-z_][A-Za-z0-9_.\-]*"
 _COMMENT_PATTERN = r"/\*[^*]*\*/"
+# A double-quoted string on one line, its escapes taken whole (written as a loop over runs of
+# plain characters: the regex engine then goes a run at a time, not a character at a time).
+_QUOTED = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
 # In a bracketed group of an attribute value: characters that are neither brackets, quotes
 # nor '/', and double-quoted strings.
-_GROUP_INNER = r"""(?:[^(){}\[\]"'/]++|"(?:[^"\\\n]|\\.)*+")"""
+_GROUP_INNER = r"""(?:[^(){}\[\]"'/]++|""" + _QUOTED + ")"
 
 
 def _group_pattern(depth: int) -> str:
@@ -50,11 +55,9 @@ def _group_pattern(depth: int) -> str:
     return rf"\{{{inner}*+\}}|\[{inner}*+\]|\({inner}*+\)"
 
 
-def _attribute_pattern(capture: bool) -> str:
-    open_group = "(" if capture else "(?:"
-    return (r", ?" + open_group + r"[A-Za-z_][A-Za-z0-9_.\-]*)=" + open_group
-            + r"(?:[^\s,(){}\[\]\"'/]++|\"(?:[^\"\\\n]|\\.)*+\"|" + _group_pattern(3)
-            + r")++)(?=,|[ \t]*(?:[\r\n]|\Z))")
+def _attribute_pattern() -> str:
+    return (r", ?([A-Za-z_][A-Za-z0-9_.\-]*)=((?:[^\s,(){}\[\]\"'/]++|" + _QUOTED + "|"
+            + _group_pattern(3) + r")++)(?=,|[ \t]*(?:[\r\n]|\Z))")
 
 
 class _OneMatch:
@@ -71,8 +74,8 @@ class _OneMatch:
     ``instruction``: ``[ROOT] name = shape opcode(`` as _LHS_RE then _RHS_RE read it; then
     operands -- names, each maybe after a shape and a comment (``/*index=5*/``) -- or other
     text without parentheses, comments or line breaks (a parameter number, a literal,
-    nothing); then ``)`` and attributes as ``attribute`` reads them (groups: ROOT, name,
-    shape, opcode, operands, other, attributes).
+    nothing); then ``)`` (groups: ROOT, name, shape, opcode, operands, other). Its
+    attributes are then read one after the other with ``attribute``.
 
     ``operand_names``: in such operands, each operand's name without its '%' (or its shape
     and name); ``operand_at``: each operand's name with its '%' (group 1), for its offset.
@@ -84,12 +87,11 @@ class _OneMatch:
 
     def __init__(self) -> None:
         operand = rf"(?:(?:{PLAIN_SHAPE})[ \t]+)?{_NAME_PATTERN}"
-        self.attribute = re.compile(_attribute_pattern(True))
+        self.attribute = re.compile(_attribute_pattern())
         self.instruction = re.compile(
             r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + PLAIN_SHAPE
             + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\((?:(" + operand + r"(?:, ?(?:"
-            + _COMMENT_PATTERN + r")?" + operand + r")*)|([^()/\n]*))\)((?:"
-            + _attribute_pattern(False) + r")*+)")
+            + _COMMENT_PATTERN + r")?" + operand + r")*)|([^()/\n]*))\)")
         self.operand_names = re.compile(rf"(?:{_COMMENT_PATTERN})?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
         self.shaped_operands = re.compile(
             rf"(?:{_COMMENT_PATTERN})?(?:({PLAIN_SHAPE})[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
@@ -109,8 +111,8 @@ def _one_match() -> _OneMatch:
 
 _FULL_NAME_RE = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)\Z")
 _PARAMETER_NUMBER_RE = re.compile(r"[0-9]{1,9}\Z")
-# Blanks then what cannot continue the attributes (not ',', no comment): where they end.
-_ATTRIBUTES_END_RE = re.compile(r"[ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/])")
+#: Blanks then what cannot continue the attributes (not ',', no comment): where they end.
+ATTRIBUTES_END_RE = re.compile(r"[ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/])")
 #: Attributes naming one computation; ``_COMPUTATION_LIST_KEYS`` name several, ``{a, b}``.
 _COMPUTATION_KEYS = frozenset({
     "to_apply", "calls", "condition", "body", "true_computation", "false_computation",
@@ -118,10 +120,31 @@ _COMPUTATION_KEYS = frozenset({
 })
 _COMPUTATION_LIST_KEYS = frozenset({"branch_computations", "called_computations"})
 _ALL_COMPUTATION_KEYS = _COMPUTATION_KEYS | _COMPUTATION_LIST_KEYS
+# Attributes whose value is more than its text (:meth:`InstructionReader.fast_attribute`).
+_READ_APART = OWN_SCANNER_KEYS | _ALL_COMPUTATION_KEYS | {"control-predecessors"}
 #: Opcodes whose shape must be written: what follows the opcode is read by the shape.
 _SHAPE_REQUIRED = frozenset({"constant", "parameter"})
+# Where a list of instructions does not go on with one right here: a blank (or comment), its
+# end, the end of the text.
+_NOT_AN_INSTRUCTION = BLANK_START | {"}", ""}
 # Stands for an omitted shape until infer_shape() replaces it; never seen outside.
 _UNKNOWN_SHAPE: ShapeLike = TupleShape(())
+
+
+# replica_groups as an iota list with a transpose, or without one (group: the transpose).
+_IOTA_GROUPS_RE = re.compile(r"\[[0-9,]*\]<=\[[0-9,]*\](T\([0-9,]*\))?")
+
+
+def _plain_replica_groups(value: str, text: str, end: int) -> bool:
+    """Whether the device-list scanner of :mod:`symidx.hlo.attributes` ends the
+    ``replica_groups`` value ``value`` (as the one-match reading took it, ending at ``end``
+    in ``text``) where it ends: ``{...}`` it scans as a plain value; ``[2,4]<=[8]T(1,0)``
+    ends with its transpose; without one, only a ',' right after it keeps a transpose on a
+    later line from continuing it."""
+    if value.startswith("{"):
+        return True
+    iota = _IOTA_GROUPS_RE.fullmatch(value)
+    return iota is not None and (iota.group(1) is not None or text.startswith(",", end))
 
 
 @dataclass(eq=False, slots=True)
@@ -222,87 +245,107 @@ class InstructionReader(Cursor):
         self.expect("=", f"after instruction name {name!r}")
         self.rhs(name, start, pendings, is_root=is_root)
 
-    def fast_instruction(self, start: int, pendings: list[Pending]) -> bool:
+    def fast_instruction(self, start: int, pendings: list[Pending], *,
+                         many: bool = False) -> bool:
         """The instruction at ``start`` read with one match (:class:`_OneMatch`), as
         :meth:`rhs` would read it, if it has that spelling, its shape's text is one read
         before and its operands are what its opcode takes here; False (nothing read)
-        otherwise. Not in a single instruction, whose undefined operands are parameters."""
+        otherwise. Not in a single instruction, whose undefined operands are parameters.
+
+        ``many``: then go on with the instructions that follow right after it (after the
+        blanks that end its attributes) while each has that spelling; False if one was tried
+        and not read (``self.pos`` is where it starts), True if reading stopped before a blank,
+        a '}' or the end of the text."""
         one = self.one_match
         if one is None or self.single:
             return False
-        head = one.instruction.match(self.text, start)
-        if head is None:
-            return False
-        root, name, shape_text, opcode, operands, other, _ = head.groups()
-        shape = self._plain_shapes.get(shape_text)
-        if shape is None:
-            shape = plain_shape(shape_text)
-            if shape is None:
-                return False
-            self._plain_shapes[shape_text] = shape
         text = self.text
-        written: list[str] = []
-        number = literal = None
-        if operands is not None:
-            if opcode == "constant":
-                literal = operands
+        known = self._plain_shapes
+        document = self.document
+        instruction = one.instruction.match
+        attribute = one.attribute.match
+        while True:
+            head = instruction(text, start)
+            if head is None:
+                return False
+            root, name, shape_text, opcode, operands, other = head.groups()
+            shape = known.get(shape_text)
+            if shape is None:
+                shape = plain_shape(shape_text, known)
+                if shape is None:
+                    return False
+                known[shape_text] = shape
+            written: list[str] = []
+            number = literal = None
+            if operands is not None:
+                if opcode == "constant":
+                    literal = operands
+                elif opcode == "parameter":
+                    return False
+                elif "[" in operands or "(" in operands:  # some operand has its shape written
+                    shaped = one.shaped_operands.findall(operands)
+                    for shaped_text, _ in shaped:
+                        if shaped_text and shaped_text not in known:
+                            shaped_shape = plain_shape(shaped_text, known)
+                            if shaped_shape is None:
+                                return False
+                            known[shaped_text] = shaped_shape
+                    written = [name for _, name in shaped]
+                elif "/" in operands:  # a comment: /*index=5*/
+                    written = one.operand_names.findall(operands)
+                else:  # names alone, ", ?" between them: none holds a '%', ' ' or ','
+                    written = operands.replace("%", "").replace(" ", "").split(",")
             elif opcode == "parameter":
+                if _PARAMETER_NUMBER_RE.match(other) is None:
+                    return False
+                number = int(other)
+            elif opcode == "constant":
+                literal = other
+            elif other:
                 return False
-            elif "[" in operands or "(" in operands:  # some operand has its shape written
-                shaped = one.shaped_operands.findall(operands)
-                for shaped_text, _ in shaped:
-                    if shaped_text and shaped_text not in self._plain_shapes:
-                        known = plain_shape(shaped_text)
-                        if known is None:
-                            return False
-                        self._plain_shapes[shaped_text] = known
-                written = [name for _, name in shaped]
+            if start >= self._line_offset:  # self.line_of(start), inline: once per instruction
+                self._line += text.count("\n", self._line_offset, start)
+                self._line_offset = start
+                line = self._line
             else:
-                written = one.operand_names.findall(operands)
-        elif opcode == "parameter":
-            if _PARAMETER_NUMBER_RE.match(other) is None:
-                return False
-            number = int(other)
-        elif opcode == "constant":
-            literal = other
-        elif other:
-            return False
-        if start >= self._line_offset:  # self.line_of(start), inline: once per instruction
-            self._line += text.count("\n", self._line_offset, start)
-            self._line_offset = start
-            line = self._line
-        else:
-            line = self.line_of(start)
-        instr = HloInstruction(name, opcode, shape, line, is_root=root is not None,
-                               _offset=start, _document=self.document)
-        item = Pending(instr, False, written, head.start(5)) if written else Pending(instr)
-        if number is not None:
-            instr.parameter_number = number
-        elif literal is not None:
-            at = head.start(5) if operands is not None else head.start(6)
-            if "/" in literal:
-                return False
-            instr.literal, after = parse_literal(text, at, shape, self.source)
-            if skip(text, after, self.source) != at + len(literal):
-                return False  # not all of it: the general reader says what is wrong
-            instr.literal_text = literal.strip()
-        values: dict[str, str] = {}
-        offsets: dict[str, int] = {}
-        first, self.pos = head.span(7)
-        if first < self.pos:
-            for whole in one.attribute.finditer(text, first, self.pos):
-                if not self.fast_attribute(whole, item, values, offsets):
-                    self.pos = whole.start()
-                    break
-        end = _ATTRIBUTES_END_RE.match(text, self.pos)
-        if end is not None:
-            self.pos = end.end()
-        else:
-            self.attributes(item, values, offsets)
-        instr.attributes, instr._attribute_offsets = values, offsets
-        fill_typed_fields(instr)
-        pendings.append(item)
-        return True
+                line = self.line_of(start)
+            values: dict[str, str] = {}
+            offsets: dict[str, int] = {}
+            instr = parsed_instruction(name, opcode, shape, line, root is not None, start,
+                                       document, values, offsets)
+            item = Pending(instr, False, written, head.start(5)) if written else Pending(instr)
+            if number is not None:
+                instr.parameter_number = number
+            elif literal is not None:
+                at = head.start(5) if operands is not None else head.start(6)
+                if "/" in literal:
+                    return False
+                instr.literal, after = parse_literal(text, at, shape, self.source)
+                if skip(text, after, self.source) != at + len(literal):
+                    return False  # not all of it: the general reader says what is wrong
+                instr.literal_text = literal.strip()
+            pos = head.end()
+            while (whole := attribute(text, pos)) is not None:
+                key = whole.group(1)
+                if key in _READ_APART or key in values:  # as fast_attribute reads the rest
+                    if not self.fast_attribute(whole, item, values, offsets):
+                        break
+                else:
+                    values[key] = whole.group(2)
+                    offsets[key] = whole.start(2)
+                pos = whole.end()
+            end = ATTRIBUTES_END_RE.match(text, pos)
+            if end is not None:
+                self.pos = start = end.end()
+            else:
+                self.pos = pos
+                self.attributes(item, values, offsets)
+                start = self.pos
+            if opcode in TYPED_OPCODES or not values.keys() <= UNTYPED_KEYS:
+                fill_typed_fields(instr)
+            pendings.append(item)
+            if not many or text[start: start + 1] in _NOT_AN_INSTRUCTION:
+                return True
 
     def rhs(self, name: str, start: int, pendings: list[Pending], *, is_root: bool = False,
             inline: bool = False) -> HloInstruction:
@@ -331,8 +374,8 @@ class InstructionReader(Cursor):
                                  f"{describe(self.text, self.pos)}", self.pos)
         if shape is None and opcode in _SHAPE_REQUIRED:
             raise self.error(f"{opcode} {label} needs its shape written", op_start)
-        instr = HloInstruction(name, opcode, shape or _UNKNOWN_SHAPE, self.line_of(start),
-                               is_root=is_root, _offset=start, _document=self.document)
+        instr = parsed_instruction(name, opcode, shape or _UNKNOWN_SHAPE, self.line_of(start),
+                                   is_root, start, self.document, {}, {})
         item = Pending(instr, anonymous=not name)
         if opcode == "constant":
             assert shape is not None
@@ -423,7 +466,7 @@ class InstructionReader(Cursor):
             if whole is not None:
                 if self.fast_attribute(whole, item, values, offsets):
                     continue
-            elif one is not None and (done := _ATTRIBUTES_END_RE.match(text, self.pos)):
+            elif one is not None and (done := ATTRIBUTES_END_RE.match(text, self.pos)):
                 self.pos = done.end()
                 break
             fast = _KEY_RE.match(self.text, self.pos)
@@ -471,7 +514,9 @@ class InstructionReader(Cursor):
         if key in values:
             raise self.error(f"duplicate attribute {key!r}", whole.start(1))
         if key in OWN_SCANNER_KEYS:  # where its own scanner ends it, as the general path does
-            if scan_value(self.text, start, key, self.source) != whole.end():
+            if not (key == "replica_groups" and _plain_replica_groups(value, self.text,
+                                                                       whole.end())) \
+                    and scan_value(self.text, start, key, self.source) != whole.end():
                 return False
         elif item is not None:
             if key in _ALL_COMPUTATION_KEYS:

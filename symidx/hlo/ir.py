@@ -176,6 +176,51 @@ class HloInstruction:
         return f"<HloInstruction {root}{self.name} = {self.shape} {self.opcode}({operands})>"
 
 
+_new = object.__new__
+
+
+def parsed_instruction(name: str, opcode: str, shape: ShapeLike, line: int, is_root: bool,
+                       offset: int, document: SourceText, attributes: dict[str, str],
+                       attribute_offsets: dict[str, int]) -> HloInstruction:
+    """What ``HloInstruction(name, opcode, shape, line, is_root=is_root,
+    attributes=attributes, _offset=offset, _attribute_offsets=attribute_offsets,
+    _document=document)`` builds, without the generated ``__init__``'s keyword handling and
+    default factories: the reader makes one per instruction of a module. Every field is
+    stored here (a test checks it against the dataclass's own defaults)."""
+    instr = _new(HloInstruction)
+    instr.name = name
+    instr.opcode = opcode
+    instr.shape = shape
+    instr.line = line
+    instr.is_root = is_root
+    instr.operands = []
+    instr.attributes = attributes
+    instr.parameter_number = None
+    instr.literal_text = None
+    instr.literal = None
+    instr.called_computations = {}
+    instr.control_predecessors = []
+    instr.dimensions = None
+    instr.slice = None
+    instr.padding = None
+    instr.window = None
+    instr.dim_labels = None
+    instr.dot_dimension_numbers = None
+    instr.gather_dimension_numbers = None
+    instr.scatter_dimension_numbers = None
+    instr.dynamic_slice_sizes = None
+    instr.slice_sizes = None
+    instr.tuple_index = None
+    instr.comparison_direction = None
+    instr.fusion_kind = None
+    instr.feature_group_count = 1
+    instr.batch_group_count = 1
+    instr._offset = offset
+    instr._attribute_offsets = attribute_offsets
+    instr._document = document
+    return instr
+
+
 @dataclass(eq=False, slots=True, repr=False)
 class HloComputation:
     """A computation: instructions in text order, its root and its parameters."""

@@ -65,7 +65,14 @@ from symidx.hlo.attributes import (
     WindowDim,
 )
 from symidx.hlo.infer import infer_shape
-from symidx.hlo.instructions import Inline, InstructionReader, Operand, Pending, Ref
+from symidx.hlo.instructions import (
+    ATTRIBUTES_END_RE,
+    Inline,
+    InstructionReader,
+    Operand,
+    Pending,
+    Ref,
+)
 from symidx.hlo.ir import HloComputation, HloInstruction, HloModule
 from symidx.hlo.lexer import (
     BLANK_START,
@@ -104,6 +111,9 @@ __all__ = [
 # (group: the shape's text).
 _SIGNATURE_PARAMETER_RE = re.compile(r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*:[ \t]*("
                                      + PLAIN_SHAPE + r")(?=[ \t]*[,)])")
+# A computation's start in its common spelling, ``[ENTRY] name`` before its signature or body
+# (groups: ENTRY, the name).
+_HEADER_RE = re.compile(r"(ENTRY[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)(?=[ \t]*[({])")
 _PROTO_RE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*hlo_module[ \t]*\{")
 
 
@@ -144,6 +154,8 @@ class _Parser(InstructionReader):
         self.call_sites: list[Pending] = []
         #: Computation name -> the names of the computations it calls (after resolve_calls).
         self.calls: dict[str, list[str]] = {}
+        #: The signatures :meth:`known_signature` has read, as written.
+        self.signatures: set[str] = set()
 
     # -- module
 
@@ -316,21 +328,31 @@ class _Parser(InstructionReader):
     def computation(self) -> HloComputation:
         start = self.skip()
         line = self.line_of(start)
-        is_entry = self.word_here() == "ENTRY"
-        if is_entry:
-            self.pos += len("ENTRY")
-        try:
-            name, _ = self.name("a computation name (or 'HloModule', 'ENTRY')")
-        except ParseError:
-            if _PROTO_RE.match(self.text, start):
-                raise self.error("this is an HloModuleProto in protobuf text format "
-                                 "('hlo_module { ... }'), not HLO text: symidx reads HLO "
-                                 "text, as XLA prints it (--xla_dump_hlo_as_text)", start) from None
-            raise
+        head = None if self.one_match is None else _HEADER_RE.match(self.text, start)
+        if head is not None and (head.group(1) is not None or head.group(2) != "ENTRY"):
+            is_entry, name = head.group(1) is not None, head.group(2)  # as read below
+            self.pos = head.end()
+        else:
+            is_entry = self.word_here() == "ENTRY"
+            if is_entry:
+                self.pos += len("ENTRY")
+            try:
+                name, _ = self.name("a computation name (or 'HloModule', 'ENTRY')")
+            except ParseError:
+                if _PROTO_RE.match(self.text, start):
+                    raise self.error("this is an HloModuleProto in protobuf text format "
+                                     "('hlo_module { ... }'), not HLO text: symidx reads HLO "
+                                     "text, as XLA prints it (--xla_dump_hlo_as_text)",
+                                     start) from None
+                raise
         if self.peek() == "(":
             self.signature(name)
         comp = self.instruction_list(name, start, line, is_entry)
-        comp.attributes, _ = self.attributes(None)
+        end = None if self.one_match is None else ATTRIBUTES_END_RE.match(self.text, self.pos)
+        if end is not None:  # blanks, then no ',' nor comment: no attributes, as below
+            self.pos = end.end()
+        else:
+            comp.attributes, _ = self.attributes(None)
         return comp
 
     def signature(self, name: str) -> None:
@@ -362,14 +384,17 @@ class _Parser(InstructionReader):
         whole = None if one is None else one.signature.match(self.text, self.pos)
         if whole is None:
             return False
-        known = self._plain_shapes
-        assert one is not None
-        for text in (*one.signature_shapes.findall(whole.group(1)), whole.group(2)):
-            if text not in known:
-                shape = plain_shape(text)
-                if shape is None:
-                    return False
-                known[text] = shape
+        signature = whole.group()
+        if signature not in self.signatures:  # else read (and found well formed) before
+            known = self._plain_shapes
+            assert one is not None
+            for text in (*one.signature_shapes.findall(whole.group(1)), whole.group(2)):
+                if text not in known:
+                    shape = plain_shape(text, known)
+                    if shape is None:
+                        return False
+                    known[text] = shape
+            self.signatures.add(signature)
         self.pos = whole.end()
         return True
 
@@ -390,7 +415,7 @@ class _Parser(InstructionReader):
             if not ch:
                 raise self.error(f"unexpected end of input: computation {name!r} opened at line "
                                  f"{self.line_of(open_brace)} is not closed", self.pos)
-            if not self.fast_instruction(self.pos, pendings):
+            if not self.fast_instruction(self.pos, pendings, many=True):
                 self.instruction(pendings)
         return self.build_computation(name, start, line, is_entry, pendings)
 
@@ -398,24 +423,10 @@ class _Parser(InstructionReader):
                           pendings: list[Pending]) -> HloComputation:
         if not pendings:
             raise self.error(f"computation {name!r} has no instructions (missing ROOT)", start)
-        by_name: dict[str, HloInstruction] = {}
-        anonymous = False
-        for item in pendings:
-            if item.anonymous:
-                anonymous = True
-                continue
-            instr = item.instr
-            if instr.name in by_name:
-                raise self.error(f"duplicate instruction name {instr.name!r} in computation "
-                                 f"{name!r} (first defined at line {by_name[instr.name].line})",
-                                 instr._offset)
-            by_name[instr.name] = instr
-        if anonymous:
-            taken = set(by_name)
-            for item in pendings:
-                if item.anonymous:  # XLA's names for inline instructions, unique here
-                    item.instr.name = unique_name(f"{item.instr.opcode}.anon", taken)
-                    by_name[item.instr.name] = item.instr
+        by_name = ({item.instr.name: item.instr for item in pendings}
+                   if self.one_match is not None else {})
+        if len(by_name) != len(pendings) or "" in by_name:  # a name twice, or inline ones
+            by_name = self.names(name, pendings)
         instructions = self.missing_operands(pendings, by_name) if self.single else []
         root: HloInstruction | None = None
         # The names of the instructions before the current one (names are unique by now):
@@ -473,6 +484,29 @@ class _Parser(InstructionReader):
             item.caller = comp
         self.call_sites.extend(callers)
         return comp
+
+    def names(self, comp: str, pendings: list[Pending]) -> dict[str, HloInstruction]:
+        """The instructions of computation ``comp`` by name, inline ones named as XLA names
+        them; a ParseError for a name written twice."""
+        by_name: dict[str, HloInstruction] = {}
+        anonymous = False
+        for item in pendings:
+            if item.anonymous:
+                anonymous = True
+                continue
+            instr = item.instr
+            if instr.name in by_name:
+                raise self.error(f"duplicate instruction name {instr.name!r} in computation "
+                                 f"{comp!r} (first defined at line {by_name[instr.name].line})",
+                                 instr._offset)
+            by_name[instr.name] = instr
+        if anonymous:
+            taken = set(by_name)
+            for item in pendings:
+                if item.anonymous:  # XLA's names for inline instructions, unique here
+                    item.instr.name = unique_name(f"{item.instr.opcode}.anon", taken)
+                    by_name[item.instr.name] = item.instr
+        return by_name
 
     def missing_operands(self, pendings: list[Pending],
                          by_name: dict[str, HloInstruction]) -> list[HloInstruction]:

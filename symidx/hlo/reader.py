@@ -25,7 +25,7 @@ _ARRAY = r"[a-z][a-z0-9]*\[[0-9,]*\]"
 # A layout without comments or quotes inside (tiles nest parentheses in it), or a tuple of
 # such, which may hold tuples one level deep and ``/*...*/`` comments (``/*index=5*/``).
 _LAYOUT = r"\{[^{}/\"']*\}"
-_FLAT = r"(?:[^()/\"']|/\*[^*]*\*/)"
+_FLAT = r"(?:[^()/\"']++|/\*[^*]*\*/)"  # a run of plain characters at a time
 _TUPLE = r"\((?:" + _FLAT + r"|\((?:" + _FLAT + r"|\(" + _FLAT + r"*\))*\))*\)"
 #: The text of a shape in its common spellings: an array with plain dims and an optional
 #: layout, or a tuple of such. Only the text: the shape reader decides what it is.
@@ -118,7 +118,7 @@ class Cursor:
         if plain is not None:
             known = self._plain_shapes.get(plain.group())
             if known is None:
-                known = plain_shape(plain.group())
+                known = plain_shape(plain.group(), self._plain_shapes)
                 if known is not None:
                     self._plain_shapes[plain.group()] = known
             if known is not None:

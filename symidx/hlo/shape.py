@@ -218,13 +218,14 @@ class Shape:
 class TupleShape:
     """A tuple shape; elements are shapes or tuple shapes.
 
-    A tuple keeps its hash and the leaf offsets of its elements (how many array leaves come
-    before each element), computed once when it is built: a training step's loop state is a
-    tuple of hundreds of elements, looked up in caches and indexed by leaf millions of times.
+    A tuple keeps the leaf offsets of its elements (how many array leaves come before each
+    element), computed once when it is built, and its hash, computed once when first asked
+    (a parsed tuple may never be): a training step's loop state is a tuple of hundreds of
+    elements, looked up in caches and indexed by leaf millions of times.
     """
 
     elements: tuple[ShapeLike, ...] = field(default=())
-    _hash: int = field(init=False, repr=False, compare=False)
+    _hash: int | None = field(init=False, repr=False, compare=False)  # None until asked
     _offsets: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -233,10 +234,14 @@ class TupleShape:
             count = element.leaf_count if isinstance(element, TupleShape) else 1
             offsets.append(offsets[-1] + count)
         object.__setattr__(self, "_offsets", tuple(offsets))
-        object.__setattr__(self, "_hash", hash(self.elements))
+        object.__setattr__(self, "_hash", None)
 
     def __hash__(self) -> int:
-        return self._hash
+        value = self._hash
+        if value is None:  # the first time
+            value = hash(self.elements)
+            object.__setattr__(self, "_hash", value)
+        return value
 
     def __reduce__(self) -> tuple[type[TupleShape], tuple[tuple[ShapeLike, ...]]]:
         # rebuilt from its elements: a string's hash differs between processes
@@ -291,21 +296,29 @@ _PLAIN_TUPLE_RE = re.compile(r"\(((?:" + _PLAIN_ELEMENT + r"(?:, ?" + _PLAIN_ELE
 _PLAIN_ELEMENT_RE = re.compile(r"(?:/\*[^*]*\*/)?([a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?)")
 
 
-def plain_shape(text: str) -> ShapeLike | None:
+def plain_shape(text: str, known: dict[str, ShapeLike] | None = None) -> ShapeLike | None:
     """The shape ``text`` spells, when it is an array in its plainest spelling
     (``f32[8,128]{1,0}``: no blank, no dynamic dimension, no layout field) or a tuple of
     such, and is one :func:`parse_shape_at` accepts -- as it reads it when no ``{`` follows;
     None for anything else (read it with :func:`parse_shape_at`). Builds the shape without
-    going token by token."""
+    going token by token.
+
+    ``known``: shapes already read, by their text (a reader's memo, holding only what
+    :func:`parse_shape_at` reads each text as): a tuple's elements are looked up there, and
+    those built are added."""
     if text.startswith("("):
         whole = _PLAIN_TUPLE_RE.fullmatch(text)
         if whole is None:
             return None
         elements = []
         for element in _PLAIN_ELEMENT_RE.findall(whole.group(1)):
-            array = plain_shape(element)
+            array = None if known is None else known.get(element)
             if array is None:
-                return None
+                array = plain_shape(element)
+                if array is None:
+                    return None
+                if known is not None:
+                    known[element] = array
             elements.append(array)
         return TupleShape(tuple(elements))
     match = _PLAIN_ARRAY_RE.fullmatch(text)
@@ -316,14 +329,26 @@ def plain_shape(text: str) -> ShapeLike | None:
         return None
     if ",," in text or ",]" in text or "[," in text or ",}" in text or "{," in text:
         return None  # a missing number: the token reader says where
-    dims = tuple(int(d) for d in dims_text.split(",")) if dims_text else ()
+    dims = tuple(map(int, dims_text.split(","))) if dims_text else ()
     layout = None
     if layout_text is not None:
-        minor_to_major = tuple(int(d) for d in layout_text.split(",")) if layout_text else ()
+        minor_to_major = tuple(map(int, layout_text.split(","))) if layout_text else ()
         if minor_to_major and sorted(minor_to_major) != list(range(len(dims))):
             return None
         layout = HloLayout(minor_to_major)
-    return Shape(element_type, dims, (False,) * len(dims), layout)
+    # Shape(element_type, dims, (False,) * len(dims), layout), without checking again what is
+    # checked above (a known element type, sizes >= 0, a permutation for the layout).
+    shape = _new(Shape)
+    _set(shape, "element_type", element_type)
+    _set(shape, "dims", dims)
+    _set(shape, "dynamic", (False,) * len(dims))
+    _set(shape, "layout", layout)
+    _set(shape, "is_buffer", False)
+    return shape
+
+
+_new = object.__new__
+_set = object.__setattr__  # as a frozen dataclass's own __init__ sets its fields
 
 
 def parse_shape(text: str) -> ShapeLike:

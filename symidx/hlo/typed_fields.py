@@ -20,16 +20,16 @@ from symidx.hlo.attributes import (
 )
 from symidx.hlo.ir import HloInstruction
 
-__all__ = ["fill_typed_fields"]
+__all__ = ["TYPED_OPCODES", "UNTYPED_KEYS", "fill_typed_fields"]
 
 _DOT_KEYS = ("lhs_batch_dims", "rhs_batch_dims", "lhs_contracting_dims", "rhs_contracting_dims")
 _INT_FIELDS = {"index": "tuple_index", "feature_group_count": "feature_group_count",
                "batch_group_count": "batch_group_count"}
 T = TypeVar("T")
-# Opcodes with typed fields whatever their attributes, and attributes that fill none: an
-# instruction with no other attribute has nothing to fill.
-_SPECIAL = frozenset({"dot", "gather", "scatter"})
-_UNTYPED = frozenset({"metadata", "backend_config", "sharding", "frontend_attributes",
+#: Opcodes with typed fields whatever their attributes, and attributes that fill none: an
+#: instruction of another opcode with no other attribute has nothing to fill.
+TYPED_OPCODES = frozenset({"dot", "gather", "scatter"})
+UNTYPED_KEYS = frozenset({"metadata", "backend_config", "sharding", "frontend_attributes",
                       "to_apply", "calls", "condition", "body", "custom_call_target",
                       "operand_layout_constraints", "api_version", "statistics_viz",
                       "origin", "channel_id", "replica_groups", "use_global_device_ids",
@@ -40,7 +40,7 @@ def fill_typed_fields(instr: HloInstruction) -> None:  # noqa: C901 (a flat tabl
     """Fill the typed fields of ``instr`` from its raw attributes."""
     attrs = instr.attributes
     opcode = instr.opcode
-    if opcode not in _SPECIAL and attrs.keys() <= _UNTYPED:
+    if opcode not in TYPED_OPCODES and attrs.keys() <= UNTYPED_KEYS:
         return
     for key in ("dimensions", "dynamic_slice_sizes"):
         if key in attrs:
