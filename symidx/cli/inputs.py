@@ -79,15 +79,13 @@ def load_module(path: str) -> HloModule:
     checks apply to what the analysis goes through. Remembered while the file's contents
     are unchanged (batch mode asks for the same file many times; a file rewritten within
     the same clock tick, at the same size, is still read again)."""
-    import hashlib
-
     from symidx.cli.common import read_text_file
     from symidx.hlo import parse_module
 
     text, source = read_text_file(path)
     if path == "-":
         return parse_module(text, source=source, validate=False)
-    key = (path, hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+    key = (path, text)  # the text itself: no digest library to load at every start
     if key in _MODULES:
         return _MODULES[key]
     module = parse_module(text, source=source, validate=False)
@@ -97,7 +95,7 @@ def load_module(path: str) -> HloModule:
     return module
 
 
-_MODULES: dict[tuple[str, bytes], HloModule] = {}
+_MODULES: dict[tuple[str, str], HloModule] = {}
 
 
 def _may_hold_sections(path: str) -> bool:

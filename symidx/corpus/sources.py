@@ -22,9 +22,6 @@ one of those (:func:`dump_report_kind`) is skipped and counted by kind, not read
 
 from __future__ import annotations
 
-import glob
-import gzip
-import hashlib
 import os
 import re
 from collections import Counter
@@ -105,6 +102,8 @@ class UnreadableFile(SymidxError):
 
 
 def sha256_of(text: str) -> str:
+    import hashlib  # loaded when a corpus needs digests: not at every start of the CLI
+
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -134,6 +133,8 @@ def find_files(paths: Iterable[str], skipped: Counter[str] | None = None) -> lis
             matches = [path]
         elif _GLOB_CHARS & set(path):
             matches = []
+            import glob  # loaded for patterns only
+
             for match in sorted(glob.glob(path, recursive=True)):
                 matches += _folder_files(match, skipped) if os.path.isdir(match) else [match]
             if not matches:
@@ -168,8 +169,10 @@ def read_file(path: str) -> str:
         with open(path, "rb") as f:
             data = f.read()
         if path.endswith(".gz"):
+            import gzip  # loaded for gzipped files only
+
             data = gzip.decompress(data)
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
+    except (OSError, EOFError) as e:  # gzip.BadGzipFile is an OSError
         raise UnreadableFile(f"cannot read {path}: {getattr(e, 'strerror', None) or e}"
                              ) from None
     return data.decode("utf-8", errors="replace")
