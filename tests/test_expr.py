@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sympy import Integer
 
 from symidx.errors import MapError
-from symidx.expr import CeilDiv, FloorDiv, Mod, bounds, compile_expr, depth, dim, sym
+from symidx.expr import CeilDiv, FloorDiv, Mod, bounds, compile_expr, depth, dim, rt, sym
 from symidx.interval import Interval
 from symidx.strategies import expressions, intervals
 
@@ -103,6 +103,28 @@ def test_substitute_matches_xreplace(exprs, a, b):
 
     mapping = {d0: a, d1: b}
     assert substitute(exprs, mapping) == [e.xreplace(mapping) for e in exprs]
+
+
+SHIFT_VARS = [d0, s0, sym(1), sym(2), rt(0), rt(1)]
+
+
+@given(st.lists(expressions(SHIFT_VARS), min_size=1, max_size=4), st.integers(0, 3),
+       st.integers(0, 2))
+def test_shifted_renumbers_range_and_runtime_variables(exprs, ranges, rts):
+    from symidx.expr import shifted
+
+    mapping = {sym(i): sym(i + ranges) for i in range(3)}
+    mapping.update({rt(k): rt(k + rts) for k in range(2)})
+    expected = [e.xreplace(mapping) for e in exprs]
+    assert shifted(exprs, ranges, rts) == expected
+    assert shifted(exprs, ranges, rts) == expected  # the remembered answer too
+
+
+def test_substitute_replaces_a_compound_key_as_xreplace_does():
+    from symidx.expr import substitute
+
+    e = FloorDiv(d0 + s0, 4) + s0
+    assert substitute([e], {d0 + s0: d1}) == [FloorDiv(d1, 4) + s0]
 
 
 # --- divisors that are variables, powers, and bounds under constraints ----------------------
