@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from symidx.expr import sym
 from symidx.interval import Interval
 from symidx.simplify import simplify
-from symidx.simplify.transforms import _linear_search
+from symidx.simplify import feasibility_memo
+from symidx.simplify.transforms import _linear_search, _satisfiable
 from symidx.syntax import parse_map
 
 
@@ -44,6 +45,37 @@ def test_linear_search_answers_as_brute_force(problem):
     expected = any(all(int(e.subs(dict(zip(variables, p)))) in iv for e, iv in constraints)
                    for p in points)
     assert _linear_search(constraints, box) == expected
+
+
+@given(linear_problems())
+def test_feasibility_of_linear_constraints_is_decided_as_brute_force(problem):
+    # candidates, search and enumeration in turn, by the rows of the constraints; the
+    # answer remembered under those numbers is the same
+    constraints, box = problem
+    variables = [v for v, _ in box]
+    points = itertools.product(*[range(iv.lo, iv.hi + 1) for _, iv in box])
+    expected = any(all(int(e.subs(dict(zip(variables, p)))) in iv for e, iv in constraints)
+                   for p in points)
+    memo: dict = {}
+    with feasibility_memo(memo):
+        assert _satisfiable(constraints, box) == expected
+        assert _satisfiable(constraints, box) == expected
+    assert list(memo.values()) == [expected]
+
+
+def test_linear_feasibility_is_remembered_whatever_the_variables_are_called():
+    s0, s1, s2, s3 = (sym(i) for i in range(4))
+    memo: dict = {}
+    with feasibility_memo(memo):
+        # s0 + 4*s1 in [3, 3] has no point with s0 in [0, 2], s1 in [0, 6]; renamed alike
+        assert _satisfiable(((s0 + 4 * s1, Interval(3, 3)),),
+                            ((s0, Interval(0, 2)), (s1, Interval(0, 6)))) is False
+        assert _satisfiable(((s2 + 4 * s3, Interval(3, 3)),),
+                            ((s2, Interval(0, 2)), (s3, Interval(0, 6)))) is False
+        assert len(memo) == 1
+        assert _satisfiable(((s2 + 4 * s3, Interval(5, 5)),),
+                            ((s2, Interval(0, 2)), (s3, Interval(0, 6)))) is True
+    assert sorted(memo.values()) == [False, True]
 
 
 def test_linear_search_refuses_what_is_not_linear():
