@@ -120,6 +120,29 @@ def test_shifted_renumbers_range_and_runtime_variables(exprs, ranges, rts):
     assert shifted(exprs, ranges, rts) == expected  # the remembered answer too
 
 
+@given(st.lists(expressions(SHIFT_VARS + [FloorDiv(d0, s0), Mod(sym(1), d0 + 1)]), min_size=1,
+                max_size=4))
+def test_scan_finds_the_variables_and_the_variable_divisors_every_time(exprs):
+    from symidx.expr import scan, variable_divisions
+
+    expected = (set().union(*(e.free_symbols for e in exprs)),
+                any(variable_divisions(e) for e in exprs))
+    assert scan(exprs) == expected
+    assert scan(exprs) == expected  # the remembered answers too
+    assert scan(list(reversed(exprs))) == expected
+
+
+def test_scan_refuses_a_fraction_every_time():
+    from sympy import Rational
+
+    from symidx.expr import scan
+
+    e = d0 + Rational(1, 2) * s0
+    for _ in range(2):
+        with pytest.raises(MapError, match="not an integer"):
+            scan([e])
+
+
 def test_substitute_replaces_a_compound_key_as_xreplace_does():
     from symidx.expr import substitute
 

@@ -14,7 +14,7 @@ from sympy import Add, Expr, Integer, Mul, Symbol
 
 from symidx.expr.nodes import _IntegerOp
 from symidx.expr.variables import _VAR_INFO, rt, sym
-from symidx.expr.walks import scan
+from symidx.expr.walks import _SCANNED, scan
 
 
 def clear_caches() -> None:
@@ -25,6 +25,7 @@ def clear_caches() -> None:
     clear_cache()
     _TERMS.clear()
     _SHIFTED.clear()
+    _SCANNED.clear()
 
 
 _SORT_KEY = sympy.core.add._args_sortkey  # the order sympy's Add keeps its terms in

@@ -72,7 +72,7 @@ def _feasible(m: IndexingMap, removed: set[Symbol], frees: Sequence[frozenset[Sy
     group = [item for item, (span, iv) in zip(group, spans) if span not in iv]
     answer: bool | None = True
     for component in _components(group):
-        order = tuple(sorted({v for _, _, free in component for v in free}, key=str))
+        order = tuple(sorted({v for _, _, free in component for v in free}, key=_name))
         found = _satisfiable(tuple((e, iv) for e, iv, _ in component),
                              tuple((v, env[v]) for v in order))
         if found is False:
@@ -80,6 +80,11 @@ def _feasible(m: IndexingMap, removed: set[Symbol], frees: Sequence[frozenset[Sy
         if found is None:
             answer = None
     return answer
+
+
+def _name(v: Symbol) -> str:
+    """How ``v`` prints (its name): the order of a box's variables."""
+    return v.name
 
 
 def _components(group: list[tuple[Expr, Interval, frozenset[Symbol]]]
