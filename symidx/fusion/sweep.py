@@ -50,6 +50,7 @@ from typing import Any, TypeVar, cast
 
 from sympy import Integer
 
+from symidx._gc import young_collections
 from symidx.errors import HloValidationError, LimitReached, SymidxError
 from symidx.expr import Expr, bounds, sym
 from symidx.fusion.graph import IndexingGraph
@@ -164,11 +165,14 @@ _Sweep = TypeVar("_Sweep", bound=Callable[..., Any])
 def _remembering(sweep: _Sweep) -> _Sweep:
     """``sweep`` (a method of :class:`Analysis`) run with the analysis's feasibility memo
     open (see :func:`symidx.simplify.feasibility_memo`): the simplifications it makes
-    remember their answers there, and nowhere else."""
+    remember their answers there, and nowhere else. Young garbage is collected every
+    :data:`~symidx._gc.YOUNG_COLLECTION` allocations meanwhile, as in a ``symidx``
+    process (:func:`~symidx._gc.young_collections`): the memos and maps a sweep builds
+    live as long as its analysis."""
 
     @functools.wraps(sweep)
     def run(self: Analysis, *args: Any, **kwargs: Any) -> Any:
-        with feasibility_memo(self.memo.feasible):
+        with feasibility_memo(self.memo.feasible), young_collections():
             return sweep(self, *args, **kwargs)
 
     return cast(_Sweep, run)
