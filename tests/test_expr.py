@@ -143,6 +143,18 @@ def test_scan_refuses_a_fraction_every_time():
             scan([e])
 
 
+@given(st.lists(expressions(SHIFT_VARS), min_size=1, max_size=4),
+       st.permutations(SHIFT_VARS[1:4]))
+def test_renamed_renames_as_xreplace_does(exprs, order):
+    from symidx.expr import renamed
+
+    mapping = dict(zip(SHIFT_VARS[1:4], order))
+    mapping[rt(1)] = rt(0)
+    expected = [e.xreplace(mapping) for e in exprs]
+    assert renamed(exprs, mapping) == expected
+    assert renamed(exprs, mapping) == expected  # the remembered answer too
+
+
 def test_substitute_replaces_a_compound_key_as_xreplace_does():
     from symidx.expr import substitute
 

@@ -25,6 +25,7 @@ def clear_caches() -> None:
     clear_cache()
     _TERMS.clear()
     _SHIFTED.clear()
+    _RENAMED.clear()
     _SCANNED.clear()
 
 
@@ -175,6 +176,45 @@ def shifted(exprs: Sequence[Expr], ranges: int, rts: int) -> list[Expr]:
             _SHIFTED[(e, ranges, rts)] = new
     return cast(list[Expr], out)
 
+
+
+#: Expressions with variables renamed (see :func:`renamed`): ``(expression, the renaming
+#: of its own variables)`` -> the renamed expression.
+_RENAMED: dict[tuple[Expr, frozenset[tuple[Symbol, Symbol]]], Expr] = {}
+_RENAMED_LIMIT = 1 << 16
+
+
+def renamed(exprs: Sequence[Expr], mapping: Mapping[Symbol, Symbol]) -> list[Expr]:
+    """``substitute(exprs, mapping)`` for a mapping from variables to variables (dropping
+    a map's unused variables renumbers the others), remembered per expression and the
+    part of ``mapping`` on its own variables."""
+    out: list[Expr] = []
+    missing: list[int] = []
+    keys = []
+    for i, e in enumerate(exprs):
+        if e.is_Symbol:
+            out.append(mapping.get(e, e))
+            continue
+        if not e.args:
+            out.append(e)
+            continue
+        used = scan([e])[0]
+        key = (e, frozenset((v, mapping[v]) for v in used if v in mapping))
+        if not key[1]:
+            out.append(e)
+            continue
+        found = _RENAMED.get(key)
+        out.append(found if found is not None else e)
+        if found is None:
+            missing.append(i)
+            keys.append(key)
+    if missing:
+        done = substitute([exprs[i] for i in missing], mapping)
+        if len(_RENAMED) + len(missing) > _RENAMED_LIMIT:
+            _RENAMED.clear()
+        for i, key, new in zip(missing, keys, done):
+            out[i] = _RENAMED[key] = new
+    return out
 
 ONE = Integer(1)
 Terms = list[tuple[int, Expr]]

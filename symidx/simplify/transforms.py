@@ -11,7 +11,7 @@ from typing import Any
 from sympy import Symbol
 
 from symidx._arith import ceil_div
-from symidx.expr import ONE, Expr, bounds, dim, rt, sym, terms
+from symidx.expr import ONE, Expr, bounds, dim, renamed, rt, sym, terms
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify.constraints import residue
@@ -272,13 +272,18 @@ def _search(rows: _Rows, los: list[int], his: list[int]) -> bool | None:
 
 def _drop(m: IndexingMap, keep_dims: list[int], keep_ranges: list[int], keep_rts: list[int],
           removed: set[Symbol], frees: Sequence[frozenset[Symbol]]) -> IndexingMap:
-    rename: dict[Symbol, Expr] = {}
+    rename: dict[Symbol, Symbol] = {}
     for kind, keep in ((dim, keep_dims), (sym, keep_ranges), (rt, keep_rts)):
         for new, old in enumerate(keep):
             if new != old:  # variables before the first removed one keep their name
                 rename[kind(old)] = kind(new)
-    results, renamed = m.substitute(rename) if rename else (m.results, m.constraints)
-    constraints = [c for c, free in zip(renamed, frees) if not (free & removed)]
+    kept = [c for c, free in zip(m.constraints, frees) if not (free & removed)]
+    results: Sequence[Expr] = m.results
+    constraints: Sequence[tuple[Expr, Interval]] = kept
+    if rename:  # only what is kept is renamed
+        done = renamed(list(results) + [e for e, _ in kept], rename)
+        results = done[:len(results)]
+        constraints = list(zip(done[len(results):], (iv for _, iv in kept)))
     names = None
     if m.names:
         nd, nr = m.num_dims, m.num_ranges
