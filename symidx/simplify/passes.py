@@ -251,9 +251,10 @@ def eliminate_range_vars(w: Work) -> int:
     by :func:`substitute_values`, in the results). Counts the variables eliminated."""
     before = dict(w.constraints)
     w.fixed = _fixed_range_vars(w.m, w.bounds, w.constraints)
+    w.reshaped = False  # nothing fixed: the constraints are as they were
     if w.fixed:
         w.constraints = _substituted(w.constraints, w.fixed)
-    w.reshaped = w.constraints != before  # new constraints: fold them in another round
+        w.reshaped = w.constraints != before  # new constraints: fold them next round
     return len(w.fixed)
 
 
