@@ -180,16 +180,18 @@ def _remembering(sweep: _Sweep) -> _Sweep:
 
 class Memo:
     """The memos of one :class:`Analysis`: compositions made (``composed``, emptied when it
-    holds :data:`_COMPOSED_LIMIT`), one object per distinct map (``interned``, so that sets
+    holds :data:`_COMPOSED_LIMIT`), each composed map finished (``finished``: two pairs of
+    maps often compose to one map), one object per distinct map (``interned``, so that sets
     and the memo mostly compare by identity), each map with its runtime-value elements
     forgotten (``forgotten``), what the loop code keeps per ``while`` (``loops``, see
     :func:`symidx.fusion.loops.unrolled_maps`) and the simplifier's feasibility answers
     (``feasible``, see :func:`symidx.simplify.feasibility_memo`)."""
 
-    __slots__ = ("composed", "interned", "forgotten", "loops", "feasible")
+    __slots__ = ("composed", "finished", "interned", "forgotten", "loops", "feasible")
 
     def __init__(self) -> None:
         self.composed: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
+        self.finished: dict[tuple[IndexingMap, bool], IndexingMap] = {}
         self.interned: dict[IndexingMap, IndexingMap] = {}
         self.forgotten: dict[IndexingMap, IndexingMap] = {}
         self.loops: dict[HloInstruction, LoopFacts] = {}
@@ -198,6 +200,7 @@ class Memo:
     def clear(self) -> None:
         """Forget every memoised map (the loop facts stay: they hold no maps)."""
         self.composed.clear()
+        self.finished.clear()
         self.interned.clear()
         self.forgotten.clear()
 
@@ -425,13 +428,24 @@ def _composed(first: IndexingMap, second: IndexingMap, memo: Memo) -> IndexingMa
     if found is None:
         if len(memo.composed) >= _COMPOSED_LIMIT:
             memo.clear()
-        m = finish(compose(first, second), fold_point_dims=True)
-        if second.num_ranges and has_window_sum(m):  # stacked windows: one variable per sum
-            m, removed = merge_contiguous_sums(m, overlapping=True)
-            if removed:
-                m = finish(m, fold_point_dims=True)
-        found = memo.composed[key] = memo.interned_map(m)
+        m = compose(first, second)
+        done = (m, second.num_ranges > 0)  # another pair composed to the same map
+        found = memo.finished.get(done)
+        if found is None:
+            found = memo.finished[done] = memo.interned_map(_finished(m, second))
+        memo.composed[key] = found
     return found
+
+
+def _finished(m: IndexingMap, second: IndexingMap) -> IndexingMap:
+    """The composed map ``m`` (whose second map was ``second``) simplified, its unused
+    variables removed, and the window sums a step with range variables made merged."""
+    m = finish(m, fold_point_dims=True)
+    if second.num_ranges and has_window_sum(m):  # stacked windows: one variable per sum
+        m, removed = merge_contiguous_sums(m, overlapping=True)
+        if removed:
+            m = finish(m, fold_point_dims=True)
+    return m
 
 
 def clear_memo() -> None:
