@@ -136,7 +136,9 @@ class Limits:
         self.max_maps = max_maps
         self.deadline = None if timeout is None else time.monotonic() + timeout
         self.held = 0
-        self.doing = ""
+        #: What the analysis is doing, for the message of a limit reached: text, or a
+        #: sweep's (instructions done, of total, computation, direction, start)
+        self.doing: str | tuple[int, int, str, str, str] = ""
 
     def charge(self, added: int | bool = 0) -> None:
         """Count ``added`` new maps held; stop at a limit passed."""
@@ -150,7 +152,12 @@ class Limits:
             raise LimitReached(_COMMAND_DEADLINES[-1][1], self._done())
 
     def _done(self) -> str:
-        where = f" ({self.doing})" if self.doing else ""
+        doing = self.doing
+        if isinstance(doing, tuple):  # a sweep's progress, told only when needed
+            done, total, comp, direction, start = doing
+            doing = (f"{done} of {total} instructions of {comp} swept {direction} from "
+                     f"{start}")
+        where = f" ({doing})" if doing else ""
         return f"holding {self.held:,} distinct maps{where}"
 
 
@@ -331,8 +338,7 @@ class Analysis:
         for done, instr in enumerate(reversed(graph.order)):
             if not instr.operands or (within is not None and instr.name not in within):
                 continue
-            limits.doing = (f"{done} of {total} instructions of {comp.name} swept "
-                            f"output-to-input from {target.name}")
+            limits.doing = (done, total, comp.name, "output-to-input", target.name)
             if instr.name in unknown:
                 for op in instr.operands:
                     unknown.setdefault(op.name, unknown[instr.name])
@@ -369,8 +375,7 @@ class Analysis:
         limits, memo = self.limits, self.memo
         total = len(graph.order)
         for done, instr in enumerate(graph.order):
-            limits.doing = (f"{done} of {total} instructions of {comp.name} swept "
-                            f"input-to-output from {source.name}")
+            limits.doing = (done, total, comp.name, "input-to-output", source.name)
             for j, op in enumerate(instr.operands):
                 for lf in range(leaf_count(op.shape)):
                     key = (op.name, lf)
