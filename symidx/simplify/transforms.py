@@ -110,8 +110,11 @@ def _satisfiable(constraints: tuple[tuple[Expr, Interval], ...],
     are called: composed maps meet one window's constraints under ever new names), the
     others by their expressions."""
     rows = _linear_rows(constraints, [v for v, _ in box])
+    if rows is not None:  # the rows' order changes no answer (nor the search's steps)
+        rows = tuple(sorted(rows))
     memo = _MEMO.get()
-    key: Any = (constraints, box) if rows is None else (rows, tuple(iv for _, iv in box))
+    key: Any = (constraints, box) if rows is None else \
+        (rows, tuple([x for _, iv in box for x in (iv.lo, iv.hi)]))
     if memo is not None and key in memo:
         return memo[key]
     found = _decided(constraints, box, rows)
