@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 
 from symidx.expr import sym
 from symidx.interval import Interval
-from symidx.simplify import simplify
-from symidx.simplify import feasibility_memo
+from symidx.simplify import feasibility_memo, simplify
 from symidx.simplify.transforms import _linear_search, _satisfiable
 from symidx.strategies import indexing_maps
 from symidx.syntax import parse_map
@@ -38,14 +37,18 @@ def linear_problems(draw):
     return tuple(constraints), box
 
 
+def brute_force(constraints, box) -> bool:
+    """Does a point of ``box`` satisfy every constraint? (Every point tried, by sympy.)"""
+    variables = [v for v, _ in box]
+    points = itertools.product(*[range(iv.lo, iv.hi + 1) for _, iv in box])
+    return any(all(int(e.subs(dict(zip(variables, p)))) in iv for e, iv in constraints)
+               for p in points)
+
+
 @given(linear_problems())
 def test_linear_search_answers_as_brute_force(problem):
     constraints, box = problem
-    variables = [v for v, _ in box]
-    points = itertools.product(*[range(iv.lo, iv.hi + 1) for _, iv in box])
-    expected = any(all(int(e.subs(dict(zip(variables, p)))) in iv for e, iv in constraints)
-                   for p in points)
-    assert _linear_search(constraints, box) == expected
+    assert _linear_search(constraints, box) == brute_force(constraints, box)
 
 
 @given(linear_problems())
@@ -53,10 +56,7 @@ def test_feasibility_of_linear_constraints_is_decided_as_brute_force(problem):
     # candidates, search and enumeration in turn, by the rows of the constraints; the
     # answer remembered under those numbers is the same
     constraints, box = problem
-    variables = [v for v, _ in box]
-    points = itertools.product(*[range(iv.lo, iv.hi + 1) for _, iv in box])
-    expected = any(all(int(e.subs(dict(zip(variables, p)))) in iv for e, iv in constraints)
-                   for p in points)
+    expected = brute_force(constraints, box)
     memo: dict = {}
     with feasibility_memo(memo):
         assert _satisfiable(constraints, box) == expected
