@@ -177,7 +177,6 @@ def shifted(exprs: Sequence[Expr], ranges: int, rts: int) -> list[Expr]:
     return cast(list[Expr], out)
 
 
-
 #: Expressions with variables renamed (see :func:`renamed`): ``(expression, the renaming
 #: of its own variables)`` -> the renamed expression.
 _RENAMED: dict[tuple[Expr, frozenset[tuple[Symbol, Symbol]]], Expr] = {}
@@ -215,6 +214,7 @@ def renamed(exprs: Sequence[Expr], mapping: Mapping[Symbol, Symbol]) -> list[Exp
         for i, key, new in zip(missing, keys, done):
             out[i] = _RENAMED[key] = new
     return out
+
 
 ONE = Integer(1)
 Terms = list[tuple[int, Expr]]
