@@ -1,4 +1,5 @@
-"""A context manager that pauses Python's cyclic garbage collector."""
+"""Context managers that pause Python's cyclic garbage collector or make its young
+collections rarer."""
 
 from __future__ import annotations
 
@@ -47,3 +48,28 @@ def long_lived() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+#: Allocations between young garbage collections while maps are computed (and in a
+#: ``symidx`` process: see ``symidx.cli.main_entry``), instead of Python's 700.
+YOUNG_COLLECTION = 10_000
+
+
+@contextmanager
+def young_collections(every: int = YOUNG_COLLECTION) -> Iterator[None]:
+    """Collect young garbage at most every ``every`` allocations in the block (a higher
+    threshold already set is kept), then restore the threshold found, unless the block
+    changed it. An analysis builds memos and maps that live as long as it does: each young
+    collection traverses them again only to keep them. Collections still run, so cycles
+    made in the block are still collected."""
+    before = gc.get_threshold()
+    if before[0] >= every or before[0] == 0:  # 0: automatic collection is off
+        yield
+        return
+    raised = (every, *before[1:])
+    gc.set_threshold(*raised)
+    try:
+        yield
+    finally:
+        if gc.get_threshold() == raised:
+            gc.set_threshold(*before)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sympy import Integer
 
 from symidx.errors import MapError
-from symidx.expr import CeilDiv, FloorDiv, Mod, bounds, compile_expr, depth, dim, sym
+from symidx.expr import CeilDiv, FloorDiv, Mod, bounds, compile_expr, depth, dim, rt, sym
 from symidx.interval import Interval
 from symidx.strategies import expressions, intervals
 
@@ -103,6 +103,63 @@ def test_substitute_matches_xreplace(exprs, a, b):
 
     mapping = {d0: a, d1: b}
     assert substitute(exprs, mapping) == [e.xreplace(mapping) for e in exprs]
+
+
+SHIFT_VARS = [d0, s0, sym(1), sym(2), rt(0), rt(1)]
+
+
+@given(st.lists(expressions(SHIFT_VARS), min_size=1, max_size=4), st.integers(0, 3),
+       st.integers(0, 2))
+def test_shifted_renumbers_range_and_runtime_variables(exprs, ranges, rts):
+    from symidx.expr import shifted
+
+    mapping = {sym(i): sym(i + ranges) for i in range(3)}
+    mapping.update({rt(k): rt(k + rts) for k in range(2)})
+    expected = [e.xreplace(mapping) for e in exprs]
+    assert shifted(exprs, ranges, rts) == expected
+    assert shifted(exprs, ranges, rts) == expected  # the remembered answer too
+
+
+@given(st.lists(expressions(SHIFT_VARS + [FloorDiv(d0, s0), Mod(sym(1), d0 + 1)]), min_size=1,
+                max_size=4))
+def test_scan_finds_the_variables_and_the_variable_divisors_every_time(exprs):
+    from symidx.expr import scan, variable_divisions
+
+    expected = (set().union(*(e.free_symbols for e in exprs)),
+                any(variable_divisions(e) for e in exprs))
+    assert scan(exprs) == expected
+    assert scan(exprs) == expected  # the remembered answers too
+    assert scan(list(reversed(exprs))) == expected
+
+
+def test_scan_refuses_a_fraction_every_time():
+    from sympy import Rational
+
+    from symidx.expr import scan
+
+    e = d0 + Rational(1, 2) * s0
+    for _ in range(2):
+        with pytest.raises(MapError, match="not an integer"):
+            scan([e])
+
+
+@given(st.lists(expressions(SHIFT_VARS), min_size=1, max_size=4),
+       st.permutations(SHIFT_VARS[1:4]))
+def test_renamed_renames_as_xreplace_does(exprs, order):
+    from symidx.expr import renamed
+
+    mapping = dict(zip(SHIFT_VARS[1:4], order))
+    mapping[rt(1)] = rt(0)
+    expected = [e.xreplace(mapping) for e in exprs]
+    assert renamed(exprs, mapping) == expected
+    assert renamed(exprs, mapping) == expected  # the remembered answer too
+
+
+def test_substitute_replaces_a_compound_key_as_xreplace_does():
+    from symidx.expr import substitute
+
+    e = FloorDiv(d0 + s0, 4) + s0
+    assert substitute([e], {d0 + s0: d1}) == [FloorDiv(d1, 4) + s0]
 
 
 # --- divisors that are variables, powers, and bounds under constraints ----------------------

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from symidx import __version__
+from symidx._gc import YOUNG_COLLECTION
 from symidx.cli import batch, bench, corpus, layout, maps, mapverbs, tile
 from symidx.cli.common import Parser, UsageError
 from symidx.errors import LimitReached, ParseError, SymidxError
@@ -23,7 +24,7 @@ from symidx.errors import LimitReached, ParseError, SymidxError
 __all__ = ["main", "main_entry"]
 
 #: Allocations between young garbage collections in a ``symidx`` process (see main_entry).
-_YOUNG_COLLECTION = 10_000
+_YOUNG_COLLECTION = YOUNG_COLLECTION
 
 COMMAND_MODULES = (mapverbs, maps, bench, layout, batch, corpus, tile)
 

@@ -33,14 +33,17 @@ from symidx.expr.sums import ONE, Terms, from_terms, terms
 from symidx.expr.sums import add as add
 from symidx.expr.sums import clear_caches as clear_caches
 from symidx.expr.sums import rebuild as rebuild
+from symidx.expr.sums import renamed as renamed
 from symidx.expr.sums import scale as scale
+from symidx.expr.sums import shifted as shifted
 from symidx.expr.sums import substitute as substitute
 from symidx.expr.variables import IndexVar, dim, rt, sym, var_index, var_kind
 from symidx.expr.variables import _variable as _variable
 from symidx.expr.walks import depth, free_vars, scan, variable_divisions
 
 # Names outside __all__ are imported as themselves (``x as x``): the builders (``add``,
-# ``scale``, ``rebuild``, ``substitute``, ``min_of``, ``max_of``), ``clear_caches``,
+# ``scale``, ``rebuild``, ``substitute``, ``shifted``, ``renamed``, ``min_of``,
+# ``max_of``), ``clear_caches``,
 # ``_variable`` (which unpickles a variable) and ``_combine`` (symidx.simplify.ranges uses it).
 
 __all__ = [

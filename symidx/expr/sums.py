@@ -6,11 +6,15 @@ linear forms (``_TERMS``) are remembered."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import is_
+from typing import cast
 
 import sympy
 from sympy import Add, Expr, Integer, Mul, Symbol
 
 from symidx.expr.nodes import _IntegerOp
+from symidx.expr.variables import _VAR_INFO, rt, sym
+from symidx.expr.walks import _SCANNED, scan
 
 
 def clear_caches() -> None:
@@ -20,6 +24,9 @@ def clear_caches() -> None:
 
     clear_cache()
     _TERMS.clear()
+    _SHIFTED.clear()
+    _RENAMED.clear()
+    _SCANNED.clear()
 
 
 _SORT_KEY = sympy.core.add._args_sortkey  # the order sympy's Add keeps its terms in
@@ -107,20 +114,106 @@ def add(terms: Sequence[Expr]) -> Expr:
 def substitute(exprs: Sequence[Expr], mapping: Mapping[Symbol, Expr]) -> list[Expr]:
     """``[e.xreplace(mapping) for e in exprs]``, with shared sub-expressions rebuilt once
     (results of one map share most of their structure)."""
-    memo: dict[Expr, Expr] = dict(mapping)
+    if not all(isinstance(k, Symbol) for k in mapping):  # a compound key: by value
+        return [e.xreplace(dict(mapping)) for e in exprs]
+    # Sub-expressions are remembered by identity (an int's hash and equality are cheap;
+    # sympy's are Python calls): every node walked stays alive in ``exprs`` meanwhile, so
+    # no id is reused. A variable is looked up by value (an equal symbol may be another
+    # object).
+    memo: dict[int, Expr] = {}
 
     def walk(e: Expr) -> Expr:
-        got = memo.get(e)
+        got = memo.get(id(e))
         if got is not None:
             return got
-        if not e.args:
-            return e
-        args = tuple(walk(a) for a in e.args)
-        new = e if args == e.args else rebuild(e, args)
-        memo[e] = new
+        args = e.args
+        if not args:
+            new = mapping.get(e, e) if e.is_Symbol else e
+        else:
+            new_args = tuple([walk(a) for a in args])
+            new = e if all(map(is_, new_args, args)) else rebuild(e, new_args)
+        memo[id(e)] = new
         return new
 
     return [walk(e) for e in exprs]
+
+
+#: Expressions with their range and runtime variables renumbered (see :func:`shifted`):
+#: ``(expression, range offset, runtime offset)`` -> the renumbered expression.
+_SHIFTED: dict[tuple[Expr, int, int], Expr] = {}
+_SHIFTED_LIMIT = 1 << 16
+
+
+def shifted(exprs: Sequence[Expr], ranges: int, rts: int) -> list[Expr]:
+    """``exprs`` with every range variable ``s{i}`` renamed ``s{i + ranges}`` and every
+    runtime variable ``rt{k}`` renamed ``rt{k + rts}`` (the renumbering a composition gives
+    the first map's variables), remembered per expression: composed maps carry the same
+    constraints from one composition to the next, so the same expression is renumbered by
+    the same offsets again and again (and comes out as the same object, which the
+    simplifier's memos then find by identity)."""
+    out: list[Expr | None] = []
+    missing: list[Expr] = []
+    for e in exprs:
+        found = _SHIFTED.get((e, ranges, rts))
+        out.append(found)
+        if found is None:
+            missing.append(e)
+    if not missing:
+        return cast(list[Expr], out)
+    mapping: dict[Symbol, Expr] = {}
+    for v in scan(missing)[0]:
+        kind, index = _VAR_INFO.get(v, ("", 0))
+        if kind == "s" and ranges:
+            mapping[v] = sym(index + ranges)
+        elif kind == "rt" and rts:
+            mapping[v] = rt(index + rts)
+    done = iter(substitute(missing, mapping) if mapping else missing)
+    if len(_SHIFTED) + len(missing) > _SHIFTED_LIMIT:
+        _SHIFTED.clear()
+    for i, e in enumerate(exprs):
+        if out[i] is None:
+            new = out[i] = next(done)
+            _SHIFTED[(e, ranges, rts)] = new
+    return cast(list[Expr], out)
+
+
+#: Expressions with variables renamed (see :func:`renamed`): ``(expression, the renaming
+#: of its own variables)`` -> the renamed expression.
+_RENAMED: dict[tuple[Expr, frozenset[tuple[Symbol, Symbol]]], Expr] = {}
+_RENAMED_LIMIT = 1 << 16
+
+
+def renamed(exprs: Sequence[Expr], mapping: Mapping[Symbol, Symbol]) -> list[Expr]:
+    """``substitute(exprs, mapping)`` for a mapping from variables to variables (dropping
+    a map's unused variables renumbers the others), remembered per expression and the
+    part of ``mapping`` on its own variables."""
+    out: list[Expr] = []
+    missing: list[int] = []
+    keys = []
+    for i, e in enumerate(exprs):
+        if e.is_Symbol:
+            out.append(mapping.get(e, e))
+            continue
+        if not e.args:
+            out.append(e)
+            continue
+        used = scan([e])[0]
+        key = (e, frozenset((v, mapping[v]) for v in used if v in mapping))
+        if not key[1]:
+            out.append(e)
+            continue
+        found = _RENAMED.get(key)
+        out.append(found if found is not None else e)
+        if found is None:
+            missing.append(i)
+            keys.append(key)
+    if missing:
+        done = substitute([exprs[i] for i in missing], mapping)
+        if len(_RENAMED) + len(missing) > _RENAMED_LIMIT:
+            _RENAMED.clear()
+        for i, key, new in zip(missing, keys, done):
+            out[i] = _RENAMED[key] = new
+    return out
 
 
 ONE = Integer(1)

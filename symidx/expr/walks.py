@@ -49,20 +49,53 @@ def variable_divisions(expr: Expr) -> list[Expr]:
 
 def scan(exprs: Sequence[Expr]) -> tuple[set[Symbol], bool]:
     """The variables the expressions use, and whether one divides by a non-constant (one
-    cheap walk: what a new map checks)."""
+    cheap walk: what a new map checks). Each expression's answer is remembered (by
+    identity, see :func:`_scanned`): maps made one from another share most expressions."""
+    symbols: set[Symbol] = set()
+    divides = False
+    for e in reversed(exprs):
+        if e.is_Symbol:
+            symbols.add(e)
+        elif e.args:
+            used, by_variable = _scanned(e)
+            symbols |= used
+            divides = divides or by_variable
+        else:
+            _check_atom(e)
+    return symbols, divides
+
+
+#: Per expression (by identity; the entry keeps the expression alive, so its id is not
+#: reused): the expression, its variables, whether it divides by a non-constant.
+_SCANNED: dict[int, tuple[Expr, frozenset[Symbol], bool]] = {}
+_SCANNED_LIMIT = 1 << 16
+
+
+def _scanned(e: Expr) -> tuple[frozenset[Symbol], bool]:
+    """:func:`scan` of one compound expression, remembered."""
+    got = _SCANNED.get(id(e))
+    if got is not None and got[0] is e:
+        return got[1], got[2]
+    symbols, divides = _walk(e)
+    if len(_SCANNED) >= _SCANNED_LIMIT:
+        _SCANNED.clear()
+    used = frozenset(symbols)
+    _SCANNED[id(e)] = (e, used, divides)
+    return used, divides
+
+
+def _walk(expr: Expr) -> tuple[set[Symbol], bool]:
     symbols: set[Symbol] = set()
     divides = False
     seen: set[int] = set()
-    stack = list(exprs)
+    stack = [expr]
     while stack:
         e = stack.pop()
         if e.is_Symbol:
             symbols.add(e)
             continue
         if not e.args or id(e) in seen:
-            if e.is_Rational and not e.is_Integer:
-                raise MapError(f"{e} is not an integer: index expressions take integer "
-                               f"coefficients; for division write FloorDiv(a, b)")
+            _check_atom(e)
             continue
         seen.add(id(e))
         if isinstance(e, _IntegerDivision) and not e.args[1].is_Integer:
@@ -71,6 +104,13 @@ def scan(exprs: Sequence[Expr]) -> tuple[set[Symbol], bool]:
             raise MapError(_foreign_advice(e))
         stack.extend(e.args)
     return symbols, divides
+
+
+def _check_atom(e: Expr) -> None:
+    """An atom that is no variable must be an integer."""
+    if e.is_Rational and not e.is_Integer:
+        raise MapError(f"{e} is not an integer: index expressions take integer "
+                       f"coefficients; for division write FloorDiv(a, b)")
 
 
 def _foreign_advice(e: Expr) -> str:

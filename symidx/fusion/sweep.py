@@ -50,6 +50,7 @@ from typing import Any, TypeVar, cast
 
 from sympy import Integer
 
+from symidx._gc import young_collections
 from symidx.errors import HloValidationError, LimitReached, SymidxError
 from symidx.expr import Expr, bounds, sym
 from symidx.fusion.graph import IndexingGraph
@@ -135,7 +136,9 @@ class Limits:
         self.max_maps = max_maps
         self.deadline = None if timeout is None else time.monotonic() + timeout
         self.held = 0
-        self.doing = ""
+        #: What the analysis is doing, for the message of a limit reached: text, or a
+        #: sweep's (instructions done, of total, computation, direction, start)
+        self.doing: str | tuple[int, int, str, str, str] = ""
 
     def charge(self, added: int | bool = 0) -> None:
         """Count ``added`` new maps held; stop at a limit passed."""
@@ -149,7 +152,12 @@ class Limits:
             raise LimitReached(_COMMAND_DEADLINES[-1][1], self._done())
 
     def _done(self) -> str:
-        where = f" ({self.doing})" if self.doing else ""
+        doing = self.doing
+        if isinstance(doing, tuple):  # a sweep's progress, told only when needed
+            done, total, comp, direction, start = doing
+            doing = (f"{done} of {total} instructions of {comp} swept {direction} from "
+                     f"{start}")
+        where = f" ({doing})" if doing else ""
         return f"holding {self.held:,} distinct maps{where}"
 
 
@@ -164,11 +172,14 @@ _Sweep = TypeVar("_Sweep", bound=Callable[..., Any])
 def _remembering(sweep: _Sweep) -> _Sweep:
     """``sweep`` (a method of :class:`Analysis`) run with the analysis's feasibility memo
     open (see :func:`symidx.simplify.feasibility_memo`): the simplifications it makes
-    remember their answers there, and nowhere else."""
+    remember their answers there, and nowhere else. Young garbage is collected every
+    :data:`~symidx._gc.YOUNG_COLLECTION` allocations meanwhile, as in a ``symidx``
+    process (:func:`~symidx._gc.young_collections`): the memos and maps a sweep builds
+    live as long as its analysis."""
 
     @functools.wraps(sweep)
     def run(self: Analysis, *args: Any, **kwargs: Any) -> Any:
-        with feasibility_memo(self.memo.feasible):
+        with feasibility_memo(self.memo.feasible), young_collections():
             return sweep(self, *args, **kwargs)
 
     return cast(_Sweep, run)
@@ -176,16 +187,18 @@ def _remembering(sweep: _Sweep) -> _Sweep:
 
 class Memo:
     """The memos of one :class:`Analysis`: compositions made (``composed``, emptied when it
-    holds :data:`_COMPOSED_LIMIT`), one object per distinct map (``interned``, so that sets
+    holds :data:`_COMPOSED_LIMIT`), each composed map finished (``finished``: two pairs of
+    maps often compose to one map), one object per distinct map (``interned``, so that sets
     and the memo mostly compare by identity), each map with its runtime-value elements
     forgotten (``forgotten``), what the loop code keeps per ``while`` (``loops``, see
     :func:`symidx.fusion.loops.unrolled_maps`) and the simplifier's feasibility answers
     (``feasible``, see :func:`symidx.simplify.feasibility_memo`)."""
 
-    __slots__ = ("composed", "interned", "forgotten", "loops", "feasible")
+    __slots__ = ("composed", "finished", "interned", "forgotten", "loops", "feasible")
 
     def __init__(self) -> None:
         self.composed: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
+        self.finished: dict[tuple[IndexingMap, bool], IndexingMap] = {}
         self.interned: dict[IndexingMap, IndexingMap] = {}
         self.forgotten: dict[IndexingMap, IndexingMap] = {}
         self.loops: dict[HloInstruction, LoopFacts] = {}
@@ -194,6 +207,7 @@ class Memo:
     def clear(self) -> None:
         """Forget every memoised map (the loop facts stay: they hold no maps)."""
         self.composed.clear()
+        self.finished.clear()
         self.interned.clear()
         self.forgotten.clear()
 
@@ -324,8 +338,7 @@ class Analysis:
         for done, instr in enumerate(reversed(graph.order)):
             if not instr.operands or (within is not None and instr.name not in within):
                 continue
-            limits.doing = (f"{done} of {total} instructions of {comp.name} swept "
-                            f"output-to-input from {target.name}")
+            limits.doing = (done, total, comp.name, "output-to-input", target.name)
             if instr.name in unknown:
                 for op in instr.operands:
                     unknown.setdefault(op.name, unknown[instr.name])
@@ -362,8 +375,7 @@ class Analysis:
         limits, memo = self.limits, self.memo
         total = len(graph.order)
         for done, instr in enumerate(graph.order):
-            limits.doing = (f"{done} of {total} instructions of {comp.name} swept "
-                            f"input-to-output from {source.name}")
+            limits.doing = (done, total, comp.name, "input-to-output", source.name)
             for j, op in enumerate(instr.operands):
                 for lf in range(leaf_count(op.shape)):
                     key = (op.name, lf)
@@ -422,13 +434,24 @@ def _composed(first: IndexingMap, second: IndexingMap, memo: Memo) -> IndexingMa
     if found is None:
         if len(memo.composed) >= _COMPOSED_LIMIT:
             memo.clear()
-        m = finish(compose(first, second), fold_point_dims=True)
-        if second.num_ranges and has_window_sum(m):  # stacked windows: one variable per sum
-            m, removed = merge_contiguous_sums(m, overlapping=True)
-            if removed:
-                m = finish(m, fold_point_dims=True)
-        found = memo.composed[key] = memo.interned_map(m)
+        m = compose(first, second)
+        done = (m, second.num_ranges > 0)  # another pair composed to the same map
+        found = memo.finished.get(done)
+        if found is None:
+            found = memo.finished[done] = memo.interned_map(_finished(m, second))
+        memo.composed[key] = found
     return found
+
+
+def _finished(m: IndexingMap, second: IndexingMap) -> IndexingMap:
+    """The composed map ``m`` (whose second map was ``second``) simplified, its unused
+    variables removed, and the window sums a step with range variables made merged."""
+    m = finish(m, fold_point_dims=True)
+    if second.num_ranges and has_window_sum(m):  # stacked windows: one variable per sum
+        m, removed = merge_contiguous_sums(m, overlapping=True)
+        if removed:
+            m = finish(m, fold_point_dims=True)
+    return m
 
 
 def clear_memo() -> None:

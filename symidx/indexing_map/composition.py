@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from sympy import Symbol
-
 from symidx.errors import MapError
-from symidx.expr import Expr, dim, rt, sym
+from symidx.expr import dim, shifted
 from symidx.indexing_map.map import IndexingMap, RuntimeVar
 
 __all__ = ["compose_with"]
@@ -40,13 +38,12 @@ def compose_with(first: IndexingMap, second: IndexingMap,
     if first.is_known_empty or second.is_known_empty:
         return IndexingMap.known_empty(first.dims, second.results)
     m_s, m_r = second.num_ranges, second.num_rts
-    shift: dict[Symbol, Expr] = {}
-    for i in range(first.num_ranges):
-        shift[sym(i)] = sym(i + m_s)
-    for i in range(first.num_rts):
-        shift[rt(i)] = rt(i + m_r)
-    f_results, f_constraints = first.substitute(shift) if shift else (first.results,
-                                                                       first.constraints)
+    f_results, f_constraints = first.results, first.constraints
+    if (m_s and first.num_ranges) or (m_r and first.num_rts):  # first's variables move on
+        moved = shifted(list(f_results) + [c for c, _ in f_constraints], m_s, m_r)
+        n = len(f_results)
+        f_results = tuple(moved[:n])
+        f_constraints = tuple(zip(moved[n:], (iv for _, iv in f_constraints)))
     plug = {dim(i): r for i, r in enumerate(f_results)}
     g_results, g_constraints = second.substitute(plug)
     constraints = list(g_constraints) + list(f_constraints)

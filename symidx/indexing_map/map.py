@@ -13,11 +13,13 @@ the expressions printed by :mod:`symidx.indexing_map.text`); the parser is in
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from math import prod
+from types import MappingProxyType
 from typing import Any
 
 from sympy import Integer, Symbol
@@ -159,7 +161,7 @@ class IndexingMap:
         merged: dict[Expr, Interval] = {}
         empty = False
         var_bounds: dict[int, Interval] = {}
-        variables: dict[Symbol, int] | None = None  # made when a constraint needs it
+        variables: Mapping[Symbol, int] | None = None  # made when a constraint needs it
         for expr, interval in pairs:
             expr = as_expr(expr)
             interval = _interval(interval)
@@ -341,15 +343,16 @@ class IndexingMap:
 
     @property
     def dim_vars(self) -> tuple[Symbol, ...]:
-        return tuple(dim(i) for i in range(len(self.dims)))
+        return self.all_vars[:len(self.dims)]
 
     @property
     def range_vars(self) -> tuple[Symbol, ...]:
-        return tuple(sym(i) for i in range(len(self.ranges)))
+        nd = len(self.dims)
+        return self.all_vars[nd:nd + len(self.ranges)]
 
     @property
     def rt_vars(self) -> tuple[Symbol, ...]:
-        return tuple(rt(i) for i in range(len(self.rts)))
+        return self.all_vars[len(self.dims) + len(self.ranges):]
 
     @property
     def symbol_vars(self) -> tuple[Symbol, ...]:
@@ -360,7 +363,8 @@ class IndexingMap:
     def all_vars(self) -> tuple[Symbol, ...]:
         got = self._cache.get("vars")
         if got is None:
-            got = self._cache["vars"] = self.dim_vars + self.range_vars + self.rt_vars
+            got = self._cache["vars"] = _all_vars(len(self.dims), len(self.ranges),
+                                                  len(self.rts))
         return got
 
     @property
@@ -601,10 +605,23 @@ def _mlir_names(m: IndexingMap, names: list[str]) -> list[str]:
 
 
 # --- helpers ------------------------------------------------------------------------------
-def _variables(nd: int, nr: int, nt: int) -> dict[Symbol, int]:
-    order = ([dim(i) for i in range(nd)] + [sym(i) for i in range(nr)]
-             + [rt(i) for i in range(nt)])
-    return {v: i for i, v in enumerate(order)}
+@functools.lru_cache(maxsize=4096)
+def _all_vars(nd: int, nr: int, nt: int) -> tuple[Symbol, ...]:
+    """The variables of a map with ``nd`` dims, ``nr`` range and ``nt`` runtime
+    variables, in order."""
+    return (tuple(dim(i) for i in range(nd)) + tuple(sym(i) for i in range(nr))
+            + tuple(rt(i) for i in range(nt)))
+
+
+def _variables(nd: int, nr: int, nt: int) -> Mapping[Symbol, int]:
+    """Each variable of a map with ``nd`` dims, ``nr`` range and ``nt`` runtime variables,
+    with its position (one read-only table per shape)."""
+    return _positions(nd, nr, nt)
+
+
+@functools.lru_cache(maxsize=4096)
+def _positions(nd: int, nr: int, nt: int) -> Mapping[Symbol, int]:
+    return MappingProxyType({v: i for i, v in enumerate(_all_vars(nd, nr, nt))})
 
 
 def _narrow(dims: tuple[Interval, ...], ranges: tuple[Interval, ...],

@@ -9,7 +9,9 @@ exact and the element exists, padding otherwise.
 
 from __future__ import annotations
 
-from symidx.expr import Expr, FloorDiv, Mod
+from sympy import Integer
+
+from symidx.expr import Expr, FloorDiv, Mod, add, scale
 from symidx.hlo import WindowDim
 from symidx.interval import Interval
 
@@ -20,7 +22,9 @@ def operand_term(out: Expr, position: Expr, w: WindowDim, operand_size: int
                  ) -> tuple[Expr, list[Constraint]]:
     """The operand index that window position ``position`` of output index ``out`` reads,
     with the constraints saying it is an operand element (not padding or a dilation hole)."""
-    x = out * w.stride + position * w.window_dilation - w.padding_low
+    # built as sympy builds ``out * stride + position * window_dilation - padding_low``
+    x = add([scale(w.stride, out), scale(w.window_dilation, position),
+             Integer(-w.padding_low)])
     b = w.base_dilation
     if b == 1:
         return x, [(x, Interval(0, operand_size - 1))]
@@ -32,7 +36,8 @@ def output_term(operand: Expr, position: Expr, w: WindowDim, out_size: int
                 ) -> tuple[Expr, list[Constraint]]:
     """The output index whose window position ``position`` lands on operand index
     ``operand``, with the constraints saying that output exists."""
-    p = operand * w.base_dilation + w.padding_low - position * w.window_dilation
+    p = add([scale(w.base_dilation, operand), Integer(w.padding_low),
+             scale(-w.window_dilation, position)])
     s = w.stride
     if s == 1:
         return p, [(p, Interval(0, out_size - 1))]

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from sympy import Symbol
+from sympy import Integer, Symbol
 
-from symidx.expr import ONE, Expr, dim, from_terms, sym, terms
+from symidx.expr import ONE, Expr, add, dim, from_terms, scale, sym, terms
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify.memo import variables_of
@@ -93,7 +93,7 @@ def _merge_once(m: IndexingMap, overlapping: bool = False
         lo, hi = bu.lo + lo, bu.hi + hi
         # u' = u + c*w - lo runs over [0, hi - lo]: maps reached along different paths
         # then spell the same window alike
-        results, constraints = m.substitute({u: u - c * w + lo})
+        results, constraints = m.substitute({u: add([u, scale(-c, w), Integer(lo)])})
         if any(w in variables_of(e) for e in (*results, *(e for e, _ in constraints))):
             continue
         i = m.range_vars.index(u)

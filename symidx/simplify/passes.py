@@ -118,14 +118,22 @@ def fold_constraints(w: Work) -> int:
     return changes
 
 
-#: Folded constraints: ``(expression, interval, intervals of its variables)`` -> what
-#: :func:`_folded` made of it. Composed maps meet the same window and bound constraints
-#: again and again (a convolution's ``d0 + s0 in [0, 55]`` in every layer), and a fold
-#: depends on nothing else: the rules see the intervals of the expression's own variables
-#: (in :func:`fold_constraints` the rewriter assumes no facts).
-_FOLDED: dict[tuple[Expr, Interval, frozenset[tuple[Symbol, Interval]]],
-              tuple[Expr, Interval]] = {}
-#: Entries :data:`_FOLDED` holds before it starts afresh.
+#: Folded constraints, per expression (by identity: the entry keeps the expression alive,
+#: so its id is not reused): the expression, its variables in a fixed order, and per
+#: ``(interval, the intervals of those variables)`` what :func:`_folded` made of it.
+#: Composed maps meet the same window and bound constraints again and again (a
+#: convolution's ``d0 + s0 in [0, 55]`` in every layer, the same object once renumbered by
+#: :func:`~symidx.expr.shifted`), and a fold depends on nothing else: the rules see the
+#: intervals of the expression's own variables (in :func:`fold_constraints` the rewriter
+#: assumes no facts).
+_FOLDED: dict[int, tuple[Expr, tuple[Symbol, ...],
+                         dict[tuple[int, ...], tuple[Expr, Interval]]]] = {}
+#: The same answers by the expression's value (with its variables' order), for an equal
+#: expression that is another object.
+_FOLDED_BY_VALUE: dict[tuple[Expr, tuple[Symbol, ...], tuple[int, ...]],
+                       tuple[Expr, Interval]] = {}
+#: Expressions (answers, by value) :data:`_FOLDED` (:data:`_FOLDED_BY_VALUE`) holds before
+#: it starts afresh.
 FOLDED_LIMIT = 100_000
 
 
@@ -135,16 +143,30 @@ def _folded_memo(w: Work, expr0: Expr, iv0: Interval) -> tuple[Expr, Interval]:
     rewriter did before); a remembered one is then at least as simple."""
     rw = w.rw
     env = rw.env
-    key = (expr0, iv0, frozenset((v, env[v]) for v in variables_of(expr0)))
-    found = _FOLDED.get(key)
+    entry = _FOLDED.get(id(expr0))
+    if entry is None or entry[0] is not expr0:
+        if len(_FOLDED) >= FOLDED_LIMIT:
+            _FOLDED.clear()
+        entry = _FOLDED[id(expr0)] = (expr0, tuple(variables_of(expr0)), {})
+    key = [iv0.lo, iv0.hi]
+    for v in entry[1]:
+        b = env[v]
+        key += (b.lo, b.hi)
+    answers, signature = entry[2], tuple(key)
+    found = answers.get(signature)
     if found is not None:
+        return found
+    by_value = (expr0, entry[1], signature)  # an equal expression, another object
+    found = _FOLDED_BY_VALUE.get(by_value)
+    if found is not None:
+        answers[signature] = found
         return found
     starved = rw.exhausted
     found = _folded(w, rw.simplify(expr0), iv0)
     if not starved and not rw.exhausted:
-        if len(_FOLDED) >= FOLDED_LIMIT:
-            _FOLDED.clear()
-        _FOLDED[key] = found
+        if len(_FOLDED_BY_VALUE) >= FOLDED_LIMIT:
+            _FOLDED_BY_VALUE.clear()
+        answers[signature] = _FOLDED_BY_VALUE[by_value] = found
     return found
 
 
@@ -229,9 +251,10 @@ def eliminate_range_vars(w: Work) -> int:
     by :func:`substitute_values`, in the results). Counts the variables eliminated."""
     before = dict(w.constraints)
     w.fixed = _fixed_range_vars(w.m, w.bounds, w.constraints)
+    w.reshaped = False  # nothing fixed: the constraints are as they were
     if w.fixed:
         w.constraints = _substituted(w.constraints, w.fixed)
-    w.reshaped = w.constraints != before  # new constraints: fold them in another round
+        w.reshaped = w.constraints != before  # new constraints: fold them next round
     return len(w.fixed)
 
 

@@ -6,11 +6,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
+from typing import Any
 
 from sympy import Symbol
 
 from symidx._arith import ceil_div
-from symidx.expr import ONE, Expr, bounds, dim, rt, sym, terms
+from symidx.expr import ONE, Expr, bounds, dim, renamed, rt, sym, terms
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify.constraints import residue
@@ -19,10 +20,9 @@ from symidx.simplify.memo import variables_of
 FEASIBILITY_LIMIT = 1_000_000
 _MEMO_LIMIT = 4096  # answers a feasibility memo keeps (then it starts afresh)
 
-#: A box and the constraints on it, and whether some point satisfies them all (see
-#: :func:`_satisfiable`).
-FeasibilityMemo = dict[tuple[tuple[tuple[Expr, Interval], ...],
-                             tuple[tuple[Symbol, Interval], ...]], "bool | None"]
+#: A box and the constraints on it (linear ones by their numbers, others by their
+#: expressions), and whether some point satisfies them all (see :func:`_satisfiable`).
+FeasibilityMemo = dict[tuple[Any, ...], "bool | None"]
 _MEMO: ContextVar[FeasibilityMemo | None] = ContextVar("feasibility_memo", default=None)
 
 
@@ -72,7 +72,7 @@ def _feasible(m: IndexingMap, removed: set[Symbol], frees: Sequence[frozenset[Sy
     group = [item for item, (span, iv) in zip(group, spans) if span not in iv]
     answer: bool | None = True
     for component in _components(group):
-        order = tuple(sorted({v for _, _, free in component for v in free}, key=str))
+        order = tuple(sorted({v for _, _, free in component for v in free}, key=_name))
         found = _satisfiable(tuple((e, iv) for e, iv, _ in component),
                              tuple((v, env[v]) for v in order))
         if found is False:
@@ -80,6 +80,11 @@ def _feasible(m: IndexingMap, removed: set[Symbol], frees: Sequence[frozenset[Sy
         if found is None:
             answer = None
     return answer
+
+
+def _name(v: Symbol) -> str:
+    """How ``v`` prints (its name): the order of a box's variables."""
+    return v.name
 
 
 def _components(group: list[tuple[Expr, Interval, frozenset[Symbol]]]
@@ -100,51 +105,112 @@ def _satisfiable(constraints: tuple[tuple[Expr, Interval], ...],
                  box: tuple[tuple[Symbol, Interval], ...]) -> bool | None:
     """Does some point of ``box`` satisfy every constraint? None when the box holds more
     than :data:`FEASIBILITY_LIMIT` points and no easy witness is found. Remembered in the
-    open :func:`feasibility_memo`, if any."""
+    open :func:`feasibility_memo`, if any: linear constraints by their numbers (the
+    coefficients, constants, intervals and the box's intervals, whatever the variables
+    are called: composed maps meet one window's constraints under ever new names), the
+    others by their expressions."""
+    rows = _linear_rows(constraints, [v for v, _ in box])
+    if rows is not None:  # the rows' order changes no answer (nor the search's steps)
+        rows = tuple(sorted(rows))
     memo = _MEMO.get()
-    if memo is None:
-        return _decided(constraints, box)
-    key = (constraints, box)
-    if key in memo:
+    key: Any = (constraints, box) if rows is None else \
+        (rows, tuple([x for _, iv in box for x in (iv.lo, iv.hi)]))
+    if memo is not None and key in memo:
         return memo[key]
-    if len(memo) >= _MEMO_LIMIT:
-        memo.clear()
-    found = memo[key] = _decided(constraints, box)
+    found = _decided(constraints, box, rows)
+    if memo is not None:
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        memo[key] = found
     return found
 
 
 def _decided(constraints: tuple[tuple[Expr, Interval], ...],
-             box: tuple[tuple[Symbol, Interval], ...]) -> bool | None:
-    import numpy as np
-
-    from symidx.expr import compile_expr
-
-    order = [v for v, _ in box]
-
-    def holds(grids: list[np.ndarray]) -> bool:
-        mask = np.ones(grids[0].shape, dtype=bool)
-        for e, iv in constraints:
-            value = compile_expr(e, order)(grids)
-            mask &= (value >= iv.lo) & (value <= iv.hi)
-        return bool(mask.any())
-
+             box: tuple[tuple[Symbol, Interval], ...], rows: _Rows | None = None
+             ) -> bool | None:
+    """:func:`_satisfiable` without the memo; ``rows``: the constraints as linear rows
+    (:func:`_linear_rows`), if they are linear."""
     # A witness among a few points (each variable at its low end, middle or high end, all
-    # alike) settles the common case at once; otherwise enumerate the box if it is small.
-    los = np.array([iv.lo for _, iv in box], dtype=np.int64)
-    his = np.array([iv.hi for _, iv in box], dtype=np.int64)
-    candidates = np.stack([los, his, (los + his) // 2, (los + his + 1) // 2], axis=1)
-    if holds(list(candidates)):
+    # alike) settles the common case at once; otherwise search (linear constraints) or
+    # enumerate the box if it is small.
+    los = [iv.lo for _, iv in box]
+    his = [iv.hi for _, iv in box]
+    candidates = [los, his, [(a + b) // 2 for a, b in zip(los, his)],
+                  [(a + b + 1) // 2 for a, b in zip(los, his)]]
+    if rows is not None:
+        if any(_holds_at(rows, point) for point in candidates):
+            return True
+        found = _search(rows, los, his)
+        if found is not None:
+            return found
+    elif _holds(constraints, box, [_np_column(c) for c in zip(*candidates)]):
         return True
-    found = _linear_search(constraints, box)
-    if found is not None:
-        return found
     size = 1
     for _, iv in box:
         size *= iv.size
     if size > FEASIBILITY_LIMIT:
         return None
+    import numpy as np
+
     axes = [np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for _, iv in box]
-    return holds([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")])
+    return _holds(constraints, box, [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")])
+
+
+def _np_column(values: Sequence[int]) -> Any:
+    """``values`` as a numpy int64 array."""
+    import numpy as np
+
+    return np.array(values, dtype=np.int64)
+
+
+def _holds(constraints: tuple[tuple[Expr, Interval], ...],
+           box: tuple[tuple[Symbol, Interval], ...], grids: list[Any]) -> bool:
+    """Does one of the points (``grids``: one array of values per variable of ``box``)
+    satisfy every constraint?"""
+    import numpy as np
+
+    from symidx.expr import compile_expr
+
+    order = [v for v, _ in box]
+    mask = np.ones(grids[0].shape, dtype=bool)
+    for e, iv in constraints:
+        value = compile_expr(e, order)(grids)
+        mask &= (value >= iv.lo) & (value <= iv.hi)
+    return bool(mask.any())
+
+
+#: Linear constraints as numbers: per constraint its coefficients (one per variable of the
+#: box, in order), its constant and its interval's ends.
+_Rows = tuple[tuple[tuple[int, ...], int, int, int], ...]
+
+
+def _linear_rows(constraints: tuple[tuple[Expr, Interval], ...], order: Sequence[Symbol]
+                 ) -> _Rows | None:
+    """``constraints`` as rows of :data:`_Rows` over the variables ``order``, or None if
+    one is not a sum of integer multiples of them and a constant."""
+    index = {v: i for i, v in enumerate(order)}
+    rows = []
+    for e, iv in constraints:
+        coeffs = [0] * len(order)
+        const = 0
+        for c, x in terms(e):
+            if x is ONE:
+                const += c
+            elif x in index:
+                coeffs[index[x]] += c
+            else:
+                return None
+        rows.append((tuple(coeffs), const, iv.lo, iv.hi))
+    return tuple(rows)
+
+
+def _holds_at(rows: _Rows, point: Sequence[int]) -> bool:
+    """Does ``point`` satisfy every row?"""
+    for coeffs, const, lo, hi in rows:
+        value = const + sum(c * x for c, x in zip(coeffs, point))
+        if not lo <= value <= hi:
+            return False
+    return True
 
 
 #: Nodes the search of :func:`_linear_search` visits before it gives up.
@@ -161,23 +227,16 @@ def _linear_search(constraints: tuple[tuple[Expr, Interval], ...],
     than :data:`SEARCH_LIMIT` nodes (stacked padded convolutions give many constraints on
     a few window variables: a witness is found in a few steps where the box has 10^5 points
     or more)."""
-    order = [v for v, _ in box]
-    index = {v: i for i, v in enumerate(order)}
-    rows: list[tuple[list[int], int, int, int]] = []  # coefficients, constant, lo, hi
-    for e, iv in constraints:
-        coeffs = [0] * len(order)
-        const = 0
-        for c, x in terms(e):
-            if x is ONE:
-                const += c
-            elif x in index:
-                coeffs[index[x]] += c
-            else:
-                return None
-        rows.append((coeffs, const, iv.lo, iv.hi))
-    los = [iv.lo for _, iv in box]
-    his = [iv.hi for _, iv in box]
-    n = len(order)
+    rows = _linear_rows(constraints, [v for v, _ in box])
+    if rows is None:
+        return None
+    return _search(rows, [iv.lo for _, iv in box], [iv.hi for _, iv in box])
+
+
+def _search(rows: _Rows, los: list[int], his: list[int]) -> bool | None:
+    """:func:`_linear_search` on the rows of its constraints, the box given by the low
+    and high ends of its variables."""
+    n = len(los)
     # least and greatest value of each row over the variables from k on
     rest_lo = [[0] * (n + 1) for _ in rows]
     rest_hi = [[0] * (n + 1) for _ in rows]
@@ -216,13 +275,18 @@ def _linear_search(constraints: tuple[tuple[Expr, Interval], ...],
 
 def _drop(m: IndexingMap, keep_dims: list[int], keep_ranges: list[int], keep_rts: list[int],
           removed: set[Symbol], frees: Sequence[frozenset[Symbol]]) -> IndexingMap:
-    rename: dict[Symbol, Expr] = {}
+    rename: dict[Symbol, Symbol] = {}
     for kind, keep in ((dim, keep_dims), (sym, keep_ranges), (rt, keep_rts)):
         for new, old in enumerate(keep):
             if new != old:  # variables before the first removed one keep their name
                 rename[kind(old)] = kind(new)
-    results, renamed = m.substitute(rename) if rename else (m.results, m.constraints)
-    constraints = [c for c, free in zip(renamed, frees) if not (free & removed)]
+    kept = [c for c, free in zip(m.constraints, frees) if not (free & removed)]
+    results: Sequence[Expr] = m.results
+    constraints: Sequence[tuple[Expr, Interval]] = kept
+    if rename:  # only what is kept is renamed
+        done = renamed(list(results) + [e for e, _ in kept], rename)
+        results = done[:len(results)]
+        constraints = list(zip(done[len(results):], (iv for _, iv in kept)))
     names = None
     if m.names:
         nd, nr = m.num_dims, m.num_ranges
