@@ -331,6 +331,7 @@ class _Specializer:
                 self.outside[ref] = invariant[lf]
         self._evaluators: dict[tuple[int, tuple[HloInstruction, ...]], Evaluator] = {}
         self._memo: dict[tuple[IndexingMap, int], IndexingMap] = {}
+        self._settled_maps: dict[IndexingMap, bool] = {}
 
     def varies(self, m: IndexingMap) -> bool:
         """Does ``m`` hold a runtime variable whose value is held in the computation?"""
@@ -357,7 +358,7 @@ class _Specializer:
                 if value is not None and isinstance(holder.shape, Shape):
                     sources[var.source] = KnownValue(var.source, holder.shape, value)
         if sources:
-            m = resolve_runtime_vars(m, sources, clamp=False)
+            m = resolve_runtime_vars(m, sources, clamp=False, settled=self._settled(m))
         if not self.varies(m):
             return m
         # What is left is not known here: a value the loop does not change is held outside
@@ -371,6 +372,15 @@ class _Specializer:
                 v = replace(v, map=None)
             rts.append(v)
         return finish(m.replace(rts=rts), fold_point_dims=True)
+
+    def _settled(self, m: IndexingMap) -> bool:
+        """Is ``m`` its own simplification (see :func:`resolve_runtime_vars`)? Asked once
+        per map, not per iteration."""
+        found = self._settled_maps.get(m)
+        if found is None:
+            again = finish(m, fold_point_dims=True)
+            found = self._settled_maps[m] = again == m and again.names == m.names
+        return found
 
     def _evaluator(self, k: int, state: State, sites: tuple[HloInstruction, ...]
                    ) -> Evaluator:
