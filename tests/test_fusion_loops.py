@@ -283,3 +283,32 @@ def test_a_bidirectional_scan_stays_exact() -> None:
     ``k``: the rows arrive in decreasing order), both exact against execution."""
     comp = _entry("bidirectional_gru_36.hlo")
     assert check_against_execution(comp, [None] * 5)
+
+
+# --- the per-iteration shortcut: the same maps as the simplifier's --------------------------
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*.hlo")))
+def test_specialising_by_a_cut_interval_gives_the_simplifiers_map(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wherever a loop's body map takes the shortcut (runtime._narrowed_dim: the counter
+    only cuts a dim's interval or is a whole result), the map is the one the simplifier
+    gives for the same substitution (runtime._substitute): equal, and printed alike."""
+    from symidx.fusion import runtime
+
+    shortcut, taken = runtime._narrowed_dim, []
+
+    def checked(m: IndexingMap, i: int, value):  # noqa: ANN001, ANN202
+        fast = shortcut(m, i, value)
+        if fast is not None:
+            slow = runtime._substitute(m, i, value)
+            assert fast == slow and print_map(fast) == print_map(slow), (m, value)
+            taken.append(fast)
+        return fast
+
+    monkeypatch.setattr(runtime, "_narrowed_dim", checked)
+    comp = _entry(name)
+    for direction in ("output_to_input", "input_to_output"):
+        computation_maps(comp, direction, analysis=Analysis())
+    if name in ("gru_scan_40.hlo", "lstm_scan_40.hlo", "scan.hlo"):  # unrolled scans
+        assert taken, "a scan's body reads its row at the counter: the shortcut applies"
