@@ -394,8 +394,14 @@ def _narrowed_dim(m: IndexingMap, i: int, value: Expr) -> IndexingMap | None:
         if narrowed.is_empty or (in_results and narrowed.is_point):
             return None
         dims = (*m.dims[:j], narrowed, *m.dims[j + 1:])
-    return remove_unused_symbols(m.replace(dims=dims, results=tuple(results),
-                                           constraints=constraints))[0]
+    if i + 1 < m.num_rts:  # the variables after it are renamed
+        return remove_unused_symbols(m.replace(dims=dims, results=tuple(results),
+                                               constraints=constraints))[0]
+    # The last variable: nothing is renamed, and nothing else became unused (the constraint
+    # dropped mentioned only it and ``d``), so this is what removing unused symbols gives.
+    names = None if m.names is None else m.names[:m.num_dims + m.num_ranges + i]
+    return IndexingMap.create(dims, results, m.ranges, m.rts[:i], constraints, names,
+                              check=False)
 
 
 def _repoint(m: IndexingMap, i: int, instr: Holder, element: IndexingMap
