@@ -70,7 +70,7 @@ from symidx.indexing_map import IndexingMap, ValueSource
 from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 from symidx.interval import Interval
 from symidx.ops.basic import every_element, from_scalar, to_scalar
-from symidx.simplify import compose
+from symidx.simplify import compose, result_ranges
 from symidx.simplify.finish import finish
 from symidx.simplify.merge import merge_offset_pieces
 
@@ -497,6 +497,7 @@ class _Unroller:
         self.opaque: str | None = None
         self.compositions = 0
         self._memo: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
+        self._settled: dict[IndexingMap, bool] = {}  # maps that are their simplification
         #: Maps made by merging offsets, each with the maps it was made of (its union is
         #: exactly theirs: a fact about the map's value, true wherever it appears).
         self.pieces: dict[IndexingMap, tuple[IndexingMap, ...]] = {}
@@ -559,8 +560,32 @@ class _Unroller:
             self.compositions += 1
             if self.compositions > COMPOSE_LIMIT:
                 raise _TooMuch(f"more than {COMPOSE_LIMIT} compositions")
-            found = self._memo[key] = finish(compose(first, second), fold_point_dims=True)
+            if self._within_identity(first, second):
+                found = self._memo[key] = first
+            else:
+                found = self._memo[key] = finish(compose(first, second),
+                                                 fold_point_dims=True)
+                self._settled.setdefault(found, True)  # what the simplifier gave
         return found
+
+    def _within_identity(self, first: IndexingMap, second: IndexingMap) -> bool:
+        """Is ``second`` the identity on intervals holding every result of ``first``
+        (:func:`~symidx.simplify.result_ranges`, sound), and ``first`` its own
+        simplification (a map this unroller's compositions gave, or one checked once)?
+        Then the composition is ``first``: it adds only constraints that always hold,
+        which the simplifier drops (a leaf the body passes on unchanged)."""
+        if second.num_ranges or second.num_rts or second.constraints \
+                or second.is_known_empty or second.is_undefined \
+                or first.is_known_empty or first.is_undefined \
+                or second.results != second.dim_vars:
+            return False
+        if not all(r in d for r, d in zip(result_ranges(first), second.dims)):
+            return False
+        settled = self._settled.get(first)
+        if settled is None:
+            again = finish(first, fold_point_dims=True)
+            settled = self._settled[first] = again == first and again.names == first.names
+        return settled
 
     # -- merging offsets past the limit
 
