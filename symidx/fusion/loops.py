@@ -28,6 +28,12 @@ value is known in state ``k`` is replaced by that value
 (:func:`symidx.fusion.runtime.resolve_runtime_vars`), so a ``dynamic-slice`` at the
 counter reads row ``k`` at iteration ``k``, exactly. A variable whose value is not known
 stays, ranging over its interval, without provenance (its instruction is inside the body).
+Two shortcuts give the simplifier's maps without its rounds (each checked against the
+simplifier by a twin test): a body map that is its own simplification, whose counter
+variable only cuts one dimension's interval (``d0 - rt0 in [0, 0]``) or is a whole result,
+is specialised by cutting that interval (:func:`symidx.fusion.runtime.resolve_runtime_vars`
+with ``settled``); and a composition with the identity on intervals that hold every result
+of a simplified map (a leaf the body passes on unchanged) is that map.
 
 **Bounds.** Composing ``N`` times costs ``N`` rounds, and the maps of a value can grow by
 one per iteration (a scan's output row ``k`` is written at iteration ``k``). When the body's
