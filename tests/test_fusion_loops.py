@@ -18,13 +18,15 @@ from reference_interpreter import execute, map_relation, provenance_known
 from symidx.analysis import computation_maps
 from symidx.expr import dim, rt
 from symidx.fusion import Analysis
-from symidx.fusion.loops import MAP_LIMIT, UNROLL_LIMIT, merged, trip_count
+from symidx.fusion.loops import MAP_LIMIT, UNROLL_LIMIT, _Unroller, merged, trip_count
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, Shape, parse_hlo
 from symidx.hlo.leaves import leaves
 from symidx.hlo.values import KnownValue
 from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
 from symidx.interval import Interval
+from symidx.simplify import compose
+from symidx.simplify.finish import finish
 from symidx.syntax import print_map
 
 DATA = Path(__file__).parent / "data" / "loops"
@@ -283,3 +285,46 @@ def test_a_bidirectional_scan_stays_exact() -> None:
     ``k``: the rows arrive in decreasing order), both exact against execution."""
     comp = _entry("bidirectional_gru_36.hlo")
     assert check_against_execution(comp, [None] * 5)
+
+
+# --- the per-iteration shortcut: the same maps as the simplifier's --------------------------
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*.hlo")))
+def test_the_per_iteration_shortcuts_give_the_simplifiers_maps(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wherever a loop's body map takes the shortcut (runtime._narrowed_dim: the counter
+    only cuts a dim's interval or is a whole result), the map is the one the simplifier
+    gives for the same substitution (runtime._substitute); wherever a composition with an
+    identity is skipped (_Unroller._within_identity), the simplified composition is the
+    map kept: equal, and printed alike."""
+    from symidx.fusion import runtime
+
+    shortcut, taken = runtime._narrowed_dim, []
+
+    def checked(m: IndexingMap, i: int, value):  # noqa: ANN001, ANN202
+        fast = shortcut(m, i, value)
+        if fast is not None:
+            slow = runtime._substitute(m, i, value)
+            assert fast == slow and print_map(fast) == print_map(slow), (m, value)
+            taken.append(fast)
+        return fast
+
+    within, kept = _Unroller._within_identity, []
+
+    def checked_identity(self: _Unroller, first: IndexingMap, second: IndexingMap) -> bool:
+        if within(self, first, second):
+            slow = finish(compose(first, second), fold_point_dims=True)
+            assert slow == first and print_map(slow) == print_map(first), (first, second)
+            kept.append(first)
+            return True
+        return False
+
+    monkeypatch.setattr(runtime, "_narrowed_dim", checked)
+    monkeypatch.setattr(_Unroller, "_within_identity", checked_identity)
+    comp = _entry(name)
+    for direction in ("output_to_input", "input_to_output"):
+        computation_maps(comp, direction, analysis=Analysis())
+    if name in ("gru_scan_40.hlo", "lstm_scan_40.hlo", "scan.hlo"):  # unrolled scans
+        assert taken, "a scan's body reads its row at the counter: the shortcut applies"
+        assert kept, "a scan passes its input on unchanged: composing with the identity"

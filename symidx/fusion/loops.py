@@ -28,6 +28,12 @@ value is known in state ``k`` is replaced by that value
 (:func:`symidx.fusion.runtime.resolve_runtime_vars`), so a ``dynamic-slice`` at the
 counter reads row ``k`` at iteration ``k``, exactly. A variable whose value is not known
 stays, ranging over its interval, without provenance (its instruction is inside the body).
+Two shortcuts give the simplifier's maps without its rounds (each checked against the
+simplifier by a twin test): a body map that is its own simplification, whose counter
+variable only cuts one dimension's interval (``d0 - rt0 in [0, 0]``) or is a whole result,
+is specialised by cutting that interval (:func:`symidx.fusion.runtime.resolve_runtime_vars`
+with ``settled``); and a composition with the identity on intervals that hold every result
+of a simplified map (a leaf the body passes on unchanged) is that map.
 
 **Bounds.** Composing ``N`` times costs ``N`` rounds, and the maps of a value can grow by
 one per iteration (a scan's output row ``k`` is written at iteration ``k``). When the body's
@@ -70,7 +76,7 @@ from symidx.indexing_map import IndexingMap, ValueSource
 from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 from symidx.interval import Interval
 from symidx.ops.basic import every_element, from_scalar, to_scalar
-from symidx.simplify import compose
+from symidx.simplify import compose, result_ranges
 from symidx.simplify.finish import finish
 from symidx.simplify.merge import merge_offset_pieces
 
@@ -331,6 +337,7 @@ class _Specializer:
                 self.outside[ref] = invariant[lf]
         self._evaluators: dict[tuple[int, tuple[HloInstruction, ...]], Evaluator] = {}
         self._memo: dict[tuple[IndexingMap, int], IndexingMap] = {}
+        self._settled_maps: dict[IndexingMap, bool] = {}
 
     def varies(self, m: IndexingMap) -> bool:
         """Does ``m`` hold a runtime variable whose value is held in the computation?"""
@@ -357,7 +364,7 @@ class _Specializer:
                 if value is not None and isinstance(holder.shape, Shape):
                     sources[var.source] = KnownValue(var.source, holder.shape, value)
         if sources:
-            m = resolve_runtime_vars(m, sources, clamp=False)
+            m = resolve_runtime_vars(m, sources, clamp=False, settled=self._settled(m))
         if not self.varies(m):
             return m
         # What is left is not known here: a value the loop does not change is held outside
@@ -371,6 +378,15 @@ class _Specializer:
                 v = replace(v, map=None)
             rts.append(v)
         return finish(m.replace(rts=rts), fold_point_dims=True)
+
+    def _settled(self, m: IndexingMap) -> bool:
+        """Is ``m`` its own simplification (see :func:`resolve_runtime_vars`)? Asked once
+        per map, not per iteration."""
+        found = self._settled_maps.get(m)
+        if found is None:
+            again = finish(m, fold_point_dims=True)
+            found = self._settled_maps[m] = again == m and again.names == m.names
+        return found
 
     def _evaluator(self, k: int, state: State, sites: tuple[HloInstruction, ...]
                    ) -> Evaluator:
@@ -487,6 +503,7 @@ class _Unroller:
         self.opaque: str | None = None
         self.compositions = 0
         self._memo: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
+        self._settled: dict[IndexingMap, bool] = {}  # maps that are their simplification
         #: Maps made by merging offsets, each with the maps it was made of (its union is
         #: exactly theirs: a fact about the map's value, true wherever it appears).
         self.pieces: dict[IndexingMap, tuple[IndexingMap, ...]] = {}
@@ -549,8 +566,32 @@ class _Unroller:
             self.compositions += 1
             if self.compositions > COMPOSE_LIMIT:
                 raise _TooMuch(f"more than {COMPOSE_LIMIT} compositions")
-            found = self._memo[key] = finish(compose(first, second), fold_point_dims=True)
+            if self._within_identity(first, second):
+                found = self._memo[key] = first
+            else:
+                found = self._memo[key] = finish(compose(first, second),
+                                                 fold_point_dims=True)
+                self._settled.setdefault(found, True)  # what the simplifier gave
         return found
+
+    def _within_identity(self, first: IndexingMap, second: IndexingMap) -> bool:
+        """Is ``second`` the identity on intervals holding every result of ``first``
+        (:func:`~symidx.simplify.result_ranges`, sound), and ``first`` its own
+        simplification (a map this unroller's compositions gave, or one checked once)?
+        Then the composition is ``first``: it adds only constraints that always hold,
+        which the simplifier drops (a leaf the body passes on unchanged)."""
+        if second.num_ranges or second.num_rts or second.constraints \
+                or second.is_known_empty or second.is_undefined \
+                or first.is_known_empty or first.is_undefined \
+                or second.results != second.dim_vars:
+            return False
+        if not all(r in d for r, d in zip(result_ranges(first), second.dims)):
+            return False
+        settled = self._settled.get(first)
+        if settled is None:
+            again = finish(first, fold_point_dims=True)
+            settled = self._settled[first] = again == first and again.names == first.names
+        return settled
 
     # -- merging offsets past the limit
 

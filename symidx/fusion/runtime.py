@@ -46,6 +46,7 @@ from symidx.interval import Interval
 from symidx.ops import output_to_input
 from symidx.simplify import compose, simplify
 from symidx.simplify.finish import finish
+from symidx.simplify.transforms import remove_unused_symbols
 
 __all__ = ["runtime_sources", "resolve_runtime_vars", "split_by_tables", "forget_elements"]
 
@@ -69,7 +70,8 @@ def runtime_sources(instr: HloInstruction,
 
 
 def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, Holder],
-                         clamp: bool, scope: Scope | None = None) -> IndexingMap:
+                         clamp: bool, scope: Scope | None = None, settled: bool = False
+                         ) -> IndexingMap:
     """``m`` with each runtime variable whose ``source`` is a key of ``sources`` followed to the
     instruction holding its value: replaced by the value when that is known (a constant or
     an iota), otherwise re-pointed at that instruction. A source may also give the values
@@ -81,8 +83,11 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, Holder],
     Without ``clamp`` a value replaces the variable only where it lies inside the interval.
     ``scope`` (the computation holding the instructions and its caller,
     :class:`symidx.fusion.values.Scope`) lets a value computed from a parameter be followed
-    to the instruction that fills it.
+    to the instruction that fills it. ``settled``: ``m`` is its own simplification
+    (:func:`~symidx.simplify.finish.finish` with point dims folded gives ``m`` again), which
+    lets the first variable replaced by a number take a shortcut (:func:`_narrowed_dim`).
     """
+    given = m
     i = 0
     while i < m.num_rts:
         var = m.rts[i]
@@ -91,9 +96,11 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, Holder],
             i += 1
             continue
         holder = _trace_value(origin, var.map)
-        folded = _fold(m, i, holder, clamp, scope)
+        folded, shortcut = _fold(m, i, holder, clamp, scope, settled and m is given)
         if folded is not None:
             m = folded  # replaced (the next variable now has index i) or narrowed
+            if shortcut:  # the shortcut's map is settled too
+                given = m
             continue
         element = finish(holder.element, fold_point_dims=True)
         if _source_of(holder.instr) != var.source or element != var.map:
@@ -264,10 +271,11 @@ def _value_expression(holder: _Holder, scope: Scope | None = None) -> Expr | Non
 
 
 def _fold(m: IndexingMap, i: int, holder: _Holder, clamp: bool,
-          scope: Scope | None = None) -> IndexingMap | None:
+          scope: Scope | None = None, settled: bool = False
+          ) -> tuple[IndexingMap | None, bool]:
     """``m`` with runtime variable ``i`` replaced by its value where that is known, or its
     interval narrowed to the values it can take (a point: replaced by it); None when
-    nothing is known.
+    nothing is known. ``settled``: see :func:`resolve_runtime_vars`.
 
     A value ``v`` reaching outside the variable's interval ``[lo, hi]`` reads nothing for a
     variable that is not ``clamped`` (a scatter index); for one that is, with ``clamp``, it
@@ -277,7 +285,7 @@ def _fold(m: IndexingMap, i: int, holder: _Holder, clamp: bool,
     narrowed to the hull of those values."""
     element = holder.element
     if element.is_known_empty or element.is_undefined:
-        return None
+        return None, False
     var = m.rts[i]
     value = _value_expression(holder, scope)
     if value is not None and not _shares_range_vars(value, var, m, clamp):
@@ -285,33 +293,37 @@ def _fold(m: IndexingMap, i: int, holder: _Holder, clamp: bool,
     if value is None:
         span = table_span(holder.instr, holder.element)
         if span is None:
-            return None
+            return None, False
     else:
         span = bounds(value, m.variable_bounds())
         shape = holder.instr.shape
         representable = integer_range(shape.element_type) if isinstance(shape, Shape) else None
         if representable is None or span not in representable:
-            return None  # e.g. an s8 iota longer than 128 wraps
+            return None, False  # e.g. an s8 iota longer than 128 wraps
         if span in var.bounds:
-            return _substitute(m, i, value)
+            shortcut = _narrowed_dim(m, i, value) if settled else None
+            if shortcut is not None:
+                return shortcut, True
+            return _substitute(m, i, value), False
         if not var.clamped:  # a value outside the interval reads nothing
-            return _substitute(m, i, value, within=var.bounds)
+            return _substitute(m, i, value, within=var.bounds), False
         if clamp:
-            return _substitute(m, i, min_of(max_of(value, var.bounds.lo), var.bounds.hi))
+            clamped = min_of(max_of(value, var.bounds.lo), var.bounds.hi)
+            return _substitute(m, i, clamped), False
     lo, hi = var.bounds.lo, var.bounds.hi
     if var.clamped:
         narrowed = Interval(max(lo, min(hi, span.lo)), max(lo, min(hi, span.hi)))
     else:
         narrowed = span.intersect(var.bounds)
         if narrowed.is_empty:  # every value held skips: nothing is read
-            return m.as_known_empty()
+            return m.as_known_empty(), False
     if narrowed.is_point:
-        return _substitute(m, i, Integer(narrowed.lo))
+        return _substitute(m, i, Integer(narrowed.lo)), False
     if narrowed == var.bounds:
-        return None
+        return None, False
     rts = list(m.rts)
     rts[i] = replace(var, bounds=narrowed)
-    return finish(m.replace(rts=rts), fold_point_dims=True)
+    return finish(m.replace(rts=rts), fold_point_dims=True), False
 
 
 def _shares_range_vars(value: Expr, var: RuntimeVar, m: IndexingMap, fresh: bool) -> bool:
@@ -334,6 +346,62 @@ def _substitute(m: IndexingMap, i: int, value: Expr, within: Interval | None = N
         constraints = (*constraints, (value, within))
     return finish(IndexingMap.create(m.dims, results, m.ranges, m.rts, constraints, m.names),
                   fold_point_dims=True)
+
+
+def _narrowed_dim(m: IndexingMap, i: int, value: Expr) -> IndexingMap | None:
+    """``_substitute(m, i, value)`` without the simplifier's rounds, for a settled ``m``
+    (its own simplification) and a number ``value`` (``c``) where runtime variable ``i``
+    occurs only as a whole result (which becomes ``c``) and in at most one constraint
+    ``d - rt in [a, b]`` over a dim ``d`` that no other constraint mentions and that is at
+    most a whole result: ``d``'s interval is cut to ``[a + c, b + c]`` (not empty, and not
+    one point where ``d`` is a result) and the constraint and the variable go. The
+    simplifier gives this same map: it folds the constraint into the interval, and nothing
+    else it would rewrite mentions ``d`` or the variable (a whole result stays as it is).
+    A loop's body maps are specialised so at every iteration (a ``dynamic-slice`` at the
+    counter). None where the pattern does not hold."""
+    if not isinstance(value, Integer):
+        return None
+    var = rt(i)
+    results = []
+    for r in m.results:
+        if r == var:
+            r = value
+        elif var in r.free_symbols:
+            return None
+        results.append(r)
+    found = [k for k, (e, _) in enumerate(m.constraints) if var in e.free_symbols]
+    dims = m.dims
+    constraints = m.constraints
+    if found:
+        if len(found) != 1:
+            return None
+        expr, interval = m.constraints[found[0]]
+        d = next((d for d in m.dim_vars if d in expr.free_symbols), None)
+        if d is None or expr != d - var:
+            return None
+        constraints = tuple(c for k, c in enumerate(m.constraints) if k != found[0])
+        if any(d in e.free_symbols for e, _ in constraints):
+            return None
+        in_results = False
+        for r in results:
+            if r == d:
+                in_results = True
+            elif d in r.free_symbols:
+                return None
+        j = m.dim_vars.index(d)
+        narrowed = Interval(interval.lo + int(value), interval.hi + int(value)
+                            ).intersect(m.dims[j])
+        if narrowed.is_empty or (in_results and narrowed.is_point):
+            return None
+        dims = (*m.dims[:j], narrowed, *m.dims[j + 1:])
+    if i + 1 < m.num_rts:  # the variables after it are renamed
+        return remove_unused_symbols(m.replace(dims=dims, results=tuple(results),
+                                               constraints=constraints))[0]
+    # The last variable: nothing is renamed, and nothing else became unused (the constraint
+    # dropped mentioned only it and ``d``), so this is what removing unused symbols gives.
+    names = None if m.names is None else m.names[:m.num_dims + m.num_ranges + i]
+    return IndexingMap.create(dims, results, m.ranges, m.rts[:i], constraints, names,
+                              check=False)
 
 
 def _repoint(m: IndexingMap, i: int, instr: Holder, element: IndexingMap
