@@ -45,7 +45,6 @@ from symidx.expr import Expr, bounds, dim, sym
 from symidx.fusion.loops import LoopFacts, passes_through, while_steps
 from symidx.fusion.reached import Reached, Step, Traced, identity_step
 from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources, split_by_tables
-from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
 from symidx.fusion.values import Scope, filling, nonzero_where, select_constraints
 from symidx.hlo import HloComputation, HloInstruction, Shape, ShapeLike, TupleShape
 from symidx.hlo.asynchronous import (
@@ -599,7 +598,10 @@ def _async_collective_steps(instr: HloInstruction, direction: Direction, index: 
 def _scan_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
                 callee: Callee) -> list[Step]:
     """A scan's reads from its body's, walked through the carries (:mod:`symidx.fusion.scan`);
-    one step per operand (output-to-input) or output (input-to-output)."""
+    one step per operand (output-to-input) or output (input-to-output). The scan module is
+    imported here, by the first scan met (start-up: most modules have none)."""
+    from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
+
     try:
         if direction == OUTPUT_TO_INPUT:
             groups, reason = scan_output_to_input(instr, index, callee.parameters_of)
