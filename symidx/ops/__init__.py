@@ -15,10 +15,10 @@ Rules live in modules by family (:mod:`~symidx.ops.elementwise`,
 :mod:`~symidx.ops.rng`, :mod:`~symidx.ops.custom_call`,
 :mod:`~symidx.ops.opaque`). Each
 is a small function of the instruction's shapes and attributes, registered for one
-direction and one or more opcodes with the one decorator :func:`rule`. The registry imports a family on first use of one of
-its opcodes (the table :data:`symidx.ops.families.FAMILY`), not with this package: a
-command loads only the families its module's ops need. An opcode without a
-rule raises :class:`~symidx.errors.UnsupportedOpError`; no map is ever guessed.
+direction and one or more opcodes with the one decorator :func:`rule`. The registry imports
+a family on first use of one of its opcodes (the table :data:`symidx.ops.families.FAMILY`),
+not with this package: a command loads only the families its module's ops need. An opcode
+without a rule raises :class:`~symidx.errors.UnsupportedOpError`; no map is ever guessed.
 
 Rules are exact, or a sound over-approximation that :func:`opaque_reason` names (a
 custom-call target, an op whose reads depend on values a map cannot hold); the families'
