@@ -563,6 +563,48 @@ def test_the_opcode_table_checker_finds_a_repeat(tmp_path: Path) -> None:
     assert ot.repeated(tables) == [("pkg/a.py:X", "pkg/b.py:Y")]
 
 
+def test_the_table_of_rule_families_says_what_each_family_registers() -> None:
+    """symidx/ops/families.py names, for every opcode with a rule or an opacity function, the
+    one module that registers them (the registry loads a family by this table, on first use
+    of one of its opcodes), and names no opcode that its module does not register."""
+    from symidx.ops.families import FAMILIES, FAMILY
+    from symidx.ops.registry import load_all_families, registered_by
+
+    load_all_families()
+    owners = registered_by()
+    wrong = sorted(f"{op}: registered by {sorted(owners.get(op, ()))}, table says "
+                   f"{FAMILY.get(op)}" for op in set(owners) | set(FAMILY)
+                   if owners.get(op) != {f"symidx.ops.{FAMILY.get(op)}"})
+    assert not wrong, _report(wrong)
+    assert all((ROOT / (name.replace(".", "/") + ".py")).is_file() for name in FAMILIES)
+
+
+def test_a_rule_family_is_imported_on_first_use_of_its_opcodes() -> None:
+    """In a fresh process the ops package imports no rule family; asking for an opcode's rule
+    or opacity imports its family alone, which registers it."""
+    import subprocess
+    import sys
+
+    probe = """
+import sys
+from symidx.hlo import parse_hlo
+from symidx.ops import opaque_reason, output_to_input, registry
+from symidx.ops.families import FAMILIES, FAMILY
+loaded = lambda: sorted(m for m in FAMILIES if m in sys.modules)
+print(loaded())
+module = parse_hlo("HloModule m\\nENTRY e {\\n  p = f32[4] parameter(0)\\n"
+                   "  ROOT n = f32[4] negate(p)\\n}\\n")
+print(len(output_to_input(module.entry.root)), opaque_reason(module.entry.root), loaded())
+for opcode, family in sorted(FAMILY.items()):
+    registry.load_family(opcode)
+    assert f"symidx.ops.{family}" in sys.modules and opcode in registry.registered_by(), opcode
+print("all", loaded() == sorted(FAMILIES))
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.splitlines()
+    assert out == ["[]", "1 None ['symidx.ops.elementwise']", "all True"]
+
+
 def test_an_opcode_has_one_shape_rule_and_one_verifier_check() -> None:
     """Registering a second shape rule, or a second special check of the verifier, for an
     opcode is an error, not a silent replacement of the first."""

@@ -143,3 +143,39 @@ def test_maps_on_a_small_module_loads_neither_numpy_nor_the_optional_libraries()
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout
     assert out.strip() == "0 True []"
+
+
+def _commands(parser) -> dict:
+    """The parser's commands: name -> subparser, in their order of registration."""
+    import argparse
+
+    return next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
+def test_the_table_of_commands_says_what_each_module_registers() -> None:
+    """cli.COMMANDS lists every command in the order the full parser registers them, each
+    with the module whose register() adds it (the parser of a command line that names one
+    registers that module alone)."""
+    from symidx import cli
+
+    full = _commands(cli.build_parser())
+    assert list(full) == list(cli.COMMANDS)
+    for module in cli.COMMAND_MODULES:
+        alone = _commands(cli.build_parser(next(c for c, m in cli.COMMANDS.items()
+                                                if m is module)))
+        assert set(alone) == {c for c, m in cli.COMMANDS.items() if m is module}
+
+
+def test_a_command_read_by_its_own_parser_reads_as_with_every_command() -> None:
+    """The parser of one command's module gives that command the same help and usage as the
+    full parser, and the program the same usage (printed for an argument no command takes)."""
+    from symidx import cli
+
+    full = cli.build_parser()
+    for command, sub in _commands(full).items():
+        alone = cli.build_parser(command)
+        assert _commands(alone)[command].format_help() == sub.format_help()
+        assert alone.format_usage() == full.format_usage()
+    code, _, err = run("maps", TINY, "--bogus")
+    assert code == 2 and err.startswith(full.format_usage().rstrip())
+    assert "{format,simplify,compose,verify,maps,bench,layout,batch,corpus,tile}" in err

@@ -16,7 +16,6 @@ along its path. An instruction or fusion analysed carries its ``source`` too.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +25,6 @@ from symidx.errors import SymidxError
 from symidx.fusion import Origin, Path, Reached
 from symidx.hlo import HloComputation, HloInstruction, HloModule
 from symidx.hlo.facts import called_computation
-from symidx.hlo.locations import source_of
 from symidx.indexing_map import IndexingMap
 from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 
@@ -124,6 +122,8 @@ def _holder(module: HloModule, instr: HloInstruction) -> HloComputation | None:
 
 def _with_source(entry: dict[str, Any], module: HloModule, instr: HloInstruction
                  ) -> dict[str, Any]:
+    from symidx.hlo.locations import source_of  # start-up: text output has no use for it
+
     found = source_of(instr, module)
     if found is not None:
         entry["source"] = found.to_dict()
@@ -144,11 +144,15 @@ def _document(module: HloModule, direction: Direction, assume_finite: bool,
 
 def dumps(document: dict[str, Any] | list[dict[str, Any]]) -> str:
     """A document (or a list of them, one per file) as the JSON ``symidx maps`` prints."""
+    import json  # here, not at start-up: text output has no use for it
+
     return json.dumps(document, indent=2)
 
 
 def dumps_line(document: dict[str, Any]) -> str:
     """A document on one line (``--format jsonl``)."""
+    import json
+
     return json.dumps(document, separators=(",", ":"))
 
 
@@ -159,6 +163,8 @@ def instruction_document(module: HloModule, instr: HloInstruction, direction: Di
     (output-to-input) or input ``index`` (input-to-output): ``{"schema", "module",
     "direction", "instruction", "opcode", "output"|"input", "operands": [groups]}``."""
     selector = "output" if direction == OUTPUT_TO_INPUT else "input"
+    from symidx.hlo.locations import source_of
+
     context = instruction_context(SourceFinder(module), instr)
     found = source_of(instr, module)
     return _document(module, direction, assume_finite, instruction=instr.name,

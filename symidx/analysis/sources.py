@@ -9,11 +9,13 @@ the computations that instruction calls (then anywhere in the module, first in t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symidx.fusion import Path
 from symidx.hlo import HloComputation, HloInstruction, HloModule
-from symidx.hlo.locations import SourceLocation, source_of
+
+if TYPE_CHECKING:
+    from symidx.hlo.locations import SourceLocation
 
 __all__ = ["SourceFinder"]
 
@@ -43,7 +45,7 @@ class SourceFinder:
     def location(self, name: str, where: HloComputation | None = None
                  ) -> SourceLocation | None:
         instr = self.instruction(name, where)
-        return None if instr is None else source_of(instr, self.module)
+        return None if instr is None else _source_of(instr, self.module)
 
     def group_json(self, name: str, where: HloComputation | None) -> dict[str, Any] | None:
         found = self.location(name, where)
@@ -63,7 +65,7 @@ class SourceFinder:
               out: list[tuple[str, SourceLocation]], seen: set[SourceLocation]) -> None:
         for step in path.steps():
             instr = self.instruction(step.name, where)
-            found = None if instr is None else source_of(instr, self.module)
+            found = None if instr is None else _source_of(instr, self.module)
             if found is not None and found not in seen:
                 seen.add(found)
                 out.append((step.name, found))
@@ -84,3 +86,11 @@ def _callee(instr: HloInstruction | None, inner: Path) -> HloComputation | None:
                 continue
             return comp
     return None
+
+
+def _source_of(instr: HloInstruction, module: HloModule) -> SourceLocation | None:
+    """:func:`symidx.hlo.locations.source_of`, imported on first use (start-up: text
+    output without --explain asks for no location)."""
+    from symidx.hlo.locations import source_of
+
+    return source_of(instr, module)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from symidx import __version__
 from symidx._gc import YOUNG_COLLECTION
@@ -28,23 +29,42 @@ _YOUNG_COLLECTION = YOUNG_COLLECTION
 
 COMMAND_MODULES = (mapverbs, maps, bench, layout, batch, corpus, tile)
 
+#: The commands (``symidx COMMAND``) that each of :data:`COMMAND_MODULES` registers: a command
+#: line that starts with one builds the parser of its module alone, the others' arguments
+#: being of no use to read it (start-up). ``tests/test_cli_daily.py`` checks the table
+#: against what each module registers.
+COMMANDS: dict[str, ModuleType] = {
+    **dict.fromkeys(("format", "simplify", "compose", "verify"), mapverbs),
+    "maps": maps, "bench": bench, "layout": layout, "batch": batch, "corpus": corpus,
+    "tile": tile,
+}
 
-def build_parser() -> Parser:
+
+def build_parser(command: str | None = None) -> Parser:
+    """The command line's parser: of every command, or of ``command``'s module alone (a
+    name of :data:`COMMANDS`; the parser then reads only command lines that start with it)."""
     ap = Parser(prog="symidx", description="Symbolic indexing maps for XLA HLO and layouts.")
     ap.add_argument("--version", action="version", version=f"symidx {__version__}")
     # Commands that run other commands (batch) get the command line itself.
     ap.set_defaults(command_line=main)
-    sub = ap.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for module in COMMAND_MODULES:
+    only = COMMANDS.get(command) if command is not None else None
+    # Alone, a module's commands are not every command: the program's usage (printed for an
+    # argument no command takes) still names them all, in their order of registration.
+    names = None if only is None else "{" + ",".join(COMMANDS) + "}"
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=Parser, metavar=names)
+    for module in COMMAND_MODULES if only is None else (only,):
         module.register(sub)
     return ap
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    # The first word names the command, if any: the program's own options (--help,
+    # --version) come before it and take no value.
+    parser = build_parser(words[0] if words else None)
     try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        args = parser.parse_args(words)
         return int(args.run(args))
     except SystemExit as e:  # --help and --version
         return e.code if isinstance(e.code, int) else 0

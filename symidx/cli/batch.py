@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import signal
 import sys
 import threading
@@ -49,6 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import json  # here, not when the command line starts: only batch needs it
+
     for number, line in enumerate(_lines(), 1):
         if isinstance(line, bytes):  # not UTF-8
             reply = {"id": None, "exit": 2, "stdout": "", "stderr": _not_utf8(line, number)}
@@ -87,6 +88,8 @@ def answer(line: str, main: Callable[[Sequence[str]], int], timeout: float | Non
     """The answer to one line of input (see the module docstring), running its command
     with ``main`` (:func:`symidx.cli.main`; passed in, as the command line imports this
     module), within ``timeout`` seconds if given (see :func:`_deadline`)."""
+    import json
+
     try:
         query = json.loads(line)
     except ValueError as e:

@@ -39,8 +39,6 @@ def module_sources(files: Sequence[str]) -> list[ModuleSource]:
     """The modules of ``files`` in order (see the module docstring). A file that cannot be
     read is a source whose loading fails, so that it is reported in its turn; the dump
     reports skipped in folders are noted on stderr."""
-    from symidx.corpus.sources import find_files
-
     sources: list[ModuleSource] = []
     skipped: Counter[str] = Counter()
     for path in files:
@@ -49,6 +47,8 @@ def module_sources(files: Sequence[str]) -> list[ModuleSource]:
                 and not _may_hold_sections(path)):  # read as it is ("cannot read" if not)
             sources.append(ModuleSource(path, _whole_file(path)))
             continue
+        from symidx.corpus.sources import find_files  # folders and globs only
+
         try:
             found = find_files([path], skipped)
         except SymidxError as e:  # names nothing: reported in its turn

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from symidx.fusion import scan as _scan_reads
 from symidx.fusion.graph import IndexingGraph
 from symidx.fusion.reached import Origin, Path, Reached
 from symidx.fusion.sweep import (
@@ -147,8 +146,10 @@ def scan_output_to_input(instr: HloInstruction, output: int = 0, *,
     from an output index to the operand elements it reads (its body analysed and walked
     through the carries, :mod:`symidx.fusion.scan`); and why they over-approximate (every
     element), or None when they are exact."""
+    from symidx.fusion.scan import scan_output_to_input as of_scan
+
     analysis = analysis or Analysis()
-    return _scan_reads.scan_output_to_input(instr, output, analysis.parameters_of)
+    return of_scan(instr, output, analysis.parameters_of)
 
 
 def scan_input_to_output(instr: HloInstruction, operand: int, *,
@@ -157,5 +158,7 @@ def scan_input_to_output(instr: HloInstruction, operand: int, *,
     """For operand ``operand`` of the ``scan`` instruction ``instr``: per output, the maps
     from an operand index to the output elements that read it; and why they
     over-approximate, or None when they are exact."""
+    from symidx.fusion.scan import scan_input_to_output as of_scan
+
     analysis = analysis or Analysis()
-    return _scan_reads.scan_input_to_output(instr, operand, analysis.parameters_of)
+    return of_scan(instr, operand, analysis.parameters_of)

@@ -38,14 +38,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import wraps
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from symidx.errors import HloShapeError, ParseError, SymidxError, UnsupportedOpError
 from symidx.expr import Expr, bounds, dim, sym
-from symidx.fusion.loops import LoopFacts, passes_through, while_steps
 from symidx.fusion.reached import Reached, Step, Traced, identity_step
 from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources, split_by_tables
-from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
 from symidx.fusion.values import Scope, filling, nonzero_where, select_constraints
 from symidx.hlo import HloComputation, HloInstruction, Shape, ShapeLike, TupleShape
 from symidx.hlo.asynchronous import (
@@ -71,13 +69,15 @@ from symidx.ops.basic import every_element, from_scalar, to_scalar
 from symidx.simplify import compose
 from symidx.simplify.finish import finish
 
+if TYPE_CHECKING:
+    from symidx.fusion.loops import LoopFacts
+
 __all__ = [
     "Traced",
     "Step",
     "Callee",
     "backward_steps",
     "forward_steps",
-    "passes_through",
     "leaf_dependencies",
     "handled_opcodes",
 ]
@@ -599,7 +599,10 @@ def _async_collective_steps(instr: HloInstruction, direction: Direction, index: 
 def _scan_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
                 callee: Callee) -> list[Step]:
     """A scan's reads from its body's, walked through the carries (:mod:`symidx.fusion.scan`);
-    one step per operand (output-to-input) or output (input-to-output)."""
+    one step per operand (output-to-input) or output (input-to-output). The scan module is
+    imported here, by the first scan met (start-up: most modules have none)."""
+    from symidx.fusion.scan import scan_input_to_output, scan_output_to_input
+
     try:
         if direction == OUTPUT_TO_INPUT:
             groups, reason = scan_output_to_input(instr, index, callee.parameters_of)
@@ -664,6 +667,25 @@ def _plain(step: Callable[[HloInstruction, Direction, int, int, Callee], list[St
     return plain
 
 
+class _WhileSteps:
+    """:func:`symidx.fusion.loops.while_steps`, its module imported on the first ``while``
+    met (or when ``__wrapped__`` is asked): most modules have no loop, and the loop code is
+    big (start-up)."""
+
+    __slots__ = ()
+
+    @property
+    def __wrapped__(self) -> Callable[[HloInstruction, Direction, int, int, Callee],
+                                      list[Step]]:
+        from symidx.fusion.loops import while_steps
+
+        return while_steps
+
+    def __call__(self, instr: HloInstruction, direction: Direction, index: int, leaf: int,
+                 callee: Callee) -> list[Step]:
+        return self.__wrapped__(instr, direction, index, leaf, callee)
+
+
 #: Ops that only move tuple leaves, or read no array element (:func:`_wiring`).
 _MOVES = _SAME_LEAVES | _NO_READS | ASYNC_COLLECTIVE_DONE | {
     "tuple", "get-tuple-element", "copy-start", "copy-done", "recv-done", "send", "async-done"}
@@ -676,7 +698,7 @@ STEPS: dict[str, StepFunction] = {
     "call": _call_steps,
     "async-start": _plain(_async_start_steps),
     "conditional": _plain(_conditional_steps),
-    "while": _plain(while_steps),
+    "while": _plain(_WhileSteps()),
     "scan": _plain(_scan_steps),
     **{op: _plain(_async_collective_steps) for op in ASYNC_COLLECTIVES},
     **{op: _plain(_moved_steps) for op in _MOVES},

@@ -46,7 +46,7 @@ import functools
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from sympy import Integer
 
@@ -54,7 +54,6 @@ from symidx._gc import young_collections
 from symidx.errors import HloValidationError, LimitReached, SymidxError
 from symidx.expr import Expr, bounds, sym
 from symidx.fusion.graph import IndexingGraph
-from symidx.fusion.loops import LoopFacts
 from symidx.fusion.reached import Origin, Path, Reached
 from symidx.fusion.runtime import forget_elements
 from symidx.fusion.steps import Step, leaf_dependencies
@@ -68,6 +67,9 @@ from symidx.interval import Interval
 from symidx.simplify import FeasibilityMemo, compose, feasibility_memo
 from symidx.simplify.finish import finish
 from symidx.simplify.merge import has_window_sum, merge_constant_offsets, merge_contiguous_sums
+
+if TYPE_CHECKING:
+    from symidx.fusion.loops import LoopFacts
 
 __all__ = [
     "Key",

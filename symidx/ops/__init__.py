@@ -15,8 +15,10 @@ Rules live in modules by family (:mod:`~symidx.ops.elementwise`,
 :mod:`~symidx.ops.rng`, :mod:`~symidx.ops.custom_call`,
 :mod:`~symidx.ops.opaque`). Each
 is a small function of the instruction's shapes and attributes, registered for one
-direction and one or more opcodes with the one decorator :func:`rule`. An opcode without a
-rule raises :class:`~symidx.errors.UnsupportedOpError`; no map is ever guessed.
+direction and one or more opcodes with the one decorator :func:`rule`. The registry imports
+a family on first use of one of its opcodes (the table :data:`symidx.ops.families.FAMILY`),
+not with this package: a command loads only the families its module's ops need. An opcode
+without a rule raises :class:`~symidx.errors.UnsupportedOpError`; no map is ever guessed.
 
 Rules are exact, or a sound over-approximation that :func:`opaque_reason` names (a
 custom-call target, an op whose reads depend on values a map cannot hold); the families'
@@ -29,6 +31,7 @@ symbols removed. Dimensions with a single value stay symbolic (``d0 + rt0`` with
 simplifies (``(0, d1 + s0, ...)``).
 """
 
+from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.facts import num_outputs
 from symidx.ops.registry import (
     HANDLED_BY_FUSION,
@@ -62,19 +65,13 @@ __all__ = [
     "HANDLED_BY_FUSION",
 ]
 
-# Importing the families registers their rules.
-from symidx.ops import (  # noqa: E402,F401
-    collectives,
-    convolution,
-    custom_call,
-    elementwise,
-    linalg,
-    opaque,
-    reduction,
-    rng,
-    scatter,
-    shape_ops,
-    slicing,
-    structural,
-)
-from symidx.ops.custom_call import library_computation  # noqa: E402
+
+def library_computation(instr: HloInstruction) -> HloComputation | None:
+    """The computation an ``xla_builder.*`` custom-call carries and computes, or None
+    (:func:`symidx.ops.custom_call.library_computation`; the custom-call family is imported
+    only for a custom-call)."""
+    if instr.opcode != "custom-call":
+        return None
+    from symidx.ops.custom_call import library_computation as of_custom_call
+
+    return of_custom_call(instr)

@@ -2,21 +2,26 @@
 direction and some opcodes; :func:`opacity` registers why an op's maps are a labelled
 over-approximation; :func:`output_to_input` / :func:`input_to_output` look a rule up, check
 the index and finish (simplify) the maps. The rule families (:mod:`symidx.ops`) import this
-module; it imports none of them. :class:`Direction` (on the floor of maps,
+module; it imports each of them on first use of one of its opcodes, by the table
+:data:`~symidx.ops.families.FAMILY` (opcode -> module), so that a command loads only the
+families its module's ops need. :class:`Direction` (on the floor of maps,
 :mod:`symidx.indexing_map.direction`) and :func:`finish` (on the simplifier's,
 :mod:`symidx.simplify.finish`) are re-exported here for the old import paths.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib import import_module
 
 from symidx.errors import UnsupportedOpError, expect_type
 from symidx.hlo.facts import check_index, num_outputs
 from symidx.hlo.ir import HloInstruction
 from symidx.indexing_map import IndexingMap
 from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
+from symidx.ops.families import FAMILIES, FAMILY, family_of
 from symidx.simplify.finish import finish
 
 __all__ = [
@@ -32,6 +37,10 @@ __all__ = [
     "output_opacity",
     "opaque_reason",
     "HANDLED_BY_FUSION",
+    "FAMILIES",
+    "load_family",
+    "load_all_families",
+    "registered_by",
 ]
 
 #: The opcodes whose maps :mod:`symidx.fusion` gives itself (the keys of its one table of
@@ -104,6 +113,7 @@ def rule(direction: Direction, *opcodes: str, fold_point_dims: bool = False,
                 raise ValueError(f"two {direction} rules for {opcode!r}")
             _RULES[(direction, opcode)] = _Entry(fn, fold_point_dims, semantics,
                                                  known_operands)
+        _record_owner(opcodes, sys._getframe(1).f_globals.get("__name__", "?"))
         return fn
 
     return register
@@ -125,6 +135,7 @@ def opacity(*opcodes: str) -> Callable[[Opacity], Opacity]:
 
     def register(fn: Opacity) -> Opacity:
         _register_opacity(opcodes, lambda instr, output, direction: fn(instr))
+        _record_owner(opcodes, sys._getframe(1).f_globals.get("__name__", "?"))
         return fn
 
     return register
@@ -138,6 +149,7 @@ def output_opacity(*opcodes: str) -> Callable[[OutputOpacity], OutputOpacity]:
 
     def register(fn: OutputOpacity) -> OutputOpacity:
         _register_opacity(opcodes, fn)
+        _record_owner(opcodes, sys._getframe(1).f_globals.get("__name__", "?"))
         return fn
 
     return register
@@ -150,16 +162,54 @@ def _register_opacity(opcodes: tuple[str, ...], fn: OutputOpacity) -> None:
         _OPACITY[opcode] = fn
 
 
+#: Per opcode, the modules whose import registered a rule or an opacity function for it
+#: (what :data:`symidx.ops.families.FAMILY` must say; tests/test_architecture.py checks).
+_OWNERS: dict[str, set[str]] = {}
+#: The opcodes whose families are imported (their rules and opacity are registered).
+_LOADED: set[str] = set()
+
+
+def _record_owner(opcodes: tuple[str, ...], module: str) -> None:
+    for opcode in opcodes:
+        _OWNERS.setdefault(opcode, set()).add(module)
+
+
+def registered_by() -> dict[str, frozenset[str]]:
+    """Per opcode, the modules that registered its rules or opacity so far (imported ones)."""
+    return {opcode: frozenset(modules) for opcode, modules in _OWNERS.items()}
+
+
+def load_family(opcode: str) -> None:
+    """Import the rule family that registers ``opcode`` (:data:`FAMILY`), once: the rules
+    are loaded by opcode on first use, so a command imports only the families its module's
+    ops need."""
+    if opcode in _LOADED:
+        return
+    for module in family_of(opcode):
+        import_module(module)
+    _LOADED.add(opcode)
+
+
+def load_all_families() -> None:
+    """Import every rule family (what :func:`supported_opcodes` answers from)."""
+    for module in FAMILIES:
+        import_module(module)
+    _LOADED.update(FAMILY)
+
+
 def opaque_reason(instr: HloInstruction, output: int | None = None,
                   direction: Direction | None = None) -> str | None:
     """Why the maps of ``instr`` (of its output leaf ``output`` in ``direction``; None: of
     any output, in either direction) are a labelled over-approximation, or None when exact."""
+    if instr.opcode not in _LOADED:
+        load_family(instr.opcode)
     fn = _OPACITY.get(instr.opcode)
     return None if fn is None else fn(instr, output, direction)
 
 
 def supported_opcodes(direction: Direction = OUTPUT_TO_INPUT) -> frozenset[str]:
     """The opcodes with a rule in ``direction``."""
+    load_all_families()
     return frozenset(op for d, op in _RULES if d == direction)
 
 
@@ -175,6 +225,9 @@ def _call(entry: _Entry, instr: HloInstruction, index: int, assume_finite: bool,
 
 def _lookup(direction: Direction, instr: HloInstruction) -> _Entry:
     entry = _RULES.get((direction, instr.opcode))
+    if entry is None and instr.opcode not in _LOADED:
+        load_family(instr.opcode)
+        entry = _RULES.get((direction, instr.opcode))
     if entry is None:
         raise UnsupportedOpError(instr.opcode)
     return entry

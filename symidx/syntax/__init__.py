@@ -14,13 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from symidx.indexing_map.map import print_map as _print_core
 from symidx.indexing_map.text import STYLES, Style, print_expr
-from symidx.syntax.parser import MAX_DEPTH, parse_expr
-from symidx.syntax.parser import parse_map as _parse_core
 from symidx.syntax.styles import FOREIGN_STYLES, print_foreign
 
 if TYPE_CHECKING:
     from symidx.indexing_map import IndexingMap
     from symidx.syntax.foreign import SYNTAXES, detect_syntax
+    from symidx.syntax.parser import MAX_DEPTH, parse_expr
 
 __all__ = ["parse_map", "parse_expr", "print_map", "print_expr", "STYLES", "Style",
            "FOREIGN_STYLES", "SYNTAXES", "MAX_DEPTH", "detect_syntax"]
@@ -31,19 +30,26 @@ def parse_map(text: str, source: str = "", *, syntax: str = "xla") -> IndexingMa
     default), ``mlir``, ``inductor``, ``tvm``, ``isl``, or ``auto`` to tell from the text
     (:func:`detect_syntax`); see :mod:`symidx.syntax.foreign`."""
     if syntax == "xla":
-        return _parse_core(text, source)
+        from symidx.syntax.parser import parse_map as parse_xla
+
+        return parse_xla(text, source)
     from symidx.syntax.foreign import parse_foreign
 
     return parse_foreign(text, syntax, source)
 
 
 def __getattr__(name: str) -> Any:
-    """``SYNTAXES`` and ``detect_syntax``, from :mod:`symidx.syntax.foreign`, imported when
-    first used: printing maps does not need the foreign readers (start-up)."""
+    """``SYNTAXES`` and ``detect_syntax``, from :mod:`symidx.syntax.foreign`, and
+    ``parse_expr`` and ``MAX_DEPTH``, from :mod:`symidx.syntax.parser`, imported when first
+    used: printing maps needs neither reader (start-up)."""
     if name in ("SYNTAXES", "detect_syntax"):
         from symidx.syntax import foreign
 
         return getattr(foreign, name)
+    if name in ("parse_expr", "MAX_DEPTH"):
+        from symidx.syntax import parser
+
+        return getattr(parser, name)
     raise AttributeError(f"module 'symidx.syntax' has no attribute {name!r}")
 
 
