@@ -251,7 +251,8 @@ class Analysis:
         key = (comp, output, scope)
         found = self._parameters.get(key)
         if found is None:
-            grouped = self.backward(comp, comp.root, output, scope=scope)
+            names = {p.name for p in comp.parameters}
+            grouped = self.backward(comp, comp.root, output, scope=scope, keep=names)
             found = {}
             for n, lf in parameter_leaves(comp):
                 r = grouped.get((comp.parameters[n].name, lf))
@@ -309,13 +310,17 @@ class Analysis:
 
     @_remembering
     def backward(self, comp: HloComputation, target: HloInstruction, output: int = 0,
-                 within: Collection[str] | None = None, scope: Scope | None = None
-                 ) -> dict[Key, Reached]:
+                 within: Collection[str] | None = None, scope: Scope | None = None,
+                 keep: Collection[str] | None = None) -> dict[Key, Reached]:
         """The output-to-input sweep from output leaf ``output`` of ``target`` to every
         instruction output of ``comp`` it reads (``target`` itself included: the
         identity). Users come before operands, so a set is complete before it is composed
         further. ``within`` (instruction names) limits the sweep to those instructions:
-        the others are reached but not looked through. ``scope``: see :meth:`graph`."""
+        the others are reached but not looked through. ``scope``: see :meth:`graph`.
+        ``keep`` (instruction names): only those are returned, and the set of any other
+        instruction is dropped (and no longer counted as held by the limits) as soon as
+        it has been composed further, so that memory holds the sweep's frontier, not
+        every set it made; what is returned is the same."""
         graph = self.graph(comp, scope)
         reaching = _start(target, output)
         unknown: dict[str, str] = {}  # instruction name -> the op without a rule above it
@@ -343,9 +348,14 @@ class Analysis:
                     elif step.maps:
                         _extend(reaching.setdefault((op.name, step.leaf), {}), here, step,
                                 op.name, memo, limits)
+                if keep is not None and instr.name not in keep:
+                    del reaching[key]
+                    limits.held -= len(here)
         found = {key: _reached(entries, memo) for key, entries in reaching.items()
-                 if key[0] not in unknown}
+                 if key[0] not in unknown and (keep is None or key[0] in keep)}
         for name, opcode in unknown.items():
+            if keep is not None and name not in keep:
+                continue
             for lf in range(leaf_count(graph.node(name).shape)):
                 found[(name, lf)] = Reached(unsupported=opcode)
         return found
