@@ -30,8 +30,9 @@ Two bounds keep the sets small without changing what a map means:
   over-approximation).
 
 **Limits.** An :class:`Analysis` may be given ``timeout`` (seconds from its creation) and
-``max_maps`` (distinct maps held in the sets of all its sweeps, which is what memory grows
-with). The sweeps check both as they compose; past either, they stop with
+``max_maps`` (distinct maps held at once in the sets of all its sweeps, which is what
+memory grows with: a sweep asked for some instructions only, ``keep``, lets go of the
+others' sets as it goes). The sweeps check both as they compose; past either, they stop with
 :class:`~symidx.errors.LimitReached`, which says how far they got: never a silent hang.
 
 **Unsupported ops.** An instruction with no indexing rule makes everything it reads, and
