@@ -203,3 +203,20 @@ def test_a_sweep_keeping_the_parameters_returns_the_same_and_holds_less() -> Non
         assert set(only) == {key for key in everything if key[0] in names}
         assert all(only[key] == everything[key] for key in only)
         assert kept.limits.held < whole.limits.held
+
+
+def test_progress_within_an_output() -> None:
+    quiet = io.StringIO()
+    lines = Progress("work", delay=0, stream=quiet, lines_every=0)
+    lines.during("starting")
+    lines(1, 3, "output")
+    lines.during("12 of 40 instructions swept")
+    shown = quiet.getvalue().splitlines()
+    assert shown[0] == "work: starting"
+    assert shown[-1] == "work: output 1 of 3 done; 12 of 40 instructions swept"
+    module = parse_hlo(SHARED)
+    analysis = Analysis()
+    told: list[str] = []
+    analysis.limits.watch = told.append
+    analysis.parameters_of(module.entry, 1)
+    assert told and "swept output-to-input from out" in told[0]

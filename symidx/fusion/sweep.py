@@ -123,9 +123,11 @@ def command_deadline(seconds: float, what: str) -> Iterator[None]:
 class Limits:
     """The limits of an analysis (see the module docstring): a deadline ``timeout`` seconds
     after creation, and at most ``max_maps`` distinct maps held (None: no limit). The sweeps
-    call :meth:`charge` for each map they add to a set."""
+    call :meth:`charge` for each map they add to a set. ``watch``, when set, is called with
+    :attr:`doing` (how far the sweep is) from :meth:`charge` at most once a second: a
+    progress display of work that takes long between results."""
 
-    __slots__ = ("timeout", "max_maps", "deadline", "held", "doing")
+    __slots__ = ("timeout", "max_maps", "deadline", "held", "doing", "watch", "_watched")
 
     def __init__(self, timeout: float | None = None, max_maps: int | None = None) -> None:
         if timeout is not None and not timeout > 0:
@@ -137,6 +139,8 @@ class Limits:
         self.deadline = None if timeout is None else time.monotonic() + timeout
         self.held = 0
         self.doing = ""
+        self.watch: Callable[[str], None] | None = None
+        self._watched = 0.0
 
     def charge(self, added: int | bool = 0) -> None:
         """Count ``added`` new maps held; stop at a limit passed."""
@@ -148,6 +152,9 @@ class Limits:
             raise LimitReached(f"time ({self.timeout:g} s)", self._done())
         if _COMMAND_DEADLINES and time.monotonic() > _COMMAND_DEADLINES[-1][0]:
             raise LimitReached(_COMMAND_DEADLINES[-1][1], self._done())
+        if self.watch is not None and time.monotonic() >= self._watched:
+            self._watched = time.monotonic() + 1.0
+            self.watch(self.doing)
 
     def _done(self) -> str:
         where = f" ({self.doing})" if self.doing else ""
