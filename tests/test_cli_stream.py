@@ -208,12 +208,13 @@ def test_a_sweep_keeping_the_parameters_returns_the_same_and_holds_less() -> Non
 def test_progress_within_an_output() -> None:
     quiet = io.StringIO()
     lines = Progress("work", delay=0, stream=quiet, lines_every=0)
-    lines.during("starting")
+    lines.during("starting")  # nothing before a first item is done
+    assert quiet.getvalue() == ""
     lines(1, 3, "output")
     lines.during("12 of 40 instructions swept")
     shown = quiet.getvalue().splitlines()
-    assert shown[0] == "work: starting"
-    assert shown[-1] == "work: output 1 of 3 done; 12 of 40 instructions swept"
+    assert len(shown) == 2 and shown[0].startswith("work: output 1 of 3 (")
+    assert shown[1] == "work: output 1 of 3 done; 12 of 40 instructions swept"
     module = parse_hlo(SHARED)
     analysis = Analysis()
     told: list[str] = []

@@ -35,12 +35,13 @@ class Progress:
 
     def during(self, detail: str) -> None:
         """How far the work on the next item is (``detail``), between two calls: shown as
-        a line (not on a terminal) at the pace of the others, or after the bar's count."""
+        a line (not on a terminal) at the pace of the others, or after the bar's count;
+        only once a first item is done (the work on a single item shows nothing)."""
         done, total, what = self.state
-        where = f"{what or self.unit} {done} of {total} done; " if total else ""
         now = time.monotonic()
-        if now - self.start < self.delay:
+        if not total or now - self.start < self.delay:
             return
+        where = f"{what or self.unit} {done} of {total} done; "
         if self.lines_every is not None:
             if not self.shown or now - self.last >= self.lines_every:
                 self.last, self.shown = now, True
