@@ -143,3 +143,81 @@ def test_plain_progress_lines_when_asked() -> None:
     waits = Progress("work", delay=60, stream=late, lines_every=0)
     waits(1, 3)
     assert late.getvalue() == ""
+
+
+# three outputs reading the same parameters through shared instructions: a few maps each
+SHARED = """HloModule shared
+ENTRY main {
+  a = f32[8] parameter(0)
+  b = f32[8] parameter(1)
+  r = f32[8] reverse(a), dimensions={0}
+  s = f32[8] add(a, r)
+  t = f32[8] multiply(s, b)
+  u = f32[4] slice(t), slice={[2:6]}
+  p = f32[8] pad(u, f32[] constant(0)), padding=2_2
+  w = f32[8] add(p, s)
+  ROOT out = (f32[8], f32[8], f32[4]) tuple(t, w, u)
+}
+"""
+
+
+@pytest.mark.parametrize("path", [LOOP, "shared"])
+def test_every_output_streamed_equals_that_output_alone(path: Path | str,
+                                                        tmp_path: Path) -> None:
+    if path == "shared":
+        path = tmp_path / "shared.hlo"
+        path.write_text(SHARED)
+    options = ["--computation", "ENTRY", "--format", "jsonl", "--explain"]
+    code, out, _ = run("maps", str(path), *options, "--output", "all")
+    assert code == 0
+    streamed = out.splitlines()
+    assert len(streamed) == 3
+    for k, line in enumerate(streamed):
+        code, alone, _ = run("maps", str(path), *options, "--output", str(k))
+        assert code == 0
+        assert alone.strip() == line
+    assert any(json.loads(line)["computations"][0]["operands"][0]["maps"]
+               for line in streamed)
+
+
+def test_the_budget_of_maps_holds_per_output(tmp_path: Path) -> None:
+    # each output alone fits in the budget; all three together would not
+    path = tmp_path / "shared.hlo"
+    path.write_text(SHARED)
+    options = ["--computation", "ENTRY", "--format", "jsonl"]
+    for k in range(3):
+        assert run("maps", str(path), *options, "--output", str(k), "--max-maps", "16")[0] == 0
+    code, out, err = run("maps", str(path), *options, "--output", "all", "--max-maps", "16")
+    assert code == 0, err
+    assert len(out.splitlines()) == 3
+
+
+def test_a_sweep_keeping_the_parameters_returns_the_same_and_holds_less() -> None:
+    module = parse_hlo(SHARED)
+    comp = module.entry
+    names = {p.name for p in comp.parameters}
+    for k in range(3):
+        whole, kept = Analysis(), Analysis()
+        everything = whole.backward(comp, comp.root, k)
+        only = kept.backward(comp, comp.root, k, keep=names)
+        assert set(only) == {key for key in everything if key[0] in names}
+        assert all(only[key] == everything[key] for key in only)
+        assert kept.limits.held < whole.limits.held
+
+
+def test_progress_within_an_output() -> None:
+    quiet = io.StringIO()
+    lines = Progress("work", delay=0, stream=quiet, lines_every=0)
+    lines.during("starting")  # nothing before a first item is done
+    assert quiet.getvalue() == ""
+    lines(1, 3, "output")
+    lines.during("12 of 40 instructions swept")
+    shown = quiet.getvalue().splitlines()
+    assert len(shown) == 2 and shown[0].startswith("work: output 1 of 3 (")
+    assert shown[1] == "work: output 1 of 3 done; 12 of 40 instructions swept"
+    module = parse_hlo(SHARED)
+    analysis = Analysis()
+    told: list[str] = []
+    analysis.limits.watch = told.append
+    analysis.parameters_of(module.entry, 1)
+    assert told and "swept output-to-input from out" in told[0]

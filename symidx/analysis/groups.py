@@ -229,11 +229,13 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
     if direction == OUTPUT_TO_INPUT:
         chosen = list(outputs) if outputs is not None else list(range(leaf_count(root.shape)))
         for done, k in enumerate(chosen, 1):
+            held = analysis.limits.held
             found = analysis.parameters_of(comp, k)
             groups = tuple(_parameter_group(comp, n, lf, found.get((n, lf), Reached()))
                            for n, lf in parameter_leaves(comp)
                            if operand is None or n == operand)
             analysis.forget(comp)
+            analysis.limits.held = held  # this entry's sets are gone: the next starts afresh
             yield ComputationMaps(comp, k, groups)
             if progress is not None:
                 progress(done, len(chosen), "output")
@@ -241,6 +243,7 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
         wanted = set(outputs) if outputs is not None else None
         params = [(n, lf) for n, lf in parameter_leaves(comp) if operand is None or n == operand]
         for done, (n, lf) in enumerate(params, 1):
+            held = analysis.limits.held
             reached = analysis.outputs_of(comp, n, lf)
             groups = tuple(replace(_group(k, root.name, reached.get(k, Reached())),
                                    shape=str(leaves(root.shape)[k]))
@@ -248,6 +251,7 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
                            if wanted is None or k in wanted)
             tuple_param = isinstance(comp.parameters[n].shape, TupleShape)
             analysis.forget(comp)
+            analysis.limits.held = held
             yield ComputationMaps(comp, n, groups, lf if tuple_param else None)
             if progress is not None:
                 progress(done, len(params), "parameter leaf")

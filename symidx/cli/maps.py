@@ -23,7 +23,8 @@ root analysed (output 0 unless --output K or --output all; input-to-output: para
 unless --operand K or --operand all) with "computation", "output": K (or "input": K) and
 "operands", one group per parameter (per output, input-to-output). A root with many
 outputs (a training step's updated parameters) makes --output all costly: every output is
-a sweep of its own; a progress line on stderr tells how far it is.
+a sweep of its own; a progress line on stderr tells how far it is (between two outputs,
+how far the sweep of the next one is).
 
 Every module XLA's parser accepts is read. Each instruction the analysis goes through is
 checked as XLA's verifier checks it: one whose shapes do not fit its attributes stops the
@@ -287,7 +288,9 @@ def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
     direction = Direction.parse(args.direction)
     progress = Progress(f"computation {args.computation}", delay=2.0, lines_every=10.0)
     finite = getattr(args, "assume_finite", False)
-    _, records = _computation_records(module, args, _analysis(args), progress)
+    analysis = _analysis(args)
+    analysis.limits.watch = progress.during  # how far a long output is, between outputs
+    _, records = _computation_records(module, args, analysis, progress)
     finder = SourceFinder(module)
     try:
         if args.format == "jsonl":

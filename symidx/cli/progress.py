@@ -31,8 +31,31 @@ class Progress:
         self.width = 0
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
         self.lines_every = None if self.enabled else lines_every
+        self.state: tuple[int, int, str | None] = (0, 0, None)
+
+    def during(self, detail: str) -> None:
+        """How far the work on the next item is (``detail``), between two calls: shown as
+        a line (not on a terminal) at the pace of the others, or after the bar's count;
+        only once a first item is done (the work on a single item shows nothing)."""
+        done, total, what = self.state
+        now = time.monotonic()
+        if not total or now - self.start < self.delay:
+            return
+        where = f"{what or self.unit} {done} of {total} done; "
+        if self.lines_every is not None:
+            if not self.shown or now - self.last >= self.lines_every:
+                self.last, self.shown = now, True
+                print(f"{self.description}: {where}{detail}", file=self.stream, flush=True)
+        elif self.enabled and self.bar is None and now - self.last >= 0.2:
+            self.last, self.shown = now, True
+            line = f"{self.description}: {where}{detail}"
+            print(f"\r{line.ljust(self.width)}", end="", file=self.stream, flush=True)
+            self.width = len(line)
+        elif self.enabled and self.bar is not None:
+            self.bar.set_postfix_str(detail, refresh=True)
 
     def __call__(self, done: int, total: int, what: str | None = None) -> None:
+        self.state = (done, total, what)
         if self.lines_every is not None:
             self._line(done, total, what)
             return

@@ -30,8 +30,9 @@ Two bounds keep the sets small without changing what a map means:
   over-approximation).
 
 **Limits.** An :class:`Analysis` may be given ``timeout`` (seconds from its creation) and
-``max_maps`` (distinct maps held in the sets of all its sweeps, which is what memory grows
-with). The sweeps check both as they compose; past either, they stop with
+``max_maps`` (distinct maps held at once in the sets of all its sweeps, which is what
+memory grows with: a sweep asked for some instructions only, ``keep``, lets go of the
+others' sets as it goes). The sweeps check both as they compose; past either, they stop with
 :class:`~symidx.errors.LimitReached`, which says how far they got: never a silent hang.
 
 **Unsupported ops.** An instruction with no indexing rule makes everything it reads, and
@@ -125,9 +126,11 @@ def command_deadline(seconds: float, what: str) -> Iterator[None]:
 class Limits:
     """The limits of an analysis (see the module docstring): a deadline ``timeout`` seconds
     after creation, and at most ``max_maps`` distinct maps held (None: no limit). The sweeps
-    call :meth:`charge` for each map they add to a set."""
+    call :meth:`charge` for each map they add to a set. ``watch``, when set, is called with
+    :attr:`doing` (how far the sweep is) from :meth:`charge` at most once a second: a
+    progress display of work that takes long between results."""
 
-    __slots__ = ("timeout", "max_maps", "deadline", "held", "doing")
+    __slots__ = ("timeout", "max_maps", "deadline", "held", "doing", "watch", "_watched")
 
     def __init__(self, timeout: float | None = None, max_maps: int | None = None) -> None:
         if timeout is not None and not timeout > 0:
@@ -141,6 +144,8 @@ class Limits:
         #: What the analysis is doing, for the message of a limit reached: text, or a
         #: sweep's (instructions done, of total, computation, direction, start)
         self.doing: str | tuple[int, int, str, str, str] = ""
+        self.watch: Callable[[str], None] | None = None
+        self._watched = 0.0
 
     def charge(self, added: int | bool = 0) -> None:
         """Count ``added`` new maps held; stop at a limit passed."""
@@ -152,13 +157,20 @@ class Limits:
             raise LimitReached(f"time ({self.timeout:g} s)", self._done())
         if _COMMAND_DEADLINES and time.monotonic() > _COMMAND_DEADLINES[-1][0]:
             raise LimitReached(_COMMAND_DEADLINES[-1][1], self._done())
+        if self.watch is not None and time.monotonic() >= self._watched:
+            self._watched = time.monotonic() + 1.0
+            self.watch(self.doing_text())
+
+    def doing_text(self) -> str:
+        """:attr:`doing` as text (a sweep's progress is formatted only when asked for)."""
+        doing = self.doing
+        if isinstance(doing, tuple):
+            done, total, comp, direction, start = doing
+            return f"{done} of {total} instructions of {comp} swept {direction} from {start}"
+        return doing
 
     def _done(self) -> str:
-        doing = self.doing
-        if isinstance(doing, tuple):  # a sweep's progress, told only when needed
-            done, total, comp, direction, start = doing
-            doing = (f"{done} of {total} instructions of {comp} swept {direction} from "
-                     f"{start}")
+        doing = self.doing_text()
         where = f" ({doing})" if doing else ""
         return f"holding {self.held:,} distinct maps{where}"
 
@@ -267,7 +279,8 @@ class Analysis:
         key = (comp, output, scope)
         found = self._parameters.get(key)
         if found is None:
-            grouped = self.backward(comp, comp.root, output, scope=scope)
+            names = {p.name for p in comp.parameters}
+            grouped = self.backward(comp, comp.root, output, scope=scope, keep=names)
             found = {}
             for n, lf in parameter_leaves(comp):
                 r = grouped.get((comp.parameters[n].name, lf))
@@ -325,13 +338,17 @@ class Analysis:
 
     @_remembering
     def backward(self, comp: HloComputation, target: HloInstruction, output: int = 0,
-                 within: Collection[str] | None = None, scope: Scope | None = None
-                 ) -> dict[Key, Reached]:
+                 within: Collection[str] | None = None, scope: Scope | None = None,
+                 keep: Collection[str] | None = None) -> dict[Key, Reached]:
         """The output-to-input sweep from output leaf ``output`` of ``target`` to every
         instruction output of ``comp`` it reads (``target`` itself included: the
         identity). Users come before operands, so a set is complete before it is composed
         further. ``within`` (instruction names) limits the sweep to those instructions:
-        the others are reached but not looked through. ``scope``: see :meth:`graph`."""
+        the others are reached but not looked through. ``scope``: see :meth:`graph`.
+        ``keep`` (instruction names): only those are returned, and the set of any other
+        instruction is dropped (and no longer counted as held by the limits) as soon as
+        it has been composed further, so that memory holds the sweep's frontier, not
+        every set it made; what is returned is the same."""
         graph = self.graph(comp, scope)
         reaching = _start(target, output)
         unknown: dict[str, str] = {}  # instruction name -> the op without a rule above it
@@ -358,9 +375,14 @@ class Analysis:
                     elif step.maps:
                         _extend(reaching.setdefault((op.name, step.leaf), {}), here, step,
                                 op.name, memo, limits)
+                if keep is not None and instr.name not in keep:
+                    del reaching[key]
+                    limits.held -= len(here)
         found = {key: _reached(entries, memo) for key, entries in reaching.items()
-                 if key[0] not in unknown}
+                 if key[0] not in unknown and (keep is None or key[0] in keep)}
         for name, opcode in unknown.items():
+            if keep is not None and name not in keep:
+                continue
             for lf in range(leaf_count(graph.node(name).shape)):
                 found[(name, lf)] = Reached(unsupported=opcode)
         return found
