@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from symidx._text import too_long
 from symidx.errors import NotFoundError, ParseError
@@ -245,11 +247,7 @@ class HloComputation:
     def instruction(self, name: str) -> HloInstruction:
         """The instruction called ``name`` (a leading ``%`` is ignored);
         :class:`~symidx.errors.NotFoundError` (a KeyError) if none."""
-        key = name[1:] if name.startswith("%") else name
-        try:
-            return self._by_name[key]
-        except KeyError:
-            raise NotFoundError(f"no instruction {key!r} in computation {self.name!r}") from None
+        return _named(self._by_name, name, "instruction", f"computation {self.name!r}")
 
     def __repr__(self) -> str:
         return f"<HloComputation {self.name}: {len(self.instructions)} instructions>"
@@ -271,13 +269,21 @@ class HloModule:
     def computation(self, name: str) -> HloComputation:
         """The computation called ``name`` (a leading ``%`` is ignored);
         :class:`~symidx.errors.NotFoundError` (a KeyError) if none."""
-        key = name[1:] if name.startswith("%") else name
-        try:
-            return self.computations[key]
-        except KeyError:
-            raise NotFoundError(f"no computation {key!r} in module {self.name!r}") from None
+        return _named(self.computations, name, "computation", f"module {self.name!r}")
 
     def __repr__(self) -> str:
         return (f"<HloModule {self.name}: {len(self.computations)} computations, "
                 f"entry {self.entry.name}>")
 
+
+_T = TypeVar("_T")
+
+
+def _named(table: Mapping[str, _T], name: str, kind: str, where: str) -> _T:
+    """``table[name]``, a leading ``%`` ignored; :class:`NotFoundError` saying that no
+    ``kind`` of that name is in ``where``."""
+    key = name[1:] if name.startswith("%") else name
+    try:
+        return table[key]
+    except KeyError:
+        raise NotFoundError(f"no {kind} {key!r} in {where}") from None

@@ -17,6 +17,7 @@ is reached does not matter. Two merges follow from that:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from sympy import Integer, Symbol
 
@@ -194,9 +195,15 @@ def _with_new_range_name(m: IndexingMap) -> list[str | None] | None:
     return list(m.names[:nd + nr]) + [None] + list(m.names[nd + nr:])
 
 
-def _merge_along(groups: list[tuple[IndexingMap, list[int]]], r: int
-                 ) -> tuple[list[tuple[IndexingMap, list[int]]], bool]:
-    by_rest: dict[tuple[object, ...], list[tuple[int, IndexingMap, list[int]]]] = {}
+_Piece = tuple[int, IndexingMap, list[int]]  # offset, map, positions it stands for
+
+
+def _by_rest(groups: _Groups, r: int, dims_key: Callable[[IndexingMap], object]
+             ) -> tuple[dict[tuple[object, ...], list[_Piece]], _Groups]:
+    """The maps of ``groups`` that could merge along result ``r``, keyed by all but that
+    result's constant offset (and the dims as ``dims_key`` says), each with its offset; and
+    the maps that cannot (kept as they are)."""
+    by_rest: dict[tuple[object, ...], list[_Piece]] = {}
     kept: list[tuple[IndexingMap, list[int]]] = []
     for m, members in groups:
         if (m.is_known_empty or m.is_undefined or r >= m.num_results
@@ -206,21 +213,34 @@ def _merge_along(groups: list[tuple[IndexingMap, list[int]]], r: int
         parts = terms(m.results[r])
         offset = sum(c for c, x in parts if x is ONE)
         rest = from_terms([(c, x) for c, x in parts if x is not ONE])
-        key = (m.dims, m.results[:r], rest, m.results[r + 1:], m.ranges, m.rts,
+        key = (dims_key(m), m.results[:r], rest, m.results[r + 1:], m.ranges, m.rts,
                m.constraints, m.names)
-        by_rest.setdefault(key, []).append((offset, m, members))
+        by_rest.setdefault(key, []).append((int(offset), m, members))
+    return by_rest, kept
+
+
+def _merge_along(groups: list[tuple[IndexingMap, list[int]]], r: int
+                 ) -> tuple[list[tuple[IndexingMap, list[int]]], bool]:
+    by_rest, kept = _by_rest(groups, r, lambda m: m.dims)
+    return _joined(by_rest, kept, lambda item: item[0], _runs,
+                   lambda run: _with_offsets(run, r))
+
+
+def _joined(by_rest: dict[tuple[object, ...], list[_Piece]], kept: _Groups,
+            order: Callable[[_Piece], Any], runs: Callable[[list[_Piece]], list[list[_Piece]]],
+            join: Callable[[list[_Piece]], IndexingMap]) -> tuple[_Groups, bool]:
+    """``kept`` with every run of two or more maps of ``by_rest`` (each list sorted by
+    ``order``, cut into ``runs``) joined into one map by ``join``, standing for all its
+    members' positions; and whether any was."""
     merged_any = False
     for same in by_rest.values():
-        if len(same) < 2:
-            kept.extend((m, members) for _, m, members in same)
-            continue
-        same.sort(key=lambda item: item[0])
-        for run in _runs(same):
+        same.sort(key=order)
+        for run in runs(same):
             if len(run) < 2:
                 kept.append((run[0][1], run[0][2]))
                 continue
             merged_any = True
-            kept.append((_with_offsets(run, r), [i for _, _, ms in run for i in ms]))
+            kept.append((join(run), [i for _, _, ms in run for i in ms]))
     return kept, merged_any
 
 
@@ -285,34 +305,12 @@ def merge_offset_pieces(maps: Sequence[IndexingMap]
     return _until_stable(maps, _pieces_along)
 
 
-_Piece = tuple[int, IndexingMap, list[int]]  # offset, map, positions it stands for
-
-
 def _pieces_along(groups: list[tuple[IndexingMap, list[int]]], r: int
                   ) -> tuple[list[tuple[IndexingMap, list[int]]], bool]:
-    by_rest: dict[tuple[object, ...], list[_Piece]] = {}
-    kept: list[tuple[IndexingMap, list[int]]] = []
-    for m, members in groups:
-        if (m.is_known_empty or m.is_undefined or r >= m.num_results
-                or any(v.map is not None for v in m.rts)):
-            kept.append((m, members))
-            continue
-        parts = terms(m.results[r])
-        offset = sum(c for c, x in parts if x is ONE)
-        rest = from_terms([(c, x) for c, x in parts if x is not ONE])
-        key = (m.num_dims, m.results[:r], rest, m.results[r + 1:], m.ranges, m.rts,
-               m.constraints, m.names)
-        by_rest.setdefault(key, []).append((int(offset), m, members))
-    merged_any = False
-    for same in by_rest.values():
-        same.sort(key=lambda item: (item[0], [(d.lo, d.hi) for d in item[1].dims]))
-        for run in _piece_runs(same):
-            if len(run) < 2:
-                kept.append((run[0][1], run[0][2]))
-                continue
-            merged_any = True
-            kept.append((_with_moving_offsets(run, r), [i for _, _, ms in run for i in ms]))
-    return kept, merged_any
+    by_rest, kept = _by_rest(groups, r, lambda m: m.num_dims)
+    return _joined(by_rest, kept,
+                   lambda item: (item[0], [(d.lo, d.hi) for d in item[1].dims]),
+                   _piece_runs, lambda run: _with_moving_offsets(run, r))
 
 
 def _bounds(piece: _Piece) -> tuple[int, ...]:

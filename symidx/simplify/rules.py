@@ -287,15 +287,28 @@ def floordiv_extract_multiples(node: Expr, ctx: Context) -> Expr | None:
     division: ``(d0 * 6) floordiv -3 = d0 * -2``. When ``F(y, c)`` has the single value
     ``k`` on the intervals, the result is ``q + k`` at once
     (``(d0 * 100 + d1 * 10 + d2) floordiv 100 = d0`` for ``d1, d2`` in ``[0, 9]``)."""
+    split = _quotient_of_rest(node, ctx)
+    if split is None:
+        return None
+    out, kept, c, k = split
+    if k is not None:
+        return sum_of_terms([*out, (k, ONE)])
+    return sum_of_terms([*out, (1, FloorDiv(sum_of_terms(kept), c))])
+
+
+def _quotient_of_rest(node: Expr, ctx: Context
+                      ) -> tuple[Terms, Terms, int, int | None] | None:
+    """``F(c*q + y, c)`` or ``M(c*q + y, c)`` split by :func:`_extract_terms`:
+    ``(q's terms, y's terms, c, k)``, ``k`` the single value of ``F(y, c)`` on the
+    intervals when it has one (None otherwise); None when nothing splits."""
     split = _extract_terms(node, symbolic=False)
     if split is None:
         return None
     out, kept = split
     c = int(node._args[1])
     span = _terms_span(kept, ctx)
-    if span is not None and span[0] // c == span[1] // c:
-        return sum_of_terms([*out, (span[0] // c, ONE)])
-    return sum_of_terms([*out, (1, FloorDiv(sum_of_terms(kept), c))])
+    single = span is not None and span[0] // c == span[1] // c
+    return out, kept, c, (span[0] // c if span is not None and single else None)
 def floordiv_cancel_divisor(node: Expr, ctx: Context) -> Expr | None:
     """``F(c*q + y, c) = q + F(y, c)`` for a divisor ``c`` that is not a constant (nonzero
     on the domain): the same derivation as :func:`floordiv_extract_multiples`, with the
@@ -312,16 +325,24 @@ def floordiv_drop_remainder(node: Expr, ctx: Context) -> Expr | None:
     """``F(g*x + r, c) = F(x, c/g)`` when ``g`` divides ``c`` and ``0 <= r < g``:
     with ``c = g*k``, ``F(g*x + r, g*k) = F(x + r/g, k) = F(x, k)`` as ``0 <= r/g < 1``.
     Also ``F(g*x, c) = F(x, c/g)`` (the case ``r = 0``)."""
+    found = _factored(node, ctx)
+    if found is None:
+        return None
+    c, g, reduced, _ = found
+    return FloorDiv(reduced, c // g)
+
+
+def _factored(node: Expr, ctx: Context) -> tuple[int, int, Expr, Terms] | None:
+    """For ``F(g*x + r, c)`` or ``M(g*x + r, c)`` with ``g`` dividing ``c`` and
+    ``0 <= r < g`` (:func:`_split_remainder`): ``(c, g, x, r's terms)``; None otherwise."""
     c = positive_divisor(node)
     if c is None:
         return None
-    parts = terms(node.args[0])
-    split = _split_remainder(parts, c, ctx)
+    split = _split_remainder(terms(node.args[0]), c, ctx)
     if split is None:
         return None
-    g, big, _ = split
-    reduced = sum_of_terms([(coeff // g, mono) for coeff, mono in big])
-    return FloorDiv(reduced, c // g)
+    g, big, small = split
+    return c, g, sum_of_terms([(coeff // g, mono) for coeff, mono in big]), small
 
 
 def _split_remainder(parts: Terms, c: int, ctx: Context, ceil: bool = False
@@ -468,14 +489,12 @@ def mod_drop_multiples(node: Expr, ctx: Context) -> Expr | None:
     and ``F(c*q + y, c) = q + F(y, c)``. Other constants stay as written
     (``(d0 + 3) mod 2``), as XLA's. When ``F(y, c)`` has the single value ``k``, the
     result is ``y - k*c`` at once (:func:`mod_single_period` on the rest)."""
-    split = _extract_terms(node, symbolic=False)
+    split = _quotient_of_rest(node, ctx)
     if split is None:
         return None
-    _, kept = split
-    c = int(node._args[1])
-    span = _terms_span(kept, ctx)
-    if span is not None and span[0] // c == span[1] // c:
-        return sum_of_terms([*kept, (-(span[0] // c) * c, ONE)])
+    _, kept, c, k = split
+    if k is not None:
+        return sum_of_terms([*kept, (-k * c, ONE)])
     return Mod(sum_of_terms(kept), c)
 
 
@@ -494,17 +513,12 @@ def mod_factor_gcd(node: Expr, ctx: Context) -> Expr | None:
     with ``c = g*k``, ``g*x + r = c*F(x, k) + g*M(x, k) + r`` and the last two terms lie in
     ``[0, c)``. Applied when the remainder ``r`` is a range-bounded expression (it then
     leaves the mod), not for a bare constant, which would only grow the expression."""
-    c = positive_divisor(node)
-    if c is None:
+    found = _factored(node, ctx)
+    if found is None:
         return None
-    parts = terms(node.args[0])
-    split = _split_remainder(parts, c, ctx)
-    if split is None:
-        return None
-    g, big, small = split
+    c, g, reduced, small = found
     if small and all(m is ONE for _, m in small):
         return None
-    reduced = sum_of_terms([(coeff // g, mono) for coeff, mono in big])
     return add([scale(g, Mod(reduced, c // g)), sum_of_terms(small)])
 
 
