@@ -168,6 +168,10 @@ def test_edge_spellings_read_the_same_either_way(line: str) -> None:
     assert_same(HEAD + line + TAIL)
 
 
+# A module's first computation, up to its closing '}'.
+ADDER = ("HloModule m\n\n%s (a: f32[], b: f32[]) -> f32[] {\n  a = f32[] parameter(0)\n"
+         "  b = f32[] parameter(1)\n  ROOT r = f32[] add(a, b)\n}")
+
 # What may follow a computation's '}': its attributes, blanks, comments.
 COMPUTATION_TAILS = ["", " ", "\n\n", " /* c */\n", " // c\n", ", execution_thread=\"x\"",
                      "\n, execution_thread=\"x\"\n", " , a=1 ", "\n\n, a=1, b={2}\n", ",\n"]
@@ -175,9 +179,7 @@ COMPUTATION_TAILS = ["", " ", "\n\n", " /* c */\n", " // c\n", ", execution_thre
 
 @pytest.mark.parametrize("tail", COMPUTATION_TAILS)
 def test_computation_tails_read_the_same_either_way(tail: str) -> None:
-    text = (f"HloModule m\n\n%s (a: f32[], b: f32[]) -> f32[] {{\n  a = f32[] parameter(0)\n"
-            f"  b = f32[] parameter(1)\n  ROOT r = f32[] add(a, b)\n}}{tail}\n"
-            f"ENTRY e {{\n  ROOT p = f32[] parameter(0)\n}}{tail}")
+    text = f"{ADDER}{tail}\nENTRY e {{\n  ROOT p = f32[] parameter(0)\n}}{tail}"
     assert_same(text)
 
 
@@ -190,9 +192,7 @@ HEADERS = ["ENTRY %e {", "ENTRY e{", "ENTRY\te (p: f32[]) -> f32[] {", "ENTRY\ne
 
 @pytest.mark.parametrize("header", HEADERS)
 def test_computation_headers_read_the_same_either_way(header: str) -> None:
-    text = (f"HloModule m\n\n%s (a: f32[], b: f32[]) -> f32[] {{\n  a = f32[] parameter(0)\n"
-            f"  b = f32[] parameter(1)\n  ROOT r = f32[] add(a, b)\n}}\n\n"
-            f"{header}\n  ROOT p = f32[] parameter(0)\n}}\n")
+    text = f"{ADDER}\n\n{header}\n  ROOT p = f32[] parameter(0)\n}}\n"
     assert_same(text)
 
 
