@@ -206,7 +206,8 @@ def _reducer(instr: HloInstruction, reps: dict[HloInstruction, HloInstruction]
     shape = instr.shape
     called = instr.called_computations.get("to_apply", ())
     if len(instr.operands) != 2 or len(called) != 1 or len(instr.called_computations) != 1 \
-            or not isinstance(shape, Shape) or not _integral(instr):
+            or not isinstance(shape, Shape) or not _integral(instr) \
+            or not _integral(instr.operands[0]):
         return None
     comp = called[0]
     root, params = comp.root, comp.parameters
