@@ -11,7 +11,7 @@ from reference_interpreter import execute, held_outside, map_relation
 from test_fusion_exact import check_exact, module
 
 from symidx.fusion import called_computation, parameter_maps
-from symidx.hlo import HloComputation, parse_hlo
+from symidx.hlo import HloComputation, Shape, parse_hlo
 
 #: Values of the index parameter: with them each chain's offset takes every value of the
 #: slice's clamping interval [0, 12] (and some outside it).
@@ -67,7 +67,9 @@ def entry_maps(text: str) -> tuple[HloComputation, list[str]]:
     comp = parse_hlo(text).entry
     x = parameter_maps(comp)[0]
     assert x.unsupported is None and x.opaque is None
-    out, dims = comp.root.shape.dims, comp.parameters[0].shape.dims
+    out_shape, shape = comp.root.shape, comp.parameters[0].shape
+    assert isinstance(out_shape, Shape) and isinstance(shape, Shape)
+    out, dims = out_shape.dims, shape.dims
     reads = []
     for value in VALUES:
         run = execute(comp, [None, value])

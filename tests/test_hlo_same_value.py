@@ -384,9 +384,10 @@ def _binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
                 out.append(q if op == "divide" else x - q * y)
         return np.array(out, dtype=np.int64).astype(np.int32)
     if op in ("maximum", "minimum", "and", "or", "xor"):
-        fn = {"maximum": np.maximum, "minimum": np.minimum, "and": np.bitwise_and,
-              "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
-        return fn(a, b)
+        bitwise: dict[str, Any] = {"maximum": np.maximum, "minimum": np.minimum,
+                                   "and": np.bitwise_and, "or": np.bitwise_or,
+                                   "xor": np.bitwise_xor}
+        return bitwise[op](a, b)
     unsigned = wide_a & 0xFFFFFFFF
     out = []
     for x, u, s in zip(wide_a.tolist(), unsigned.tolist(), wide_b.tolist(), strict=True):
