@@ -107,3 +107,52 @@ def test_a_caller_computing_one_index_twice_gives_one_map() -> None:
     assert len(parameter_maps(inner)[0].maps) == 2  # inside, two parameters: two maps
     _, apart = entry_maps(caller(2))
     assert len(apart) == 2
+
+
+LOOP = """HloModule loop
+body {
+  s = (s32[], f32[16], s32[], s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[16] get-tuple-element(s), index=1
+  a = s32[] get-tuple-element(s), index=2
+  b = s32[] get-tuple-element(s), index=3
+  acc = f32[4] get-tuple-element(s), index=4
+  dx = f32[4] dynamic-slice(x, a), dynamic_slice_sizes={4}
+  dy = f32[4] dynamic-slice(x, b), dynamic_slice_sizes={4}
+  sum = f32[4] add(dx, dy)
+  acc2 = f32[4] add(acc, sum)
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  ROOT t = (s32[], f32[16], s32[], s32[], f32[4]) tuple(i2, x, a, b, acc2)
+}
+cond {
+  s = (s32[], f32[16], s32[], s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  p0 = f32[16] parameter(0)
+  p1 = s32[] parameter(1)
+  zero = s32[] constant(0)
+  one = s32[] constant(1)
+  m = s32[] add(p1, one)
+  one2 = s32[] constant(1)
+  m2 = s32[] add(p1, one2)
+  z = f32[] constant(0)
+  acc = f32[4] broadcast(z), dimensions={}
+  t = (s32[], f32[16], s32[], s32[], f32[4]) tuple(zero, p0, m, M2)
+  w = (s32[], f32[16], s32[], s32[], f32[4]) while(t), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=4
+}
+"""
+
+
+def test_a_loop_reading_at_two_equal_invariant_indices_gives_one_map() -> None:
+    """The loop carries ``p1 + 1`` twice, unchanged, and slices at each: both values are
+    held outside the loop, by one instruction."""
+    _, same = entry_maps(LOOP.replace("M2", "m2, acc"))
+    assert len(same) == 1 and "rt0: m;" in same[0]
+    _, apart = entry_maps(LOOP.replace("M2", "p1, acc"))
+    assert len(apart) == 2
+
