@@ -124,17 +124,17 @@ class LoopCallee(Protocol):
 
 
 def while_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
-                callee: LoopCallee) -> list[Step]:
+                callee: LoopCallee, comp: HloComputation | None = None) -> list[Step]:
     """The steps of ``while`` ``instr`` from output leaf ``index`` (output-to-input), or
     from leaf ``leaf`` of its operand (input-to-output): exact when the trip count is known
     and the composition stays within its bounds (:func:`unrolled_maps`); otherwise the
     labelled over-approximation of :func:`_loop_sources`, the label saying which bound was
-    passed."""
+    passed. ``comp``: the computation holding ``instr`` (see :func:`unrolled_maps`)."""
     body, condition = _loop(instr)
     backward = direction == OUTPUT_TO_INPUT
     through = frozenset(k for k in range(leaf_count(instr.shape)) if passes_through(body, k))
     found = unrolled_maps(instr, body, condition, callee, backward,
-                          index if backward else leaf, through)
+                          index if backward else leaf, through, comp)
     if isinstance(found, Unrolled):
         if backward:
             return [Step(index, 0, lf, tuple(Traced(m) for m in maps), opaque=found.opaque)
@@ -712,12 +712,15 @@ def _beyond(trips: Trips) -> str:
 
 def unrolled_maps(instr: HloInstruction, body: HloComputation, condition: HloComputation,
                   callee: LoopCallee, backward: bool, index: int,
-                  passed_through: frozenset[int]) -> Unrolled | str | None:
+                  passed_through: frozenset[int], comp: HloComputation | None = None
+                  ) -> Unrolled | str | None:
     """The maps of ``while`` ``instr`` from output leaf ``index`` to the initial leaves
     (``backward``), or from initial leaf ``index`` to the output leaves, composed over the
     iterations. ``passed_through``: the leaves the body passes on unchanged (their values
     do not depend on the trip count). None when the trip count is unknown; a string saying
-    which bound the work would pass (see the module docstring)."""
+    which bound the work would pass (see the module docstring). ``comp``: the computation
+    holding ``instr``, where a value the loop does not change is held: its holder is the
+    representative of that value there (:func:`resolve_runtime_vars`); None: not known."""
     kept = callee.loop_facts
     found_loop = kept.get(instr)
     if found_loop is None:
@@ -734,7 +737,8 @@ def unrolled_maps(instr: HloInstruction, body: HloComputation, condition: HloCom
     except _TooMuch as e:
         return str(e)
     sources = {value_source(held): held for held in invariant.values()}
-    return replace(found, maps={lf: tuple(resolve_runtime_vars(m, sources, clamp=False)
+    return replace(found, maps={lf: tuple(resolve_runtime_vars(m, sources, clamp=False,
+                                                               comp=comp)
                                           for m in maps)
                                 for lf, maps in found.maps.items()})
 

@@ -10,6 +10,10 @@ start), so the map stays exact. A constant table read at varying elements narrow
 variable's interval to the (clamped) values it holds, and replaces it when that is one
 value. Otherwise the variable stays, its provenance pointing at that instruction (a called
 computation's ``parameter(N)``, which an enclosing sweep follows into its own computation).
+Where the computation is known, each instruction met is first replaced by its
+representative (:mod:`symidx.hlo.same_value`: the first instruction computing the same
+value, bit for bit), so the holder named is the first instruction computing the value, and
+two places recomputing one index (every layer of a model) name one holder.
 Across a call boundary the variable's interval may already be narrowed to where the map
 reads anything, so the op's clamping interval is not known there: a value replaces the
 variable only where it lies inside the interval, and otherwise only narrows it to the hull
@@ -30,7 +34,8 @@ from sympy import Integer
 from symidx.errors import SymidxError
 from symidx.expr import Expr, bounds, max_of, min_of, rt
 from symidx.fusion.values import Scope, index_value
-from symidx.hlo import HloInstruction, Shape
+from symidx.hlo import HloComputation, HloInstruction, Shape
+from symidx.hlo.same_value import value_numbering
 from symidx.hlo.values import (
     Holder,
     KnownValue,
@@ -70,13 +75,21 @@ def runtime_sources(instr: HloInstruction,
 
 
 def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, Holder],
-                         clamp: bool, scope: Scope | None = None, settled: bool = False
-                         ) -> IndexingMap:
+                         clamp: bool, scope: Scope | None = None, settled: bool = False,
+                         comp: HloComputation | None = None) -> IndexingMap:
     """``m`` with each runtime variable whose ``source`` is a key of ``sources`` followed to the
     instruction holding its value: replaced by the value when that is known (a constant or
     an iota), otherwise re-pointed at that instruction. A source may also give the values
     known in place of its instruction (:class:`symidx.hlo.values.KnownValue`: a loop
     counter in one state), read as a constant holding them.
+
+    ``comp``: the computation holding the instructions of ``sources`` (by default
+    ``scope``'s). There the value is followed through its representatives
+    (:func:`symidx.hlo.same_value.representative`): the instruction a variable is
+    re-pointed at is the first instruction of ``comp`` computing that value, so that two
+    places computing the same index (every layer of a model) name one holder, and the
+    maps reading with it are one map. Without a computation the holder is the one the
+    value was followed to.
 
     ``clamp``: the variable's interval is still the op's clamping interval (a map fresh
     from its rule), so a known value reaching outside it is replaced by the clamped value.
@@ -88,6 +101,8 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, Holder],
     lets the first variable replaced by a number take a shortcut (:func:`_narrowed_dim`).
     """
     given = m
+    if comp is None and scope is not None:
+        comp = scope.comp
     i = 0
     while i < m.num_rts:
         var = m.rts[i]
@@ -95,7 +110,7 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, Holder],
         if origin is None or var.map is None:
             i += 1
             continue
-        holder = _trace_value(origin, var.map)
+        holder = _trace_value(origin, var.map, comp)
         folded, shortcut = _fold(m, i, holder, clamp, scope, settled and m is given)
         if folded is not None:
             m = folded  # replaced (the next variable now has index i) or narrowed
@@ -109,8 +124,8 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, Holder],
     return m
 
 
-def split_by_tables(m: IndexingMap, sources: Mapping[ValueSource, Holder], clamp: bool
-                    ) -> list[IndexingMap]:
+def split_by_tables(m: IndexingMap, sources: Mapping[ValueSource, Holder], clamp: bool,
+                    comp: HloComputation | None = None) -> list[IndexingMap]:
     """``m`` as a union of maps: one per run of equal values of a constant index table that
     a runtime variable reads along one dimension of ``m`` (``x[jnp.array([4, 0, 2, 2])]``:
     ``d0 in [0, 0]`` reads row 4, ``d0 in [1, 1]`` row 0, ``d0 in [2, 3]`` row 2), each with
@@ -121,12 +136,14 @@ def split_by_tables(m: IndexingMap, sources: Mapping[ValueSource, Holder], clamp
     along several dimensions, more runs than the table-splitting policy allows
     (:data:`symidx.hlo.values.SPLIT_LIMIT`), or a dimension longer than
     :data:`symidx.hlo.values.SPAN_LIMIT` leave ``m`` whole, for
-    :func:`resolve_runtime_vars` to narrow the variable's interval."""
+    :func:`resolve_runtime_vars` to narrow the variable's interval. ``comp``: the
+    computation holding the instructions of ``sources``, as for
+    :func:`resolve_runtime_vars`."""
     for i, var in enumerate(m.rts):
         origin = None if var.source is None else sources.get(var.source)
         if origin is None or var.map is None:
             continue
-        runs = _table_runs(m, _trace_value(origin, var.map), var, clamp)
+        runs = _table_runs(m, _trace_value(origin, var.map, comp), var, clamp)
         if runs is None:
             continue
         pieces = []
@@ -137,7 +154,7 @@ def split_by_tables(m: IndexingMap, sources: Mapping[ValueSource, Holder], clamp
             if held is not _UNKNOWN:
                 piece = _substitute(piece, i, Integer(held))
                 if not piece.is_known_empty:
-                    pieces += split_by_tables(piece, sources, clamp)
+                    pieces += split_by_tables(piece, sources, clamp, comp)
             elif not piece.is_known_empty:
                 pieces.append(piece)
         return pieces or [m.as_known_empty()]
@@ -215,13 +232,20 @@ def _source_of(holder: Holder) -> ValueSource:
     return holder.source if isinstance(holder, KnownValue) else value_source(holder)
 
 
-def _trace_value(instr: Holder, element: IndexingMap) -> _Holder:
+def _trace_value(instr: Holder, element: IndexingMap, comp: HloComputation | None = None
+                 ) -> _Holder:
     """Follow a value back through value-preserving ops to the instruction holding it
-    (known values are held where they are)."""
+    (known values are held where they are); in ``comp`` (the computation holding
+    ``instr``), through the representative of each instruction met: the first
+    instruction of ``comp`` computing the same value (an instruction of another
+    computation is its own)."""
     element = simplify(element, replace_point_dims=True)  # a dim of size 1 is its one value
     if isinstance(instr, KnownValue):
         return _Holder(instr, element)
+    same = None if comp is None else value_numbering(comp)
     while True:
+        if same is not None:  # the same shape: ``element`` is an element of it too
+            instr = same.representative(instr)
         found = _step_back(instr, element)
         if found is None:
             return _Holder(instr, element)

@@ -326,7 +326,9 @@ def _group_steps(instr: HloInstruction, direction: Direction, index: int,
         target = _leaf_dims(instr.operands[position].shape, 0) if backward \
             else _leaf_dims(instr.shape, output)
         if resolve:  # constant index tables split a map; runtime values are followed
-            group = [p for m in group for p in split_by_tables(m, sources, clamp=True)]
+            group = [p for m in group
+                     for p in split_by_tables(m, sources, clamp=True,
+                                              comp=_computation(scope))]
         maps = tuple(Traced(_inside(resolve_runtime_vars(m, sources, clamp=True, scope=scope),
                                     target) if resolve else m) for m in group)
         why = reason(output) if callable(reason) else reason
@@ -475,30 +477,33 @@ def _element(holder: HloInstruction, index: int | None, user: HloInstruction) ->
 
 def _through(comp: HloComputation, direction: Direction, index: int, leaf: int,
              callee: Callee, instr: HloInstruction, positions: Mapping[int, int],
-             out_base: int = 0, scope: Scope | None = None) -> list[Step]:
+             out_base: int = 0, scope: Scope | None = None,
+             caller: HloComputation | None = None) -> list[Step]:
     """Steps through ``comp`` run on operands of ``instr``: output-to-input from root leaf
     ``index`` (the caller's output leaf ``out_base + index``), input-to-output from leaf
     ``leaf`` of the caller's operand at position ``index``. ``positions`` sends each
     parameter number of ``comp`` to the operand position that fills it. ``scope``: the
     analysis of ``comp`` run by this call (:func:`specialized`), or None for the one that
-    serves every call."""
+    serves every call. ``caller``: the computation holding ``instr`` (None: not known),
+    where a runtime variable's holder is the representative of its value."""
     sources = runtime_sources(instr, {n: instr.operands[p] for n, p in positions.items()})
     if direction == OUTPUT_TO_INPUT:
         return [_reached_step(out_base + index, positions[param], lf, r, sources,
-                              _leaf_dims(comp.parameters[param].shape, lf))
+                              _leaf_dims(comp.parameters[param].shape, lf), caller)
                 for (param, lf), r in callee.parameters_of(comp, index, scope).items()]
     param = next(n for n, p in positions.items() if p == index)
     return [_reached_step(out_base + k, index, leaf, r, sources,
-                          _leaf_dims(comp.root.shape, k))
+                          _leaf_dims(comp.root.shape, k), caller)
             for k, r in callee.outputs_of(comp, param, leaf, scope).items()]
 
 
 def _reached_step(output: int, position: int, leaf: int, r: Reached,
-                  sources: Mapping[ValueSource, HloInstruction], target: tuple[int, ...]
-                  ) -> Step:
-    maps = tuple(Traced(_inside(resolve_runtime_vars(p, sources, clamp=False), target),
+                  sources: Mapping[ValueSource, HloInstruction], target: tuple[int, ...],
+                  caller: HloComputation | None) -> Step:
+    maps = tuple(Traced(_inside(resolve_runtime_vars(p, sources, clamp=False, comp=caller),
+                                target),
                         o.path, o.count) for m, o in zip(r.maps, r.origins)
-                 for p in split_by_tables(m, sources, clamp=False))
+                 for p in split_by_tables(m, sources, clamp=False, comp=caller))
     return Step(output, position, leaf, maps, r.unsupported, r.opaque)
 
 
@@ -512,7 +517,12 @@ def _call_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
     inner = Scope(comp, tuple(instr.operands), scope or Scope(None)) \
         if specialized(comp) else None
     return _through(comp, direction, index, leaf, callee, instr,
-                    {n: n for n in range(len(instr.operands))}, scope=inner)
+                    {n: n for n in range(len(instr.operands))}, scope=inner,
+                    caller=_computation(scope))
+
+
+def _computation(scope: Scope | None) -> HloComputation | None:
+    return None if scope is None else scope.comp
 
 
 #: A computation called from several places is analysed once per call when it is at most
@@ -531,39 +541,45 @@ def specialized(comp: HloComputation) -> bool:
 
 
 def _async_start_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
-                       callee: Callee) -> list[Step]:
+                       callee: Callee, resolve: bool, scope: Scope | None) -> list[Step]:
     """``((operands...), result, context...)``: element 0 keeps the operands, element 1 is
     the called computation's result, the rest read nothing."""
+    del resolve  # maps through a computation always follow their runtime variables
     comp = called_computation(instr)
     assert comp is not None
     kept, result = _element(instr, 0, instr), _element(instr, 1, instr)
     positions = {n: n for n in range(len(instr.operands))}
     steps = _kept(instr, kept.start, direction, index, leaf)
+    caller = _computation(scope)
     if direction == OUTPUT_TO_INPUT:
         if index in result:
             steps += _through(comp, direction, index - result.start, leaf, callee, instr,
-                              positions, out_base=result.start)
+                              positions, out_base=result.start, caller=caller)
         return steps
     return steps + _through(comp, direction, index, leaf, callee, instr, positions,
-                            out_base=result.start)
+                            out_base=result.start, caller=caller)
 
 
 def _conditional_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
-                       callee: Callee) -> list[Step]:
+                       callee: Callee, resolve: bool, scope: Scope | None) -> list[Step]:
     """Every branch (branch ``b`` runs on operand ``b + 1``); operand 0 (the predicate or
     branch index) is read by every output element."""
+    del resolve  # maps through a computation always follow their runtime variables
     branches = _branches(instr)
+    caller = _computation(scope)
     steps = []
     if direction == OUTPUT_TO_INPUT:
         out = _leaf_dims(instr.shape, index)
         steps.append(Step(index, 0, 0, (Traced(to_scalar(out)),)))
         for b, comp in enumerate(branches):
-            steps += _through(comp, direction, index, leaf, callee, instr, {0: b + 1})
+            steps += _through(comp, direction, index, leaf, callee, instr, {0: b + 1},
+                              caller=caller)
         return steps
     if index == 0:
         return [Step(k, 0, 0, (Traced(from_scalar(s.dims)),))
                 for k, s in enumerate(leaves(instr.shape))]
-    return _through(branches[index - 1], direction, index, leaf, callee, instr, {0: index})
+    return _through(branches[index - 1], direction, index, leaf, callee, instr, {0: index},
+                    caller=caller)
 
 
 def _branches(instr: HloInstruction) -> tuple[HloComputation, ...]:
@@ -670,20 +686,21 @@ def _plain(step: Callable[[HloInstruction, Direction, int, int, Callee], list[St
 class _WhileSteps:
     """:func:`symidx.fusion.loops.while_steps`, its module imported on the first ``while``
     met (or when ``__wrapped__`` is asked): most modules have no loop, and the loop code is
-    big (start-up)."""
+    big (start-up). The loop's maps name holders in the computation of the sweep's scope."""
 
     __slots__ = ()
 
     @property
-    def __wrapped__(self) -> Callable[[HloInstruction, Direction, int, int, Callee],
-                                      list[Step]]:
+    def __wrapped__(self) -> Callable[..., list[Step]]:
         from symidx.fusion.loops import while_steps
 
         return while_steps
 
     def __call__(self, instr: HloInstruction, direction: Direction, index: int, leaf: int,
-                 callee: Callee) -> list[Step]:
-        return self.__wrapped__(instr, direction, index, leaf, callee)
+                 callee: Callee, resolve: bool, scope: Scope | None) -> list[Step]:
+        del resolve  # maps through a loop always follow their runtime variables
+        return self.__wrapped__(instr, direction, index, leaf, callee,
+                                comp=_computation(scope))
 
 
 #: Ops that only move tuple leaves, or read no array element (:func:`_wiring`).
@@ -696,9 +713,9 @@ _MOVES = _SAME_LEAVES | _NO_READS | ASYNC_COLLECTIVE_DONE | {
 STEPS: dict[str, StepFunction] = {
     "fusion": _call_steps,
     "call": _call_steps,
-    "async-start": _plain(_async_start_steps),
-    "conditional": _plain(_conditional_steps),
-    "while": _plain(_WhileSteps()),
+    "async-start": _async_start_steps,
+    "conditional": _conditional_steps,
+    "while": _WhileSteps(),
     "scan": _plain(_scan_steps),
     **{op: _plain(_async_collective_steps) for op in ASYNC_COLLECTIVES},
     **{op: _plain(_moved_steps) for op in _MOVES},

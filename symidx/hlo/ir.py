@@ -243,6 +243,9 @@ class HloComputation:
     callers: list[tuple[HloInstruction, HloComputation]] = field(default_factory=list)
     _by_name: dict[str, HloInstruction] = field(default_factory=dict)
     _offset: int = 0
+    #: Which instructions hold the same value (:func:`symidx.hlo.same_value.value_numbering`
+    #: fills it on first use).
+    _same_value: object | None = None
 
     def instruction(self, name: str) -> HloInstruction:
         """The instruction called ``name`` (a leading ``%`` is ignored);
