@@ -46,6 +46,7 @@ import contextlib
 import functools
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -208,13 +209,15 @@ class Memo:
     :func:`symidx.fusion.loops.unrolled_maps`) and the simplifier's feasibility answers
     (``feasible``, see :func:`symidx.simplify.feasibility_memo`)."""
 
-    __slots__ = ("composed", "finished", "interned", "forgotten", "loops", "feasible")
+    __slots__ = ("composed", "finished", "interned", "forgotten", "dim_free", "loops",
+                 "feasible")
 
     def __init__(self) -> None:
         self.composed: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
         self.finished: dict[tuple[IndexingMap, bool], IndexingMap] = {}
         self.interned: dict[IndexingMap, IndexingMap] = {}
         self.forgotten: dict[IndexingMap, IndexingMap] = {}
+        self.dim_free: dict[IndexingMap, IndexingMap] = {}
         self.loops: dict[HloInstruction, LoopFacts] = {}
         self.feasible: FeasibilityMemo = {}
 
@@ -224,6 +227,7 @@ class Memo:
         self.finished.clear()
         self.interned.clear()
         self.forgotten.clear()
+        self.dim_free.clear()
 
     def interned_map(self, m: IndexingMap) -> IndexingMap:
         """The one object kept for maps equal to ``m``."""
@@ -351,6 +355,7 @@ class Analysis:
         every set it made; what is returned is the same."""
         graph = self.graph(comp, scope)
         reaching = _start(target, output)
+        dims = _start_dims(reaching)
         unknown: dict[str, str] = {}  # instruction name -> the op without a rule above it
         limits, memo = self.limits, self.memo
         total = len(graph.order)
@@ -367,18 +372,18 @@ class Analysis:
                 here = reaching.get(key)
                 if not here:
                     continue
-                here = reaching[key] = _bounded(here, memo, limits)
+                here = reaching[key] = _bounded(here, memo, dims, limits)
                 for step in graph.backward(instr, k):
                     op = instr.operands[step.position]
                     if step.unsupported is not None:
                         unknown.setdefault(op.name, step.unsupported)
                     elif step.maps:
                         _extend(reaching.setdefault((op.name, step.leaf), {}), here, step,
-                                op.name, memo, limits)
+                                op.name, memo, dims, limits)
                 if keep is not None and instr.name not in keep:
                     del reaching[key]
                     limits.held -= len(here)
-        found = {key: _reached(entries, memo) for key, entries in reaching.items()
+        found = {key: _reached(entries, memo, dims) for key, entries in reaching.items()
                  if key[0] not in unknown and (keep is None or key[0] in keep)}
         for name, opcode in unknown.items():
             if keep is not None and name not in keep:
@@ -395,6 +400,7 @@ class Analysis:
         see :meth:`graph`."""
         graph = self.graph(comp, scope)
         reaching = _start(source, output)
+        dims = _start_dims(reaching)
         unknown: dict[Key, str] = {}
         limits, memo = self.limits, self.memo
         total = len(graph.order)
@@ -413,10 +419,10 @@ class Analysis:
                         elif step.unsupported is not None:
                             unknown.setdefault(out, step.unsupported)
                         elif step.maps and here:
-                            here = reaching[key] = _bounded(here, memo, limits)
+                            here = reaching[key] = _bounded(here, memo, dims, limits)
                             _extend(reaching.setdefault(out, {}), here, step, instr.name,
-                                    memo, limits)
-        found = {key: _reached(entries, memo) for key, entries in reaching.items()
+                                    memo, dims, limits)
+        found = {key: _reached(entries, memo, dims) for key, entries in reaching.items()
                  if key not in unknown}
         found.update({key: Reached(unsupported=opcode) for key, opcode in unknown.items()})
         return found
@@ -429,15 +435,61 @@ def _start(instr: HloInstruction, output: int) -> dict[Key, Entries]:
     return {(instr.name, output): {identity: _Tally(Path(instr.name), 1)}}
 
 
+def _start_dims(reaching: dict[Key, Entries]) -> tuple[Interval, ...]:
+    """The dims of the maps a sweep starts with (its one identity map's)."""
+    (entries,) = reaching.values()
+    (identity,) = entries
+    return identity.dims
+
+
+def _dim_free(m: IndexingMap, dims: tuple[Interval, ...], memo: Memo) -> IndexingMap:
+    """``m``, a map of a sweep that starts with ``dims``, without its dims when they are
+    all of ``dims`` (no constraint narrowed them) and none occurs in it (its results,
+    constraints, runtime variables' elements): it reads the same elements for every index
+    of the start. Then sweeps from different starts (a training step's outputs, each one
+    reading every parameter through the same backward pass) hold the same objects from
+    there on, composed and simplified once (:attr:`Memo.composed`). :func:`_reached`
+    gives the dims back. Known-empty and undefined maps keep theirs. Memoised in ``memo``
+    (the answer for a map whose dims are ``dims`` does not depend on the sweep)."""
+    if not m.dims or m.dims != dims or m.is_known_empty or m.is_undefined:
+        return m
+    found = memo.dim_free.get(m)
+    if found is None:
+        found = memo.dim_free[m] = memo.interned_map(_without_dims(m))
+    return found
+
+
+def _without_dims(m: IndexingMap) -> IndexingMap:
+    dim_vars = frozenset(m.dim_vars)
+    if any(v.map is not None for v in m.rts) \
+            or any(not dim_vars.isdisjoint(e.free_symbols) for e in m.results) \
+            or any(not dim_vars.isdisjoint(e.free_symbols) for e, _ in m.constraints):
+        return m
+    nd = len(m.dims)
+    names = m.names[nd:] if m.names is not None and any(m.names[nd:]) else None
+    return dataclasses.replace(m, dims=(), names=names)
+
+
+def _with_dims(m: IndexingMap, dims: tuple[Interval, ...]) -> IndexingMap:
+    """A map made :func:`_dim_free` (and what it composed into) given its sweep's ``dims``
+    back: its runtime variables' elements too, which it may have gained since."""
+    if m.dims or not dims:
+        return m
+    names = None if m.names is None else (None,) * len(dims) + m.names
+    rts = tuple(v if v.map is None else dataclasses.replace(v, map=_with_dims(v.map, dims))
+                for v in m.rts)
+    return dataclasses.replace(m, dims=dims, names=names, rts=rts)
+
+
 def _extend(target: Entries, here: Entries, step: Step, name: str, memo: Memo,
-            limits: Limits | None = None) -> None:
+            dims: tuple[Interval, ...], limits: Limits | None = None) -> None:
     """Add to ``target`` every map of ``here`` composed with every map of ``step``
     (memoised in ``memo``); the path of each new entry ends with ``name``. ``limits`` are
     charged for each composition and each new map held."""
     for first, tally in here.items():
         opaque = tally.opaque or step.opaque
         for traced in step.maps:
-            m = _composed(first, traced.map, memo)
+            m = _dim_free(_composed(first, traced.map, memo), dims, memo)
             entry = target.get(m)
             if entry is None:
                 target[m] = _Tally(Path(name, tally.path, traced.via), tally.count * traced.count,
@@ -484,25 +536,26 @@ def clear_memo() -> None:
     starts with fresh memos."""
 
 
-def _bounded(entries: Entries, memo: Memo, limits: Limits | None = None) -> Entries:
+def _bounded(entries: Entries, memo: Memo, dims: tuple[Interval, ...],
+             limits: Limits | None = None) -> Entries:
     """``entries`` kept small (see the module docstring): maps differing only in runtime
     value elements merged past :data:`MERGE_LIMIT`, the bounding box past
     :data:`HULL_LIMIT`. ``limits`` are told of the maps no longer held."""
     if len(entries) <= MERGE_LIMIT:
         return entries
-    found = _merged(entries, memo)
+    found = _merged(entries, memo, dims)
     if limits is not None:
         limits.held -= len(entries) - len(found)
     return found
 
 
-def _merged(entries: Entries, memo: Memo) -> Entries:
+def _merged(entries: Entries, memo: Memo, dims: tuple[Interval, ...]) -> Entries:
     merged: Entries = {}
     for m, tally in entries.items():
-        _add(merged, _forgotten(m, memo), tally)
+        _add(merged, _dim_free(_forgotten(m, memo), dims, memo), tally)
     if len(merged) <= HULL_LIMIT:
         return merged
-    box = _bounding_box(list(merged))
+    box = _bounding_box(list(merged), dims, memo)
     if box is None:
         return merged
     # where the box would be made, an exact merge first: maps differing by constant offsets
@@ -554,13 +607,16 @@ def _add(target: Entries, m: IndexingMap, tally: _Tally) -> None:
         entry.opaque = entry.opaque or tally.opaque
 
 
-def _bounding_box(maps: list[IndexingMap]) -> IndexingMap | None:
+def _bounding_box(maps: list[IndexingMap], dims: tuple[Interval, ...], memo: Memo
+                  ) -> IndexingMap | None:
     """One map from the common source dims to the box spanned by every result of
-    ``maps``; None if they do not share their dims and arity."""
+    ``maps`` (maps of a sweep that starts with ``dims``: those without dims have all of
+    them, see :func:`_dim_free`); None if they do not share their dims and arity."""
     live = [m for m in maps if not m.is_known_empty and not m.is_undefined]
-    if not live or any(m.dims != live[0].dims or m.num_results != live[0].num_results
-                       for m in live):
+    shared = {m.dims or dims for m in live}
+    if len(shared) != 1 or any(m.num_results != live[0].num_results for m in live):
         return None
+    (common,) = shared
     hull: list[Interval] = []
     for i in range(live[0].num_results):
         spans = [bounds(m.results[i], m.variable_bounds()) for m in live]
@@ -573,17 +629,17 @@ def _bounding_box(maps: list[IndexingMap]) -> IndexingMap | None:
         else:
             results.append(sym(len(ranges)))
             ranges.append(h)
-    return IndexingMap.create(live[0].dims, results, ranges)
+    return _dim_free(IndexingMap.create(common, results, ranges), dims, memo)
 
 
-def _reached(entries: Entries, memo: Memo) -> Reached:
-    """The distinct maps with their origins; known-empty ones only when nothing else
-    reaches (then one)."""
-    entries = _bounded(entries, memo)
-    nonempty = [(m, t) for m, t in entries.items() if not m.is_known_empty]
+def _reached(entries: Entries, memo: Memo, dims: tuple[Interval, ...]) -> Reached:
+    """The distinct maps with their origins, each with the sweep's ``dims`` (see
+    :func:`_dim_free`); known-empty ones only when nothing else reaches (then one)."""
+    entries = _bounded(entries, memo, dims)
+    nonempty = [(_with_dims(m, dims), t) for m, t in entries.items() if not m.is_known_empty]
     if not nonempty and entries:
         m, tally = next(iter(entries.items()))
-        nonempty = [(m.as_known_empty(), tally)]
+        nonempty = [(_with_dims(m, dims).as_known_empty(), tally)]
     opaque = next((t.opaque for _, t in nonempty if t.opaque is not None), None)
     return Reached(tuple(m for m, _ in nonempty),
                    tuple(Origin(t.path, t.count) for _, t in nonempty), opaque=opaque)
