@@ -45,7 +45,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -96,12 +96,14 @@ _COMPOSED_LIMIT = 200_000  # memoised compositions kept (then the memo starts af
 
 @dataclass(slots=True)
 class _Tally:
-    """A map's entry in a sweep: the first path found, the number of paths so far, and the
-    first over-approximation met on the way (None: exact)."""
+    """A map's entry in a sweep: the first path found, the number of paths so far, the
+    first over-approximation met on the way (None: exact), and the starts it comes from
+    (``tags``: bit ``i`` for the sweep's ``i``-th start, see :class:`_Starts`)."""
 
     path: Path
     count: int
     opaque: str | None = None
+    tags: int = 1
 
 
 Entries = dict[IndexingMap, _Tally]
@@ -293,6 +295,17 @@ class Analysis:
             self._parameters[key] = found
         return found
 
+    def parameters_of_outputs(self, comp: HloComputation, outputs: Sequence[int]
+                              ) -> list[dict[tuple[int, int], Reached]]:
+        """:meth:`parameters_of` for each root leaf of ``outputs``, swept together
+        (:meth:`backward_outputs`: no origins; a bounding box may span the maps of several
+        outputs). Not kept: a caller asks for each output once."""
+        names = {p.name for p in comp.parameters}
+        found = self.backward_outputs(comp, comp.root, outputs, keep=names)
+        return [{(n, lf): grouped[(comp.parameters[n].name, lf)]
+                 for n, lf in parameter_leaves(comp)
+                 if (comp.parameters[n].name, lf) in grouped} for grouped in found]
+
     def forget(self, comp: HloComputation) -> None:
         """Drop the results kept for ``comp`` analysed whole by itself (not those of the
         computations it calls, nor of ``comp`` run by a call): a caller that streams one
@@ -355,7 +368,7 @@ class Analysis:
         every set it made; what is returned is the same."""
         graph = self.graph(comp, scope)
         reaching = _start(target, output)
-        dims = _start_dims(reaching)
+        starts = _Starts([_start_dims(reaching)])
         unknown: dict[str, str] = {}  # instruction name -> the op without a rule above it
         limits, memo = self.limits, self.memo
         total = len(graph.order)
@@ -372,24 +385,93 @@ class Analysis:
                 here = reaching.get(key)
                 if not here:
                     continue
-                here = reaching[key] = _bounded(here, memo, dims, limits)
+                here = reaching[key] = _bounded(here, memo, starts, limits)
                 for step in graph.backward(instr, k):
                     op = instr.operands[step.position]
                     if step.unsupported is not None:
                         unknown.setdefault(op.name, step.unsupported)
                     elif step.maps:
                         _extend(reaching.setdefault((op.name, step.leaf), {}), here, step,
-                                op.name, memo, dims, limits)
+                                op.name, memo, starts, limits)
                 if keep is not None and instr.name not in keep:
                     del reaching[key]
                     limits.held -= len(here)
-        found = {key: _reached(entries, memo, dims) for key, entries in reaching.items()
+        found = {key: _reached(entries, memo, starts) for key, entries in reaching.items()
                  if key[0] not in unknown and (keep is None or key[0] in keep)}
         for name, opcode in unknown.items():
             if keep is not None and name not in keep:
                 continue
             for lf in range(leaf_count(graph.node(name).shape)):
                 found[(name, lf)] = Reached(unsupported=opcode)
+        return found
+
+    @_remembering
+    def backward_outputs(self, comp: HloComputation, target: HloInstruction,
+                         outputs: Sequence[int], keep: Collection[str] | None = None,
+                         scope: Scope | None = None) -> list[dict[Key, Reached]]:
+        """:meth:`backward` from each output leaf of ``outputs`` of ``target``, in one
+        sweep: each map carries the outputs it is reached from, so that a map reached
+        from many outputs (the same parameter read through the same backward pass of a
+        training step) is composed once for them all. Per output, the maps are those its
+        own sweep finds, except where a set grows past :data:`HULL_LIMIT`: the exact merge
+        of constant offsets is made only among maps of the same outputs, and the bounding
+        box (labelled) spans the maps of every output there. The origins of the maps are
+        not tracked: each :class:`Reached` has none."""
+        graph = self.graph(comp, scope)
+        reaching: dict[Key, Entries] = {}
+        dims: list[tuple[Interval, ...]] = []
+        for bit, output in enumerate(outputs):
+            start = _start(target, output)
+            dims.append(_start_dims(start))
+            ((key, entries),) = start.items()
+            for m, tally in entries.items():
+                tally.tags = 1 << bit
+                _add(reaching.setdefault(key, {}), m, tally)
+        starts = _Starts(dims, joint=True)
+        unknown: dict[str, tuple[str, int]] = {}  # name -> the op without a rule, outputs
+        limits, memo = self.limits, self.memo
+        total = len(graph.order)
+        for done, instr in enumerate(reversed(graph.order)):
+            if not instr.operands:
+                continue
+            limits.doing = (done, total, comp.name, "output-to-input",
+                            f"{target.name} ({len(outputs)} outputs)")
+            blocked = unknown.get(instr.name)
+            if blocked is not None:
+                for op in instr.operands:
+                    _unknown(unknown, op.name, *blocked)
+            for k in range(leaf_count(instr.shape)):
+                key = (instr.name, k)
+                here = reaching.get(key)
+                if not here:
+                    continue
+                here = reaching[key] = _bounded(here, memo, starts, limits)
+                for step in graph.backward(instr, k):
+                    op = instr.operands[step.position]
+                    if step.unsupported is not None:
+                        tags = 0
+                        for tally in here.values():
+                            tags |= tally.tags
+                        _unknown(unknown, op.name, step.unsupported, tags)
+                    elif step.maps:
+                        _extend(reaching.setdefault((op.name, step.leaf), {}), here, step,
+                                op.name, memo, starts, limits)
+                if keep is not None and instr.name not in keep:
+                    del reaching[key]
+                    limits.held -= len(here)
+        found: list[dict[Key, Reached]] = [{} for _ in outputs]
+        for key, entries in reaching.items():
+            if keep is None or key[0] in keep:
+                for bit, reached in enumerate(_reached_each(entries, memo, starts)):
+                    if reached is not None:
+                        found[bit][key] = reached
+        for name, (opcode, tags) in unknown.items():
+            if keep is not None and name not in keep:
+                continue
+            for bit in range(len(outputs)):
+                if tags >> bit & 1:
+                    for lf in range(leaf_count(graph.node(name).shape)):
+                        found[bit][(name, lf)] = Reached(unsupported=opcode)
         return found
 
     @_remembering
@@ -400,7 +482,7 @@ class Analysis:
         see :meth:`graph`."""
         graph = self.graph(comp, scope)
         reaching = _start(source, output)
-        dims = _start_dims(reaching)
+        starts = _Starts([_start_dims(reaching)])
         unknown: dict[Key, str] = {}
         limits, memo = self.limits, self.memo
         total = len(graph.order)
@@ -419,10 +501,10 @@ class Analysis:
                         elif step.unsupported is not None:
                             unknown.setdefault(out, step.unsupported)
                         elif step.maps and here:
-                            here = reaching[key] = _bounded(here, memo, dims, limits)
+                            here = reaching[key] = _bounded(here, memo, starts, limits)
                             _extend(reaching.setdefault(out, {}), here, step, instr.name,
-                                    memo, dims, limits)
-        found = {key: _reached(entries, memo, dims) for key, entries in reaching.items()
+                                    memo, starts, limits)
+        found = {key: _reached(entries, memo, starts) for key, entries in reaching.items()
                  if key not in unknown}
         found.update({key: Reached(unsupported=opcode) for key, opcode in unknown.items()})
         return found
@@ -435,6 +517,13 @@ def _start(instr: HloInstruction, output: int) -> dict[Key, Entries]:
     return {(instr.name, output): {identity: _Tally(Path(instr.name), 1)}}
 
 
+def _unknown(unknown: dict[str, tuple[str, int]], name: str, opcode: str, tags: int
+             ) -> None:
+    """Mark ``name`` unknown for the starts ``tags`` (the first op without a rule kept)."""
+    found = unknown.get(name)
+    unknown[name] = (opcode, tags) if found is None else (found[0], found[1] | tags)
+
+
 def _start_dims(reaching: dict[Key, Entries]) -> tuple[Interval, ...]:
     """The dims of the maps a sweep starts with (its one identity map's)."""
     (entries,) = reaching.values()
@@ -442,16 +531,32 @@ def _start_dims(reaching: dict[Key, Entries]) -> tuple[Interval, ...]:
     return identity.dims
 
 
-def _dim_free(m: IndexingMap, dims: tuple[Interval, ...], memo: Memo) -> IndexingMap:
-    """``m``, a map of a sweep that starts with ``dims``, without its dims when they are
-    all of ``dims`` (no constraint narrowed them) and none occurs in it (its results,
+class _Starts:
+    """Where a sweep starts: the dims of each start's identity map (one start, or several
+    outputs of a computation swept together: ``joint``), and per dims the bit set of the
+    starts that have them."""
+
+    __slots__ = ("dims", "masks", "joint")
+
+    def __init__(self, dims: list[tuple[Interval, ...]], joint: bool = False) -> None:
+        self.dims = dims
+        self.joint = joint
+        self.masks: dict[tuple[Interval, ...], int] = {}
+        for bit, d in enumerate(dims):
+            self.masks[d] = self.masks.get(d, 0) | 1 << bit
+
+
+def _dim_free(m: IndexingMap, tags: int, starts: _Starts, memo: Memo) -> IndexingMap:
+    """``m``, a map of the starts ``tags`` of a sweep, without its dims when they are all of
+    those starts' dims (no constraint narrowed them) and none occurs in it (its results,
     constraints, runtime variables' elements): it reads the same elements for every index
     of the start. Then sweeps from different starts (a training step's outputs, each one
     reading every parameter through the same backward pass) hold the same objects from
     there on, composed and simplified once (:attr:`Memo.composed`). :func:`_reached`
     gives the dims back. Known-empty and undefined maps keep theirs. Memoised in ``memo``
-    (the answer for a map whose dims are ``dims`` does not depend on the sweep)."""
-    if not m.dims or m.dims != dims or m.is_known_empty or m.is_undefined:
+    (the answer for a map whose dims are a start's does not depend on the sweep)."""
+    if not m.dims or m.is_known_empty or m.is_undefined \
+            or tags & ~starts.masks.get(m.dims, 0):
         return m
     found = memo.dim_free.get(m)
     if found is None:
@@ -482,21 +587,22 @@ def _with_dims(m: IndexingMap, dims: tuple[Interval, ...]) -> IndexingMap:
 
 
 def _extend(target: Entries, here: Entries, step: Step, name: str, memo: Memo,
-            dims: tuple[Interval, ...], limits: Limits | None = None) -> None:
+            starts: _Starts, limits: Limits | None = None) -> None:
     """Add to ``target`` every map of ``here`` composed with every map of ``step``
     (memoised in ``memo``); the path of each new entry ends with ``name``. ``limits`` are
     charged for each composition and each new map held."""
     for first, tally in here.items():
         opaque = tally.opaque or step.opaque
         for traced in step.maps:
-            m = _dim_free(_composed(first, traced.map, memo), dims, memo)
+            m = _dim_free(_composed(first, traced.map, memo), tally.tags, starts, memo)
             entry = target.get(m)
             if entry is None:
                 target[m] = _Tally(Path(name, tally.path, traced.via), tally.count * traced.count,
-                                   opaque)
+                                   opaque, tally.tags)
             else:
                 entry.count += tally.count * traced.count
                 entry.opaque = entry.opaque or opaque
+                entry.tags |= tally.tags
             if limits is not None:
                 limits.charge(entry is None)
 
@@ -536,26 +642,28 @@ def clear_memo() -> None:
     starts with fresh memos."""
 
 
-def _bounded(entries: Entries, memo: Memo, dims: tuple[Interval, ...],
+def _bounded(entries: Entries, memo: Memo, starts: _Starts,
              limits: Limits | None = None) -> Entries:
     """``entries`` kept small (see the module docstring): maps differing only in runtime
     value elements merged past :data:`MERGE_LIMIT`, the bounding box past
     :data:`HULL_LIMIT`. ``limits`` are told of the maps no longer held."""
     if len(entries) <= MERGE_LIMIT:
         return entries
-    found = _merged(entries, memo, dims)
+    found = _merged(entries, memo, starts)
     if limits is not None:
         limits.held -= len(entries) - len(found)
     return found
 
 
-def _merged(entries: Entries, memo: Memo, dims: tuple[Interval, ...]) -> Entries:
+def _merged(entries: Entries, memo: Memo, starts: _Starts) -> Entries:
     merged: Entries = {}
     for m, tally in entries.items():
-        _add(merged, _dim_free(_forgotten(m, memo), dims, memo), tally)
+        _add(merged, _dim_free(_forgotten(m, memo), tally.tags, starts, memo), tally)
     if len(merged) <= HULL_LIMIT:
         return merged
-    box = _bounding_box(list(merged), dims, memo)
+    if starts.joint:
+        return _merged_jointly(merged, memo)
+    box = _bounding_box(list(merged), starts.dims[0], memo)
     if box is None:
         return merged
     # where the box would be made, an exact merge first: maps differing by constant offsets
@@ -598,13 +706,42 @@ def _forgotten(m: IndexingMap, memo: Memo) -> IndexingMap:
     return found
 
 
+def _merged_jointly(merged: Entries, memo: Memo) -> Entries:
+    """:func:`_merged` past :data:`HULL_LIMIT` in a sweep of several starts: the exact
+    merge of maps differing by constant offsets only among maps of the same starts (the
+    merged map reads the union, which is exact only for a start that had every part), then
+    if still too many, one box of everything (its dims are every start's: a box reads the
+    same for every index, and it contains what each start's maps read), labelled."""
+    by_tags: dict[int, Entries] = {}
+    for m, tally in merged.items():
+        by_tags.setdefault(tally.tags, {})[m] = tally
+    exact: Entries = {}
+    for part in by_tags.values():
+        for m, tally in _offsets_merged(part, memo).items():
+            _add(exact, m, tally)
+    if len(exact) <= HULL_LIMIT:
+        return exact
+    live = [m for m in exact if not m.is_known_empty and not m.is_undefined]
+    if not live or any(m.num_results != live[0].num_results for m in live):
+        return exact
+    box = memo.interned_map(_box(live, ()))
+    tags = 0
+    for tally in exact.values():
+        tags |= tally.tags
+    first = next(iter(exact.values()))
+    reason = f"{len(exact)} distinct maps replaced by their bounding box"
+    return {box: _Tally(first.path, sum(t.count for t in exact.values()),
+                        first.opaque or reason, tags)}
+
+
 def _add(target: Entries, m: IndexingMap, tally: _Tally) -> None:
     entry = target.get(m)
     if entry is None:
-        target[m] = _Tally(tally.path, tally.count, tally.opaque)
+        target[m] = _Tally(tally.path, tally.count, tally.opaque, tally.tags)
     else:
         entry.count += tally.count
         entry.opaque = entry.opaque or tally.opaque
+        entry.tags |= tally.tags
 
 
 def _bounding_box(maps: list[IndexingMap], dims: tuple[Interval, ...], memo: Memo
@@ -617,6 +754,11 @@ def _bounding_box(maps: list[IndexingMap], dims: tuple[Interval, ...], memo: Mem
     if len(shared) != 1 or any(m.num_results != live[0].num_results for m in live):
         return None
     (common,) = shared
+    return _dim_free(_box(live, common), 1, _Starts([dims]), memo)
+
+
+def _box(live: list[IndexingMap], dims: tuple[Interval, ...]) -> IndexingMap:
+    """The map from ``dims`` to the box spanned by every result of ``live``."""
     hull: list[Interval] = []
     for i in range(live[0].num_results):
         spans = [bounds(m.results[i], m.variable_bounds()) for m in live]
@@ -629,13 +771,14 @@ def _bounding_box(maps: list[IndexingMap], dims: tuple[Interval, ...], memo: Mem
         else:
             results.append(sym(len(ranges)))
             ranges.append(h)
-    return _dim_free(IndexingMap.create(common, results, ranges), dims, memo)
+    return IndexingMap.create(dims, results, ranges)
 
 
-def _reached(entries: Entries, memo: Memo, dims: tuple[Interval, ...]) -> Reached:
-    """The distinct maps with their origins, each with the sweep's ``dims`` (see
-    :func:`_dim_free`); known-empty ones only when nothing else reaches (then one)."""
-    entries = _bounded(entries, memo, dims)
+def _reached(entries: Entries, memo: Memo, starts: _Starts) -> Reached:
+    """The distinct maps with their origins, each with the dims of the sweep's one start
+    (see :func:`_dim_free`); known-empty ones only when nothing else reaches (then one)."""
+    entries = _bounded(entries, memo, starts)
+    dims = starts.dims[0]
     nonempty = [(_with_dims(m, dims), t) for m, t in entries.items() if not m.is_known_empty]
     if not nonempty and entries:
         m, tally = next(iter(entries.items()))
@@ -643,6 +786,25 @@ def _reached(entries: Entries, memo: Memo, dims: tuple[Interval, ...]) -> Reache
     opaque = next((t.opaque for _, t in nonempty if t.opaque is not None), None)
     return Reached(tuple(m for m, _ in nonempty),
                    tuple(Origin(t.path, t.count) for _, t in nonempty), opaque=opaque)
+
+
+def _reached_each(entries: Entries, memo: Memo, starts: _Starts) -> list[Reached | None]:
+    """Per start of a joint sweep (:meth:`Analysis.backward_outputs`): what :func:`_reached`
+    gives for the maps it reaches (None: none do), without origins."""
+    entries = _bounded(entries, memo, starts)
+    found: list[Reached | None] = []
+    for bit, dims in enumerate(starts.dims):
+        mine = [(m, t) for m, t in entries.items() if t.tags >> bit & 1]
+        if not mine:
+            found.append(None)
+            continue
+        nonempty = [(_with_dims(m, dims), t) for m, t in mine if not m.is_known_empty]
+        if not nonempty:
+            m, tally = mine[0]
+            nonempty = [(_with_dims(m, dims).as_known_empty(), tally)]
+        opaque = next((t.opaque for _, t in nonempty if t.opaque is not None), None)
+        found.append(Reached(tuple(m for m, _ in nonempty), opaque=opaque))
+    return found
 
 
 def instruction_of(comp: HloComputation, which: HloInstruction | str | None
