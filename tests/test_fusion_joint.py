@@ -69,15 +69,15 @@ def test_random_outputs_swept_together_give_what_each_gives_alone(text: str) -> 
 SLICES = """HloModule slices
 ENTRY e {
   x = f32[40] parameter(0)
-%s
-  c = f32[12] concatenate(%s), dimensions={0}
+SLICE_OPS
+  c = f32[12] concatenate(SLICE_NAMES), dimensions={0}
   a = f32[12] negate(c)
   b = f32[12] exponential(c)
   ROOT t = (f32[12], f32[12]) tuple(a, b)
 }
-""" % ("\n".join(f"  s{i} = f32[1] slice(x), slice={{[{3 * i}:{3 * i + 1}]}}"
-                 for i in range(12)),
-       ", ".join(f"s{i}" for i in range(12)))
+""".replace("SLICE_OPS", "\n".join(f"  s{i} = f32[1] slice(x), slice={{[{3 * i}:{3 * i + 1}]}}"
+                                   for i in range(12))
+            ).replace("SLICE_NAMES", ", ".join(f"s{i}" for i in range(12)))
 
 
 def test_a_bounding_box_over_several_outputs_holds_what_each_reads_and_says_so(

@@ -43,10 +43,10 @@ maps would silently miss what the unsupported op reads.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
