@@ -240,7 +240,11 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
         _check_index(operand, len(comp.parameters), f"{comp.name} has", "parameter")
     if direction == OUTPUT_TO_INPUT:
         chosen = list(outputs) if outputs is not None else list(range(leaf_count(root.shape)))
-        joint = _joint(analysis, comp, chosen) if jointly and len(chosen) > 1 else None
+        joint = None
+        if jointly and len(chosen) > 1:
+            if progress is not None:  # none done yet: a long joint sweep shows how far it is
+                progress(0, len(chosen), "output")
+            joint = _joint(analysis, comp, chosen)
         for done, k in enumerate(chosen, 1):
             held = analysis.limits.held
             found = joint[done - 1] if joint is not None else analysis.parameters_of(comp, k)
