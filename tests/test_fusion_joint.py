@@ -28,13 +28,16 @@ def _alone(comp: HloComputation, outputs: list[int]) -> list[dict]:
     return [analysis.parameters_of(comp, k) for k in outputs]
 
 
-def _same(alone: dict, joint: dict) -> None:
+def _same(alone: dict, joint: dict, boxes: bool = False) -> None:
+    """``joint`` (one output's share of a joint sweep) is what ``alone`` (its own sweep)
+    found: the same maps (with ``boxes``, also where a bounding box was made), the same
+    labels, no origins."""
     assert set(alone) == set(joint)
     for key, single in alone.items():
         together = joint[key]
         assert together.unsupported == single.unsupported, key
-        assert (together.opaque is None) == (single.opaque is None), key
-        if single.opaque is None or "bounding box" not in single.opaque:
+        assert together.opaque == single.opaque, key
+        if boxes or single.opaque is None or "bounding box" not in single.opaque:
             assert set(together.maps) == set(single.maps), key
         assert together.origins == ()
 
@@ -64,37 +67,44 @@ def test_random_outputs_swept_together_give_what_each_gives_alone(text: str) -> 
         _same(alone, together)
 
 
-# Two outputs read the same 12 slices of x, each through a diamond of its own; with the
-# limit of distinct maps per set lowered, the 12 maps meet in one bounding box.
-SLICES = """HloModule slices
+# x read with strides 1 to 5: five maps no constant offset merges. Output 0 reads all five,
+# output 1 two of them, output 2 the five again through a negate.
+STRIDES = """HloModule strides
 ENTRY e {
   x = f32[40] parameter(0)
 SLICE_OPS
-  c = f32[12] concatenate(SLICE_NAMES), dimensions={0}
-  a = f32[12] negate(c)
-  b = f32[12] exponential(c)
-  ROOT t = (f32[12], f32[12]) tuple(a, b)
+  a2 = f32[4] add(s1, s2)
+  a3 = f32[4] add(a2, s3)
+  a4 = f32[4] add(a3, s4)
+  a5 = f32[4] add(a4, s5)
+  n = f32[4] negate(a5)
+  ROOT t = (f32[4], f32[4], f32[4]) tuple(a5, a2, n)
 }
-""".replace("SLICE_OPS", "\n".join(f"  s{i} = f32[1] slice(x), slice={{[{3 * i}:{3 * i + 1}]}}"
-                                   for i in range(12))
-            ).replace("SLICE_NAMES", ", ".join(f"s{i}" for i in range(12)))
+""".replace("SLICE_OPS", "\n".join(f"  s{k} = f32[4] slice(x), slice={{[{k}:{k + 4 * k}:{k}]}}"
+                                   for k in range(1, 6)))
 
 
-def test_a_bounding_box_over_several_outputs_holds_what_each_reads_and_says_so(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    comp = parse_hlo(SLICES).entry
+@pytest.mark.parametrize("text", [STRIDES, *(p.read_text() for p in MODULES)],
+                         ids=["strides", *(p.name for p in MODULES)])
+def test_with_lower_limits_each_output_still_gets_what_it_gets_alone(
+        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bounding box is made for an output whose own maps are too many, as its own sweep
+    makes it, and only for it: the other outputs keep their exact maps."""
     monkeypatch.setattr(sweep, "MERGE_LIMIT", 1)
     monkeypatch.setattr(sweep, "HULL_LIMIT", 3)
-    joint = Analysis().parameters_of_outputs(comp, [0, 1])
-    monkeypatch.setattr(sweep, "HULL_LIMIT", 10_000)
-    for k, together in enumerate(joint):
-        single = Analysis().parameters_of(comp, k)[(0, 0)].maps
-        reached = together[(0, 0)]
-        assert reached.opaque is not None and "bounding box" in reached.opaque
-        boxed = set(map_relation(reached.maps, [12], [40]).tolist())
-        exact = set(map_relation(single, [12], [40]).tolist())
-        assert exact <= boxed  # sound
-        assert exact == {o * 40 + 3 * o for o in range(12)}  # output o reads x[3 o]
+    comp = parse_hlo(text).entry
+    outputs = list(range(leaf_count(comp.root.shape)))
+    joint = Analysis().parameters_of_outputs(comp, outputs)
+    alone = _alone(comp, outputs)
+    for single, together in zip(alone, joint, strict=True):
+        _same(single, together, boxes=True)
+    if text is STRIDES:
+        boxed = [r[(0, 0)].opaque for r in joint]
+        assert "bounding box" in boxed[0] and "bounding box" in boxed[2] and boxed[1] is None
+        reads = [set(map_relation(r[(0, 0)].maps, [4], [40]).tolist()) for r in joint]
+        exact = {o * 40 + k + k * o for o in range(4) for k in (1, 2)}
+        assert reads[1] == exact
+        assert exact <= reads[0]  # the box holds what output 0 reads, and says so
 
 
 def test_an_op_without_a_rule_makes_only_the_outputs_above_it_unknown() -> None:

@@ -97,13 +97,29 @@ _COMPOSED_LIMIT = 200_000  # memoised compositions kept (then the memo starts af
 @dataclass(slots=True)
 class _Tally:
     """A map's entry in a sweep: the first path found, the number of paths so far, the
-    first over-approximation met on the way (None: exact), and the starts it comes from
-    (``tags``: bit ``i`` for the sweep's ``i``-th start, see :class:`_Starts`)."""
+    first over-approximation met on the way (None: exact), the starts it comes from
+    (``tags``: bit ``i`` for the sweep's ``i``-th start, see :class:`_Starts`) and those
+    for which it is an over-approximation (``marked``: each start's own sweep labels its
+    maps, ``opaque`` being the first label met by any)."""
 
     path: Path
     count: int
     opaque: str | None = None
     tags: int = 1
+    marked: int = 0
+
+    def __post_init__(self) -> None:
+        if self.opaque is not None and not self.marked:
+            self.marked = self.tags
+
+    def label(self, bit: int) -> str | None:
+        """The label of start ``bit``'s map (None: exact for it)."""
+        return self.opaque if self.marked >> bit & 1 else None
+
+    def share(self, tags: int) -> _Tally:
+        """This entry for the starts ``tags`` only."""
+        marked = self.marked & tags
+        return _Tally(self.path, self.count, self.opaque if marked else None, tags, marked)
 
 
 Entries = dict[IndexingMap, _Tally]
@@ -593,16 +609,18 @@ def _extend(target: Entries, here: Entries, step: Step, name: str, memo: Memo,
     charged for each composition and each new map held."""
     for first, tally in here.items():
         opaque = tally.opaque or step.opaque
+        marked = tally.tags if step.opaque else tally.marked
         for traced in step.maps:
             m = _dim_free(_composed(first, traced.map, memo), tally.tags, starts, memo)
             entry = target.get(m)
             if entry is None:
                 target[m] = _Tally(Path(name, tally.path, traced.via), tally.count * traced.count,
-                                   opaque, tally.tags)
+                                   opaque, tally.tags, marked)
             else:
                 entry.count += tally.count * traced.count
                 entry.opaque = entry.opaque or opaque
                 entry.tags |= tally.tags
+                entry.marked |= marked
             if limits is not None:
                 limits.charge(entry is None)
 
@@ -656,14 +674,20 @@ def _bounded(entries: Entries, memo: Memo, starts: _Starts,
 
 
 def _merged(entries: Entries, memo: Memo, starts: _Starts) -> Entries:
+    if starts.joint:
+        return _merged_jointly(entries, memo, starts)
+    return _merged_for(entries, memo, starts, starts.dims[0], 1)
+
+
+def _merged_for(entries: Entries, memo: Memo, starts: _Starts, dims: tuple[Interval, ...],
+                tags: int) -> Entries:
+    """:func:`_merged` of the maps of the starts ``tags`` of a sweep, which have ``dims``."""
     merged: Entries = {}
     for m, tally in entries.items():
         _add(merged, _dim_free(_forgotten(m, memo), tally.tags, starts, memo), tally)
     if len(merged) <= HULL_LIMIT:
         return merged
-    if starts.joint:
-        return _merged_jointly(merged, memo)
-    box = _bounding_box(list(merged), starts.dims[0], memo)
+    box = _bounding_box(list(merged), dims, memo)
     if box is None:
         return merged
     # where the box would be made, an exact merge first: maps differing by constant offsets
@@ -674,7 +698,7 @@ def _merged(entries: Entries, memo: Memo, starts: _Starts) -> Entries:
     first = next(iter(merged.values()))
     total = sum(t.count for t in merged.values())
     reason = f"{len(merged)} distinct maps replaced by their bounding box"
-    return {box: _Tally(first.path, total, first.opaque or reason)}
+    return {box: _Tally(first.path, total, first.opaque or reason, tags)}
 
 
 def _offsets_merged(entries: Entries, memo: Memo) -> Entries:
@@ -706,41 +730,64 @@ def _forgotten(m: IndexingMap, memo: Memo) -> IndexingMap:
     return found
 
 
-def _merged_jointly(merged: Entries, memo: Memo) -> Entries:
-    """:func:`_merged` past :data:`HULL_LIMIT` in a sweep of several starts: the exact
-    merge of maps differing by constant offsets only among maps of the same starts (the
-    merged map reads the union, which is exact only for a start that had every part), then
-    if still too many, one box of everything (its dims are every start's: a box reads the
-    same for every index, and it contains what each start's maps read), labelled."""
-    by_tags: dict[int, Entries] = {}
-    for m, tally in merged.items():
-        by_tags.setdefault(tally.tags, {})[m] = tally
-    exact: Entries = {}
-    for part in by_tags.values():
-        for m, tally in _offsets_merged(part, memo).items():
-            _add(exact, m, tally)
-    if len(exact) <= HULL_LIMIT:
-        return exact
-    live = [m for m in exact if not m.is_known_empty and not m.is_undefined]
-    if not live or any(m.num_results != live[0].num_results for m in live):
-        return exact
-    box = memo.interned_map(_box(live, ()))
-    tags = 0
-    for tally in exact.values():
-        tags |= tally.tags
-    first = next(iter(exact.values()))
-    reason = f"{len(exact)} distinct maps replaced by their bounding box"
-    return {box: _Tally(first.path, sum(t.count for t in exact.values()),
-                        first.opaque or reason, tags)}
+def _merged_jointly(entries: Entries, memo: Memo, starts: _Starts) -> Entries:
+    """:func:`_merged` in a sweep of several starts, as each start's own sweep makes it:
+    the maps of a start that has more than :data:`MERGE_LIMIT` of them are merged for it
+    alone (:func:`_merged_for`: runtime-value elements forgotten, then past
+    :data:`HULL_LIMIT` constant offsets merged and the bounding box, labelled); the other
+    starts keep their maps. Starts that have the same maps here, with the same dims, are
+    merged together, once."""
+    maps = list(entries)
+    tallies = [t.share(t.tags) for t in entries.values()]
+    groups = _crowded(tallies, starts)
+    if not groups:
+        return entries
+    found: Entries = {}
+    for members, tags, dims in groups:
+        mine = {maps[i]: tallies[i].share(tags) for i in members}
+        for i in members:
+            tallies[i] = tallies[i].share(tallies[i].tags & ~tags)
+        for m, tally in _merged_for(mine, memo, starts, dims, tags).items():
+            _add(found, m, tally)
+    for m, tally in zip(maps, tallies):
+        if tally.tags:
+            _add(found, m, tally)
+    return found
+
+
+def _crowded(tallies: list[_Tally], starts: _Starts
+             ) -> list[tuple[list[int], int, tuple[Interval, ...]]]:
+    """The starts that more than :data:`MERGE_LIMIT` of ``tallies`` come from, grouped by
+    the tallies they come from and their dims: per group, those tallies' indices, the
+    group's bits and its dims."""
+    import numpy as np
+
+    count = len(starts.dims)
+    width = (count + 7) // 8
+    rows = np.frombuffer(b"".join(t.tags.to_bytes(width, "little") for t in tallies),
+                         dtype=np.uint8).reshape(len(tallies), width)
+    bits = np.unpackbits(rows, axis=1, bitorder="little")[:, :count].astype(bool)
+    over = np.flatnonzero(bits.sum(axis=0) > MERGE_LIMIT)
+    groups: dict[tuple[bytes, tuple[Interval, ...]], tuple[list[int], int]] = {}
+    for bit in over.tolist():
+        column = bits[:, bit]
+        key = (np.packbits(column).tobytes(), starts.dims[bit])
+        found = groups.get(key)
+        if found is None:
+            groups[key] = ([int(i) for i in np.flatnonzero(column)], 1 << bit)
+        else:
+            groups[key] = (found[0], found[1] | 1 << bit)
+    return [(members, tags, dims) for (_, dims), (members, tags) in groups.items()]
 
 
 def _add(target: Entries, m: IndexingMap, tally: _Tally) -> None:
     entry = target.get(m)
     if entry is None:
-        target[m] = _Tally(tally.path, tally.count, tally.opaque, tally.tags)
+        target[m] = tally.share(tally.tags)
     else:
         entry.count += tally.count
         entry.opaque = entry.opaque or tally.opaque
+        entry.marked |= tally.marked
         entry.tags |= tally.tags
 
 
@@ -802,7 +849,7 @@ def _reached_each(entries: Entries, memo: Memo, starts: _Starts) -> list[Reached
         if not nonempty:
             m, tally = mine[0]
             nonempty = [(_with_dims(m, dims).as_known_empty(), tally)]
-        opaque = next((t.opaque for _, t in nonempty if t.opaque is not None), None)
+        opaque = next((t.label(bit) for _, t in nonempty if t.label(bit) is not None), None)
         found.append(Reached(tuple(m for m, _ in nonempty), opaque=opaque))
     return found
 
