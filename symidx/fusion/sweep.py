@@ -732,44 +732,71 @@ def _forgotten(m: IndexingMap, memo: Memo) -> IndexingMap:
 
 def _merged_jointly(entries: Entries, memo: Memo, starts: _Starts) -> Entries:
     """:func:`_merged` in a sweep of several starts, as each start's own sweep makes it:
-    the maps of a start that has more than :data:`MERGE_LIMIT` of them are merged for it
-    alone (:func:`_merged_for`: runtime-value elements forgotten, then past
-    :data:`HULL_LIMIT` constant offsets merged and the bounding box, labelled); the other
-    starts keep their maps. Starts that have the same maps here, with the same dims, are
-    merged together, once."""
-    maps = list(entries)
-    tallies = [t.share(t.tags) for t in entries.values()]
-    groups = _crowded(tallies, starts)
-    if not groups:
+    a start that has more than :data:`MERGE_LIMIT` of the maps gets them with their
+    runtime-value elements forgotten, the others keep them as they are; then a start that
+    still has more than :data:`HULL_LIMIT` gets its maps merged for it alone (constant
+    offsets, then the bounding box, labelled: :func:`_merged_for`), starts that have the
+    same maps with the same dims together, once."""
+    over = _crowded(list(entries.values()), starts, MERGE_LIMIT)
+    if not over:
         return entries
     found: Entries = {}
-    for members, tags, dims in groups:
+    for m, tally in entries.items():
+        kept, forgetting = tally.tags & ~over, tally.tags & over
+        if kept:
+            _add(found, m, tally.share(kept))
+        if forgetting:
+            _add(found, _dim_free(_forgotten(m, memo), forgetting, starts, memo),
+                 tally.share(forgetting))
+    if len(found) <= HULL_LIMIT:
+        return found
+    maps = list(found)
+    tallies = list(found.values())
+    hulled: Entries = {}
+    for members, tags, dims in _groups(tallies, starts, _crowded(tallies, starts, HULL_LIMIT)):
         mine = {maps[i]: tallies[i].share(tags) for i in members}
         for i in members:
             tallies[i] = tallies[i].share(tallies[i].tags & ~tags)
         for m, tally in _merged_for(mine, memo, starts, dims, tags).items():
-            _add(found, m, tally)
+            _add(hulled, m, tally)
     for m, tally in zip(maps, tallies):
         if tally.tags:
-            _add(found, m, tally)
-    return found
+            _add(hulled, m, tally)
+    return hulled
 
 
-def _crowded(tallies: list[_Tally], starts: _Starts
-             ) -> list[tuple[list[int], int, tuple[Interval, ...]]]:
-    """The starts that more than :data:`MERGE_LIMIT` of ``tallies`` come from, grouped by
-    the tallies they come from and their dims: per group, those tallies' indices, the
-    group's bits and its dims."""
+def _tag_bits(tallies: list[_Tally], starts: _Starts) -> Any:
+    """The starts of each of ``tallies`` as a boolean matrix (tally by start)."""
     import numpy as np
 
     count = len(starts.dims)
     width = (count + 7) // 8
     rows = np.frombuffer(b"".join(t.tags.to_bytes(width, "little") for t in tallies),
                          dtype=np.uint8).reshape(len(tallies), width)
-    bits = np.unpackbits(rows, axis=1, bitorder="little")[:, :count].astype(bool)
-    over = np.flatnonzero(bits.sum(axis=0) > MERGE_LIMIT)
+    return np.unpackbits(rows, axis=1, bitorder="little")[:, :count].astype(bool)
+
+
+def _crowded(tallies: list[_Tally], starts: _Starts, limit: int) -> int:
+    """The starts (bit set) that more than ``limit`` of ``tallies`` come from."""
+    import numpy as np
+
+    over = _tag_bits(tallies, starts).sum(axis=0) > limit
+    return int.from_bytes(np.packbits(over, bitorder="little").tobytes(), "little")
+
+
+def _groups(tallies: list[_Tally], starts: _Starts, which: int
+            ) -> list[tuple[list[int], int, tuple[Interval, ...]]]:
+    """The starts ``which`` grouped by the tallies they come from and their dims: per
+    group, those tallies' indices, the group's bits and its dims."""
+    import numpy as np
+
+    if not which:
+        return []
+    bits = _tag_bits(tallies, starts)
     groups: dict[tuple[bytes, tuple[Interval, ...]], tuple[list[int], int]] = {}
-    for bit in over.tolist():
+    for bit in range(len(starts.dims)):
+        if not which >> bit & 1:
+            continue
         column = bits[:, bit]
         key = (np.packbits(column).tobytes(), starts.dims[bit])
         found = groups.get(key)
