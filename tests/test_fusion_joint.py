@@ -1,7 +1,7 @@
 """Several outputs swept together (``Analysis.backward_outputs``, ``--output all``) give each
-output the maps its own sweep gives, except that a bounding box (labelled) may span the
-maps of several outputs; and maps that depend on no index of the start are swept without
-their dims, so that sweeps from different outputs share their compositions."""
+output the maps and labels its own sweep gives (the sets are bounded per output, also with
+the limits lowered so that they bite); and maps that depend on no index of the start are
+swept without their dims, so that sweeps from different outputs share their compositions."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from reference_interpreter import map_relation
 
-from symidx.fusion import Analysis, called_computation, sweep
+from symidx.fusion import Analysis, called_computation, sets
 from symidx.hlo import HloComputation, parse_hlo
 from symidx.hlo.leaves import leaf_count
 from symidx.strategies import HLO_OPCODES, INDEX_OPCODES, hlo_modules
@@ -90,8 +90,8 @@ def test_with_lower_limits_each_output_still_gets_what_it_gets_alone(
         text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bounding box is made for an output whose own maps are too many, as its own sweep
     makes it, and only for it: the other outputs keep their exact maps."""
-    monkeypatch.setattr(sweep, "MERGE_LIMIT", 1)
-    monkeypatch.setattr(sweep, "HULL_LIMIT", 3)
+    monkeypatch.setattr(sets, "MERGE_LIMIT", 1)
+    monkeypatch.setattr(sets, "HULL_LIMIT", 3)
     comp = parse_hlo(text).entry
     outputs = list(range(leaf_count(comp.root.shape)))
     joint = Analysis().parameters_of_outputs(comp, outputs)

@@ -226,11 +226,9 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
     (:meth:`symidx.fusion.Analysis.parameters_of_outputs`): a training step's outputs
     read the parameters through one backward pass, which is then composed once, not once
     per output. The entries come when all are computed, and memory holds all their maps.
-    Their groups have no origins, and where more than
-    :data:`~symidx.fusion.sweep.HULL_LIMIT` maps meet, the bounding box (labelled) spans
-    the maps of every output there; every other map is the one a sweep of that output
-    alone gives. When the joint sweep stops (a limit, an instruction XLA's verifier
-    rejects), the outputs are swept one at a time, so that each gets its own answer."""
+    Each has the maps a sweep of its output alone gives, with the same labels, but no
+    origins. When the joint sweep stops (a limit, an instruction XLA's verifier rejects),
+    the outputs are swept one at a time, so that each gets its own answer."""
     expect_type(comp, HloComputation, "comp", "iter_computation_maps")
     analysis = _analysis(analysis, assume_finite, timeout, max_maps, "computation_maps")
     root = comp.root

@@ -24,11 +24,10 @@ unless --operand K or --operand all) with "computation", "output": K (or "input"
 "operands", one group per parameter (per output, input-to-output). A root with many
 outputs (a training step's updated parameters): --output all sweeps them together, once
 (they read the parameters through one backward pass), then writes them one after another;
-a progress line on stderr tells how far the sweep is. Where more than 256 maps meet, the
-bounding box (labelled) then spans the maps of every output there; every other map is the
-one --output K gives. With --explain (each map's path is per output), and when the joint
-sweep stops (a limit, an instruction XLA's verifier rejects), each output is a sweep of its
-own, written as soon as it is computed.
+a progress line on stderr tells how far the sweep is. Each output's maps are those --output
+K gives. With --explain (each map's path is per output), and when the joint sweep stops (a
+limit, an instruction XLA's verifier rejects), each output is a sweep of its own, written
+as soon as it is computed.
 
 Every module XLA's parser accepts is read. Each instruction the analysis goes through is
 checked as XLA's verifier checks it: one whose shapes do not fit its attributes stops the

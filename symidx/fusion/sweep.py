@@ -43,21 +43,27 @@ maps would silently miss what the unsupported op reads.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
-
-from sympy import Integer
 
 from symidx._gc import young_collections
 from symidx.errors import HloValidationError, LimitReached, SymidxError
-from symidx.expr import Expr, bounds, sym
 from symidx.fusion.graph import IndexingGraph
-from symidx.fusion.reached import Origin, Path, Reached
-from symidx.fusion.runtime import forget_elements
+from symidx.fusion.reached import Path, Reached
+from symidx.fusion.sets import (
+    HULL_LIMIT,
+    MERGE_LIMIT,
+    Entries,
+    Starts,
+    Tally,
+    add_entry,
+    bounded,
+    dim_free,
+    reached,
+    reached_each,
+)
 from symidx.fusion.steps import Step, leaf_dependencies
 from symidx.fusion.values import Scope
 from symidx.hlo import HloComputation, HloInstruction
@@ -68,7 +74,7 @@ from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify import FeasibilityMemo, compose, feasibility_memo
 from symidx.simplify.finish import finish
-from symidx.simplify.merge import has_window_sum, merge_constant_offsets, merge_contiguous_sums
+from symidx.simplify.merge import has_window_sum, merge_contiguous_sums
 
 if TYPE_CHECKING:
     from symidx.fusion.loops import LoopFacts
@@ -85,44 +91,7 @@ __all__ = [
 
 #: An instruction output: (instruction name, output leaf); see :mod:`symidx.hlo.leaves`.
 Key = tuple[str, int]
-#: Maps reaching one instruction output before those differing only in runtime-value
-#: elements are merged.
-MERGE_LIMIT = 16
-#: Distinct maps reaching one instruction output before they are replaced by their
-#: bounding box (a labelled over-approximation).
-HULL_LIMIT = 256
 _COMPOSED_LIMIT = 200_000  # memoised compositions kept (then the memo starts afresh)
-
-
-@dataclass(slots=True)
-class _Tally:
-    """A map's entry in a sweep: the first path found, the number of paths so far, the
-    first over-approximation met on the way (None: exact), the starts it comes from
-    (``tags``: bit ``i`` for the sweep's ``i``-th start, see :class:`_Starts`) and those
-    for which it is an over-approximation (``marked``: each start's own sweep labels its
-    maps, ``opaque`` being the first label met by any)."""
-
-    path: Path
-    count: int
-    opaque: str | None = None
-    tags: int = 1
-    marked: int = 0
-
-    def __post_init__(self) -> None:
-        if self.opaque is not None and not self.marked:
-            self.marked = self.tags
-
-    def label(self, bit: int) -> str | None:
-        """The label of start ``bit``'s map (None: exact for it)."""
-        return self.opaque if self.marked >> bit & 1 else None
-
-    def share(self, tags: int) -> _Tally:
-        """This entry for the starts ``tags`` only."""
-        marked = self.marked & tags
-        return _Tally(self.path, self.count, self.opaque if marked else None, tags, marked)
-
-
-Entries = dict[IndexingMap, _Tally]
 
 
 #: Deadlines set around a whole command (``batch --timeout``): every analysis's
@@ -314,8 +283,8 @@ class Analysis:
     def parameters_of_outputs(self, comp: HloComputation, outputs: Sequence[int]
                               ) -> list[dict[tuple[int, int], Reached]]:
         """:meth:`parameters_of` for each root leaf of ``outputs``, swept together
-        (:meth:`backward_outputs`: no origins; a bounding box may span the maps of several
-        outputs). Not kept: a caller asks for each output once."""
+        (:meth:`backward_outputs`: the same maps, without origins). Not kept: a caller asks
+        for each output once."""
         names = {p.name for p in comp.parameters}
         found = self.backward_outputs(comp, comp.root, outputs, keep=names)
         return [{(n, lf): grouped[(comp.parameters[n].name, lf)]
@@ -328,8 +297,8 @@ class Analysis:
         output after another keeps one output's maps at a time."""
         for found in [k for k in self._parameters if k[0] is comp and k[2] is None]:
             del self._parameters[found]
-        for reached in [k for k in self._outputs if k[0] is comp and k[3] is None]:
-            del self._outputs[reached]
+        for key in [k for k in self._outputs if k[0] is comp and k[3] is None]:
+            del self._outputs[key]
 
     def outputs_of(self, comp: HloComputation, parameter: int, leaf: int,
                    scope: Scope | None = None) -> dict[int, Reached]:
@@ -384,7 +353,7 @@ class Analysis:
         every set it made; what is returned is the same."""
         graph = self.graph(comp, scope)
         reaching = _start(target, output)
-        starts = _Starts([_start_dims(reaching)])
+        starts = Starts([_start_dims(reaching)])
         unknown: dict[str, str] = {}  # instruction name -> the op without a rule above it
         limits, memo = self.limits, self.memo
         total = len(graph.order)
@@ -412,7 +381,7 @@ class Analysis:
                 if keep is not None and instr.name not in keep:
                     del reaching[key]
                     limits.held -= len(here)
-        found = {key: _reached(entries, memo, starts) for key, entries in reaching.items()
+        found = {key: reached(entries, memo, starts) for key, entries in reaching.items()
                  if key[0] not in unknown and (keep is None or key[0] in keep)}
         for name, opcode in unknown.items():
             if keep is not None and name not in keep:
@@ -428,11 +397,10 @@ class Analysis:
         """:meth:`backward` from each output leaf of ``outputs`` of ``target``, in one
         sweep: each map carries the outputs it is reached from, so that a map reached
         from many outputs (the same parameter read through the same backward pass of a
-        training step) is composed once for them all. Per output, the maps are those its
-        own sweep finds, except where a set grows past :data:`HULL_LIMIT`: the exact merge
-        of constant offsets is made only among maps of the same outputs, and the bounding
-        box (labelled) spans the maps of every output there. The origins of the maps are
-        not tracked: each :class:`Reached` has none."""
+        training step) is composed once for them all. The sets are bounded per output, as
+        each output's own sweep bounds them (:mod:`symidx.fusion.sets`), so each output
+        gets the maps its own sweep finds, with the same labels. The origins of the maps
+        are not tracked: each :class:`Reached` has none."""
         graph = self.graph(comp, scope)
         reaching: dict[Key, Entries] = {}
         dims: list[tuple[Interval, ...]] = []
@@ -442,8 +410,8 @@ class Analysis:
             ((key, entries),) = start.items()
             for m, tally in entries.items():
                 tally.tags = 1 << bit
-                _add(reaching.setdefault(key, {}), m, tally)
-        starts = _Starts(dims, joint=True)
+                add_entry(reaching.setdefault(key, {}), m, tally)
+        starts = Starts(dims, joint=True)
         unknown: dict[str, tuple[str, int]] = {}  # name -> the op without a rule, outputs
         limits, memo = self.limits, self.memo
         total = len(graph.order)
@@ -478,7 +446,7 @@ class Analysis:
         found: list[dict[Key, Reached]] = [{} for _ in outputs]
         for key, entries in reaching.items():
             if keep is None or key[0] in keep:
-                for bit, reached in enumerate(_reached_each(entries, memo, starts)):
+                for bit, reached in enumerate(reached_each(entries, memo, starts)):
                     if reached is not None:
                         found[bit][key] = reached
         for name, (opcode, tags) in unknown.items():
@@ -498,7 +466,7 @@ class Analysis:
         see :meth:`graph`."""
         graph = self.graph(comp, scope)
         reaching = _start(source, output)
-        starts = _Starts([_start_dims(reaching)])
+        starts = Starts([_start_dims(reaching)])
         unknown: dict[Key, str] = {}
         limits, memo = self.limits, self.memo
         total = len(graph.order)
@@ -520,7 +488,7 @@ class Analysis:
                             here = reaching[key] = _bounded(here, memo, starts, limits)
                             _extend(reaching.setdefault(out, {}), here, step, instr.name,
                                     memo, starts, limits)
-        found = {key: _reached(entries, memo, starts) for key, entries in reaching.items()
+        found = {key: reached(entries, memo, starts) for key, entries in reaching.items()
                  if key not in unknown}
         found.update({key: Reached(unsupported=opcode) for key, opcode in unknown.items()})
         return found
@@ -530,7 +498,7 @@ def _start(instr: HloInstruction, output: int) -> dict[Key, Entries]:
     found = leaves(instr.shape)
     check_index(output, len(found), instr.name, "output")
     identity = IndexingMap.identity(found[output].dims)
-    return {(instr.name, output): {identity: _Tally(Path(instr.name), 1)}}
+    return {(instr.name, output): {identity: Tally(Path(instr.name), 1)}}
 
 
 def _unknown(unknown: dict[str, tuple[str, int]], name: str, opcode: str, tags: int
@@ -547,63 +515,15 @@ def _start_dims(reaching: dict[Key, Entries]) -> tuple[Interval, ...]:
     return identity.dims
 
 
-class _Starts:
-    """Where a sweep starts: the dims of each start's identity map (one start, or several
-    outputs of a computation swept together: ``joint``), and per dims the bit set of the
-    starts that have them."""
-
-    __slots__ = ("dims", "masks", "joint")
-
-    def __init__(self, dims: list[tuple[Interval, ...]], joint: bool = False) -> None:
-        self.dims = dims
-        self.joint = joint
-        self.masks: dict[tuple[Interval, ...], int] = {}
-        for bit, d in enumerate(dims):
-            self.masks[d] = self.masks.get(d, 0) | 1 << bit
-
-
-def _dim_free(m: IndexingMap, tags: int, starts: _Starts, memo: Memo) -> IndexingMap:
-    """``m``, a map of the starts ``tags`` of a sweep, without its dims when they are all of
-    those starts' dims (no constraint narrowed them) and none occurs in it (its results,
-    constraints, runtime variables' elements): it reads the same elements for every index
-    of the start. Then sweeps from different starts (a training step's outputs, each one
-    reading every parameter through the same backward pass) hold the same objects from
-    there on, composed and simplified once (:attr:`Memo.composed`). :func:`_reached`
-    gives the dims back. Known-empty and undefined maps keep theirs. Memoised in ``memo``
-    (the answer for a map whose dims are a start's does not depend on the sweep)."""
-    if not m.dims or m.is_known_empty or m.is_undefined \
-            or tags & ~starts.masks.get(m.dims, 0):
-        return m
-    found = memo.dim_free.get(m)
-    if found is None:
-        found = memo.dim_free[m] = memo.interned_map(_without_dims(m))
+def _bounded(entries: Entries, memo: Memo, starts: Starts, limits: Limits) -> Entries:
+    """:func:`~symidx.fusion.sets.bounded`, ``limits`` told of the maps no longer held."""
+    found = bounded(entries, memo, starts)
+    limits.held -= len(entries) - len(found)
     return found
 
 
-def _without_dims(m: IndexingMap) -> IndexingMap:
-    dim_vars = frozenset(m.dim_vars)
-    if any(v.map is not None for v in m.rts) \
-            or any(not dim_vars.isdisjoint(e.free_symbols) for e in m.results) \
-            or any(not dim_vars.isdisjoint(e.free_symbols) for e, _ in m.constraints):
-        return m
-    nd = len(m.dims)
-    names = m.names[nd:] if m.names is not None and any(m.names[nd:]) else None
-    return dataclasses.replace(m, dims=(), names=names)
-
-
-def _with_dims(m: IndexingMap, dims: tuple[Interval, ...]) -> IndexingMap:
-    """A map made :func:`_dim_free` (and what it composed into) given its sweep's ``dims``
-    back: its runtime variables' elements too, which it may have gained since."""
-    if m.dims or not dims:
-        return m
-    names = None if m.names is None else (None,) * len(dims) + m.names
-    rts = tuple(v if v.map is None else dataclasses.replace(v, map=_with_dims(v.map, dims))
-                for v in m.rts)
-    return dataclasses.replace(m, dims=dims, names=names, rts=rts)
-
-
 def _extend(target: Entries, here: Entries, step: Step, name: str, memo: Memo,
-            starts: _Starts, limits: Limits | None = None) -> None:
+            starts: Starts, limits: Limits | None = None) -> None:
     """Add to ``target`` every map of ``here`` composed with every map of ``step``
     (memoised in ``memo``); the path of each new entry ends with ``name``. ``limits`` are
     charged for each composition and each new map held."""
@@ -611,10 +531,10 @@ def _extend(target: Entries, here: Entries, step: Step, name: str, memo: Memo,
         opaque = tally.opaque or step.opaque
         marked = tally.tags if step.opaque else tally.marked
         for traced in step.maps:
-            m = _dim_free(_composed(first, traced.map, memo), tally.tags, starts, memo)
+            m = dim_free(_composed(first, traced.map, memo), tally.tags, starts, memo)
             entry = target.get(m)
             if entry is None:
-                target[m] = _Tally(Path(name, tally.path, traced.via), tally.count * traced.count,
+                target[m] = Tally(Path(name, tally.path, traced.via), tally.count * traced.count,
                                    opaque, tally.tags, marked)
             else:
                 entry.count += tally.count * traced.count
@@ -658,227 +578,6 @@ def clear_memo() -> None:
     """Nothing: kept so that older callers still import it. Every memo belongs to one
     :class:`Analysis` (its :attr:`Analysis.memo`, see :class:`Memo`); a fresh analysis
     starts with fresh memos."""
-
-
-def _bounded(entries: Entries, memo: Memo, starts: _Starts,
-             limits: Limits | None = None) -> Entries:
-    """``entries`` kept small (see the module docstring): maps differing only in runtime
-    value elements merged past :data:`MERGE_LIMIT`, the bounding box past
-    :data:`HULL_LIMIT`. ``limits`` are told of the maps no longer held."""
-    if len(entries) <= MERGE_LIMIT:
-        return entries
-    found = _merged(entries, memo, starts)
-    if limits is not None:
-        limits.held -= len(entries) - len(found)
-    return found
-
-
-def _merged(entries: Entries, memo: Memo, starts: _Starts) -> Entries:
-    if starts.joint:
-        return _merged_jointly(entries, memo, starts)
-    return _merged_for(entries, memo, starts, starts.dims[0], 1)
-
-
-def _merged_for(entries: Entries, memo: Memo, starts: _Starts, dims: tuple[Interval, ...],
-                tags: int) -> Entries:
-    """:func:`_merged` of the maps of the starts ``tags`` of a sweep, which have ``dims``."""
-    merged: Entries = {}
-    for m, tally in entries.items():
-        _add(merged, _dim_free(_forgotten(m, memo), tally.tags, starts, memo), tally)
-    if len(merged) <= HULL_LIMIT:
-        return merged
-    box = _bounding_box(list(merged), dims, memo)
-    if box is None:
-        return merged
-    # where the box would be made, an exact merge first: maps differing by constant offsets
-    exact = _offsets_merged(merged, memo)
-    if len(exact) <= HULL_LIMIT:
-        return exact
-    merged = exact
-    first = next(iter(merged.values()))
-    total = sum(t.count for t in merged.values())
-    reason = f"{len(merged)} distinct maps replaced by their bounding box"
-    return {box: _Tally(first.path, total, first.opaque or reason, tags)}
-
-
-def _offsets_merged(entries: Entries, memo: Memo) -> Entries:
-    """``entries`` with maps equal but for constant offsets along one result merged into
-    one map with a range variable (:func:`~symidx.simplify.merge.merge_constant_offsets`),
-    and the window sums that makes merged (:func:`~symidx.simplify.merge.merge_contiguous_sums`):
-    exact, the same union of targets."""
-    maps = list(entries)
-    groups = merge_constant_offsets(maps)
-    if len(groups) == len(maps):
-        return entries
-    merged: Entries = {}
-    for m, members in groups:
-        if len(members) > 1:
-            m, removed = merge_contiguous_sums(m, overlapping=True)
-            if removed:
-                m = finish(m, fold_point_dims=True)
-        m = memo.interned_map(m)
-        for i in members:
-            _add(merged, m, entries[maps[i]])
-    return merged
-
-
-def _forgotten(m: IndexingMap, memo: Memo) -> IndexingMap:
-    """:func:`forget_elements` of ``m``, interned and remembered in ``memo``."""
-    found = memo.forgotten.get(m)
-    if found is None:
-        found = memo.forgotten[m] = memo.interned_map(forget_elements(m))
-    return found
-
-
-def _merged_jointly(entries: Entries, memo: Memo, starts: _Starts) -> Entries:
-    """:func:`_merged` in a sweep of several starts, as each start's own sweep makes it:
-    a start that has more than :data:`MERGE_LIMIT` of the maps gets them with their
-    runtime-value elements forgotten, the others keep them as they are; then a start that
-    still has more than :data:`HULL_LIMIT` gets its maps merged for it alone (constant
-    offsets, then the bounding box, labelled: :func:`_merged_for`), starts that have the
-    same maps with the same dims together, once."""
-    over = _crowded(list(entries.values()), starts, MERGE_LIMIT)
-    if not over:
-        return entries
-    found: Entries = {}
-    for m, tally in entries.items():
-        kept, forgetting = tally.tags & ~over, tally.tags & over
-        if kept:
-            _add(found, m, tally.share(kept))
-        if forgetting:
-            _add(found, _dim_free(_forgotten(m, memo), forgetting, starts, memo),
-                 tally.share(forgetting))
-    if len(found) <= HULL_LIMIT:
-        return found
-    maps = list(found)
-    tallies = list(found.values())
-    hulled: Entries = {}
-    for members, tags, dims in _groups(tallies, starts, _crowded(tallies, starts, HULL_LIMIT)):
-        mine = {maps[i]: tallies[i].share(tags) for i in members}
-        for i in members:
-            tallies[i] = tallies[i].share(tallies[i].tags & ~tags)
-        for m, tally in _merged_for(mine, memo, starts, dims, tags).items():
-            _add(hulled, m, tally)
-    for m, tally in zip(maps, tallies):
-        if tally.tags:
-            _add(hulled, m, tally)
-    return hulled
-
-
-def _tag_bits(tallies: list[_Tally], starts: _Starts) -> Any:
-    """The starts of each of ``tallies`` as a boolean matrix (tally by start)."""
-    import numpy as np
-
-    count = len(starts.dims)
-    width = (count + 7) // 8
-    rows = np.frombuffer(b"".join(t.tags.to_bytes(width, "little") for t in tallies),
-                         dtype=np.uint8).reshape(len(tallies), width)
-    return np.unpackbits(rows, axis=1, bitorder="little")[:, :count].astype(bool)
-
-
-def _crowded(tallies: list[_Tally], starts: _Starts, limit: int) -> int:
-    """The starts (bit set) that more than ``limit`` of ``tallies`` come from."""
-    import numpy as np
-
-    over = _tag_bits(tallies, starts).sum(axis=0) > limit
-    return int.from_bytes(np.packbits(over, bitorder="little").tobytes(), "little")
-
-
-def _groups(tallies: list[_Tally], starts: _Starts, which: int
-            ) -> list[tuple[list[int], int, tuple[Interval, ...]]]:
-    """The starts ``which`` grouped by the tallies they come from and their dims: per
-    group, those tallies' indices, the group's bits and its dims."""
-    import numpy as np
-
-    if not which:
-        return []
-    bits = _tag_bits(tallies, starts)
-    groups: dict[tuple[bytes, tuple[Interval, ...]], tuple[list[int], int]] = {}
-    for bit in range(len(starts.dims)):
-        if not which >> bit & 1:
-            continue
-        column = bits[:, bit]
-        key = (np.packbits(column).tobytes(), starts.dims[bit])
-        found = groups.get(key)
-        if found is None:
-            groups[key] = ([int(i) for i in np.flatnonzero(column)], 1 << bit)
-        else:
-            groups[key] = (found[0], found[1] | 1 << bit)
-    return [(members, tags, dims) for (_, dims), (members, tags) in groups.items()]
-
-
-def _add(target: Entries, m: IndexingMap, tally: _Tally) -> None:
-    entry = target.get(m)
-    if entry is None:
-        target[m] = tally.share(tally.tags)
-    else:
-        entry.count += tally.count
-        entry.opaque = entry.opaque or tally.opaque
-        entry.marked |= tally.marked
-        entry.tags |= tally.tags
-
-
-def _bounding_box(maps: list[IndexingMap], dims: tuple[Interval, ...], memo: Memo
-                  ) -> IndexingMap | None:
-    """One map from the common source dims to the box spanned by every result of
-    ``maps`` (maps of a sweep that starts with ``dims``: those without dims have all of
-    them, see :func:`_dim_free`); None if they do not share their dims and arity."""
-    live = [m for m in maps if not m.is_known_empty and not m.is_undefined]
-    shared = {m.dims or dims for m in live}
-    if len(shared) != 1 or any(m.num_results != live[0].num_results for m in live):
-        return None
-    (common,) = shared
-    return _dim_free(_box(live, common), 1, _Starts([dims]), memo)
-
-
-def _box(live: list[IndexingMap], dims: tuple[Interval, ...]) -> IndexingMap:
-    """The map from ``dims`` to the box spanned by every result of ``live``."""
-    hull: list[Interval] = []
-    for i in range(live[0].num_results):
-        spans = [bounds(m.results[i], m.variable_bounds()) for m in live]
-        hull.append(Interval(min(s.lo for s in spans), max(s.hi for s in spans)))
-    results: list[Expr] = []
-    ranges: list[Interval] = []
-    for h in hull:
-        if h.is_point:
-            results.append(Integer(h.lo))
-        else:
-            results.append(sym(len(ranges)))
-            ranges.append(h)
-    return IndexingMap.create(dims, results, ranges)
-
-
-def _reached(entries: Entries, memo: Memo, starts: _Starts) -> Reached:
-    """The distinct maps with their origins, each with the dims of the sweep's one start
-    (see :func:`_dim_free`); known-empty ones only when nothing else reaches (then one)."""
-    entries = _bounded(entries, memo, starts)
-    dims = starts.dims[0]
-    nonempty = [(_with_dims(m, dims), t) for m, t in entries.items() if not m.is_known_empty]
-    if not nonempty and entries:
-        m, tally = next(iter(entries.items()))
-        nonempty = [(_with_dims(m, dims).as_known_empty(), tally)]
-    opaque = next((t.opaque for _, t in nonempty if t.opaque is not None), None)
-    return Reached(tuple(m for m, _ in nonempty),
-                   tuple(Origin(t.path, t.count) for _, t in nonempty), opaque=opaque)
-
-
-def _reached_each(entries: Entries, memo: Memo, starts: _Starts) -> list[Reached | None]:
-    """Per start of a joint sweep (:meth:`Analysis.backward_outputs`): what :func:`_reached`
-    gives for the maps it reaches (None: none do), without origins."""
-    entries = _bounded(entries, memo, starts)
-    found: list[Reached | None] = []
-    for bit, dims in enumerate(starts.dims):
-        mine = [(m, t) for m, t in entries.items() if t.tags >> bit & 1]
-        if not mine:
-            found.append(None)
-            continue
-        nonempty = [(_with_dims(m, dims), t) for m, t in mine if not m.is_known_empty]
-        if not nonempty:
-            m, tally = mine[0]
-            nonempty = [(_with_dims(m, dims).as_known_empty(), tally)]
-        opaque = next((t.label(bit) for _, t in nonempty if t.label(bit) is not None), None)
-        found.append(Reached(tuple(m for m, _ in nonempty), opaque=opaque))
-    return found
 
 
 def instruction_of(comp: HloComputation, which: HloInstruction | str | None
