@@ -14,8 +14,9 @@ every thread of XLA's compiler counts, and other processes on the machine do not
 
 * **symidx**: parse the text (``parse_module``) and compute the maps of the entry
   computation as ``symidx maps FILE --computation ENTRY`` does (its first output; with
-  ``--all-outputs`` every output), with ``--timeout`` as the analysis's limit (a module
-  that reaches it is reported as such, never as a time);
+  ``--all-outputs`` every output, swept together as ``--output all`` does), with
+  ``--timeout`` as the analysis's limit (a module that reaches it is reported as such,
+  never as a time);
 * **XLA**: parse the same text (jaxlib's ``hlo_module_from_text``), convert it to StableHLO
   and compile it for the CPU (``Client.compile_and_load`` of jax's CPU client). A module
   XLA does not compile for the CPU (a GPU module's cuBLAS or cuDNN custom-calls, say) is
@@ -157,7 +158,7 @@ def symidx_seconds(text: str, source: str, timeout: float, all_outputs: bool
         comp = find_computation(parse_module(text, source), "ENTRY")
         entries = iter_computation_maps(comp, "output_to_input",
                                         outputs=None if all_outputs else [0],
-                                        analysis=Analysis(timeout=timeout))
+                                        analysis=Analysis(timeout=timeout), jointly=True)
         for entry in entries:
             _count_budgets(entry, hits)
     except LimitReached as e:

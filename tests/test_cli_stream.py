@@ -221,3 +221,29 @@ def test_progress_within_an_output() -> None:
     analysis.limits.watch = told.append
     analysis.parameters_of(module.entry, 1)
     assert told and "swept output-to-input from out" in told[0]
+
+
+def test_a_joint_sweep_of_every_output_shows_how_far_it_is() -> None:
+    """--output all sweeps the outputs together: the progress knows how many there are
+    before the first is done, so the sweep's own progress shows."""
+    module = parse_hlo(SHARED)
+    calls: list[tuple[int, int, str | None]] = []
+    seen: list[str] = []
+    analysis = Analysis()
+
+    def progress(done: int, total: int, what: str | None = None) -> None:
+        calls.append((done, total, what))
+
+    analysis.limits.watch = seen.append
+    entries = list(iter_computation_maps(module.entry, "output_to_input", analysis=analysis,
+                                         progress=progress, jointly=True))
+    assert calls[0] == (0, 3, "output") and calls[-1] == (3, 3, "output")
+    assert seen and "(3 outputs)" in seen[0]
+    alone = computation_maps(module.entry, "output_to_input")
+    assert [e.groups for e in entries] == [_without_origins(e.groups) for e in alone]
+
+
+def _without_origins(groups):
+    from dataclasses import replace
+
+    return tuple(replace(g, origins=()) for g in groups)

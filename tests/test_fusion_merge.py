@@ -6,7 +6,7 @@ from __future__ import annotations
 from conftest import DATA
 from helpers import assert_same_function
 from symidx.analysis import computation_maps
-from symidx.fusion import sweep
+from symidx.fusion import sets
 from symidx.hlo import parse_hlo
 from symidx.syntax import parse_map
 
@@ -48,7 +48,7 @@ def test_shifted_slices_stay_apart_below_the_bounding_box_limit():
 def test_shifted_slices_become_one_exact_map_instead_of_a_bounding_box(monkeypatch):
     # past the limit the 20 maps would be a bounding box (labelled opaque); merged by
     # their offsets they are one exact map
-    monkeypatch.setattr(sweep, "HULL_LIMIT", 4)
+    monkeypatch.setattr(sets, "HULL_LIMIT", 4)
     (group,) = _maps("shifted_slices_sum.hlo")
     expected = parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 20], s0 in [0, 19]")
     assert list(group.maps) == [expected]

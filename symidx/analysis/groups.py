@@ -191,7 +191,8 @@ def computation_maps(comp: HloComputation, direction: Direction, *,
                      analysis: Analysis | None = None,
                      progress: Callable[[int, int, str], None] | None = None,
                      assume_finite: bool | None = None, timeout: float | None = None,
-                     max_maps: int | None = None) -> list[ComputationMaps]:
+                     max_maps: int | None = None, jointly: bool = False
+                     ) -> list[ComputationMaps]:
     """A whole computation analysed as one fusion, fused or not: from its root's outputs
     to its parameters, through calls, loops, conditionals, tuples and asynchronous ops.
 
@@ -200,13 +201,13 @@ def computation_maps(comp: HloComputation, direction: Direction, *,
     Input-to-output: one entry per parameter leaf (only parameter ``operand``), each with
     a group per output leaf of the root (only ``output``). ``progress(done, total, what)``
     is called after each entry (``what``: ``"output"`` or ``"parameter leaf"``).
-    ``assume_finite``: as for :func:`instruction_maps`. :func:`iter_computation_maps` gives
-    the entries one at a time."""
+    ``assume_finite``: as for :func:`instruction_maps`. ``jointly``: see
+    :func:`iter_computation_maps`, which gives the entries one at a time."""
     expect_type(comp, HloComputation, "comp", "computation_maps")
     return list(iter_computation_maps(
         comp, direction, operand=operand, outputs=None if output is None else [output],
         analysis=analysis, progress=progress, assume_finite=assume_finite, timeout=timeout,
-        max_maps=max_maps))
+        max_maps=max_maps, jointly=jointly))
 
 
 def iter_computation_maps(comp: HloComputation, direction: Direction, *,
@@ -214,11 +215,20 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
                           analysis: Analysis | None = None,
                           progress: Callable[[int, int, str], None] | None = None,
                           assume_finite: bool | None = None, timeout: float | None = None,
-                          max_maps: int | None = None) -> Iterator[ComputationMaps]:
+                          max_maps: int | None = None, jointly: bool = False
+                          ) -> Iterator[ComputationMaps]:
     """The entries of :func:`computation_maps`, each as soon as it is computed, for the
     output leaves ``outputs`` (None: every one; input-to-output, the output groups kept).
     What the analysis keeps of ``comp`` itself is dropped after each entry, so that memory
-    holds one entry's maps (and what the computations it calls share) at a time."""
+    holds one entry's maps (and what the computations it calls share) at a time.
+
+    ``jointly`` (output-to-input, several outputs): the outputs are swept together, once
+    (:meth:`symidx.fusion.Analysis.parameters_of_outputs`): a training step's outputs
+    read the parameters through one backward pass, which is then composed once, not once
+    per output. The entries come when all are computed, and memory holds all their maps.
+    Each has the maps a sweep of its output alone gives, with the same labels, but no
+    origins. When the joint sweep stops (a limit, an instruction XLA's verifier rejects),
+    the outputs are swept one at a time, so that each gets its own answer."""
     expect_type(comp, HloComputation, "comp", "iter_computation_maps")
     analysis = _analysis(analysis, assume_finite, timeout, max_maps, "computation_maps")
     root = comp.root
@@ -228,9 +238,14 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
         _check_index(operand, len(comp.parameters), f"{comp.name} has", "parameter")
     if direction == OUTPUT_TO_INPUT:
         chosen = list(outputs) if outputs is not None else list(range(leaf_count(root.shape)))
+        joint = None
+        if jointly and len(chosen) > 1:
+            if progress is not None:  # none done yet: a long joint sweep shows how far it is
+                progress(0, len(chosen), "output")
+            joint = _joint(analysis, comp, chosen)
         for done, k in enumerate(chosen, 1):
             held = analysis.limits.held
-            found = analysis.parameters_of(comp, k)
+            found = joint[done - 1] if joint is not None else analysis.parameters_of(comp, k)
             groups = tuple(_parameter_group(comp, n, lf, found.get((n, lf), Reached()))
                            for n, lf in parameter_leaves(comp)
                            if operand is None or n == operand)
@@ -257,6 +272,19 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
                 progress(done, len(params), "parameter leaf")
     else:
         raise SymidxError(f"unknown direction {direction!r}")
+
+
+def _joint(analysis: Analysis, comp: HloComputation, outputs: list[int]
+           ) -> list[dict[tuple[int, int], Reached]] | None:
+    """The outputs of ``comp`` swept together, or None when that sweep stops with an
+    error (see :func:`iter_computation_maps`)."""
+    held = analysis.limits.held
+    try:
+        return analysis.parameters_of_outputs(comp, outputs)
+    except SymidxError:
+        return None
+    finally:
+        analysis.limits.held = held
 
 
 class Selection(NamedTuple):

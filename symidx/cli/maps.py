@@ -22,9 +22,12 @@ group with unknown indexing adds "unsupported": OPCODE; --explain adds "origins"
 root analysed (output 0 unless --output K or --output all; input-to-output: parameter 0
 unless --operand K or --operand all) with "computation", "output": K (or "input": K) and
 "operands", one group per parameter (per output, input-to-output). A root with many
-outputs (a training step's updated parameters) makes --output all costly: every output is
-a sweep of its own; a progress line on stderr tells how far it is (between two outputs,
-how far the sweep of the next one is).
+outputs (a training step's updated parameters): --output all sweeps them together, once
+(they read the parameters through one backward pass), then writes them one after another;
+a progress line on stderr tells how far the sweep is. Each output's maps are those --output
+K gives. With --explain (each map's path is per output), and when the joint sweep stops (a
+limit, an instruction XLA's verifier rejects), each output is a sweep of its own, written
+as soon as it is computed.
 
 Every module XLA's parser accepts is read. Each instruction the analysis goes through is
 checked as XLA's verifier checks it: one whose shapes do not fit its attributes stops the
@@ -267,7 +270,7 @@ def _computation_records(module: HloModule, args: argparse.Namespace, analysis: 
         print(f"symidx: note: the {what}: {comp.name} reads nothing", file=sys.stderr)
     return comp, iter_computation_maps(
         comp, direction, operand=chosen.operand, outputs=chosen.outputs, analysis=analysis,
-        progress=progress)
+        progress=progress, jointly=not args.explain)
 
 
 def stream_computation(module: HloModule, args: argparse.Namespace) -> None:

@@ -65,7 +65,9 @@ class Origin:
 @dataclass(frozen=True, slots=True)
 class Reached:
     """What a sweep found for one instruction output: its distinct maps, each with its
-    :class:`Origin` (``origins[i]`` belongs to ``maps[i]``), or, when ``unsupported`` names
+    :class:`Origin` (``origins[i]`` belongs to ``maps[i]``; none at all when the sweep did
+    not track them: several outputs swept together,
+    :meth:`symidx.fusion.Analysis.backward_outputs`), or, when ``unsupported`` names
     an op without a rule on the way, no maps (unknown indexing). The one result type of a
     group of maps: the sweeps of :mod:`symidx.fusion` return it keyed by where it is, and
     :mod:`symidx.analysis` places it at an operand or output of an instruction (``index``,

@@ -45,18 +45,25 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
-
-from sympy import Integer
 
 from symidx._gc import young_collections
 from symidx.errors import HloValidationError, LimitReached, SymidxError
-from symidx.expr import Expr, bounds, sym
 from symidx.fusion.graph import IndexingGraph
-from symidx.fusion.reached import Origin, Path, Reached
-from symidx.fusion.runtime import forget_elements
+from symidx.fusion.reached import Path, Reached
+from symidx.fusion.sets import (
+    HULL_LIMIT,
+    MERGE_LIMIT,
+    Entries,
+    Starts,
+    Tally,
+    add_entry,
+    bounded,
+    dim_free,
+    reached,
+    reached_each,
+)
 from symidx.fusion.steps import Step, leaf_dependencies
 from symidx.fusion.values import Scope
 from symidx.hlo import HloComputation, HloInstruction
@@ -67,7 +74,7 @@ from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify import FeasibilityMemo, compose, feasibility_memo
 from symidx.simplify.finish import finish
-from symidx.simplify.merge import has_window_sum, merge_constant_offsets, merge_contiguous_sums
+from symidx.simplify.merge import has_window_sum, merge_contiguous_sums
 
 if TYPE_CHECKING:
     from symidx.fusion.loops import LoopFacts
@@ -84,26 +91,7 @@ __all__ = [
 
 #: An instruction output: (instruction name, output leaf); see :mod:`symidx.hlo.leaves`.
 Key = tuple[str, int]
-#: Maps reaching one instruction output before those differing only in runtime-value
-#: elements are merged.
-MERGE_LIMIT = 16
-#: Distinct maps reaching one instruction output before they are replaced by their
-#: bounding box (a labelled over-approximation).
-HULL_LIMIT = 256
 _COMPOSED_LIMIT = 200_000  # memoised compositions kept (then the memo starts afresh)
-
-
-@dataclass(slots=True)
-class _Tally:
-    """A map's entry in a sweep: the first path found, the number of paths so far, and the
-    first over-approximation met on the way (None: exact)."""
-
-    path: Path
-    count: int
-    opaque: str | None = None
-
-
-Entries = dict[IndexingMap, _Tally]
 
 
 #: Deadlines set around a whole command (``batch --timeout``): every analysis's
@@ -208,13 +196,15 @@ class Memo:
     :func:`symidx.fusion.loops.unrolled_maps`) and the simplifier's feasibility answers
     (``feasible``, see :func:`symidx.simplify.feasibility_memo`)."""
 
-    __slots__ = ("composed", "finished", "interned", "forgotten", "loops", "feasible")
+    __slots__ = ("composed", "finished", "interned", "forgotten", "dim_free", "loops",
+                 "feasible")
 
     def __init__(self) -> None:
         self.composed: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
         self.finished: dict[tuple[IndexingMap, bool], IndexingMap] = {}
         self.interned: dict[IndexingMap, IndexingMap] = {}
         self.forgotten: dict[IndexingMap, IndexingMap] = {}
+        self.dim_free: dict[IndexingMap, IndexingMap] = {}
         self.loops: dict[HloInstruction, LoopFacts] = {}
         self.feasible: FeasibilityMemo = {}
 
@@ -224,6 +214,7 @@ class Memo:
         self.finished.clear()
         self.interned.clear()
         self.forgotten.clear()
+        self.dim_free.clear()
 
     def interned_map(self, m: IndexingMap) -> IndexingMap:
         """The one object kept for maps equal to ``m``."""
@@ -289,14 +280,25 @@ class Analysis:
             self._parameters[key] = found
         return found
 
+    def parameters_of_outputs(self, comp: HloComputation, outputs: Sequence[int]
+                              ) -> list[dict[tuple[int, int], Reached]]:
+        """:meth:`parameters_of` for each root leaf of ``outputs``, swept together
+        (:meth:`backward_outputs`: the same maps, without origins). Not kept: a caller asks
+        for each output once."""
+        names = {p.name for p in comp.parameters}
+        found = self.backward_outputs(comp, comp.root, outputs, keep=names)
+        return [{(n, lf): grouped[(comp.parameters[n].name, lf)]
+                 for n, lf in parameter_leaves(comp)
+                 if (comp.parameters[n].name, lf) in grouped} for grouped in found]
+
     def forget(self, comp: HloComputation) -> None:
         """Drop the results kept for ``comp`` analysed whole by itself (not those of the
         computations it calls, nor of ``comp`` run by a call): a caller that streams one
         output after another keeps one output's maps at a time."""
         for found in [k for k in self._parameters if k[0] is comp and k[2] is None]:
             del self._parameters[found]
-        for reached in [k for k in self._outputs if k[0] is comp and k[3] is None]:
-            del self._outputs[reached]
+        for key in [k for k in self._outputs if k[0] is comp and k[3] is None]:
+            del self._outputs[key]
 
     def outputs_of(self, comp: HloComputation, parameter: int, leaf: int,
                    scope: Scope | None = None) -> dict[int, Reached]:
@@ -351,6 +353,7 @@ class Analysis:
         every set it made; what is returned is the same."""
         graph = self.graph(comp, scope)
         reaching = _start(target, output)
+        starts = Starts([_start_dims(reaching)])
         unknown: dict[str, str] = {}  # instruction name -> the op without a rule above it
         limits, memo = self.limits, self.memo
         total = len(graph.order)
@@ -367,24 +370,92 @@ class Analysis:
                 here = reaching.get(key)
                 if not here:
                     continue
-                here = reaching[key] = _bounded(here, memo, limits)
+                here = reaching[key] = _bounded(here, memo, starts, limits)
                 for step in graph.backward(instr, k):
                     op = instr.operands[step.position]
                     if step.unsupported is not None:
                         unknown.setdefault(op.name, step.unsupported)
                     elif step.maps:
                         _extend(reaching.setdefault((op.name, step.leaf), {}), here, step,
-                                op.name, memo, limits)
+                                op.name, memo, starts, limits)
                 if keep is not None and instr.name not in keep:
                     del reaching[key]
                     limits.held -= len(here)
-        found = {key: _reached(entries, memo) for key, entries in reaching.items()
+        found = {key: reached(entries, memo, starts) for key, entries in reaching.items()
                  if key[0] not in unknown and (keep is None or key[0] in keep)}
         for name, opcode in unknown.items():
             if keep is not None and name not in keep:
                 continue
             for lf in range(leaf_count(graph.node(name).shape)):
                 found[(name, lf)] = Reached(unsupported=opcode)
+        return found
+
+    @_remembering
+    def backward_outputs(self, comp: HloComputation, target: HloInstruction,
+                         outputs: Sequence[int], keep: Collection[str] | None = None,
+                         scope: Scope | None = None) -> list[dict[Key, Reached]]:
+        """:meth:`backward` from each output leaf of ``outputs`` of ``target``, in one
+        sweep: each map carries the outputs it is reached from, so that a map reached
+        from many outputs (the same parameter read through the same backward pass of a
+        training step) is composed once for them all. The sets are bounded per output, as
+        each output's own sweep bounds them (:mod:`symidx.fusion.sets`), so each output
+        gets the maps its own sweep finds, with the same labels. The origins of the maps
+        are not tracked: each :class:`Reached` has none."""
+        graph = self.graph(comp, scope)
+        reaching: dict[Key, Entries] = {}
+        dims: list[tuple[Interval, ...]] = []
+        for bit, output in enumerate(outputs):
+            start = _start(target, output)
+            dims.append(_start_dims(start))
+            ((key, entries),) = start.items()
+            for m, tally in entries.items():
+                tally.tags = 1 << bit
+                add_entry(reaching.setdefault(key, {}), m, tally)
+        starts = Starts(dims, joint=True)
+        unknown: dict[str, tuple[str, int]] = {}  # name -> the op without a rule, outputs
+        limits, memo = self.limits, self.memo
+        total = len(graph.order)
+        for done, instr in enumerate(reversed(graph.order)):
+            if not instr.operands:
+                continue
+            limits.doing = (done, total, comp.name, "output-to-input",
+                            f"{target.name} ({len(outputs)} outputs)")
+            blocked = unknown.get(instr.name)
+            if blocked is not None:
+                for op in instr.operands:
+                    _unknown(unknown, op.name, *blocked)
+            for k in range(leaf_count(instr.shape)):
+                key = (instr.name, k)
+                here = reaching.get(key)
+                if not here:
+                    continue
+                here = reaching[key] = _bounded(here, memo, starts, limits)
+                for step in graph.backward(instr, k):
+                    op = instr.operands[step.position]
+                    if step.unsupported is not None:
+                        tags = 0
+                        for tally in here.values():
+                            tags |= tally.tags
+                        _unknown(unknown, op.name, step.unsupported, tags)
+                    elif step.maps:
+                        _extend(reaching.setdefault((op.name, step.leaf), {}), here, step,
+                                op.name, memo, starts, limits)
+                if keep is not None and instr.name not in keep:
+                    del reaching[key]
+                    limits.held -= len(here)
+        found: list[dict[Key, Reached]] = [{} for _ in outputs]
+        for key, entries in reaching.items():
+            if keep is None or key[0] in keep:
+                for bit, reached in enumerate(reached_each(entries, memo, starts)):
+                    if reached is not None:
+                        found[bit][key] = reached
+        for name, (opcode, tags) in unknown.items():
+            if keep is not None and name not in keep:
+                continue
+            for bit in range(len(outputs)):
+                if tags >> bit & 1:
+                    for lf in range(leaf_count(graph.node(name).shape)):
+                        found[bit][(name, lf)] = Reached(unsupported=opcode)
         return found
 
     @_remembering
@@ -395,6 +466,7 @@ class Analysis:
         see :meth:`graph`."""
         graph = self.graph(comp, scope)
         reaching = _start(source, output)
+        starts = Starts([_start_dims(reaching)])
         unknown: dict[Key, str] = {}
         limits, memo = self.limits, self.memo
         total = len(graph.order)
@@ -413,10 +485,10 @@ class Analysis:
                         elif step.unsupported is not None:
                             unknown.setdefault(out, step.unsupported)
                         elif step.maps and here:
-                            here = reaching[key] = _bounded(here, memo, limits)
+                            here = reaching[key] = _bounded(here, memo, starts, limits)
                             _extend(reaching.setdefault(out, {}), here, step, instr.name,
-                                    memo, limits)
-        found = {key: _reached(entries, memo) for key, entries in reaching.items()
+                                    memo, starts, limits)
+        found = {key: reached(entries, memo, starts) for key, entries in reaching.items()
                  if key not in unknown}
         found.update({key: Reached(unsupported=opcode) for key, opcode in unknown.items()})
         return found
@@ -426,25 +498,49 @@ def _start(instr: HloInstruction, output: int) -> dict[Key, Entries]:
     found = leaves(instr.shape)
     check_index(output, len(found), instr.name, "output")
     identity = IndexingMap.identity(found[output].dims)
-    return {(instr.name, output): {identity: _Tally(Path(instr.name), 1)}}
+    return {(instr.name, output): {identity: Tally(Path(instr.name), 1)}}
+
+
+def _unknown(unknown: dict[str, tuple[str, int]], name: str, opcode: str, tags: int
+             ) -> None:
+    """Mark ``name`` unknown for the starts ``tags`` (the first op without a rule kept)."""
+    found = unknown.get(name)
+    unknown[name] = (opcode, tags) if found is None else (found[0], found[1] | tags)
+
+
+def _start_dims(reaching: dict[Key, Entries]) -> tuple[Interval, ...]:
+    """The dims of the maps a sweep starts with (its one identity map's)."""
+    (entries,) = reaching.values()
+    (identity,) = entries
+    return identity.dims
+
+
+def _bounded(entries: Entries, memo: Memo, starts: Starts, limits: Limits) -> Entries:
+    """:func:`~symidx.fusion.sets.bounded`, ``limits`` told of the maps no longer held."""
+    found = bounded(entries, memo, starts)
+    limits.held -= len(entries) - len(found)
+    return found
 
 
 def _extend(target: Entries, here: Entries, step: Step, name: str, memo: Memo,
-            limits: Limits | None = None) -> None:
+            starts: Starts, limits: Limits | None = None) -> None:
     """Add to ``target`` every map of ``here`` composed with every map of ``step``
     (memoised in ``memo``); the path of each new entry ends with ``name``. ``limits`` are
     charged for each composition and each new map held."""
     for first, tally in here.items():
         opaque = tally.opaque or step.opaque
+        marked = tally.tags if step.opaque else tally.marked
         for traced in step.maps:
-            m = _composed(first, traced.map, memo)
+            m = dim_free(_composed(first, traced.map, memo), tally.tags, starts, memo)
             entry = target.get(m)
             if entry is None:
-                target[m] = _Tally(Path(name, tally.path, traced.via), tally.count * traced.count,
-                                   opaque)
+                target[m] = Tally(Path(name, tally.path, traced.via), tally.count * traced.count,
+                                   opaque, tally.tags, marked)
             else:
                 entry.count += tally.count * traced.count
                 entry.opaque = entry.opaque or opaque
+                entry.tags |= tally.tags
+                entry.marked |= marked
             if limits is not None:
                 limits.charge(entry is None)
 
@@ -482,111 +578,6 @@ def clear_memo() -> None:
     """Nothing: kept so that older callers still import it. Every memo belongs to one
     :class:`Analysis` (its :attr:`Analysis.memo`, see :class:`Memo`); a fresh analysis
     starts with fresh memos."""
-
-
-def _bounded(entries: Entries, memo: Memo, limits: Limits | None = None) -> Entries:
-    """``entries`` kept small (see the module docstring): maps differing only in runtime
-    value elements merged past :data:`MERGE_LIMIT`, the bounding box past
-    :data:`HULL_LIMIT`. ``limits`` are told of the maps no longer held."""
-    if len(entries) <= MERGE_LIMIT:
-        return entries
-    found = _merged(entries, memo)
-    if limits is not None:
-        limits.held -= len(entries) - len(found)
-    return found
-
-
-def _merged(entries: Entries, memo: Memo) -> Entries:
-    merged: Entries = {}
-    for m, tally in entries.items():
-        _add(merged, _forgotten(m, memo), tally)
-    if len(merged) <= HULL_LIMIT:
-        return merged
-    box = _bounding_box(list(merged))
-    if box is None:
-        return merged
-    # where the box would be made, an exact merge first: maps differing by constant offsets
-    exact = _offsets_merged(merged, memo)
-    if len(exact) <= HULL_LIMIT:
-        return exact
-    merged = exact
-    first = next(iter(merged.values()))
-    total = sum(t.count for t in merged.values())
-    reason = f"{len(merged)} distinct maps replaced by their bounding box"
-    return {box: _Tally(first.path, total, first.opaque or reason)}
-
-
-def _offsets_merged(entries: Entries, memo: Memo) -> Entries:
-    """``entries`` with maps equal but for constant offsets along one result merged into
-    one map with a range variable (:func:`~symidx.simplify.merge.merge_constant_offsets`),
-    and the window sums that makes merged (:func:`~symidx.simplify.merge.merge_contiguous_sums`):
-    exact, the same union of targets."""
-    maps = list(entries)
-    groups = merge_constant_offsets(maps)
-    if len(groups) == len(maps):
-        return entries
-    merged: Entries = {}
-    for m, members in groups:
-        if len(members) > 1:
-            m, removed = merge_contiguous_sums(m, overlapping=True)
-            if removed:
-                m = finish(m, fold_point_dims=True)
-        m = memo.interned_map(m)
-        for i in members:
-            _add(merged, m, entries[maps[i]])
-    return merged
-
-
-def _forgotten(m: IndexingMap, memo: Memo) -> IndexingMap:
-    """:func:`forget_elements` of ``m``, interned and remembered in ``memo``."""
-    found = memo.forgotten.get(m)
-    if found is None:
-        found = memo.forgotten[m] = memo.interned_map(forget_elements(m))
-    return found
-
-
-def _add(target: Entries, m: IndexingMap, tally: _Tally) -> None:
-    entry = target.get(m)
-    if entry is None:
-        target[m] = _Tally(tally.path, tally.count, tally.opaque)
-    else:
-        entry.count += tally.count
-        entry.opaque = entry.opaque or tally.opaque
-
-
-def _bounding_box(maps: list[IndexingMap]) -> IndexingMap | None:
-    """One map from the common source dims to the box spanned by every result of
-    ``maps``; None if they do not share their dims and arity."""
-    live = [m for m in maps if not m.is_known_empty and not m.is_undefined]
-    if not live or any(m.dims != live[0].dims or m.num_results != live[0].num_results
-                       for m in live):
-        return None
-    hull: list[Interval] = []
-    for i in range(live[0].num_results):
-        spans = [bounds(m.results[i], m.variable_bounds()) for m in live]
-        hull.append(Interval(min(s.lo for s in spans), max(s.hi for s in spans)))
-    results: list[Expr] = []
-    ranges: list[Interval] = []
-    for h in hull:
-        if h.is_point:
-            results.append(Integer(h.lo))
-        else:
-            results.append(sym(len(ranges)))
-            ranges.append(h)
-    return IndexingMap.create(live[0].dims, results, ranges)
-
-
-def _reached(entries: Entries, memo: Memo) -> Reached:
-    """The distinct maps with their origins; known-empty ones only when nothing else
-    reaches (then one)."""
-    entries = _bounded(entries, memo)
-    nonempty = [(m, t) for m, t in entries.items() if not m.is_known_empty]
-    if not nonempty and entries:
-        m, tally = next(iter(entries.items()))
-        nonempty = [(m.as_known_empty(), tally)]
-    opaque = next((t.opaque for _, t in nonempty if t.opaque is not None), None)
-    return Reached(tuple(m for m, _ in nonempty),
-                   tuple(Origin(t.path, t.count) for _, t in nonempty), opaque=opaque)
 
 
 def instruction_of(comp: HloComputation, which: HloInstruction | str | None

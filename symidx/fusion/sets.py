@@ -1,0 +1,361 @@
+"""The set of maps a sweep keeps per instruction output, and how it is kept small.
+
+A sweep (:mod:`symidx.fusion.sweep`) keeps, per instruction output, the distinct maps that
+reach it (:data:`Entries`: each map with its :class:`Tally`). This module holds what is
+done to such a set:
+
+* **bounds** (:func:`bounded`): past :data:`MERGE_LIMIT` maps, those differing only in
+  which element holds a runtime value are merged (the same function, less provenance);
+  past :data:`HULL_LIMIT`, maps differing by constant offsets along one result are merged
+  exactly, and if still too many, replaced by their bounding box (labelled);
+* **maps that depend on no index** (:func:`dim_free`, :func:`with_dims`): a map whose
+  dims are its start's whole dims and occur nowhere in it is kept without them, so that
+  sweeps from different starts share it (and what it composes into);
+* **several starts at once** (:class:`Starts`; a tally's ``tags``): a sweep of several
+  outputs together (:meth:`symidx.fusion.Analysis.backward_outputs`) keeps one set per
+  instruction output for all of them, each map tagged with the outputs it is reached
+  from; the bounds are applied per output, as each output's own sweep applies them;
+* **results** (:func:`reached`, :func:`reached_each`): a set as the :class:`Reached` of
+  one start, or of each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sympy import Integer
+
+from symidx.expr import Expr, bounds, sym
+from symidx.fusion.reached import Origin, Path, Reached
+from symidx.fusion.runtime import forget_elements
+from symidx.indexing_map import IndexingMap
+from symidx.interval import Interval
+from symidx.simplify.finish import finish
+from symidx.simplify.merge import merge_constant_offsets, merge_contiguous_sums
+
+
+class MapMemo(Protocol):
+    """What the set operations remember, in an analysis's memo
+    (:class:`symidx.fusion.sweep.Memo`): each map with its runtime-value elements
+    forgotten, each map without its dims, and one object per distinct map."""
+
+    forgotten: dict[IndexingMap, IndexingMap]
+    dim_free: dict[IndexingMap, IndexingMap]
+
+    def interned_map(self, m: IndexingMap) -> IndexingMap: ...
+
+__all__ = ["MERGE_LIMIT", "HULL_LIMIT", "Tally", "Entries", "Starts", "MapMemo", "dim_free",
+           "with_dims", "bounded", "add_entry", "reached", "reached_each"]
+
+#: Maps reaching one instruction output before those differing only in runtime-value
+#: elements are merged.
+MERGE_LIMIT = 16
+#: Distinct maps reaching one instruction output before they are replaced by their
+#: bounding box (a labelled over-approximation).
+HULL_LIMIT = 256
+
+
+@dataclass(slots=True)
+class Tally:
+    """A map's entry in a sweep: the first path found, the number of paths so far, the
+    first over-approximation met on the way (None: exact), the starts it comes from
+    (``tags``: bit ``i`` for the sweep's ``i``-th start, see :class:`Starts`) and those
+    for which it is an over-approximation (``marked``: each start's own sweep labels its
+    maps, ``opaque`` being the first label met by any)."""
+
+    path: Path
+    count: int
+    opaque: str | None = None
+    tags: int = 1
+    marked: int = 0
+
+    def __post_init__(self) -> None:
+        if self.opaque is not None and not self.marked:
+            self.marked = self.tags
+
+    def label(self, bit: int) -> str | None:
+        """The label of start ``bit``'s map (None: exact for it)."""
+        return self.opaque if self.marked >> bit & 1 else None
+
+    def share(self, tags: int) -> Tally:
+        """This entry for the starts ``tags`` only."""
+        marked = self.marked & tags
+        return Tally(self.path, self.count, self.opaque if marked else None, tags, marked)
+
+
+Entries = dict[IndexingMap, Tally]
+
+
+class Starts:
+    """Where a sweep starts: the dims of each start's identity map (one start, or several
+    outputs of a computation swept together: ``joint``), and per dims the bit set of the
+    starts that have them."""
+
+    __slots__ = ("dims", "masks", "joint")
+
+    def __init__(self, dims: list[tuple[Interval, ...]], joint: bool = False) -> None:
+        self.dims = dims
+        self.joint = joint
+        self.masks: dict[tuple[Interval, ...], int] = {}
+        for bit, d in enumerate(dims):
+            self.masks[d] = self.masks.get(d, 0) | 1 << bit
+
+
+def dim_free(m: IndexingMap, tags: int, starts: Starts, memo: MapMemo) -> IndexingMap:
+    """``m``, a map of the starts ``tags`` of a sweep, without its dims when they are all of
+    those starts' dims (no constraint narrowed them) and none occurs in it (its results,
+    constraints, runtime variables' elements): it reads the same elements for every index
+    of the start. Then sweeps from different starts (a training step's outputs, each one
+    reading every parameter through the same backward pass) hold the same objects from
+    there on, composed and simplified once (the analysis's ``memo.composed``).
+    :func:`reached` gives the dims back. Known-empty and undefined maps keep theirs.
+    Memoised in ``memo`` (the answer for a map whose dims are a start's does not depend on
+    the sweep)."""
+    if not m.dims or m.is_known_empty or m.is_undefined \
+            or tags & ~starts.masks.get(m.dims, 0):
+        return m
+    found = memo.dim_free.get(m)
+    if found is None:
+        found = memo.dim_free[m] = memo.interned_map(_without_dims(m))
+    return found
+
+
+def _without_dims(m: IndexingMap) -> IndexingMap:
+    dim_vars = frozenset(m.dim_vars)
+    if any(v.map is not None for v in m.rts) \
+            or any(not dim_vars.isdisjoint(e.free_symbols) for e in m.results) \
+            or any(not dim_vars.isdisjoint(e.free_symbols) for e, _ in m.constraints):
+        return m
+    nd = len(m.dims)
+    names = m.names[nd:] if m.names is not None and any(m.names[nd:]) else None
+    return dataclasses.replace(m, dims=(), names=names)
+
+
+def with_dims(m: IndexingMap, dims: tuple[Interval, ...]) -> IndexingMap:
+    """A map made :func:`dim_free` (and what it composed into) given its sweep's ``dims``
+    back: its runtime variables' elements too, which it may have gained since."""
+    if m.dims or not dims:
+        return m
+    names = None if m.names is None else (None,) * len(dims) + m.names
+    rts = tuple(v if v.map is None else dataclasses.replace(v, map=with_dims(v.map, dims))
+                for v in m.rts)
+    return dataclasses.replace(m, dims=dims, names=names, rts=rts)
+
+
+def bounded(entries: Entries, memo: MapMemo, starts: Starts) -> Entries:
+    """``entries`` kept small (see the module docstring): maps differing only in runtime
+    value elements merged past :data:`MERGE_LIMIT`, the bounding box past
+    :data:`HULL_LIMIT`."""
+    if len(entries) <= MERGE_LIMIT:
+        return entries
+    return _merged(entries, memo, starts)
+
+
+def _merged(entries: Entries, memo: MapMemo, starts: Starts) -> Entries:
+    if starts.joint:
+        return _merged_jointly(entries, memo, starts)
+    return _merged_for(entries, memo, starts, starts.dims[0], 1)
+
+
+def _merged_for(entries: Entries, memo: MapMemo, starts: Starts, dims: tuple[Interval, ...],
+                tags: int) -> Entries:
+    """:func:`_merged` of the maps of the starts ``tags`` of a sweep, which have ``dims``."""
+    merged: Entries = {}
+    for m, tally in entries.items():
+        add_entry(merged, dim_free(_forgotten(m, memo), tally.tags, starts, memo), tally)
+    if len(merged) <= HULL_LIMIT:
+        return merged
+    box = _bounding_box(list(merged), dims, memo)
+    if box is None:
+        return merged
+    # where the box would be made, an exact merge first: maps differing by constant offsets
+    exact = _offsets_merged(merged, memo)
+    if len(exact) <= HULL_LIMIT:
+        return exact
+    merged = exact
+    first = next(iter(merged.values()))
+    total = sum(t.count for t in merged.values())
+    reason = f"{len(merged)} distinct maps replaced by their bounding box"
+    return {box: Tally(first.path, total, first.opaque or reason, tags)}
+
+
+def _offsets_merged(entries: Entries, memo: MapMemo) -> Entries:
+    """``entries`` with maps equal but for constant offsets along one result merged into
+    one map with a range variable (:func:`~symidx.simplify.merge.merge_constant_offsets`),
+    and the window sums that makes merged (:func:`~symidx.simplify.merge.merge_contiguous_sums`):
+    exact, the same union of targets."""
+    maps = list(entries)
+    groups = merge_constant_offsets(maps)
+    if len(groups) == len(maps):
+        return entries
+    merged: Entries = {}
+    for m, members in groups:
+        if len(members) > 1:
+            m, removed = merge_contiguous_sums(m, overlapping=True)
+            if removed:
+                m = finish(m, fold_point_dims=True)
+        m = memo.interned_map(m)
+        for i in members:
+            add_entry(merged, m, entries[maps[i]])
+    return merged
+
+
+def _forgotten(m: IndexingMap, memo: MapMemo) -> IndexingMap:
+    """:func:`forget_elements` of ``m``, interned and remembered in ``memo``."""
+    found = memo.forgotten.get(m)
+    if found is None:
+        found = memo.forgotten[m] = memo.interned_map(forget_elements(m))
+    return found
+
+
+def _merged_jointly(entries: Entries, memo: MapMemo, starts: Starts) -> Entries:
+    """:func:`_merged` in a sweep of several starts, as each start's own sweep makes it:
+    a start that has more than :data:`MERGE_LIMIT` of the maps gets them with their
+    runtime-value elements forgotten, the others keep them as they are; then a start that
+    still has more than :data:`HULL_LIMIT` gets its maps merged for it alone (constant
+    offsets, then the bounding box, labelled: :func:`_merged_for`), starts that have the
+    same maps with the same dims together, once."""
+    over = _crowded(list(entries.values()), starts, MERGE_LIMIT)
+    if not over:
+        return entries
+    found: Entries = {}
+    for m, tally in entries.items():
+        kept, forgetting = tally.tags & ~over, tally.tags & over
+        if kept:
+            add_entry(found, m, tally.share(kept))
+        if forgetting:
+            add_entry(found, dim_free(_forgotten(m, memo), forgetting, starts, memo),
+                 tally.share(forgetting))
+    if len(found) <= HULL_LIMIT:
+        return found
+    maps = list(found)
+    tallies = list(found.values())
+    hulled: Entries = {}
+    for members, tags, dims in _groups(tallies, starts, _crowded(tallies, starts, HULL_LIMIT)):
+        mine = {maps[i]: tallies[i].share(tags) for i in members}
+        for i in members:
+            tallies[i] = tallies[i].share(tallies[i].tags & ~tags)
+        for m, tally in _merged_for(mine, memo, starts, dims, tags).items():
+            add_entry(hulled, m, tally)
+    for m, tally in zip(maps, tallies):
+        if tally.tags:
+            add_entry(hulled, m, tally)
+    return hulled
+
+
+def _tag_bits(tallies: list[Tally], starts: Starts) -> Any:
+    """The starts of each of ``tallies`` as a boolean matrix (tally by start)."""
+    import numpy as np
+
+    count = len(starts.dims)
+    width = (count + 7) // 8
+    rows = np.frombuffer(b"".join(t.tags.to_bytes(width, "little") for t in tallies),
+                         dtype=np.uint8).reshape(len(tallies), width)
+    return np.unpackbits(rows, axis=1, bitorder="little")[:, :count].astype(bool)
+
+
+def _crowded(tallies: list[Tally], starts: Starts, limit: int) -> int:
+    """The starts (bit set) that more than ``limit`` of ``tallies`` come from."""
+    import numpy as np
+
+    over = _tag_bits(tallies, starts).sum(axis=0) > limit
+    return int.from_bytes(np.packbits(over, bitorder="little").tobytes(), "little")
+
+
+def _groups(tallies: list[Tally], starts: Starts, which: int
+            ) -> list[tuple[list[int], int, tuple[Interval, ...]]]:
+    """The starts ``which`` grouped by the tallies they come from and their dims: per
+    group, those tallies' indices, the group's bits and its dims."""
+    import numpy as np
+
+    if not which:
+        return []
+    bits = _tag_bits(tallies, starts)
+    groups: dict[tuple[bytes, tuple[Interval, ...]], tuple[list[int], int]] = {}
+    for bit in range(len(starts.dims)):
+        if not which >> bit & 1:
+            continue
+        column = bits[:, bit]
+        key = (np.packbits(column).tobytes(), starts.dims[bit])
+        found = groups.get(key)
+        if found is None:
+            groups[key] = ([int(i) for i in np.flatnonzero(column)], 1 << bit)
+        else:
+            groups[key] = (found[0], found[1] | 1 << bit)
+    return [(members, tags, dims) for (_, dims), (members, tags) in groups.items()]
+
+
+def add_entry(target: Entries, m: IndexingMap, tally: Tally) -> None:
+    entry = target.get(m)
+    if entry is None:
+        target[m] = tally.share(tally.tags)
+    else:
+        entry.count += tally.count
+        entry.opaque = entry.opaque or tally.opaque
+        entry.marked |= tally.marked
+        entry.tags |= tally.tags
+
+
+def _bounding_box(maps: list[IndexingMap], dims: tuple[Interval, ...], memo: MapMemo
+                  ) -> IndexingMap | None:
+    """One map from the common source dims to the box spanned by every result of
+    ``maps`` (maps of a sweep that starts with ``dims``: those without dims have all of
+    them, see :func:`dim_free`); None if they do not share their dims and arity."""
+    live = [m for m in maps if not m.is_known_empty and not m.is_undefined]
+    shared = {m.dims or dims for m in live}
+    if len(shared) != 1 or any(m.num_results != live[0].num_results for m in live):
+        return None
+    (common,) = shared
+    return dim_free(_box(live, common), 1, Starts([dims]), memo)
+
+
+def _box(live: list[IndexingMap], dims: tuple[Interval, ...]) -> IndexingMap:
+    """The map from ``dims`` to the box spanned by every result of ``live``."""
+    hull: list[Interval] = []
+    for i in range(live[0].num_results):
+        spans = [bounds(m.results[i], m.variable_bounds()) for m in live]
+        hull.append(Interval(min(s.lo for s in spans), max(s.hi for s in spans)))
+    results: list[Expr] = []
+    ranges: list[Interval] = []
+    for h in hull:
+        if h.is_point:
+            results.append(Integer(h.lo))
+        else:
+            results.append(sym(len(ranges)))
+            ranges.append(h)
+    return IndexingMap.create(dims, results, ranges)
+
+
+def reached(entries: Entries, memo: MapMemo, starts: Starts) -> Reached:
+    """The distinct maps with their origins, each with the dims of the sweep's one start
+    (see :func:`dim_free`); known-empty ones only when nothing else reaches (then one)."""
+    entries = bounded(entries, memo, starts)
+    dims = starts.dims[0]
+    nonempty = [(with_dims(m, dims), t) for m, t in entries.items() if not m.is_known_empty]
+    if not nonempty and entries:
+        m, tally = next(iter(entries.items()))
+        nonempty = [(with_dims(m, dims).as_known_empty(), tally)]
+    opaque = next((t.opaque for _, t in nonempty if t.opaque is not None), None)
+    return Reached(tuple(m for m, _ in nonempty),
+                   tuple(Origin(t.path, t.count) for _, t in nonempty), opaque=opaque)
+
+
+def reached_each(entries: Entries, memo: MapMemo, starts: Starts) -> list[Reached | None]:
+    """Per start of a joint sweep (:meth:`Analysis.backward_outputs`): what :func:`reached`
+    gives for the maps it reaches (None: none do), without origins."""
+    entries = bounded(entries, memo, starts)
+    found: list[Reached | None] = []
+    for bit, dims in enumerate(starts.dims):
+        mine = [(m, t) for m, t in entries.items() if t.tags >> bit & 1]
+        if not mine:
+            found.append(None)
+            continue
+        nonempty = [(with_dims(m, dims), t) for m, t in mine if not m.is_known_empty]
+        if not nonempty:
+            m, tally = mine[0]
+            nonempty = [(with_dims(m, dims).as_known_empty(), tally)]
+        opaque = next((t.label(bit) for _, t in nonempty if t.label(bit) is not None), None)
+        found.append(Reached(tuple(m for m, _ in nonempty), opaque=opaque))
+    return found
