@@ -211,12 +211,15 @@ def _forgotten(m: IndexingMap, memo: MapMemo) -> IndexingMap:
 
 
 def _merged_jointly(entries: Entries, memo: MapMemo, starts: Starts) -> Entries:
-    """:func:`_merged` in a sweep of several starts, as each start's own sweep makes it:
-    a start that has more than :data:`MERGE_LIMIT` of the maps gets them with their
-    runtime-value elements forgotten, the others keep them as they are; then a start that
-    still has more than :data:`HULL_LIMIT` gets its maps merged for it alone (constant
-    offsets, then the bounding box, labelled: :func:`_merged_for`), starts that have the
-    same maps with the same dims together, once."""
+    """:func:`_merged` in a sweep of several starts, with each start's own counts: a start
+    that has more than :data:`MERGE_LIMIT` of the maps gets them with their runtime-value
+    elements forgotten, the others keep them as they are (each start's own sweep does the
+    same). Past :data:`HULL_LIMIT`, the maps of the starts that have more than that many
+    are merged exactly where they differ by constant offsets (among maps of the same
+    starts: the merged map reads their union), and the starts that still have more get one
+    bounding box (labelled) of all their maps: a start's own sweep would box its maps
+    alone, so the box may hold more, but only where a box is made anyway. The other starts
+    keep their maps."""
     over = _crowded(list(entries.values()), starts, MERGE_LIMIT)
     if not over:
         return entries
@@ -227,22 +230,39 @@ def _merged_jointly(entries: Entries, memo: MapMemo, starts: Starts) -> Entries:
             add_entry(found, m, tally.share(kept))
         if forgetting:
             add_entry(found, dim_free(_forgotten(m, memo), forgetting, starts, memo),
-                 tally.share(forgetting))
+                      tally.share(forgetting))
     if len(found) <= HULL_LIMIT:
         return found
-    maps = list(found)
-    tallies = list(found.values())
-    hulled: Entries = {}
-    for members, tags, dims in _groups(tallies, starts, _crowded(tallies, starts, HULL_LIMIT)):
-        mine = {maps[i]: tallies[i].share(tags) for i in members}
-        for i in members:
-            tallies[i] = tallies[i].share(tallies[i].tags & ~tags)
-        for m, tally in _merged_for(mine, memo, starts, dims, tags).items():
-            add_entry(hulled, m, tally)
-    for m, tally in zip(maps, tallies):
-        if tally.tags:
-            add_entry(hulled, m, tally)
-    return hulled
+    crowded = _crowded(list(found.values()), starts, HULL_LIMIT)
+    if not crowded:
+        return found
+    kept_maps: Entries = {}
+    by_tags: dict[int, Entries] = {}
+    for m, tally in found.items():
+        if tally.tags & ~crowded:
+            add_entry(kept_maps, m, tally.share(tally.tags & ~crowded))
+        if tally.tags & crowded:
+            part = tally.share(tally.tags & crowded)
+            by_tags.setdefault(part.tags, {})[m] = part
+    exact: Entries = {}
+    for part_entries in by_tags.values():
+        for m, tally in _offsets_merged(part_entries, memo).items():
+            add_entry(exact, m, tally)
+    boxed = _crowded(list(exact.values()), starts, HULL_LIMIT) if len(exact) > HULL_LIMIT \
+        else 0
+    inside = [m for m, tally in exact.items() if tally.tags & boxed
+              and not m.is_known_empty and not m.is_undefined]
+    if not boxed or any(m.num_results != inside[0].num_results for m in inside):
+        boxed = 0
+    else:
+        box = memo.interned_map(_box(inside, ()))
+        first = next(t for t in exact.values() if t.tags & boxed)
+        reason = f"{len(inside)} distinct maps replaced by their bounding box"
+        add_entry(kept_maps, box, Tally(first.path, 1, first.opaque or reason, boxed, boxed))
+    for m, tally in exact.items():
+        if tally.tags & ~boxed:
+            add_entry(kept_maps, m, tally.share(tally.tags & ~boxed))
+    return kept_maps
 
 
 def _tag_bits(tallies: list[Tally], starts: Starts) -> Any:
@@ -262,29 +282,6 @@ def _crowded(tallies: list[Tally], starts: Starts, limit: int) -> int:
 
     over = _tag_bits(tallies, starts).sum(axis=0) > limit
     return int.from_bytes(np.packbits(over, bitorder="little").tobytes(), "little")
-
-
-def _groups(tallies: list[Tally], starts: Starts, which: int
-            ) -> list[tuple[list[int], int, tuple[Interval, ...]]]:
-    """The starts ``which`` grouped by the tallies they come from and their dims: per
-    group, those tallies' indices, the group's bits and its dims."""
-    import numpy as np
-
-    if not which:
-        return []
-    bits = _tag_bits(tallies, starts)
-    groups: dict[tuple[bytes, tuple[Interval, ...]], tuple[list[int], int]] = {}
-    for bit in range(len(starts.dims)):
-        if not which >> bit & 1:
-            continue
-        column = bits[:, bit]
-        key = (np.packbits(column).tobytes(), starts.dims[bit])
-        found = groups.get(key)
-        if found is None:
-            groups[key] = ([int(i) for i in np.flatnonzero(column)], 1 << bit)
-        else:
-            groups[key] = (found[0], found[1] | 1 << bit)
-    return [(members, tags, dims) for (_, dims), (members, tags) in groups.items()]
 
 
 def add_entry(target: Entries, m: IndexingMap, tally: Tally) -> None:
