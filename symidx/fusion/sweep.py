@@ -354,36 +354,10 @@ class Analysis:
         graph = self.graph(comp, scope)
         reaching = _start(target, output)
         starts = Starts([_start_dims(reaching)])
-        unknown: dict[str, str] = {}  # instruction name -> the op without a rule above it
-        limits, memo = self.limits, self.memo
-        total = len(graph.order)
-        for done, instr in enumerate(reversed(graph.order)):
-            if not instr.operands or (within is not None and instr.name not in within):
-                continue
-            limits.doing = (done, total, comp.name, "output-to-input", target.name)
-            if instr.name in unknown:
-                for op in instr.operands:
-                    unknown.setdefault(op.name, unknown[instr.name])
-                continue
-            for k in range(leaf_count(instr.shape)):
-                key = (instr.name, k)
-                here = reaching.get(key)
-                if not here:
-                    continue
-                here = reaching[key] = _bounded(here, memo, starts, limits)
-                for step in graph.backward(instr, k):
-                    op = instr.operands[step.position]
-                    if step.unsupported is not None:
-                        unknown.setdefault(op.name, step.unsupported)
-                    elif step.maps:
-                        _extend(reaching.setdefault((op.name, step.leaf), {}), here, step,
-                                op.name, memo, starts, limits)
-                if keep is not None and instr.name not in keep:
-                    del reaching[key]
-                    limits.held -= len(here)
-        found = {key: reached(entries, memo, starts) for key, entries in reaching.items()
+        unknown = self._sweep_back(graph, reaching, starts, target.name, within, keep)
+        found = {key: reached(entries, self.memo, starts) for key, entries in reaching.items()
                  if key[0] not in unknown and (keep is None or key[0] in keep)}
-        for name, opcode in unknown.items():
+        for name, (opcode, _) in unknown.items():
             if keep is not None and name not in keep:
                 continue
             for lf in range(leaf_count(graph.node(name).shape)):
@@ -412,18 +386,47 @@ class Analysis:
                 tally.tags = 1 << bit
                 add_entry(reaching.setdefault(key, {}), m, tally)
         starts = Starts(dims, joint=True)
-        unknown: dict[str, tuple[str, int]] = {}  # name -> the op without a rule, outputs
+        unknown = self._sweep_back(graph, reaching, starts,
+                                   f"{target.name} ({len(outputs)} outputs)", None, keep)
+        memo = self.memo
+        found: list[dict[Key, Reached]] = [{} for _ in outputs]
+        for key, entries in reaching.items():
+            if keep is None or key[0] in keep:
+                for bit, share in enumerate(reached_each(entries, memo, starts)):
+                    if share is not None:
+                        found[bit][key] = share
+        for name, (opcode, tags) in unknown.items():
+            if keep is not None and name not in keep:
+                continue
+            for bit in range(len(outputs)):
+                if tags >> bit & 1:
+                    for lf in range(leaf_count(graph.node(name).shape)):
+                        found[bit][(name, lf)] = Reached(unsupported=opcode)
+        return found
+
+    def _sweep_back(self, graph: IndexingGraph, reaching: dict[Key, Entries], starts: Starts,
+                    start: str, within: Collection[str] | None,
+                    keep: Collection[str] | None) -> dict[str, tuple[str, int]]:
+        """The output-to-input sweep of :meth:`backward` and :meth:`backward_outputs`:
+        ``reaching`` (the start's sets) filled in, users before operands. Returns the
+        instructions whose indexing is unknown to some starts (an op without a rule above
+        them): the op, and the starts (bit set). An instruction unknown to every start is
+        not looked through."""
+        unknown: dict[str, tuple[str, int]] = {}
+        everyone = (1 << len(starts.dims)) - 1
         limits, memo = self.limits, self.memo
+        comp = graph.comp
         total = len(graph.order)
         for done, instr in enumerate(reversed(graph.order)):
-            if not instr.operands:
+            if not instr.operands or (within is not None and instr.name not in within):
                 continue
-            limits.doing = (done, total, comp.name, "output-to-input",
-                            f"{target.name} ({len(outputs)} outputs)")
+            limits.doing = (done, total, comp.name, "output-to-input", start)
             blocked = unknown.get(instr.name)
             if blocked is not None:
                 for op in instr.operands:
                     _unknown(unknown, op.name, *blocked)
+                if blocked[1] == everyone:
+                    continue
             for k in range(leaf_count(instr.shape)):
                 key = (instr.name, k)
                 here = reaching.get(key)
@@ -443,20 +446,7 @@ class Analysis:
                 if keep is not None and instr.name not in keep:
                     del reaching[key]
                     limits.held -= len(here)
-        found: list[dict[Key, Reached]] = [{} for _ in outputs]
-        for key, entries in reaching.items():
-            if keep is None or key[0] in keep:
-                for bit, reached in enumerate(reached_each(entries, memo, starts)):
-                    if reached is not None:
-                        found[bit][key] = reached
-        for name, (opcode, tags) in unknown.items():
-            if keep is not None and name not in keep:
-                continue
-            for bit in range(len(outputs)):
-                if tags >> bit & 1:
-                    for lf in range(leaf_count(graph.node(name).shape)):
-                        found[bit][(name, lf)] = Reached(unsupported=opcode)
-        return found
+        return unknown
 
     @_remembering
     def forward(self, comp: HloComputation, source: HloInstruction, output: int = 0,
