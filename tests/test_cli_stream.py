@@ -247,3 +247,22 @@ def _without_origins(groups):
     from dataclasses import replace
 
     return tuple(replace(g, origins=()) for g in groups)
+
+
+def test_the_time_left_is_measured_from_the_first_output_done(monkeypatch) -> None:
+    """Outputs of a joint sweep all come after it: the rate is that of the outputs, not
+    the sweep's time spread over them."""
+    import symidx.cli.progress as progress_module
+
+    clock = [0.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    out = io.StringIO()
+    lines = Progress("work", delay=0, stream=out, lines_every=0)
+    lines(0, 101, "output")
+    clock[0] = 100.0  # the sweep
+    lines(1, 101, "output")
+    clock[0] = 110.0
+    lines(51, 101, "output")  # 50 outputs in 10 s after the first
+    shown = out.getvalue().splitlines()
+    assert shown[-2] == "work: output 1 of 101 (100 s, 0.01/s, 2.8 h left)"
+    assert shown[-1] == "work: output 51 of 101 (110 s, 5/s, 10 s left)"

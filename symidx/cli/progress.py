@@ -32,6 +32,10 @@ class Progress:
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
         self.lines_every = None if self.enabled else lines_every
         self.state: tuple[int, int, str | None] = (0, 0, None)
+        #: When the first item was done, and how many were then: the rate is measured from
+        #: there, so that items that all come at once after long shared work (the outputs
+        #: of one joint sweep) do not count that work as each one's
+        self.first: tuple[int, float] | None = None
 
     def during(self, detail: str) -> None:
         """How far the work on the next item is (``detail``), between two calls: shown as
@@ -56,6 +60,8 @@ class Progress:
 
     def __call__(self, done: int, total: int, what: str | None = None) -> None:
         self.state = (done, total, what)
+        if done and self.first is None:
+            self.first = (done, time.monotonic())
         if self.lines_every is not None:
             self._line(done, total, what)
             return
@@ -73,7 +79,7 @@ class Progress:
         elif now - self.last >= 0.2 or done == total:
             self.last = now
             line = (f"{self.description}: {what or self.unit} {done} of {total} "
-                    f"({_pace(done, total, now - self.start)})")
+                    f"({self._pace(done, total, now)})")
             print(f"\r{line.ljust(self.width)}", end="", file=self.stream, flush=True)
             self.width = len(line)
         self.shown = True
@@ -89,7 +95,7 @@ class Progress:
         if due or (done == total and self.shown):
             self.last, self.shown = now, True
             print(f"{self.description}: {what or self.unit} {done} of {total} "
-                  f"({_pace(done, total, now - self.start)})", file=self.stream, flush=True)
+                  f"({self._pace(done, total, now)})", file=self.stream, flush=True)
 
     def _tqdm(self, total: int, what: str | None) -> Any:
         try:
@@ -107,16 +113,21 @@ class Progress:
             print(file=self.stream, flush=True)
         self.enabled = False
 
-
-def _pace(done: int, total: int, elapsed: float) -> str:
-    """``12 s, 3.4/s, 25 s left``: time so far, rate and an estimate of the time left
-    (once there is a rate to go by)."""
-    text = f"{elapsed:.0f} s"
-    if done and elapsed > 0:
-        rate = done / elapsed
+    def _pace(self, done: int, total: int, now: float) -> str:
+        """``12 s, 3.4/s, 25 s left``: time so far, rate and an estimate of the time left
+        (once there is a rate to go by: from the start to the first item done, then from
+        the first item done on)."""
+        text = f"{now - self.start:.0f} s"
+        if not done or self.first is None:
+            return text
+        first, when = self.first
+        count, seconds = (done, now - self.start) if done == first \
+            else (done - first, now - when)
+        if seconds <= 0:
+            return text
+        rate = count / seconds
         shown = f"{rate:.0f}" if rate >= 100 else f"{rate:.3g}"
-        text += f", {shown}/s, {_duration((total - done) / rate)} left"
-    return text
+        return text + f", {shown}/s, {_duration((total - done) / rate)} left"
 
 
 def _duration(seconds: float) -> str:
