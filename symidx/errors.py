@@ -90,11 +90,14 @@ class Undecided(SymidxError):
 class LimitReached(SymidxError):
     """Work stopped at a limit it was given (seconds, or distinct maps held), before it
     could answer. ``limit`` names the limit, ``done`` says what was done by then; the
-    command line reports it with exit code 3, like an undecided question."""
+    command line reports it with exit code 3, like an undecided question. ``budget``: the
+    limit is a number of things held (memory), not time: work done another way, holding
+    less at once, may still finish."""
 
-    def __init__(self, limit: str, done: str = ""):
+    def __init__(self, limit: str, done: str = "", budget: bool = False):
         self.limit = limit
         self.done = done
+        self.budget = budget
         super().__init__(f"ran out of {limit}" + (f" after {done}" if done else ""))
 
 

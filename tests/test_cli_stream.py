@@ -266,3 +266,16 @@ def test_the_time_left_is_measured_from_the_first_output_done(monkeypatch) -> No
     shown = out.getvalue().splitlines()
     assert shown[-2] == "work: output 1 of 101 (100 s, 0.01/s, 2.8 h left)"
     assert shown[-1] == "work: output 51 of 101 (110 s, 5/s, 10 s left)"
+
+
+def test_a_joint_sweep_out_of_time_says_how_far_it_got() -> None:
+    """Time spent is not given back: a joint sweep that runs out of it stops there (the
+    sweeps of each output could only stop at once), saying how far it got."""
+    from symidx.errors import LimitReached
+
+    module = parse_hlo(SHARED)
+    analysis = Analysis(timeout=1e-9)
+    with pytest.raises(LimitReached, match=r"\(3 outputs\)") as stopped:
+        list(iter_computation_maps(module.entry, "output_to_input", analysis=analysis,
+                                   jointly=True))
+    assert not stopped.value.budget

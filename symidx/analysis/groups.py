@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from symidx.analysis.records import ComputationMaps, FusionMaps, group_index
-from symidx.errors import SymidxError, expect_type
+from symidx.errors import LimitReached, SymidxError, expect_type
 from symidx.fusion import (
     Analysis,
     Limits,
@@ -227,8 +227,9 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
     read the parameters through one backward pass, which is then composed once, not once
     per output. The entries come when all are computed, and memory holds all their maps.
     Each has the maps a sweep of its output alone gives, with the same labels, but no
-    origins. When the joint sweep stops (a limit, an instruction XLA's verifier rejects),
-    the outputs are swept one at a time, so that each gets its own answer."""
+    origins. When the joint sweep stops (the budget of maps, an instruction XLA's verifier
+    rejects), the outputs are swept one at a time, so that each gets its own answer; when
+    it runs out of time, :class:`~symidx.errors.LimitReached` says how far it got."""
     expect_type(comp, HloComputation, "comp", "iter_computation_maps")
     analysis = _analysis(analysis, assume_finite, timeout, max_maps, "computation_maps")
     root = comp.root
@@ -277,10 +278,15 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
 def _joint(analysis: Analysis, comp: HloComputation, outputs: list[int]
            ) -> list[dict[tuple[int, int], Reached]] | None:
     """The outputs of ``comp`` swept together, or None when that sweep stops with an
-    error (see :func:`iter_computation_maps`)."""
+    error other than running out of time (see :func:`iter_computation_maps`): time spent
+    is not given back, so the sweeps of each output could only stop at once."""
     held = analysis.limits.held
     try:
         return analysis.parameters_of_outputs(comp, outputs)
+    except LimitReached as e:
+        if not e.budget:
+            raise
+        return None
     except SymidxError:
         return None
     finally:

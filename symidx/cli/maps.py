@@ -25,9 +25,10 @@ unless --operand K or --operand all) with "computation", "output": K (or "input"
 outputs (a training step's updated parameters): --output all sweeps them together, once
 (they read the parameters through one backward pass), then writes them one after another;
 a progress line on stderr tells how far the sweep is. Each output's maps are those --output
-K gives. With --explain (each map's path is per output), and when the joint sweep stops (a
-limit, an instruction XLA's verifier rejects), each output is a sweep of its own, written
-as soon as it is computed.
+K gives. With --explain (each map's path is per output), and when the joint sweep stops
+(the --max-maps budget, an instruction XLA's verifier rejects), each output is a sweep of
+its own, written as soon as it is computed; when it runs out of --timeout, it says how far
+it got.
 
 Every module XLA's parser accepts is read. Each instruction the analysis goes through is
 checked as XLA's verifier checks it: one whose shapes do not fit its attributes stops the

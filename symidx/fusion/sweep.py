@@ -140,7 +140,7 @@ class Limits:
         self.held += added
         if self.max_maps is not None and self.held > self.max_maps:
             raise LimitReached(f"the budget of {self.max_maps:,} distinct maps",
-                               self._done())
+                               self._done(), budget=True)
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise LimitReached(f"time ({self.timeout:g} s)", self._done())
         if _COMMAND_DEADLINES and time.monotonic() > _COMMAND_DEADLINES[-1][0]:
