@@ -30,8 +30,10 @@ from symidx.corpus import Options, Task, analyse
 ray = pytest.importorskip("ray")
 
 #: Seconds a module may take on the cluster: counted from submission, so it includes a
-#: fresh worker's start (a replaced one imports symidx again).
-TIMEOUT = "10"
+#: fresh worker's start (a replaced one imports symidx again) and the time Ray takes to
+#: notice that a worker died; on a loaded machine (two cores shared with other work) 10 s
+#: was once not enough for the module whose worker exits to be recorded as such.
+TIMEOUT = "30"
 
 
 @pytest.fixture(scope="module")
