@@ -90,17 +90,21 @@ Entries = dict[IndexingMap, Tally]
 
 class Starts:
     """Where a sweep starts: the dims of each start's identity map (one start, or several
-    outputs of a computation swept together: ``joint``), and per dims the bit set of the
-    starts that have them."""
+    outputs of a computation swept together), and per dims the bit set of the starts that
+    have them."""
 
-    __slots__ = ("dims", "masks", "joint")
+    __slots__ = ("dims", "masks")
 
-    def __init__(self, dims: list[tuple[Interval, ...]], joint: bool = False) -> None:
+    def __init__(self, dims: list[tuple[Interval, ...]]) -> None:
         self.dims = dims
-        self.joint = joint
         self.masks: dict[tuple[Interval, ...], int] = {}
         for bit, d in enumerate(dims):
             self.masks[d] = self.masks.get(d, 0) | 1 << bit
+
+    @property
+    def joint(self) -> bool:
+        """Several starts swept together (their sets bounded per start)."""
+        return len(self.dims) > 1
 
 
 def dim_free(m: IndexingMap, tags: int, starts: Starts, memo: MapMemo) -> IndexingMap:
@@ -156,18 +160,12 @@ def bounded(entries: Entries, memo: MapMemo, starts: Starts) -> Entries:
 def _merged(entries: Entries, memo: MapMemo, starts: Starts) -> Entries:
     if starts.joint:
         return _merged_jointly(entries, memo, starts)
-    return _merged_for(entries, memo, starts, starts.dims[0], 1)
-
-
-def _merged_for(entries: Entries, memo: MapMemo, starts: Starts, dims: tuple[Interval, ...],
-                tags: int) -> Entries:
-    """:func:`_merged` of the maps of the starts ``tags`` of a sweep, which have ``dims``."""
     merged: Entries = {}
     for m, tally in entries.items():
         add_entry(merged, dim_free(_forgotten(m, memo), tally.tags, starts, memo), tally)
     if len(merged) <= HULL_LIMIT:
         return merged
-    box = _bounding_box(list(merged), dims, memo)
+    box = _bounding_box(list(merged), starts.dims[0])
     if box is None:
         return merged
     # where the box would be made, an exact merge first: maps differing by constant offsets
@@ -178,7 +176,7 @@ def _merged_for(entries: Entries, memo: MapMemo, starts: Starts, dims: tuple[Int
     first = next(iter(merged.values()))
     total = sum(t.count for t in merged.values())
     reason = f"{len(merged)} distinct maps replaced by their bounding box"
-    return {box: Tally(first.path, total, first.opaque or reason, tags)}
+    return {box: Tally(first.path, total, first.opaque or reason)}
 
 
 def _offsets_merged(entries: Entries, memo: MapMemo) -> Entries:
@@ -295,8 +293,7 @@ def add_entry(target: Entries, m: IndexingMap, tally: Tally) -> None:
         entry.tags |= tally.tags
 
 
-def _bounding_box(maps: list[IndexingMap], dims: tuple[Interval, ...], memo: MapMemo
-                  ) -> IndexingMap | None:
+def _bounding_box(maps: list[IndexingMap], dims: tuple[Interval, ...]) -> IndexingMap | None:
     """One map from the common source dims to the box spanned by every result of
     ``maps`` (maps of a sweep that starts with ``dims``: those without dims have all of
     them, see :func:`dim_free`); None if they do not share their dims and arity."""
@@ -305,7 +302,8 @@ def _bounding_box(maps: list[IndexingMap], dims: tuple[Interval, ...], memo: Map
     if len(shared) != 1 or any(m.num_results != live[0].num_results for m in live):
         return None
     (common,) = shared
-    return dim_free(_box(live, common), 1, Starts([dims]), memo)
+    box = _box(live, common)  # it reads the same for every index: without dims if it may
+    return _without_dims(box) if common == dims else box
 
 
 def _box(live: list[IndexingMap], dims: tuple[Interval, ...]) -> IndexingMap:
@@ -328,15 +326,9 @@ def _box(live: list[IndexingMap], dims: tuple[Interval, ...]) -> IndexingMap:
 def reached(entries: Entries, memo: MapMemo, starts: Starts) -> Reached:
     """The distinct maps with their origins, each with the dims of the sweep's one start
     (see :func:`dim_free`); known-empty ones only when nothing else reaches (then one)."""
-    entries = bounded(entries, memo, starts)
-    dims = starts.dims[0]
-    nonempty = [(with_dims(m, dims), t) for m, t in entries.items() if not m.is_known_empty]
-    if not nonempty and entries:
-        m, tally = next(iter(entries.items()))
-        nonempty = [(with_dims(m, dims).as_known_empty(), tally)]
-    opaque = next((t.opaque for _, t in nonempty if t.opaque is not None), None)
-    return Reached(tuple(m for m, _ in nonempty),
-                   tuple(Origin(t.path, t.count) for _, t in nonempty), opaque=opaque)
+    share = _share(list(bounded(entries, memo, starts).items()), 0, starts.dims[0])
+    return Reached(tuple(m for m, _ in share), tuple(Origin(t.path, t.count) for _, t in share),
+                   opaque=next((t.label(0) for _, t in share if t.label(0) is not None), None))
 
 
 def reached_each(entries: Entries, memo: MapMemo, starts: Starts) -> list[Reached | None]:
@@ -345,14 +337,19 @@ def reached_each(entries: Entries, memo: MapMemo, starts: Starts) -> list[Reache
     entries = bounded(entries, memo, starts)
     found: list[Reached | None] = []
     for bit, dims in enumerate(starts.dims):
-        mine = [(m, t) for m, t in entries.items() if t.tags >> bit & 1]
-        if not mine:
-            found.append(None)
-            continue
-        nonempty = [(with_dims(m, dims), t) for m, t in mine if not m.is_known_empty]
-        if not nonempty:
-            m, tally = mine[0]
-            nonempty = [(with_dims(m, dims).as_known_empty(), tally)]
-        opaque = next((t.label(bit) for _, t in nonempty if t.label(bit) is not None), None)
-        found.append(Reached(tuple(m for m, _ in nonempty), opaque=opaque))
+        share = _share([(m, t) for m, t in entries.items() if t.tags >> bit & 1], bit, dims)
+        found.append(None if not share else Reached(
+            tuple(m for m, _ in share),
+            opaque=next((t.label(bit) for _, t in share if t.label(bit) is not None), None)))
     return found
+
+
+def _share(mine: list[tuple[IndexingMap, Tally]], bit: int, dims: tuple[Interval, ...]
+           ) -> list[tuple[IndexingMap, Tally]]:
+    """The maps of start ``bit`` among ``mine`` with its ``dims`` back; known-empty ones
+    only when nothing else reaches it (then one)."""
+    nonempty = [(with_dims(m, dims), t) for m, t in mine if not m.is_known_empty]
+    if not nonempty and mine:
+        m, tally = mine[0]
+        nonempty = [(with_dims(m, dims).as_known_empty(), tally)]
+    return nonempty

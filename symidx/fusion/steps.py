@@ -502,7 +502,7 @@ def _reached_step(output: int, position: int, leaf: int, r: Reached,
                   caller: HloComputation | None) -> Step:
     maps = tuple(Traced(_inside(resolve_runtime_vars(p, sources, clamp=False, comp=caller),
                                 target),
-                        o.path, o.count) for m, o in zip(r.maps, r.origins)
+                        o.path, o.count) for m, o in zip(r.maps, r.origins, strict=True)
                  for p in split_by_tables(m, sources, clamp=False, comp=caller))
     return Step(output, position, leaf, maps, r.unsupported, r.opaque)
 

@@ -385,7 +385,7 @@ class Analysis:
             for m, tally in entries.items():
                 tally.tags = 1 << bit
                 add_entry(reaching.setdefault(key, {}), m, tally)
-        starts = Starts(dims, joint=True)
+        starts = Starts(dims)
         unknown = self._sweep_back(graph, reaching, starts,
                                    f"{target.name} ({len(outputs)} outputs)", None, keep)
         memo = self.memo
