@@ -1,0 +1,257 @@
+"""Triton's layout encodings as Triton converts them to linear layouts
+(``symidx.layout.triton``, read from TTGIR by ``symidx.layout.ttgir``):
+
+* Triton's own conversion tests (``LinearLayoutConversionsTest.cpp``) as a table of TTGIR
+  text, shape and expected bases (``tests/data/layouts/triton_conversion_cases.json``);
+* twins written from the encodings' definitions, not from Triton's conversion code: a
+  blocked layout's owner of each element by the classic formula, a swizzled shared layout's
+  offset by its XOR, and CuTe's swizzle of the same parameters;
+* with Triton installed (``pip install triton``; skipped without it), random encodings
+  converted by Triton itself, compared basis for basis.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from symidx.errors import MapError, ParseError
+from symidx.layout.triton import (
+    Blocked,
+    NVMMAShared,
+    SwizzledShared,
+    vector_width,
+)
+from symidx.layout.ttgir import aliases, linear_layout, parse_ttgir
+
+CASES = json.loads((Path(__file__).parent / "data" / "layouts" /
+                    "triton_conversion_cases.json").read_text())["cases"]
+
+
+def bases_of(ll):
+    return {n: [list(b) for b in bs] for n, bs in ll.bases}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["test"] for c in CASES])
+def test_tritons_conversion_cases(case) -> None:
+    ll = linear_layout(case["text"], case["shape"])
+    assert bases_of(ll) == case["bases"]
+    assert [s for _, s in ll.outs] == case["shape"]
+
+
+# -- twins from the definitions
+
+
+def blocked_owner(spt, tpw, wpc, order, shape, reg, lane, warp):
+    """The classic definition of a blocked layout (one CTA): per dim, most minor first, the
+    thread and warp ids split into coordinates; a thread's element ``reg`` is split over
+    its ``spt`` block, then over the repetitions of the CTA tile across the tensor. A
+    coordinate past the tensor wraps around it (the copies of a smaller tensor)."""
+    rank = len(shape)
+    lane_c, warp_c = [0] * rank, [0] * rank
+    t, w = lane, warp
+    for d in order:
+        lane_c[d], t = t % tpw[d], t // tpw[d]
+        warp_c[d], w = w % wpc[d], w // wpc[d]
+    tile = [spt[d] * tpw[d] * wpc[d] for d in range(rank)]
+    reps = [max(1, shape[d] // tile[d]) for d in range(rank)]
+    inner, r = [0] * rank, reg
+    for d in order:
+        inner[d], r = r % spt[d], r // spt[d]
+    rep = [0] * rank
+    for d in order:
+        rep[d], r = r % reps[d], r // reps[d]
+    return tuple((rep[d] * tile[d] + (warp_c[d] * tpw[d] + lane_c[d]) * spt[d] + inner[d])
+                 % shape[d] for d in range(rank))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_blocked_layouts_against_their_definition(seed) -> None:
+    rng = random.Random(seed)
+    rank = rng.choice([1, 2, 3])
+    spt = [1 << rng.randint(0, 2) for _ in range(rank)]
+    tpw = [1] * rank
+    for _ in range(5):
+        tpw[rng.randrange(rank)] *= 2
+    wpc = [1] * rank
+    for _ in range(rng.randint(0, 3)):
+        wpc[rng.randrange(rank)] *= 2
+    order = list(range(rank))
+    rng.shuffle(order)
+    tile = [spt[d] * tpw[d] * wpc[d] for d in range(rank)]
+    shape = [t << rng.randint(0, 2) for t in tile]  # whole tiles: no register dropped
+    enc = Blocked(tuple(spt), tuple(tpw), tuple(wpc), tuple(order))
+    ll = linear_layout(enc.text(), shape)
+    assert ll == enc.to_linear(shape)
+    regs = ll.in_dim_size("register")
+    for reg, lane, warp in itertools.product(range(regs), range(32), range(ll.in_dim_size("warp"))):
+        assert ll(register=reg, lane=lane, warp=warp, block=0) == blocked_owner(
+            spt, tpw, wpc, order, shape, reg, lane, warp)
+
+
+def swizzled_offset(vec, per_phase, max_phase, rows, cols, r, c):
+    """The definition: element (r, c) of a row-major tile is stored at row r, column
+    ``c XOR (vec * ((r // per_phase) % max_phase))`` (the XOR wrapped to the row)."""
+    return r * cols + (c ^ ((vec * ((r // per_phase) % max_phase)) % cols))
+
+
+@pytest.mark.parametrize(("vec", "per_phase", "max_phase", "rows", "cols"),
+                         [(8, 1, 8, 8, 64), (4, 2, 4, 16, 32), (1, 1, 8, 8, 8),
+                          (8, 2, 4, 32, 64), (2, 4, 2, 16, 16), (8, 1, 8, 16, 32)])
+def test_swizzled_shared_against_its_definition(vec, per_phase, max_phase, rows, cols) -> None:
+    enc = SwizzledShared(vec, per_phase, max_phase, (1, 0))
+    ll = enc.to_linear([rows, cols])
+    for offset in range(rows * cols):
+        r, c = ll(offset=offset, block=0)
+        assert swizzled_offset(vec, per_phase, max_phase, rows, cols, r, c) == offset
+
+
+@pytest.mark.parametrize(("vec", "per_phase", "max_phase", "rows", "cols"),
+                         [(8, 1, 8, 8, 64), (4, 2, 4, 16, 32), (8, 2, 4, 32, 64),
+                          (2, 4, 2, 16, 16), (1, 1, 8, 8, 8), (4, 1, 2, 4, 8)])
+def test_cutes_swizzle_of_the_same_parameters_agrees_everywhere(vec, per_phase, max_phase,
+                                                                  rows, cols) -> None:
+    """Where a swizzle exists (vec * maxPhase within a row), ``to_cute`` gives it, and it
+    sends every element to the offset Triton's layout stores it at."""
+    enc = SwizzledShared(vec, per_phase, max_phase, (1, 0))
+    cute = enc.to_cute([rows, cols])
+    ll = enc.to_linear([rows, cols])
+    for offset in range(rows * cols):
+        r, c = ll(offset=offset, block=0)
+        assert cute(r, c) == offset
+
+
+def test_the_hand_translation_trap_is_caught() -> None:
+    """Triton's ``vec=8, perPhase=1, maxPhase=8`` on a 16-bit 8x64 tile is CuTe's
+    ``Sw<3,3,3>``; the often-written ``Sw<3,4,3>`` (the 128-byte swizzle counted in bytes,
+    applied to element offsets) agrees at a quarter of the offsets only."""
+    from symidx.layout.cute import parse_layout
+
+    enc = SwizzledShared(8, 1, 8, (1, 0))
+    assert str(enc.to_cute([16, 64])) == "Sw<3,3,3> o (16,64):(64,1)"
+    wrong = parse_layout("Sw<3,4,3> o (16,64):(64,1)")
+    ll = enc.to_linear([16, 64])
+    agree = sum(wrong(*ll(offset=o, block=0)) == o for o in range(1024))
+    assert agree == 256
+
+
+def test_no_swizzle_where_triton_wraps_the_xor_around_the_row() -> None:
+    enc = SwizzledShared(8, 1, 8, (1, 0))          # vec * maxPhase = 64 > a row of 32
+    with pytest.raises(MapError, match="wraps the XOR around the row"):
+        enc.to_cute([8, 32])
+    ll = enc.to_linear([8, 32])                   # Triton's answer is still a layout
+    for offset in range(256):
+        r, c = ll(offset=offset, block=0)
+        assert swizzled_offset(8, 1, 8, 8, 32, r, c) == offset
+
+
+def test_nvmma_shared_is_the_128_byte_swizzle() -> None:
+    """``#ttg.nvmma_shared<{swizzlingByteWidth = 128, elementBitWidth = 16}>``: 8 rows of
+    128 bytes, each row's 16-byte pieces XORed with the row (a swizzled_shared with vec 8,
+    perPhase 1, maxPhase 8, repeated)."""
+    nv = NVMMAShared(128, 16).to_linear([64, 64])
+    sw = SwizzledShared(8, 1, 8, (1, 0)).to_linear([64, 64])
+    assert nv.bases == sw.bases
+
+
+# -- reading the text
+
+
+BLOCKED = ("#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], "
+           "warpsPerCTA = [4, 1], order = [1, 0]}>")
+
+
+def test_types_aliases_and_round_trips() -> None:
+    found = parse_ttgir(f"tensor<32x64xf16, {BLOCKED}>")
+    assert (found.shape, found.element_bits) == ((32, 64), 16)
+    assert found.encoding.text() == BLOCKED
+    assert parse_ttgir(found.encoding.text()).encoding == found.encoding
+    module = f"#blocked = {BLOCKED}\n#shared = #ttg.swizzled_shared<{{vec = 8, perPhase = 1, " \
+             "maxPhase = 8, order = [1, 0]}>\nmodule {}\n"
+    defined = aliases(module)
+    sliced = parse_ttgir("#ttg.slice<{dim = 1, parent = #blocked}>", defined).encoding
+    assert sliced.parent == found.encoding
+    ll = linear_layout("!ttg.memdesc<8x64xbf16, #shared, #ttg.shared_memory, mutable>",
+                       defined=defined)
+    assert ll(offset=64 + 8, block=0) == (1, 0)   # row 1's first 8 columns moved by 8
+
+
+@pytest.mark.parametrize(("text", "message", "column"), [
+    ("#ttg.blocked<{sizePerThread = [1, 4]}>", "needs the field threadsPerWarp", 1),
+    ("#ttg.blocked<{sizePerThread = [1, 4] order = [1, 0]}>", "expected '}'", 38),
+    ("#ttg.blocked<{sizePerThread = [1, 3], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], "
+     "order = [1, 0]}>", "not a power of 2", 1),
+    ("#ttg.slice<{dim = 1, parent = #blocked}>", "#blocked is not defined", 31),
+    ("#ttg.wmma<{}>", "not a layout symidx reads", 1),
+    ("tensor<32x64xq7, #blocked>", "unknown element type", 14),
+    (f"{BLOCKED} x", "unexpected text", len(BLOCKED) + 2),
+])
+def test_errors_are_located(text, message, column) -> None:
+    with pytest.raises(ParseError) as found:
+        parse_ttgir(text)
+    assert message in found.value.message
+    assert found.value.column == column
+
+
+def test_vector_width_is_the_run_of_registers_on_consecutive_offsets() -> None:
+    """A blocked layout with 4 consecutive registers along the rows, stored row-major
+    without a swizzle: 4 elements an access (8 bytes of f16); with 8 registers 8 (16
+    bytes), 16 capped at 128 bits; the swizzle of vec 2 cuts runs to 2."""
+    def regs(n):
+        return Blocked((1, n), (8, 4), (4, 1), (1, 0)).to_linear([64, 64])
+    plain = SwizzledShared(1, 1, 1, (1, 0)).to_linear([64, 64])
+    assert vector_width(regs(4), plain, 16) == 4
+    assert vector_width(regs(8), plain, 16) == 8
+    assert vector_width(regs(16), plain, 16) == 8
+    assert vector_width(regs(8), SwizzledShared(2, 1, 8, (1, 0)).to_linear([64, 64]), 16) == 2
+
+
+# -- against Triton itself (optional)
+
+
+def _gluon():
+    pytest.importorskip("triton")
+    try:
+        from triton._C.libtriton import gluon_ir, ir
+    except ImportError:
+        pytest.skip("this Triton has no Gluon builder")
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    return ctx, gluon_ir.GluonOpBuilder(ctx)  # the builder needs its context alive
+
+
+def test_random_encodings_agree_with_triton() -> None:
+    _context, builder = _gluon()
+    rng = random.Random(7)
+    checked = 0
+    for _ in range(300):
+        rank = rng.choice([1, 2, 3])
+        spt = [1 << rng.randint(0, 2) for _ in range(rank)]
+        tpw = [1] * rank
+        for _ in range(5):
+            tpw[rng.randrange(rank)] *= 2
+        wpc = [1] * rank
+        for _ in range(rng.randint(0, 3)):
+            wpc[rng.randrange(rank)] *= 2
+        order = list(range(rank))
+        rng.shuffle(order)
+        shape = [1 << rng.randint(0, 6) for _ in range(rank)]
+        attr = builder.get_blocked_layout(spt, tpw, wpc, order, [])
+        theirs = builder.to_linear_layout(attr, shape)
+        ours = Blocked(tuple(spt), tuple(tpw), tuple(wpc), tuple(order)).to_linear(shape)
+        expected = {"register": theirs.reg_bases, "lane": theirs.lane_bases,
+                    "warp": theirs.warp_bases, "block": theirs.block_bases}
+        assert bases_of(ours) == expected
+        if rank >= 2 and max(shape) > 1:  # (Triton refuses a one-element shared layout)
+            vec, pp, mp = (1 << rng.randint(0, 3) for _ in range(3))
+            attr = builder.get_swizzled_shared_layout(vec, pp, mp, order, [])
+            theirs = builder.to_linear_layout(attr, shape)
+            ours = SwizzledShared(vec, pp, mp, tuple(order)).to_linear(shape)
+            assert bases_of(ours) == {"offset": theirs.offset_bases,
+                                      "block": theirs.block_bases}
+        checked += 1
+    assert checked == 300
