@@ -20,12 +20,8 @@ from pathlib import Path
 import pytest
 
 from symidx.errors import MapError, ParseError
-from symidx.layout.triton import (
-    Blocked,
-    NVMMAShared,
-    SwizzledShared,
-    vector_width,
-)
+from symidx.layout.holders import vector_width
+from symidx.layout.triton import Blocked, NVMMAShared, SwizzledShared
 from symidx.layout.ttgir import aliases, linear_layout, parse_ttgir
 
 CASES = json.loads((Path(__file__).parent / "data" / "layouts" /
@@ -255,3 +251,82 @@ def test_random_encodings_agree_with_triton() -> None:
                                       "block": theirs.block_bases}
         checked += 1
     assert checked == 300
+
+
+# -- the command line
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    import contextlib
+    import io
+
+    from symidx.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["layout", *argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+SWIZZLED = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
+READER = ("#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = "
+          "[4, 1], order = [1, 0]}>")
+
+
+def test_the_command_line_reads_ttgir_and_draws(tmp_path) -> None:
+    code, out, _ = run_cli(f"tensor<32x64xf16, {BLOCKED}>")
+    assert code == 0
+    # a 32x16 tile (4 registers, 8x4 lanes, 4x1 warps) repeated 4 times along the columns
+    assert out.startswith("distributed layout of a 32x64 tensor: 16 registers x 32 lanes x "
+                          "4 warps x 1 block\n")
+    ll = linear_layout(f"tensor<32x64xf16, {BLOCKED}>")
+    assert ll.to_text() in out
+    code, out, _ = run_cli(SWIZZLED, "--shape", "8,64", "--index", "1,0")
+    assert (code, out) == (0, f"{swizzled_offset(8, 1, 8, 8, 64, 1, 0)}\n")
+    code, out, _ = run_cli(f"tensor<32x64xf16, {BLOCKED}>", "--index", "2,5")
+    assert out == "register 1, lane 9, warp 0, block 0\n"
+    assert blocked_owner((1, 4), (8, 4), (4, 1), (1, 0), (32, 64), 1, 9, 0) == (2, 5)
+    linear = "#ttg.linear<{register = [[0, 1]], lane = [[1, 0], [2, 0]], warp = [], block = []}>"
+    code, out, _ = run_cli(linear, "--shape", "4,2")
+    assert code == 0 and "4 lanes" in out
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "blocked.png"
+    assert run_cli(f"tensor<32x64xf16, {BLOCKED}>", "--png", str(path),
+                   "--highlight", "0:8,0:16")[0] == 0
+    assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_banks_at_the_vector_width_triton_picks() -> None:
+    code, out, _ = run_cli(f"!ttg.memdesc<64x64xf16, {SWIZZLED}, #ttg.shared_memory>",
+                           "--banks", "--warp", READER)
+    assert code == 0
+    first, second = out.splitlines()[:2]
+    assert "8 elements per lane (the vector Triton picks)" in first
+    assert second == "4 wavefronts for 4 without conflicts"
+    plain = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
+    code, out, _ = run_cli(f"!ttg.memdesc<64x64xf16, {plain}, #ttg.shared_memory>",
+                           "--banks", "--warp", READER.replace("[4, 8]", "[32, 1]"))
+    # 8 lanes of a phase read rows 0..7 at column 0: 8 rows of 128 bytes, one bank group
+    assert out.splitlines()[1] == "32 wavefronts for 4 without conflicts (8-way bank conflict)"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    ([SWIZZLED], "needs the tensor's shape"),
+    ([SWIZZLED, "--shape", "8,6x"], "--shape expects integers"),
+    ([f"tensor<32x64xf16, {BLOCKED}>", "--banks"], "are for a shared layout"),
+    ([f"tensor<32x64xf16, {BLOCKED}>", "--shape", "32,32"], "differs from the type's shape"),
+    (["#ttg.blocked<{sizePerThread = [1, 8] order = [1, 0]}>", "--shape", "8,8"],
+     "column 38: expected '}'"),
+    (["#ttg.slice<{dim = 0, parent = #blocked}>", "--shape", "8"], "#blocked is not defined"),
+])
+def test_command_line_errors_exit_2(argv, message) -> None:
+    code, out, err = run_cli(*argv)
+    assert code == 2 and out == "" and message in err
+
+
+def test_aliases_from_a_ttgir_file(tmp_path) -> None:
+    module = tmp_path / "kernel.ttgir"
+    module.write_text(f"#blocked = {BLOCKED}\nmodule attributes {{}} {{\n}}\n")
+    code, out, _ = run_cli("#ttg.slice<{dim = 0, parent = #blocked}>", "--shape", "64",
+                           "--ttgir", str(module))
+    assert code == 0 and out.startswith("distributed layout of a 64 tensor")

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from symidx._arith import ceil_div
+from symidx._display import Rich, Shown
 from symidx._text import too_long
 from symidx.errors import MapError, ParseError, TooLargeError
 from symidx.layout.grid import draw_grid
@@ -100,7 +101,7 @@ def crd2offset(crd: IntTuple, shape: IntTuple, stride: IntTuple) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class Layout:
+class Layout(Rich):
     """A ``shape:stride`` layout: a frozen, hashable value; call it to map coordinates.
 
     >>> a = Layout(((4, 2), (4, 3)), ((4, 16), (1, 32)))
@@ -181,26 +182,18 @@ class Layout:
         columns = [rest(j) for j in range(size(rest))]
         return [[first(i) + c for c in columns] for i in range(size(first))]
 
-    def _repr_html_(self) -> str:
-        import html
-
+    def _shown_(self) -> Shown:
+        """A notebook shows the grid of offsets, drawn (its text without matplotlib)."""
         if size(self) > _SHOWN or self.has_basis:
-            return f"<pre>{html.escape(str(self))}</pre>"
-        return f"<pre>{html.escape(draw_grid(str(self), self.grid_values()))}</pre>"
+            return Shown(str(self))
+        values = self.grid_values()
 
-    def _repr_png_(self) -> bytes | None:
-        return self._image("png")
+        def draw() -> Any:
+            from symidx.layout.figures import grid_figure
 
-    def _repr_svg_(self) -> str | None:
-        found = self._image("svg")
-        return None if found is None else found.decode("utf-8")
+            return grid_figure(str(self), values)
 
-    def _image(self, fmt: str) -> bytes | None:
-        if size(self) > _SHOWN or self.has_basis:
-            return None
-        from symidx.layout.figures import grid_image
-
-        return grid_image(str(self), self.grid_values(), fmt)
+        return Shown(str(self), draw=draw, fallback=draw_grid(str(self), values))
 
 
 #: Most elements a notebook draws of a layout (more: its text).

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from symidx._display import Rich, Shown
 from symidx.errors import MapError, TooLargeError
 from symidx.expr import Expr, FloorDiv, Mod, add, scale
+from symidx.layout.grid import draw_grid
 from symidx.layout.int_tuple import Coord, is_int, rank
 from symidx.layout.nested import Layout, evaluate_layout, size
 
@@ -120,7 +122,7 @@ def swizzle_expr(sw: Swizzle, e: Expr) -> Expr:
 
 
 @dataclass(frozen=True, slots=True)
-class ComposedLayout:
+class ComposedLayout(Rich):
     """``outer o offset o inner``: ``c -> outer(offset + inner(c))`` (CuTe's
     ``ComposedLayout``). ``outer`` is a :class:`Swizzle` or a :class:`Layout`."""
 
@@ -151,6 +153,27 @@ class ComposedLayout:
     def __str__(self) -> str:
         middle = f" o {self.offset}" if self.offset else ""
         return f"{self.outer}{middle} o {self.inner}"
+
+    def _shown_(self) -> Shown:
+        """A notebook shows the grid of offsets (rows: mode 0), drawn with a hue per bank
+        of a 32-bit element so that the swizzle shows (its text without matplotlib)."""
+        if size(self.inner) > _SHOWN or len(self) > 2 or self.inner.has_basis:
+            return Shown(str(self))
+        rows = size(self.inner[0]) if len(self) == 2 else 1
+        cols = size(self.inner) // rows
+        flat = composed_values(self).tolist()
+        values = [[flat[r + rows * c] for c in range(cols)] for r in range(rows)]
+
+        def draw() -> object:
+            from symidx.layout.figures import grid_figure
+
+            return grid_figure(str(self), values, shade="bank")
+
+        return Shown(str(self), draw=draw, fallback=draw_grid(str(self), values))
+
+
+#: Most elements a notebook draws of a composed layout (more: its text).
+_SHOWN = 4096
 
 
 def composed_values(layout: Layout | ComposedLayout, index: np.ndarray | None = None

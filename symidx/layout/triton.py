@@ -23,8 +23,9 @@ blocks of a cluster (``CGALayout = [[...]]``, or the older ``CTAsPerCGA``, ``CTA
 ``CTAOrder``) split the shape first.
 
 :meth:`SwizzledShared.to_cute` is the CuTe swizzle of the same function (``Sw<B,M,S> o
-(rows,cols):(cols,1)``) where one exists; :func:`vector_width` is the width Triton picks for
-a copy between a register layout and a shared one.
+(rows,cols):(cols,1)``) where one exists; :mod:`symidx.layout.holders` draws the layouts
+and gives the vector width Triton picks for a copy between a register layout and a shared
+one, with its banks.
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from symidx._display import Rich, Shown
 from symidx.errors import MapError
 from symidx.layout.linear import LinearLayout
 
 __all__ = ["AmdMfma", "Blocked", "DotOperand", "Encoding", "Linear", "NVMMAShared",
-           "NvidiaMma", "SharedLinear", "Slice", "SwizzledShared", "cga_bases",
-           "vector_width"]
+           "NvidiaMma", "SharedLinear", "Slice", "SwizzledShared", "cga_bases"]
 
 Bases = tuple[tuple[int, ...], ...]
 
@@ -174,10 +175,14 @@ def _cga_text(cga: Bases) -> str:
     return "" if not cga else ", CGALayout = [" + ", ".join(_list(b) for b in cga) + "]"
 
 
-class Encoding:
-    """A Triton layout encoding: :meth:`to_linear` of a shape, its TTGIR :meth:`text`."""
+class Encoding(Rich):
+    """A Triton layout encoding: :meth:`to_linear` of a shape, its TTGIR :meth:`text` (what
+    a notebook shows: a picture needs a shape, :meth:`to_linear`'s layout draws)."""
 
     __slots__ = ()
+
+    def _shown_(self) -> Shown:
+        return Shown(self.text())
     #: ``"distributed"`` (register, lane, warp, block) or ``"shared"`` (offset, block).
     kind = "distributed"
 
@@ -647,17 +652,3 @@ class SharedLinear(Encoding):
         return ("#ttg.shared_linear<{" + ", ".join(
             f"{n} = [" + ", ".join(_list(b) for b in bs) + "]" for n, bs in self.bases)
             + f"}}, alignment = {self.alignment}>")
-
-
-def vector_width(registers: LinearLayout, shared: LinearLayout, element_bits: int,
-                 max_bits: int = 128) -> int:
-    """The elements one access moves in a copy between the register layout and the shared
-    layout of one tensor, as Triton picks it: the consecutive registers that land on
-    consecutive offsets (:meth:`LinearLayout.num_consecutive_in_out` of ``registers``
-    followed by the inverse of ``shared``, over one block), at most ``max_bits`` bits."""
-    regs = registers.sublayout([n for n in registers.in_dims if n != "block"],
-                               registers.out_dims)
-    mem = shared.sublayout(["offset"], shared.out_dims)
-    cvt = regs.invert_and_compose(mem)
-    run = cvt.num_consecutive_in_out()
-    return max(1, min(run, max_bits // max(element_bits, 1)))
