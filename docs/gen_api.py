@@ -32,6 +32,10 @@ MODULES = (
     "symidx.layout.maps",
     "symidx.layout.shapes",
     "symidx.layout.pictures",
+    "symidx.layout.text",
+    "symidx.layout.triton",
+    "symidx.layout.ttgir",
+    "symidx.layout.holders",
     "symidx.bench",
     "symidx.jax_support",
 )

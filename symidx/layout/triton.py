@@ -552,7 +552,7 @@ class NVMMAShared(Encoding):
     element_bitwidth: int
     transposed: bool = False
     fp4_padded: bool = False
-    rank_: int = 2
+    rank: int = 2
     cga_layout: Bases = ()
     kind = "shared"
 
@@ -561,10 +561,6 @@ class NVMMAShared(Encoding):
             raise MapError(f"swizzlingByteWidth is 0, 32, 64 or 128, not "
                            f"{self.swizzling_byte_width}")
         _log2(self.element_bitwidth)
-
-    @property
-    def rank(self) -> int:
-        return self.rank_
 
     def to_linear(self, shape: Sequence[int]) -> LinearLayout:
         full = _check_shape(shape, self.rank, "the NVMMA shared layout")
@@ -601,7 +597,7 @@ class NVMMAShared(Encoding):
 
     def text(self) -> str:
         extra = ", fp4Padded = true" if self.fp4_padded else ""
-        rank = f", rank = {self.rank_}" if self.rank_ != 2 else ""
+        rank = f", rank = {self.rank}" if self.rank != 2 else ""
         return (f"#ttg.nvmma_shared<{{swizzlingByteWidth = {self.swizzling_byte_width}, "
                 f"transposed = {'true' if self.transposed else 'false'}, elementBitWidth = "
                 f"{self.element_bitwidth}{extra}{rank}{_cga_text(self.cga_layout)}}}>")
