@@ -107,3 +107,25 @@ def test_the_command_line_reads_the_dsls_spelling() -> None:
                                         "Sw<3,3,3>")
     code, out, err = run("S<3,3,3> o 0 o (?,64):(64,1)")
     assert code == 2 and out == "" and "column 17" in err and "dynamic value" in err
+
+
+def test_objects_that_print_as_cute_are_read_by_their_text() -> None:
+    """A CuTe DSL ComposedLayout or Swizzle has no pycute attributes; it prints as CuTe
+    does, and ``as_layout`` (and so ``cute_map``) reads that."""
+    from symidx.errors import MapError
+    from symidx.layout.cute import as_layout
+
+    class Printed:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        def __str__(self) -> str:
+            return self.text
+
+    assert as_layout(Printed("S<3,3,3> o 0 o (8,64):(64,1)")) == ComposedLayout(
+        Swizzle(3, 3, 3), 0, ROW_MAJOR_8x64)
+    assert as_layout(Printed("S<3,4,3>")) == Swizzle(3, 4, 3)
+    with pytest.raises(MapError, match="dynamic value"):
+        as_layout(Printed("(?,64):(64,1)"))
+    with pytest.raises(MapError, match="prints as CuTe prints one"):
+        as_layout(Printed("hello"))
