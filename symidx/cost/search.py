@@ -1,0 +1,229 @@
+"""The best tiling of a fusion on a device (XLA's ``TryFindBestTilingForFusion``), and the
+runners-up.
+
+Every candidate tiling is costed with its estimated warps; those that violate the
+constraints (the analysis' own and, with ``emitter="triton"``, Triton's:
+:mod:`symidx.tiling.emitter`) or spill registers (infinite cost) are dropped, and the
+lowest execution time wins. Ties go to the tiling XLA meets first: XLA enumerates the
+candidates per parameter (powers of two below the extent, then the extent) in
+lexicographic order, the first parameter slowest, and keeps the first of equal times
+(a stable sort), so among equal times the lexicographically smallest tiling wins.
+
+* **Legacy** (``SymbolicTileAnalysis``): the candidates are the analysis' valid tilings,
+  generated per constraint group and multiplied out in chunks (never listed one by one):
+  a fusion of rank 12 is costed in vectorised chunks of :data:`CHUNK` tilings.
+* **Experimental** (``TilingSpace``): every dimension of the space takes the candidates
+  (a reduction's dimension its whole extent), each tile size padded to a power of two.
+
+``smem``: a hard limit on what one block keeps live in shared memory at once, the tiles of
+the fusion's parameters it loads (:func:`symidx.tiling.concrete.live_shared_bytes`).
+
+The search is bounded by work: at most ``max_tilings`` tilings and ``cpu_seconds`` of
+process CPU time; past either it stops and says how far it got (``complete`` False).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from math import prod
+from typing import Any
+
+from symidx.cost.devices import Device
+from symidx.cost.tiled import TiledCost, _Static, cost_arrays, tiling_cost
+from symidx.cost.timing import TICKS_PER_US
+from symidx.errors import SymidxError
+from symidx.tiling.concrete import TileSet, live_shared_bytes, pow2_ceil
+from symidx.tiling.emitter import OK, TritonConstraints
+from symidx.tiling.valid import candidates, group_solutions
+
+__all__ = ["SearchResult", "best_tilings", "CHUNK", "candidate_chunks"]
+
+#: Tilings costed at once (rows of one numpy evaluation).
+CHUNK = 65536
+
+
+@dataclass
+class SearchResult:
+    """The best tilings found (cheapest first) and how the search went."""
+
+    best: list[TiledCost]
+    considered: int                 # candidate tilings looked at
+    valid: int                      # of those, valid (constraints, registers, smem)
+    complete: bool                  # False: stopped at a work limit
+    stopped: str = ""
+    variant: str = "legacy"
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"best": _best_json(self.best[0]) if self.best else None,
+                               "top": [_best_json(c) for c in self.best],
+                               "considered": self.considered, "valid": self.valid,
+                               "complete": self.complete, "tiler": self.variant}
+        if self.stopped:
+            out["stopped"] = self.stopped
+        if self.notes:
+            out["notes"] = self.notes
+        return out
+
+
+def _best_json(c: TiledCost) -> dict[str, Any]:
+    d = c.to_json()
+    d["num_warps"] = c.estimated_num_warps
+    return d
+
+
+def candidate_chunks(ts: TileSet, chunk: int = CHUNK) -> Iterator[Any]:
+    """The candidate tilings of ``ts`` as ``(rows, P)`` arrays in XLA's order (see the
+    module docstring); legacy: only the analysis' valid tilings, group by group."""
+    import numpy as np
+
+    if ts.variant == "experimental":
+        cands = []
+        for d in ts.analysis.dims:
+            if d.type == "sequential" and d.hlo in _reduce_names(ts):
+                cands.append([pow2_ceil([d.size])[0]])
+            else:
+                cands.append([int(x) for x in pow2_ceil(candidates(d.size))])
+        yield from _product_chunks([np.asarray(c, dtype=np.int64)[:, None] for c in cands],
+                                   [[i] for i in range(len(cands))], len(cands), chunk)
+        return
+    t = ts.analysis
+    flat = list(t.flat_sizes)
+    cands = [candidates(n) for n in flat]
+    params_of, sols = group_solutions(t.constraints, cands)
+    constrained = {p for ps in params_of for p in ps}
+    parts = [np.asarray(s, dtype=np.int64).reshape(len(s), len(ps))
+             for ps, s in zip(params_of, sols)]
+    cols = [list(ps) for ps in params_of]
+    for p in range(len(flat)):
+        if p not in constrained:
+            parts.append(np.asarray(cands[p], dtype=np.int64)[:, None])
+            cols.append([p])
+    yield from _product_chunks(parts, cols, len(flat), chunk)
+
+
+def _reduce_names(ts: TileSet) -> set[str]:
+    return {name for (name, kind, _), _d in ts.analysis.seq.items() if kind == "reduce"}
+
+
+def _product_chunks(parts: Sequence[Any], cols: Sequence[Sequence[int]], width: int,
+                    chunk: int) -> Iterator[Any]:
+    """The product of the parts' rows, ``chunk`` rows at a time, as ``(rows, width)``
+    arrays (each part fills its columns)."""
+    import numpy as np
+
+    sizes = [len(p) for p in parts]
+    total = prod(sizes)
+    if total == 0:
+        return
+    radix = [prod(sizes[i + 1:]) for i in range(len(sizes))]
+    for start in range(0, total, chunk):
+        idx = np.arange(start, min(total, start + chunk), dtype=np.int64)
+        out = np.empty((len(idx), width), dtype=np.int64)
+        for part, c, r, s in zip(parts, cols, radix, sizes):
+            out[:, c] = part[(idx // r) % s]
+        yield out
+
+
+def best_tilings(ts: TileSet, dev: Device, *, emitter: str = "triton", top: int = 1,
+                 smem: int | None = None, max_tilings: int = 50_000_000,
+                 cpu_seconds: float = 120.0, chunk: int = CHUNK) -> SearchResult:
+    """The ``top`` cheapest valid tilings of ``ts`` on ``dev`` (see the module docstring)."""
+    import numpy as np
+
+    if top < 1:
+        raise SymidxError("--top must be at least 1")
+    if emitter not in ("triton", "none"):
+        raise SymidxError(f"unknown emitter {emitter!r} (triton or none)")
+    triton = static = None
+    if isinstance(ts, TileSet):
+        triton = TritonConstraints(ts, dev.block_dim_limit[0]) if emitter == "triton" \
+            else None
+        static = _Static(ts, dev)
+    start = time.process_time()
+    considered = valid = 0
+    kept: list[tuple[int, tuple[int, ...]]] = []     # (exec ticks, tiling), best first
+    complete, stopped = True, ""
+    per_tiling = not isinstance(ts, TileSet)
+    for S in candidate_chunks(ts, chunk):
+        if considered + len(S) > max_tilings:
+            S = S[:max_tilings - considered]
+            complete, stopped = False, f"stopped at --max-tilings {max_tilings}"
+        if len(S) == 0:
+            break
+        considered += len(S)
+        if per_tiling:
+            ok, ex_all = _assess_each(ts, S, dev, emitter, smem)
+        else:
+            ok, ex_all = _assess(ts, S, dev, triton, static, smem)
+        valid += int(ok.sum())
+        if ok.any():
+            ex = ex_all[ok]
+            rows = S[ok]
+            order = np.lexsort(tuple(rows[:, j] for j in range(rows.shape[1] - 1, -1, -1))
+                               + (ex,))
+            for i in order[:top]:
+                kept.append((int(ex[i]), tuple(int(x) for x in rows[i])))
+            kept.sort()
+            del kept[top:]
+        if not complete:
+            break
+        if time.process_time() - start > cpu_seconds:
+            complete, stopped = False, (f"stopped after {considered} tilings: "
+                                        f"{cpu_seconds:g} CPU seconds")
+            break
+    best = [tiling_cost(ts.make(list(tiling)) if per_tiling else ts, tiling, dev, None)
+            for _, tiling in kept]
+    for c, (ticks, _) in zip(best, kept):
+        assert c.exec_time_us is not None and abs(c.exec_time_us - ticks / TICKS_PER_US) < 1e-9
+    return SearchResult(best, considered, valid, complete, stopped, ts.variant,
+                        list(static.notes) if static is not None else [])
+
+
+def _assess(ts: TileSet, S: Any, dev: Device, triton: Any, static: Any, smem: int | None
+            ) -> tuple[Any, Any]:
+    """Per row of ``S``: valid (constraints, finite cost, shared memory) and exec ticks."""
+    import numpy as np
+
+    vals = ts.evaluate(S)
+    ok = np.ones(len(S), dtype=bool)
+    if triton is not None:
+        ok &= triton.check(vals) == OK
+    elif ts.variant == "legacy":
+        ok &= TritonConstraints(ts, 1 << 62).analysis_ok(vals)
+    a = cost_arrays(ts, vals, dev, None, 1, static)
+    ok &= ~a["infinite"]
+    if smem is not None:
+        ok &= live_shared_bytes(ts, vals) <= smem
+    return ok, a["exec"]
+
+
+def _assess_each(pt: Any, S: Any, dev: Device, emitter: str, smem: int | None
+                 ) -> tuple[Any, Any]:
+    """:func:`_assess` row by row, each tiling propagated on its own (a tiling whose tiles
+    cannot be propagated is not valid)."""
+    import numpy as np
+
+    ok = np.zeros(len(S), dtype=bool)
+    ex = np.zeros(len(S), dtype=np.int64)
+    for i, row in enumerate(S):
+        try:
+            ts = pt.make([int(x) for x in row])
+        except SymidxError:
+            continue
+        triton = TritonConstraints(ts, dev.block_dim_limit[0]) if emitter == "triton" \
+            else None
+        o, e = _assess(ts, row[None, :], dev, triton, _Static(ts, dev), smem)
+        ok[i], ex[i] = bool(o[0]), int(e[0])
+    return ok, ex
+
+
+def all_candidates(ts: TileSet) -> list[tuple[int, ...]]:
+    """Every candidate tiling in XLA's order (small fusions; for tests and listings)."""
+    out: list[tuple[int, ...]] = []
+    for S in candidate_chunks(ts):
+        out.extend(tuple(int(x) for x in row) for row in S)
+    return out
+
