@@ -45,21 +45,14 @@ OFFSET_POINTS = 4096
 
 
 def pow2_ceil(x: Any) -> Any:
-    """``llvm::PowerOf2Ceil`` elementwise over a numpy integer array (1 for 1)."""
+    """``llvm::PowerOf2Ceil`` elementwise over a numpy integer array (1 for 0 and 1)."""
     import numpy as np
 
-    a = np.asarray(x, dtype=np.int64)
-    out = np.ones_like(a)
-    big = a > 1
-    if big.any():
-        out[big] = np.left_shift(1, np.ceil(np.log2(a[big].astype(np.float64))).astype(
-            np.int64))
-        # exact correction where the float log rounded down or up
-        low = out < a
-        out[low] <<= 1
-        high = (out >> 1) >= a
-        out[high & big] >>= 1
-    return out
+    v = np.asarray(x, dtype=np.int64) - 1
+    v = np.maximum(v, 0)
+    for shift in (1, 2, 4, 8, 16, 32):
+        v |= v >> shift
+    return v + 1
 
 
 @dataclass
@@ -78,6 +71,8 @@ class TileEntry:
     regions: tuple[tuple[Any, ...], ...]        # ("dot", params, lhs dims) | ("concat", n, d)
     region_key: tuple[Any, ...] = ()
     dot: DotInfo | None = None
+    size_kinds: list[tuple[str, int]] = field(default_factory=list)
+    stride_kinds: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -86,6 +81,39 @@ class TileEntry:
     @property
     def rank(self) -> int:
         return len(self.size_fns)
+
+
+def _kind(e: Any) -> tuple[str, int]:
+    """How an expression of the parameters is evaluated: ``("const", v)``, ``("col", p)``
+    (the parameter itself) or ``("fn", 0)``."""
+    from symidx.expr import var_index
+
+    e = as_expr(e)
+    if e.is_Integer:
+        return ("const", int(e))
+    if e.is_Symbol:
+        return ("col", var_index(e))
+    return ("fn", 0)
+
+
+def _apply(kind: tuple[str, int], fn: Callable[[Sequence[Any]], Any], cols: list[Any]) -> Any:
+    if kind[0] == "const":
+        return kind[1]
+    if kind[0] == "col":
+        return cols[kind[1]]
+    return fn(cols)
+
+
+def _entry(instr: HloInstruction, path: str, dims_: tuple[int, ...], kind: str,
+           root: int | None, sizes: Sequence[Any], strides: Sequence[Any],
+           variables: list[Any], size_hi: tuple[int, ...], offsets: tuple[Any, ...],
+           regions: tuple[tuple[Any, ...], ...], region_key: tuple[Any, ...],
+           dot: DotInfo | None) -> TileEntry:
+    return TileEntry(instr, path, dims_, kind, root,
+                     [compile_expr(as_expr(e), variables) for e in sizes],
+                     [compile_expr(as_expr(e), variables) for e in strides],
+                     size_hi, offsets, regions, region_key, dot,
+                     [_kind(e) for e in sizes], [_kind(e) for e in strides])
 
 
 @dataclass(frozen=True)
@@ -129,49 +157,66 @@ class TileSet:
     _pairs: dict[int, list[tuple[int, int, Any]]] = field(default_factory=dict)
 
     # ----------------------------------------------------------------- evaluation
-    def evaluate(self, tilings: Any) -> TileValues:
+    def evaluate(self, tilings: Any, only: Sequence[int] | None = None) -> TileValues:
         """The concrete tiles of every row of ``tilings`` (an ``(n, P)`` integer array or a
-        list of tilings)."""
+        list of tilings). ``only``: evaluate just those entries (the others are left empty
+        and not alive)."""
         import numpy as np
 
         S = np.atleast_2d(np.asarray(tilings, dtype=np.int64))
         if S.shape[1] != len(self.extents):
             raise SymidxError(f"{S.shape[1]} tile sizes for {len(self.extents)} parameters")
         n = S.shape[0]
-        cols = [S[:, p] for p in range(S.shape[1])]
-        counts = [-(-self.extents[p] // S[:, p]) for p in range(S.shape[1])]
+        cols = [np.ascontiguousarray(S[:, p]) for p in range(S.shape[1])]
+        counts = [-(-self.extents[p] // cols[p]) for p in range(S.shape[1])]
         num_blocks = np.ones(n, dtype=np.int64)
         for p in self.output_params:
             num_blocks = num_blocks * counts[p]
         sizes, strides, blocks = [], [], []
-        for e in self.entries:
-            sz = np.empty((n, e.rank), dtype=np.int64)
-            st = np.empty((n, e.rank), dtype=np.int64)
-            clamped = [np.minimum(c, hi) for c, hi in zip(cols, e.size_hi)]
+        clamped_cache: dict[tuple[int, ...], list[Any]] = {}
+        wanted = set(range(len(self.entries))) if only is None else set(only)
+        for k, e in enumerate(self.entries):
+            if k not in wanted:
+                sizes.append(np.zeros((n, e.rank), dtype=np.int64, order="F"))
+                strides.append(np.zeros((n, e.rank), dtype=np.int64, order="F"))
+                blocks.append(np.zeros(n, dtype=np.int64))
+                continue
+            sz = np.empty((n, e.rank), dtype=np.int64, order="F")
+            st = np.empty((n, e.rank), dtype=np.int64, order="F")
             for j in range(e.rank):
-                sz[:, j] = np.broadcast_to(e.size_fns[j](cols), (n,))
-                st[:, j] = np.broadcast_to(e.stride_fns[j](clamped), (n,))
+                sz[:, j] = _apply(e.size_kinds[j], e.size_fns[j], cols)
+                kind = e.stride_kinds[j]
+                if kind[0] == "const":
+                    st[:, j] = kind[1]
+                else:
+                    cl = clamped_cache.get(e.size_hi)
+                    if cl is None:
+                        cl = [np.minimum(c, hi) for c, hi in zip(cols, e.size_hi)]
+                        clamped_cache[e.size_hi] = cl
+                    st[:, j] = _apply(kind, e.stride_fns[j], cl)
             sizes.append(sz)
             strides.append(st)
-            b = num_blocks.copy()
+            b = num_blocks
             for reg in e.regions:
                 if reg[0] == "dot":
                     for p, kdim in zip(reg[1], reg[2]):
-                        b = b * (-(-kdim // S[:, p]))
+                        b = b * (-(-kdim // cols[p]))
                 else:
                     b = b * reg[1] // reg[2]
             blocks.append(b)
-        alive = self._alive(S, counts, sizes, strides)
+        alive = self._alive(S, counts, sizes, strides, wanted)
         return TileValues(S, num_blocks, sizes, strides, blocks, alive)
 
-    def _alive(self, S: Any, counts: list[Any], sizes: list[Any], strides: list[Any]
-               ) -> list[Any]:
+    def _alive(self, S: Any, counts: list[Any], sizes: list[Any], strides: list[Any],
+               wanted: set[int]) -> list[Any]:
         import numpy as np
 
         n = S.shape[0]
-        alive = [np.ones(n, dtype=bool) for _ in self.entries]
+        alive = [np.full(n, k in wanted) for k in range(len(self.entries))]
         for j, pairs in self._pair_table().items():
             for i, _, diff in pairs:
+                if i not in wanted or j not in wanted:
+                    continue
                 same = np.all(sizes[i] == sizes[j], axis=1) & np.all(
                     strides[i] == strides[j], axis=1)
                 if not same.any():
@@ -203,6 +248,7 @@ class TileSet:
         return table
 
     def one(self, tiling: Sequence[int]) -> TileValues:
+        """The tiles of one tiling (a one-row :meth:`evaluate`)."""
         return self.evaluate([list(tiling)])
 
 
@@ -334,12 +380,9 @@ def from_analysis(t: Any, dot_k: Callable[[HloInstruction], int | None] | None =
             lhs = array_dims(instr.operands[0].shape, instr.operands[0].name)
             kk = prod(lhs[c] for c in instr.dot_dimension_numbers.lhs_contracting_dims)
             dot = DotInfo(dot_params[id(instr)], kk)
-        entries.append(TileEntry(
-            instr, ti.path, dims_, kind, root,
-            [compile_expr(as_expr(e), variables) for e in tile.sizes],
-            [compile_expr(as_expr(e), variables) for e in tile.strides],
-            tuple(b.hi for b in tile.size_bounds), offsets, tuple(regions),
-            tuple(region_key), dot))
+        entries.append(_entry(instr, ti.path, dims_, kind, root, tile.sizes, tile.strides,
+                              variables, tuple(b.hi for b in tile.size_bounds), offsets,
+                              tuple(regions), tuple(region_key), dot))
     for e in entries:
         e.root = None
     for r, root_instr in enumerate(roots):
@@ -401,11 +444,9 @@ def from_space(space: Any) -> TileSet:
             lhs = array_dims(instr.operands[0].shape, instr.operands[0].name)
             dot = DotInfo(ps, prod(lhs[c] for c in
                                    instr.dot_dimension_numbers.lhs_contracting_dims))
-        entries.append(TileEntry(
-            instr, "", dims_, kind, root,
-            [compile_expr(as_expr(e), variables) for e in tile.sizes],
-            [compile_expr(as_expr(e), variables) for e in tile.strides],
-            tuple(d.size for d in space.dims), offsets, regions, rkey, dot))
+        entries.append(_entry(instr, "", dims_, kind, root, tile.sizes, tile.strides,
+                              variables, tuple(d.size for d in space.dims), offsets, regions,
+                              rkey, dot))
         if instr.opcode in ("parameter", "constant", "iota") or not instr.operands:
             continue
         for k, (op, t) in enumerate(zip(instr.operands, space.to_input(instr, tile))):

@@ -112,8 +112,11 @@ class TritonConstraints:
             fail(padded > MAX_TENSOR_NUM_ELEMENTS, TOO_BIG)
         fail(vals.num_blocks >= self.grid_limit, GRID)
         if self.dot_operands or self.custom:
+            needed = [o for _, ops in self.dot_operands for o in ops] + \
+                [c.entry for c in self.custom]
             pv = padded_vals if padded_vals is not None else (
-                ts.evaluate(pow2_ceil(vals.tilings)) if ts.variant == "legacy" else vals)
+                ts.evaluate(pow2_ceil(vals.tilings), only=needed) if ts.variant == "legacy"
+                else vals)
             for _, ops in self.dot_operands:
                 for o in ops:
                     fail(np.any(pv.sizes[o] > MAX_MMA_DIM_SIZE, axis=1) |
