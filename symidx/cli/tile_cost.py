@@ -108,6 +108,7 @@ def root_sizes(text: str | None) -> list[list[int]] | None:
 
 
 def run(args: argparse.Namespace, module: Any) -> int:
+    from symidx.cost.api import fusion_tiles
     from symidx.cost.devices import device
 
     if args.model == "classic":
@@ -120,23 +121,17 @@ def run(args: argparse.Namespace, module: Any) -> int:
     dev = device(args.device)
     if args.flops_per_element:
         return _flops(args, module, dev)
-    from symidx.tiling.analysis import fusion_computation
-
-    comp = fusion_computation(module, args.fusion)
-    fusion = _fusion_instr(module, args.fusion)
-    flags = _xla_flags(args.xla_flag)
-    if args.tiler == "experimental" and args.space_sizes is not None:
-        flat = _int_list(args.space_sizes, "--space-sizes")
-        ts = _tile_set(args.tiler, comp, fusion, flags, flat)
-    else:
-        ts = _space_or_analysis(args.tiler, comp, fusion, flags)
+    if args.space_sizes is not None and not args.emitter:
+        raise UsageError("symidx tile: --space-sizes is for --emitter")
+    if args.space_sizes is not None and args.tiler != "experimental":
+        raise UsageError("symidx tile: --space-sizes is for --tiler experimental")
+    ft = fusion_tiles(module, args.fusion, tiler=args.tiler,
+                      xla_flags=_xla_flags(args.xla_flag))
     if args.best:
-        return _best(args, ts, dev, comp, fusion)
+        return _best(args, ft, dev)
     if args.emitter and not args.cost:
-        return _emitter(args, ts, dev, fusion, comp)
-    if args.cost:
-        return _cost(args, ts, dev, fusion, comp)
-    raise UsageError("symidx tile: --space-sizes is for --emitter")
+        return _emitter(args, ft, dev)
+    return _cost(args, ft, dev)
 
 
 def _xla_flags(items: list[str]) -> dict[str, str]:
@@ -149,193 +144,21 @@ def _xla_flags(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _fusion_instr(module: Any, name: str | None) -> Any:
-    if name is None:
-        return None
-    for c in [module.entry, *module.computations.values()]:
-        for i in c.instructions:
-            if i.name == name:
-                return i
-    return None
-
-
-def _tile_set(tiler: str, comp: Any, fusion: Any, flags: dict[str, str],
-              sizes: list[int] | None = None) -> Any:
-    """The fusion's tiles: the legacy analysis, or the experimental tiling space (with
-    ``sizes``: the space with those tile sizes assigned, as XLA propagates a concrete
-    tiling)."""
-    from symidx.tiling.concrete import from_analysis, from_space
-
-    if tiler == "experimental":
-        from symidx.tiling.space import build_space
-
-        multi = comp.root.opcode == "tuple"
-        allowed = flags.get("xla_gpu_unsupported_enable_triton_multi_output_fusion") == "true"
-        if multi and not allowed:
-            raise SymidxError("the experimental tiler takes a multi-output fusion only with "
-                              "--xla-flag xla_gpu_unsupported_enable_triton_multi_output_"
-                              "fusion=true (as XLA)")
-        return from_space(build_space(comp, sizes))
-    from symidx.tiling.analysis import analyze
-
-    t = analyze(comp)
-    t.fusion = fusion
-    return from_analysis(t)
-
-
-def _space_or_analysis(tiler: str, comp: Any, fusion: Any, flags: dict[str, str]) -> Any:
-    """The tile set to tile from: legacy, the analysis; experimental, the symbolic space,
-    or (when a tile cannot be propagated without concrete sizes) the space's dimensions
-    alone, each tiling propagated on its own (:class:`PerTiling`)."""
-    from symidx.tiling.space import SpaceRefusal
-
-    try:
-        return _tile_set(tiler, comp, fusion, flags)
-    except SpaceRefusal:
-        if tiler != "experimental":
-            raise
-        from symidx.tiling.space import build_space
-
-        return PerTiling(build_space(comp), lambda flat: _tile_set(
-            "experimental", comp, fusion, flags, flat))
-
-
-class PerTiling:
-    """An experimental tiling space whose tiles are propagated tiling by tiling."""
-
-    variant = "experimental"
-
-    def __init__(self, space: Any, make: Any):
-        self.analysis = space
-        self.make = make
-        self.extents = tuple(d.size for d in space.dims)
-        self.root_dims = [tuple(x) for x in space.root_shapes]
-
-
-def _concrete(ts: Any, flat: list[int], args: argparse.Namespace, comp: Any, fusion: Any
-              ) -> Any:
-    """The experimental tile set with the tiling assigned (legacy: ``ts`` itself)."""
-    if ts.variant != "experimental":
-        return ts
-    return _tile_set("experimental", comp, fusion, _xla_flags(args.xla_flag), flat)
-
-
-def _flat_tiling(ts: Any, roots: list[list[int]], allow_contracting: bool = True
-                 ) -> list[int]:
-    """The flat tiling (the tile set's parameters) of output tiles per root: the real
-    root's tile, a dot's contracting tile from the sizes (after the output dims) or from its
-    backend config (XLA's ``TilingFromAnnotatedFusion``)."""
-    from symidx.tiling.block_config import dot_block_k
-
-    if ts.variant == "experimental":
-        return _space_tiling(ts, roots)
-    t = ts.analysis
-    r = t.roots.index(t.real_root) if t.real_root in t.roots else 0
-    tile = list(roots[r] if r < len(roots) else roots[0])
-    real = t.real_root
-    out_rank = len(ts.root_dims[r]) if r < len(ts.root_dims) else len(tile)
-    flat: list[int] = []
-    for p in t.parameters:
-        instr = _named(t, p.instruction)
-        if not p.hidden:
-            nc = len(p.sizes) - out_rank
-            out, k = tile[:out_rank], tile[out_rank:]
-            if len(out) != out_rank:
-                raise SymidxError(f"{len(tile)} tile sizes for the root {real.name}, which has "
-                                  f"{out_rank} dimensions")
-            if nc:
-                if not k:
-                    bk = dot_block_k(real)
-                    if bk is None:
-                        raise SymidxError(f"the dot {real.name} has no contracting tile: give "
-                                          f"it after the output tile in --sizes, or set its "
-                                          f"backend_config sizes")
-                    k = [bk] * nc
-                if len(k) != nc:
-                    raise SymidxError(f"{len(k)} contracting tile sizes for {real.name}, "
-                                      f"which contracts {nc} dimensions")
-                flat.extend(k)
-            elif k:
-                raise SymidxError(f"{len(tile)} tile sizes for the root {real.name}, which has "
-                                  f"{out_rank} dimensions")
-            flat.extend(out)
-        else:
-            bk = dot_block_k(instr) if instr is not None else None
-            if bk is None:
-                raise SymidxError(f"the dot {p.instruction} has no contracting tile (its "
-                                  f"backend_config sizes)")
-            flat.extend([bk] * len(p.sizes))
-    return flat
-
-
-def _named(t: Any, name: str) -> Any:
-    from symidx.tiling.concrete import _all_instrs
-
-    return next((i for i in _all_instrs(t.computation) if i.name == name), None)
-
-
-def _space_tiling(ts: Any, roots: list[list[int]]) -> list[int]:
-    """The experimental tiling space's sizes for output tiles (XLA's
-    ``GetTilingSpaceConcreteSizes``): the roots' dimensions their tile, a reduction's
-    dimension its extent, a dot's contracting dimension its backend-config tile; every
-    size padded to a power of two."""
-    from symidx.tiling.block_config import dot_block_k
-    from symidx.tiling.concrete import pow2_ceil
-
-    space = ts.analysis
-    sizes: list[int | None] = [None] * len(space.dims)
-    for r, ids in enumerate(space.root_dims):
-        tile = roots[r] if r < len(roots) else roots[0]
-        if len(tile) != len(ids):
-            raise SymidxError(f"{len(tile)} tile sizes for root {r}, which has {len(ids)} "
-                              "dimensions")
-        for i, s in zip(ids, tile):
-            sizes[i] = s
-    for (name, kind, _idx), d in space.seq.items():
-        if kind == "reduce":
-            sizes[d] = space.dims[d].size
-        else:
-            instr = space.comp.instruction(name)
-            bk = dot_block_k(instr)
-            if bk is None:
-                raise SymidxError(f"the dot {name} has no contracting tile (its backend_config "
-                                  "sizes)")
-            sizes[d] = bk
-    if any(s is None for s in sizes):
-        raise SymidxError("the output tiles do not give every dimension of the tiling space")
-    return [int(x) for x in pow2_ceil([int(s) for s in sizes if s is not None])]
-
-
-def _cost(args: argparse.Namespace, ts: Any, dev: Any, fusion: Any, comp: Any) -> int:
-    from symidx.cost.tiled import tiling_cost
-    from symidx.tiling.block_config import block_level_parameters
+def _cost(args: argparse.Namespace, ft: Any, dev: Any) -> int:
+    from symidx.cost.api import cost
 
     roots = root_sizes(args.sizes)
-    cfg = block_level_parameters(fusion) if fusion is not None else None
-    if roots is None:
-        if cfg is None or not cfg.output_tile_sizes:
-            raise SymidxError(f"{args.fusion or 'the fusion'} has no block_level_fusion_config"
-                              "; give the tiling with --sizes")
-        roots = [list(x) for x in cfg.output_tile_sizes]
-    num_warps = args.num_warps
-    num_stages = args.num_stages
-    if args.sizes is None and cfg is not None:
-        num_warps = num_warps if num_warps is not None else cfg.num_warps
-        num_stages = num_stages if num_stages is not None else cfg.num_stages
-    flat = _flat_tiling(ts, roots)
-    c = tiling_cost(_concrete(ts, flat, args, comp, fusion), flat, dev, num_warps,
-                    num_stages or 1)
-    doc = c.to_json()
-    emit(doc, args.format, c.text())
+    c = cost(ft, roots, dev, num_warps=args.num_warps, num_stages=args.num_stages)
+    emit(c.to_json(), args.format, c.text())
     return 0
 
 
-def _best(args: argparse.Namespace, ts: Any, dev: Any, comp: Any, fusion: Any) -> int:
-    from symidx.cost.search import best_tilings
+def _best(args: argparse.Namespace, ft: Any, dev: Any) -> int:
+    from symidx.cost.api import best
 
-    res = best_tilings(ts, dev, emitter=args.emitter or "triton", top=args.top,
-                       smem=getattr(args, "smem", None), max_tilings=args.max_tilings,
-                       cpu_seconds=args.cpu_seconds)
+    res = best(ft, dev, emitter=args.emitter or "triton", top=args.top,
+               smem=getattr(args, "smem", None), max_tilings=args.max_tilings,
+               cpu_seconds=args.cpu_seconds)
     if not res.best:
         raise SymidxError(f"no valid tiling of {args.fusion or 'the fusion'} among "
                           f"{res.considered} candidates" +
@@ -348,48 +171,26 @@ def _best(args: argparse.Namespace, ts: Any, dev: Any, comp: Any, fusion: Any) -
     return 0 if res.complete else 3
 
 
-def _emitter(args: argparse.Namespace, ts: Any, dev: Any, fusion: Any, comp: Any) -> int:
-    from symidx.tiling.emitter import OK, TritonConstraints
+def _emitter(args: argparse.Namespace, ft: Any, dev: Any) -> int:
+    from symidx.cost.api import emitter_check
 
     if args.space_sizes is not None:
-        if ts.variant != "experimental":
-            raise UsageError("symidx tile: --space-sizes is for --tiler experimental")
-        flat = _int_list(args.space_sizes, "--space-sizes")
-        if len(flat) != len(ts.extents):
-            raise SymidxError(f"{len(flat)} tile sizes for the {len(ts.extents)} dimensions "
-                              f"of the tiling space")
+        v = emitter_check(ft, _int_list(args.space_sizes, "--space-sizes"), dev,
+                          emitter=args.emitter, flat=True)
     else:
         roots = root_sizes(args.sizes)
         if roots is None:
             raise UsageError("symidx tile: --emitter needs --sizes (or --space-sizes)")
-        flat = _emitter_flat(ts, roots, args.tiled_root)
-        ts = _concrete(ts, flat, args, comp, fusion)
-    vals = ts.one(flat)
-    if args.emitter == "none":
-        checker = TritonConstraints(ts, 1 << 62)
-        ok = bool(checker.analysis_ok(vals)[0]) if ts.variant == "legacy" else True
-        reason = "" if ok else "the tiling does not satisfy the tiling analysis' constraints"
-    else:
-        checker = TritonConstraints(ts, dev.block_dim_limit[0])
-        code = int(checker.check(vals)[0])
-        ok = code == OK
-        reason = checker.reason(code, vals, 0)
-    doc = {"valid": ok, "reason": reason, "tiling": flat, "emitter": args.emitter,
-           "tiler": ts.variant}
-    emit(doc, args.format, "valid" if ok else f"not valid: {reason}")
+        if args.tiled_root is not None and ft.tiler == "legacy":
+            names = [r.name for r in ft.space.roots]
+            if args.tiled_root not in names:
+                raise SymidxError(f"--tiled-root {args.tiled_root} is not a root of the fusion "
+                                  f"(roots: {', '.join(names)})")
+        v = emitter_check(ft, roots, dev, emitter=args.emitter)
+    doc = {"valid": v.valid, "reason": v.reason, "tiling": list(v.tiling),
+           "emitter": args.emitter, "tiler": ft.tiler}
+    emit(doc, args.format, "valid" if v.valid else f"not valid: {v.reason}")
     return 0
-
-
-def _emitter_flat(ts: Any, roots: list[list[int]], tiled_root: str | None) -> list[int]:
-    """An emitter check's flat tiling: the tiled root's sizes (a dot root's contracting
-    tile after its output dims)."""
-    if ts.variant == "experimental":
-        return _space_tiling(ts, roots)
-    t = ts.analysis
-    if tiled_root is not None and tiled_root != t.real_root.name:
-        if tiled_root not in [r.name for r in t.roots]:
-            raise SymidxError(f"--tiled-root {tiled_root} is not a root of the fusion")
-    return _flat_tiling(ts, [roots[0]] * len(t.roots))
 
 
 def _flops(args: argparse.Namespace, module: Any, dev: Any) -> int:
@@ -397,7 +198,8 @@ def _flops(args: argparse.Namespace, module: Any, dev: Any) -> int:
 
     if not args.fusion:
         raise UsageError("symidx tile: --flops-per-element needs --fusion INSTR")
-    instr = _fusion_instr(module, args.fusion)
+    instr = next((i for c in [module.entry, *module.computations.values()]
+                  for i in c.instructions if i.name == args.fusion), None)
     if instr is None:
         raise SymidxError(f"no instruction {args.fusion!r} in the module")
     n = flops_per_element(instr, dev)

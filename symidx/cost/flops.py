@@ -14,6 +14,7 @@
 * **Reduce**: ``(R - 1) * f`` with ``R`` the product of the reduced dimensions, each padded
   to a power of two, and ``f`` the flops of one application of the reducer (the sum over
   its instructions).
+* **Reduce-window**: ``(W - 1) * f``, ``W`` the window's elements (``HloCostAnalysis``).
 * **Dot**: ``2 * K`` (one multiply-add per element of the contracted dimensions;
   ``HloCostAnalysis::GetDotFlops``), 8 K for complex types.
 
@@ -91,6 +92,12 @@ def flops_per_element(instr: Any, dev: Device) -> int:
         operand = _dims(instr.operands[0].shape)
         padded = prod(next_pow2(operand[d]) for d in (instr.dimensions or ()))
         return (padded - 1) * per_application
+    if op == "reduce-window" and instr.window is not None:
+        comps = [c for cs in instr.called_computations.values() for c in cs]
+        if not comps:
+            raise UnmodelledOp(f"{instr.name}: a reduce-window without a reducer computation")
+        per_application = sum(flops_per_element(i, dev) for i in comps[0].instructions)
+        return (prod(w.size for w in instr.window) - 1) * per_application
     if op in ("dot", "scaled-dot") and instr.dot_dimension_numbers is not None:
         lhs = _dims(instr.operands[0].shape)
         k = prod(lhs[d] for d in instr.dot_dimension_numbers.lhs_contracting_dims)
