@@ -154,12 +154,29 @@ def _int(v: Any, what: str) -> int:
         raise ConfigError(f"{what}: not an integer: {v!r}") from None
 
 
-def block_level_parameters(instr: Any) -> BlockLevelParameters | None:
-    """The ``block_level_fusion_config`` of a fusion instruction, or None when it has none."""
+def _config(instr: Any) -> dict[str, Any] | None:
+    """The instruction's backend config, read; a bad one is a :class:`ParseError` at the
+    attribute in the module's text."""
     text = instr.attributes.get("backend_config") if hasattr(instr, "attributes") else None
     if not text:
         return None
-    cfg = read_config(text.strip())
+    try:
+        return read_config(text.strip())
+    except ConfigError as e:
+        doc = getattr(instr, "document", None)
+        if doc is None:
+            raise
+        from symidx.errors import ParseError
+
+        raise ParseError(f"{instr.name}: {e}", doc.text, instr.offset_of("backend_config"),
+                         source=doc.source) from None
+
+
+def block_level_parameters(instr: Any) -> BlockLevelParameters | None:
+    """The ``block_level_fusion_config`` of a fusion instruction, or None when it has none."""
+    cfg = _config(instr)
+    if cfg is None:
+        return None
     fb = cfg.get("fusion_backend_config")
     if not isinstance(fb, dict):
         return None
@@ -177,10 +194,9 @@ def block_level_parameters(instr: Any) -> BlockLevelParameters | None:
 
 def dot_block_k(instr: Any) -> int | None:
     """A dot's contracting tile from its backend config (``{sizes:[64]}``), or None."""
-    text = instr.attributes.get("backend_config") if hasattr(instr, "attributes") else None
-    if not text:
+    cfg = _config(instr)
+    if cfg is None:
         return None
-    cfg = read_config(text.strip())
     sizes = cfg.get("sizes")
     if isinstance(sizes, list) and sizes:
         return _int(sizes[0], "dot backend_config sizes")
