@@ -163,3 +163,13 @@ def test_bad_backend_config_is_located(capsys: pytest.CaptureFixture[str],
     assert code == 2 and "Traceback" not in err
     line = next(i for i, t in enumerate(text.splitlines(), 1) if "backend_config" in t)
     assert f"line {line}, column" in err and "bad.hlo" in err
+
+
+def test_symidx_objective_says_whether_it_agrees(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "tile", SOFTMAX, "--fusion", "triton_softmax", "--best",
+                         "--objective", "symidx", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    validate(doc)
+    assert doc["best"]["objective"] == "symidx"
+    assert doc["best"]["xla_compatible"] is True and "xla_pick" not in doc["best"]

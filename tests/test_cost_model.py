@@ -268,3 +268,25 @@ def test_experimental_tiler_pads_tile_sizes() -> None:
     c = cost(ft, [[4, 911]])
     assert c.output_tile_sizes == [[4, 1024]]
     assert c.bytes_read == 512 * 911 * 4 + 128 * 911 * 4     # masked: capped at 911
+
+
+def test_symidx_objective_times_each_read_at_its_own_rate() -> None:
+    """p + transpose(p), f32[1024,1024], tile [16, 4]: the straight read of p runs 4 floats
+    (16 of 64 bytes), the transposed one 16 floats (a whole 64-byte transaction). XLA times
+    both reads at the worse rate; the symidx objective each at its own, each read taking
+    half of the first touch of p (4 MiB, under L2)."""
+    import numpy as np
+
+    f = tiles("self_transpose.hlo", "fusion")
+    xla = cost(f, [[16, 4]], num_warps=1)
+    own = cost(f, [[16, 4]], num_warps=1, objective="symidx")
+    n = (1024 // 16) * (1024 // 4)
+    size = 1024 * 1024 * 4
+    per_read = n * 16 * 4 * 4
+    assert xla.bytes_read == own.bytes_read == 2 * per_read
+    want_xla = read_time(A6000, n, size, 2 * per_read, 0.25)
+    want_own = read_time(A6000, n, size // 2, per_read, 0.25) + \
+        read_time(A6000, n, size // 2, per_read, 1.0)
+    assert xla.read_time_us == float(np.asarray(want_xla)) / TICKS_PER_US
+    assert own.read_time_us == float(np.asarray(want_own)) / TICKS_PER_US
+    assert own.read_time_us < xla.read_time_us

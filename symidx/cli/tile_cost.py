@@ -65,14 +65,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --best: most tilings considered (default 50000000)")
     g.add_argument("--cpu-seconds", type=float, default=120.0,
                    help="with --best: most CPU seconds spent (default 120)")
+    g.add_argument("--objective", choices=("xla", "symidx"), default="xla",
+                   help="with --cost/--best: xla (default): XLA's model exactly; symidx: each "
+                        "read of an operand timed at its own tile's coalescing rate (XLA times "
+                        "them all at the worst); --best then says where its pick departs from "
+                        "XLA's (xla_compatible: false, with both costs)")
     g.add_argument("--model", choices=("tiled", "classic"), default="tiled",
                    help="with --cost: tiled (XLA's indexing model, default) or classic "
                         "(XLA's GpuPerformanceModel)")
+    classic = _classic()
+    if classic is not None:
+        classic.add_arguments(g)
+
+
+def _classic() -> Any:
+    """The classic model's module (``symidx.cli.tile_classic``), when it is installed."""
+    import importlib
+
     try:
-        from symidx.cli import tile_classic  # type: ignore[attr-defined]
+        return importlib.import_module("symidx.cli.tile_classic")
     except ImportError:
-        return
-    tile_classic.add_arguments(g)
+        return None
 
 
 def wanted(args: argparse.Namespace) -> bool:
@@ -112,12 +125,11 @@ def run(args: argparse.Namespace, module: Any) -> int:
     from symidx.cost.devices import device
 
     if args.model == "classic":
-        try:
-            from symidx.cli import tile_classic  # type: ignore[attr-defined]
-        except ImportError:
+        classic = _classic()
+        if classic is None:
             print("symidx: error: --model classic is not implemented yet", file=sys.stderr)
             return EXIT_NOT_IMPLEMENTED
-        return int(tile_classic.run(args, module))
+        return int(classic.run(args, module))
     dev = device(args.device)
     if args.flops_per_element:
         return _flops(args, module, dev)
@@ -148,7 +160,8 @@ def _cost(args: argparse.Namespace, ft: Any, dev: Any) -> int:
     from symidx.cost.api import cost
 
     roots = root_sizes(args.sizes)
-    c = cost(ft, roots, dev, num_warps=args.num_warps, num_stages=args.num_stages)
+    c = cost(ft, roots, dev, num_warps=args.num_warps, num_stages=args.num_stages,
+             objective=args.objective)
     emit(c.to_json(), args.format, c.text())
     return 0
 
@@ -158,7 +171,7 @@ def _best(args: argparse.Namespace, ft: Any, dev: Any) -> int:
 
     res = best(ft, dev, emitter=args.emitter or "triton", top=args.top,
                smem=getattr(args, "smem", None), max_tilings=args.max_tilings,
-               cpu_seconds=args.cpu_seconds)
+               cpu_seconds=args.cpu_seconds, objective=args.objective)
     if not res.best:
         raise SymidxError(f"no valid tiling of {args.fusion or 'the fusion'} among "
                           f"{res.considered} candidates" +

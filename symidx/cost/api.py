@@ -160,7 +160,7 @@ def _dev(dev: str | Device) -> Device:
 
 def cost(ft: FusionTiles, tiling: Sequence[Any] | None = None, device: str | Device =
          DEFAULT_DEVICE, *, num_warps: int | None = None, num_stages: int | None = None,
-         flat: bool = False) -> TiledCost:
+         flat: bool = False, objective: str = "xla") -> TiledCost:
     """The tiled cost of a tiling: output tiles per root (None: the fusion's
     ``block_level_fusion_config``, with its warps and stages), or a flat tiling with
     ``flat=True``. ``num_warps`` None: the config's, else XLA's estimate."""
@@ -177,16 +177,19 @@ def cost(ft: FusionTiles, tiling: Sequence[Any] | None = None, device: str | Dev
         sizes = [int(x) for x in tiling]
     else:
         sizes = ft.flat(tiling)
-    return tiling_cost(ft.tiles_for(sizes), sizes, dev, num_warps, num_stages or 1)
+    return tiling_cost(ft.tiles_for(sizes), sizes, dev, num_warps, num_stages or 1,
+                       objective=objective)
 
 
 def best(ft: FusionTiles, device: str | Device = DEFAULT_DEVICE, *, top: int = 1,
          emitter: str = "triton", smem: int | None = None, max_tilings: int = 50_000_000,
-         cpu_seconds: float = 120.0) -> SearchResult:
+         cpu_seconds: float = 120.0, objective: str = "xla") -> SearchResult:
     """The ``top`` cheapest valid tilings as XLA's search ranks them
-    (:func:`symidx.cost.search.best_tilings`)."""
+    (:func:`symidx.cost.search.best_tilings`; ``objective="symidx"``: by symidx's refined
+    cost, saying where the pick departs from XLA's)."""
     return best_tilings(ft.base, _dev(device), emitter=emitter, top=top, smem=smem,
-                        max_tilings=max_tilings, cpu_seconds=cpu_seconds)
+                        max_tilings=max_tilings, cpu_seconds=cpu_seconds,
+                        objective=objective)
 
 
 @dataclass(frozen=True)

@@ -129,8 +129,13 @@ def _product_chunks(parts: Sequence[Any], cols: Sequence[Sequence[int]], width: 
 
 def best_tilings(ts: TileSet, dev: Device, *, emitter: str = "triton", top: int = 1,
                  smem: int | None = None, max_tilings: int = 50_000_000,
-                 cpu_seconds: float = 120.0, chunk: int = CHUNK) -> SearchResult:
-    """The ``top`` cheapest valid tilings of ``ts`` on ``dev`` (see the module docstring)."""
+                 cpu_seconds: float = 120.0, chunk: int = CHUNK, objective: str = "xla"
+                 ) -> SearchResult:
+    """The ``top`` cheapest valid tilings of ``ts`` on ``dev`` (see the module docstring).
+
+    ``objective="symidx"`` ranks by symidx's refinement of XLA's cost
+    (:func:`symidx.cost.tiled.cost_arrays`); when its pick is not XLA's, the pick says so
+    (``xla_compatible`` False) and carries XLA's pick with both costs."""
     import numpy as np
 
     if top < 1:
@@ -147,6 +152,7 @@ def best_tilings(ts: TileSet, dev: Device, *, emitter: str = "triton", top: int 
     kept: list[tuple[int, tuple[int, ...]]] = []     # (exec ticks, tiling), best first
     complete, stopped = True, ""
     per_tiling = not isinstance(ts, TileSet)
+    kept_xla: list[tuple[int, tuple[int, ...]]] = []
     for S in candidate_chunks(ts, chunk):
         if considered + len(S) > max_tilings:
             S = S[:max_tilings - considered]
@@ -155,36 +161,60 @@ def best_tilings(ts: TileSet, dev: Device, *, emitter: str = "triton", top: int 
             break
         considered += len(S)
         if per_tiling:
-            ok, ex_all = _assess_each(ts, S, dev, emitter, smem)
+            ok, ex_all, ex_xla = _assess_each(ts, S, dev, emitter, smem, objective)
         else:
-            ok, ex_all = _assess(ts, S, dev, triton, static, smem)
+            ok, ex_all, ex_xla = _assess(ts, S, dev, triton, static, smem, objective)
         valid += int(ok.sum())
         if ok.any():
-            ex = ex_all[ok]
             rows = S[ok]
-            order = np.lexsort(tuple(rows[:, j] for j in range(rows.shape[1] - 1, -1, -1))
-                               + (ex,))
-            for i in order[:top]:
-                kept.append((int(ex[i]), tuple(int(x) for x in rows[i])))
-            kept.sort()
-            del kept[top:]
+            _keep(kept, rows, ex_all[ok], top)
+            if objective != "xla":
+                _keep(kept_xla, rows, ex_xla[ok], 1)
         if not complete:
             break
         if time.process_time() - start > cpu_seconds:
             complete, stopped = False, (f"stopped after {considered} tilings: "
                                         f"{cpu_seconds:g} CPU seconds")
             break
-    best = [tiling_cost(ts.make(list(tiling)) if per_tiling else ts, tiling, dev, None)
-            for _, tiling in kept]
+    def costed(tiling: tuple[int, ...], obj: str) -> TiledCost:
+        return tiling_cost(ts.make(list(tiling)) if per_tiling else ts, tiling, dev, None,
+                           objective=obj)
+
+    best = [costed(tiling, objective) for _, tiling in kept]
     for c, (ticks, _) in zip(best, kept):
         assert c.exec_time_us is not None and abs(c.exec_time_us - ticks / TICKS_PER_US) < 1e-9
+    if objective != "xla" and best and kept_xla:
+        theirs = kept_xla[0][1]
+        best[0].xla_compatible = best[0].tiling == theirs
+        if not best[0].xla_compatible:
+            x_own = costed(best[0].tiling, "xla")
+            x_theirs = costed(theirs, "xla")
+            s_theirs = costed(theirs, objective)
+            best[0].xla_pick = {
+                "tiling": list(theirs), "output_tile_sizes": x_theirs.output_tile_sizes,
+                "exec_time_us": x_theirs.exec_time_us,
+                f"exec_time_us_{objective}": s_theirs.exec_time_us,
+                "this_pick_exec_time_us_xla": x_own.exec_time_us}
     return SearchResult(best, considered, valid, complete, stopped, ts.variant,
                         list(static.notes) if static is not None else [])
 
 
-def _assess(ts: TileSet, S: Any, dev: Device, triton: Any, static: Any, smem: int | None
-            ) -> tuple[Any, Any]:
-    """Per row of ``S``: valid (constraints, finite cost, shared memory) and exec ticks."""
+def _keep(kept: list[tuple[int, tuple[int, ...]]], rows: Any, ex: Any, top: int) -> None:
+    """Merge a chunk's rows into the ``top`` cheapest so far; among equal times the
+    lexicographically smallest tiling (the first in XLA's order)."""
+    import numpy as np
+
+    order = np.lexsort(tuple(rows[:, j] for j in range(rows.shape[1] - 1, -1, -1)) + (ex,))
+    for i in order[:top]:
+        kept.append((int(ex[i]), tuple(int(x) for x in rows[i])))
+    kept.sort()
+    del kept[top:]
+
+
+def _assess(ts: TileSet, S: Any, dev: Device, triton: Any, static: Any, smem: int | None,
+            objective: str = "xla") -> tuple[Any, Any, Any]:
+    """Per row of ``S``: valid (constraints, finite cost, shared memory), exec ticks under
+    ``objective`` and under XLA's."""
     import numpy as np
 
     vals = ts.evaluate(S)
@@ -197,17 +227,21 @@ def _assess(ts: TileSet, S: Any, dev: Device, triton: Any, static: Any, smem: in
     ok &= ~a["infinite"]
     if smem is not None:
         ok &= live_shared_bytes(ts, vals) <= smem
-    return ok, a["exec"]
+    if objective == "xla":
+        return ok, a["exec"], a["exec"]
+    b = cost_arrays(ts, vals, dev, None, 1, static, objective=objective)
+    return ok, b["exec"], a["exec"]
 
 
-def _assess_each(pt: Any, S: Any, dev: Device, emitter: str, smem: int | None
-                 ) -> tuple[Any, Any]:
+def _assess_each(pt: Any, S: Any, dev: Device, emitter: str, smem: int | None,
+                 objective: str = "xla") -> tuple[Any, Any, Any]:
     """:func:`_assess` row by row, each tiling propagated on its own (a tiling whose tiles
     cannot be propagated is not valid)."""
     import numpy as np
 
     ok = np.zeros(len(S), dtype=bool)
     ex = np.zeros(len(S), dtype=np.int64)
+    ex_xla = np.zeros(len(S), dtype=np.int64)
     for i, row in enumerate(S):
         try:
             ts = pt.make([int(x) for x in row])
@@ -215,9 +249,9 @@ def _assess_each(pt: Any, S: Any, dev: Device, emitter: str, smem: int | None
             continue
         triton = TritonConstraints(ts, dev.block_dim_limit[0]) if emitter == "triton" \
             else None
-        o, e = _assess(ts, row[None, :], dev, triton, _Static(ts, dev), smem)
-        ok[i], ex[i] = bool(o[0]), int(e[0])
-    return ok, ex
+        o, e, x = _assess(ts, row[None, :], dev, triton, _Static(ts, dev), smem, objective)
+        ok[i], ex[i], ex_xla[i] = bool(o[0]), int(e[0]), int(x[0])
+    return ok, ex, ex_xla
 
 
 def all_candidates(ts: TileSet) -> list[tuple[int, ...]]:

@@ -134,8 +134,21 @@ class TiledCost:
     is_infinite: bool
     operands: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    objective: str = "xla"
+    xla_compatible: bool | None = None      # set by a search that departs from XLA's pick
+    xla_pick: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
+        out = self._json()
+        if self.objective != "xla":
+            out["objective"] = self.objective
+        if self.xla_compatible is not None:
+            out["xla_compatible"] = self.xla_compatible
+        if self.xla_pick is not None:
+            out["xla_pick"] = self.xla_pick
+        return out
+
+    def _json(self) -> dict[str, Any]:
         return {"device": self.device, "tiler": self.variant, "tiling": list(self.tiling),
                 "output_tile_sizes": self.output_tile_sizes, "num_warps": self.num_warps,
                 "estimated_num_warps": self.estimated_num_warps,
@@ -217,10 +230,21 @@ class _Static:
                     self.notes.append(f"{err}: counted as 0 flops")
 
 
+OBJECTIVES = ("xla", "symidx")
+
+
 def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = None,
-                num_stages: Any = 1, static: Any = None) -> dict[str, Any]:
+                num_stages: Any = 1, static: Any = None, objective: str = "xla"
+                ) -> dict[str, Any]:
     """Every figure of the model for every row of ``vals`` (numpy arrays; times in ticks).
-    ``num_warps`` None: the estimated warps (as XLA's search times each tiling)."""
+    ``num_warps`` None: the estimated warps (as XLA's search times each tiling).
+
+    ``objective="symidx"`` times each read of an operand at its own tile's coalescing rate
+    (its share of the operand's first-touch bytes from DRAM, the rest re-read), where XLA
+    times all of an operand's reads at the worst rate among them (which its own comment
+    calls more pessimistic than it needs to be); everything else is XLA's."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"unknown objective {objective!r}")
     import numpy as np
 
     st = static or _Static(ts, dev)
@@ -235,6 +259,7 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
     dot_exec = np.zeros(n, dtype=np.int64)
     op_total: dict[int, Any] = {}
     op_rate: dict[int, Any] = {}
+    op_parts: dict[int, list[tuple[Any, Any]]] = {}
     op_instr: dict[int, Any] = {}
     write = np.zeros(n, dtype=np.int64)
     bytes_written = 0
@@ -268,6 +293,7 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
                                    dev.dram_to_l2_transaction_size_bytes)
             rate = np.where(alive, rate, 1.0)
             op_rate[key] = np.minimum(op_rate.get(key, 1.0), rate)
+            op_parts.setdefault(key, []).append((nb, rate))
         elif e.kind == "inside":
             f = np.where(alive, st.flops[k] * padded * blocks, 0)
             if e.dot is not None:
@@ -287,7 +313,14 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
     for key, total in op_total.items():
         instr = op_instr[key]
         net = np.minimum(shape_bytes(instr.shape), total)
-        t = read_time(dev, N, net, total, op_rate[key])
+        if objective == "xla":
+            t = read_time(dev, N, net, total, op_rate[key])
+        else:
+            t = np.zeros(n, dtype=np.int64)
+            safe = np.maximum(total, 1)
+            for nb, rate in op_parts[key]:
+                share = (net * nb) // safe          # this read's share of the first touch
+                t = t + read_time(dev, N, share, nb, rate)
         read = read + t
         bytes_read = bytes_read + total
         per_operand.append((instr.name, total, op_rate[key], t))
@@ -310,10 +343,10 @@ def _dot(ts: TileSet, vals: TileValues, k: int, e: Any, dev: Device) -> Any:
 
 
 def tiling_cost(ts: TileSet, tiling: Any, dev: Device, num_warps: int | None = None,
-                num_stages: int = 1) -> TiledCost:
+                num_stages: int = 1, objective: str = "xla") -> TiledCost:
     """The cost of one tiling (flat tile sizes in the tile set's parameter order)."""
     vals = ts.one(list(tiling))
-    a = cost_arrays(ts, vals, dev, num_warps, num_stages)
+    a = cost_arrays(ts, vals, dev, num_warps, num_stages, objective=objective)
     inf = bool(a["infinite"][0])
 
     def us(key: str) -> float | None:
@@ -330,7 +363,7 @@ def tiling_cost(ts: TileSet, tiling: Any, dev: Device, num_warps: int | None = N
         int(a["num_blocks"][0]),
         None if inf else int(a["bytes_read"][0]), None if inf else int(a["bytes_written"][0]),
         None if inf else int(a["flops"][0]), us("read"), us("write"), us("compute"),
-        us("exec"), inf, operands, list(a["notes"]))
+        us("exec"), inf, operands, list(a["notes"]), objective)
 
 
 def root_tiles(ts: TileSet, vals: TileValues, row: int) -> list[list[int]]:
