@@ -67,6 +67,22 @@ class SearchResult:
             out["notes"] = self.notes
         return out
 
+    def _repr_html_(self) -> str:
+        return _search_html(self)
+
+
+def _search_html(res: SearchResult) -> str:
+    from html import escape
+
+    head = (f"<p>{res.valid} valid of {res.considered} tilings considered"
+            f"{'' if res.complete else '; ' + escape(res.stopped)}</p>")
+    rows = "".join(
+        f"<tr><td>{i + 1}</td><td>{escape(str(c.output_tile_sizes))}</td>"
+        f"<td>{c.estimated_num_warps}</td><td>{c.num_blocks}</td><td>{c.bytes_read}</td>"
+        f"<td>{c.exec_time_us:.4g}</td></tr>" for i, c in enumerate(res.best))
+    return (head + "<table><tr><th>#</th><th>output tiles</th><th>warps</th><th>blocks</th>"
+            "<th>bytes read</th><th>exec µs</th></tr>" + rows + "</table>")
+
 
 def _best_json(c: TiledCost) -> dict[str, Any]:
     d = c.to_json()
