@@ -67,7 +67,7 @@ class FusionTiles:
         """The parameters of a flat tiling, in order (``instruction`` and ``dim``)."""
         if self.tiler == "experimental":
             return [f"{d.hlo}:{d.type}:{d.size}" for d in self.space.dims]
-        out = []
+        out: list[str] = []
         for p in self.space.parameters:
             out.extend(f"{p.instruction}:{'hidden' if p.hidden else 'output'}:{n}"
                        for n in p.sizes)
@@ -84,12 +84,12 @@ class FusionTiles:
         """The flat tiling of output tiles per root (XLA's ``TilingFromAnnotatedFusion``,
         and for the experimental tiler ``GetTilingSpaceConcreteSizes`` with every size
         padded to a power of two)."""
-        roots = [list(r) for r in roots]
-        if not roots:
+        lists = [[int(x) for x in r] for r in roots]
+        if not lists:
             raise SymidxError("no output tile given")
         if self.tiler == "experimental":
-            return _space_tiling(self.space, roots)
-        return _legacy_tiling(self.space, roots)
+            return _space_tiling(self.space, lists)
+        return _legacy_tiling(self.space, lists)
 
 
 class _PerTiling:

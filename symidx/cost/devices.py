@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from types import MappingProxyType
 from typing import Any
@@ -104,7 +104,7 @@ def _data() -> dict[str, Any]:
     return data
 
 
-@lru_cache(maxsize=None)
+@cache
 def _device(key: str) -> Device:
     data = _data()
     d = data["devices"][key]
@@ -121,7 +121,8 @@ def _device(key: str) -> Device:
         threads_per_core_limit=d["threads_per_core_limit"],
         registers_per_core_limit=d["registers_per_core_limit"],
         registers_per_block_limit=d["registers_per_block_limit"],
-        block_dim_limit=tuple(d["block_dim_limit"]),  # type: ignore[arg-type]
+        block_dim_limit=(int(d["block_dim_limit"][0]), int(d["block_dim_limit"][1]),
+                         int(d["block_dim_limit"][2])),
         dram_to_l2_transaction_size_bytes=d["dram_to_l2_transaction_size_bytes"],
         memory_transactions_per_clock=d["memory_transactions_per_clock"],
         compute_capability=tuple(d["compute_capability"]),

@@ -152,7 +152,6 @@ def best_tilings(ts: TileSet, dev: Device, *, emitter: str = "triton", top: int 
     ``objective="symidx"`` ranks by symidx's refinement of XLA's cost
     (:func:`symidx.cost.tiled.cost_arrays`); when its pick is not XLA's, the pick says so
     (``xla_compatible`` False) and carries XLA's pick with both costs."""
-    import numpy as np
 
     if top < 1:
         raise SymidxError("--top must be at least 1")
@@ -193,8 +192,8 @@ def best_tilings(ts: TileSet, dev: Device, *, emitter: str = "triton", top: int 
                                         f"{cpu_seconds:g} CPU seconds")
             break
     def costed(tiling: tuple[int, ...], obj: str) -> TiledCost:
-        return tiling_cost(ts.make(list(tiling)) if per_tiling else ts, tiling, dev, None,
-                           objective=obj)
+        tiles = ts.make(list(tiling)) if per_tiling else ts   # type: ignore[attr-defined]
+        return tiling_cost(tiles, tiling, dev, None, objective=obj)
 
     best = [costed(tiling, objective) for _, tiling in kept]
     for c, (ticks, _) in zip(best, kept):

@@ -78,6 +78,7 @@ def num_warps_for(largest_padded_tile: Any) -> Any:
     x = np.asarray(largest_padded_tile, dtype=np.int64)
     out = np.full(x.shape, NUM_WARPS_THRESHOLDS[-1][1], dtype=np.int64)
     for bound, warps in reversed(NUM_WARPS_THRESHOLDS[:-1]):
+        assert bound is not None
         out = np.where(x <= bound, warps, out)
     return out
 

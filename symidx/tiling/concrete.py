@@ -27,7 +27,7 @@ from itertools import product
 from math import prod
 from typing import Any
 
-from sympy import Integer, Symbol
+from sympy import Integer
 
 from symidx.errors import SymidxError
 from symidx.expr import as_expr, compile_expr, dim, sym, var_kind
@@ -280,7 +280,7 @@ def _offsets_agree(diffs: list[Any], S: Any, counts: list[Any], extents: Sequenc
         grids = [np.arange(int(row[k]), dtype=np.int64) for k in ids]
         mesh = [m.reshape(-1) for m in np.meshgrid(*grids, indexing="ij")] if grids else []
         env: list[Any] = []
-        for k, s in enumerate(used):
+        for k in range(len(used)):
             env.append(mesh[ids.index(k)] if k in ids else int(row[k]))
         verdict[u] = all(not np.any(np.asarray(f(env)) != 0) for f in fns)
     return verdict[np.asarray(inverse).reshape(-1)]
@@ -358,9 +358,10 @@ def from_analysis(t: Any, dot_k: Callable[[HloInstruction], int | None] | None =
                 regions.append(("concat", opd, tot))
                 region_key.append((frm.name, k))
             elif id(frm) in dot_params and frm.opcode in ("dot", "scaled-dot") and k < 2:
-                dn = frm.dot_dimension_numbers
+                fdn = frm.dot_dimension_numbers
+                assert fdn is not None
                 lhs = array_dims(frm.operands[0].shape, frm.operands[0].name)
-                kd = tuple(lhs[c] for c in dn.lhs_contracting_dims)
+                kd = tuple(lhs[c] for c in fdn.lhs_contracting_dims)
                 regions.append(("dot", dot_params[id(frm)], kd))
                 region_key.append((frm.name, k))
         root = None
@@ -378,7 +379,9 @@ def from_analysis(t: Any, dot_k: Callable[[HloInstruction], int | None] | None =
         dot = None
         if instr.opcode in ("dot", "scaled-dot") and id(instr) in dot_params:
             lhs = array_dims(instr.operands[0].shape, instr.operands[0].name)
-            kk = prod(lhs[c] for c in instr.dot_dimension_numbers.lhs_contracting_dims)
+            dn = instr.dot_dimension_numbers
+            assert dn is not None
+            kk = prod(lhs[c] for c in dn.lhs_contracting_dims)
             dot = DotInfo(dot_params[id(instr)], kk)
         entries.append(_entry(instr, ti.path, dims_, kind, root, tile.sizes, tile.strides,
                               variables, tuple(b.hi for b in tile.size_bounds), offsets,
@@ -412,7 +415,7 @@ def from_space(space: Any) -> TileSet:
     """The tiles of the experimental tiling space (:func:`symidx.tiling.space.build_space`
     without tile sizes): tiles propagated from the roots with the tile sizes ``ts_i``
     symbolic, tile ids ``tid_i`` at the tile origins."""
-    from symidx.tiling.space import XTile, tid, ts
+    from symidx.tiling.space import XTile, ts
 
     nd = len(space.dims)
     variables = [ts(i) for i in range(nd)]
@@ -422,8 +425,9 @@ def from_space(space: Any) -> TileSet:
         if kind == "dot":
             seq_dot[d] = (name, idx)
     entries: list[TileEntry] = []
-    stack: list[tuple[HloInstruction, Any, int | None, tuple[Any, ...], tuple[Any, ...]]] = [
-        (r, space.root_tile(i), i, (), ()) for i, r in enumerate(space.roots)][::-1]
+    stack: list[tuple[HloInstruction, Any, int | None, tuple[Any, ...], tuple[Any, ...]]] = []
+    for i, r in reversed(list(enumerate(space.roots))):
+        stack.append((r, space.root_tile(i), i, (), ()))
     seen: set[tuple[Any, ...]] = set()
     while stack:
         instr, tile, root, regions, rkey = stack.pop()
@@ -460,7 +464,9 @@ def from_space(space: Any) -> TileSet:
                 rk = rk + ((instr.name, k),)
             elif dot is not None and k < 2:
                 lhs = array_dims(instr.operands[0].shape, instr.operands[0].name)
-                kd = tuple(lhs[c] for c in instr.dot_dimension_numbers.lhs_contracting_dims)
+                dn = instr.dot_dimension_numbers
+                assert dn is not None
+                kd = tuple(lhs[c] for c in dn.lhs_contracting_dims)
                 reg = reg + (("dot", dot.params, kd),)
                 rk = rk + ((instr.name, k),)
             stack.append((op, t, None, reg, rk))

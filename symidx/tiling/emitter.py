@@ -67,9 +67,10 @@ class TritonConstraints:
             if e.kind != "inside":
                 continue
             if e.instr.opcode in ("dot", "scaled-dot"):
-                ops = [by_path.get(f"{e.path}.operand({i})") for i in range(2)]
+                ops: list[int | None] = [by_path.get(f"{e.path}.operand({i})")
+                                         for i in range(2)]
                 if ts.variant == "experimental":
-                    ops = self._experimental_operands(k)
+                    ops = list(self._experimental_operands(k))
                 self.dot_operands.append((k, [o for o in ops if o is not None]))
             elif ts.variant == "legacy" and e.instr.opcode in ("reshape", "bitcast"):
                 c = _reshape_constraint(e)
