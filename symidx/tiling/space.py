@@ -419,19 +419,20 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
         roots = [root] * len(root.shape.elements)  # type: ignore[union-attr]
     dims: list[Dimension] = []
     seq: dict[tuple[str, str, int], int] = {}
-    # Every root has parallel dimensions of its own (XLA's TilingSpace::Create appends them
-    # root by root); a variadic root (a tuple-shaped reduce or scan) has one set.
+    # A root of a shape no earlier root has gets parallel dimensions of its own (XLA's
+    # TilingSpace::Create appends them root by root); roots of one shape share them, and a
+    # variadic root (a tuple-shaped reduce or scan) has one set.
     root_dims: list[list[int]] = []
     root_shapes: list[list[int]] = []
-    placed: dict[int, list[int]] = {}
+    placed: dict[object, list[int]] = {}
     for r in roots:
         if _is_tuple(r):
             shape = array_dims(r.shape.elements[0], r.name)  # type: ignore[union-attr]
         else:
             shape = array_dims(r.shape, r.name)
         root_shapes.append(list(shape))
-        if id(r) in placed:
-            root_dims.append(placed[id(r)])
+        if id(r) in placed or tuple(shape) in placed:
+            root_dims.append(placed.get(id(r)) or placed[tuple(shape)])
             continue
         definer = r
         if r.opcode == "get-tuple-element" and r.operands[0].opcode == "scan":
@@ -443,6 +444,7 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
             dims.append(Dimension(len(dims), n, "sequential" if i in scan_dims else "parallel",
                                   definer.name if i in scan_dims else r.name, i))
         placed[id(r)] = ids
+        placed[tuple(shape)] = ids
         root_dims.append(ids)
     rts: list[RtVar] = []
     rt_of: dict[tuple[str, int], int] = {}
