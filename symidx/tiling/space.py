@@ -15,9 +15,11 @@ pad, a concatenate operand, a dynamic slice) maps dimension ``i``'s offset ``o``
 offset is ``tid * ts - C``); a range variable that is a reduced or contracted dimension
 becomes that sequential dimension's tile; ``x floordiv c`` (a block-scaled dot's scales)
 covers the blocks the tile touches; an all-gather's ``x mod c`` carries the replica ids;
-a constant is a one-element tile. Anything else (a reshape that merges or splits
-dimensions, interior padding, a reversed dimension) is refused with the expression that
-is not handled (:class:`SpaceRefusal`).
+a constant is a one-element tile; ``sum_i c_i * d_i + c`` that linearizes dimensions (a
+reshape that merges them), once tile sizes are assigned, is one strided run when the tile
+is 1s, at most one partial dimension, whole dimensions, 1s (major to minor). Anything else
+(a reshape that splits dimensions, interior padding, a reversed dimension) is refused with
+the expression that is not handled (:class:`SpaceRefusal`).
 """
 
 from __future__ import annotations
