@@ -220,7 +220,8 @@ class _Static:
             self.bytes.append(element_bytes(leaf))
             self.mtm.append(tuple(leaf.layout_or_default.minor_to_major)
                             if hasattr(leaf, "layout_or_default") else ())
-            if e.kind != "inside":
+            if e.kind != "inside" or e.instr.opcode == "fusion":
+                # a nested fusion's own instructions are tiles of their own
                 self.flops.append(0)
                 continue
             try:
