@@ -12,6 +12,12 @@ XLA's tiled GPU cost model, the best tiling, Triton's emitter constraints (the c
 
 Without ``--sizes``, ``--cost`` takes the fusion's ``block_level_fusion_config``. JSON
 documents carry the schema ``symidx.cost/1`` (``symidx/schemas/cost-1.json``).
+
+``--model classic`` (XLA's ``GpuPerformanceModel``) is run by ``symidx.cli.tile_classic``
+when that module exists: its ``add_arguments(group)`` adds its own options (``--consumers``,
+``--multi-output``, ``--computation``) to the group here, and ``run(args, module)`` answers;
+without it ``--model classic`` exits 98 (not implemented). ``--model`` itself is defined
+here, once.
 """
 
 from __future__ import annotations
