@@ -164,10 +164,12 @@ def best_tilings(ts: TileSet, dev: Device, *, emitter: str = "triton", top: int 
         static = _Static(ts, dev)
     start = time.process_time()
     considered = valid = 0
-    kept: list[tuple[int, tuple[int, ...]]] = []     # (exec ticks, tiling), best first
+    # (exec ticks, tiling in XLA's order, tiling), best first
+    kept: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
+    order_of = xla_order(ts)
     complete, stopped = True, ""
     per_tiling = not isinstance(ts, TileSet)
-    kept_xla: list[tuple[int, tuple[int, ...]]] = []
+    kept_xla: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
     for S in candidate_chunks(ts, chunk):
         if considered + len(S) > max_tilings:
             S = S[:max_tilings - considered]
@@ -182,9 +184,9 @@ def best_tilings(ts: TileSet, dev: Device, *, emitter: str = "triton", top: int 
         valid += int(ok.sum())
         if ok.any():
             rows = S[ok]
-            _keep(kept, rows, ex_all[ok], top)
+            _keep(kept, rows, ex_all[ok], top, order_of)
             if objective != "xla":
-                _keep(kept_xla, rows, ex_xla[ok], 1)
+                _keep(kept_xla, rows, ex_xla[ok], 1, order_of)
         if not complete:
             break
         if time.process_time() - start > cpu_seconds:
@@ -195,11 +197,11 @@ def best_tilings(ts: TileSet, dev: Device, *, emitter: str = "triton", top: int 
         tiles = ts.make(list(tiling)) if per_tiling else ts   # type: ignore[attr-defined]
         return tiling_cost(tiles, tiling, dev, None, objective=obj)
 
-    best = [costed(tiling, objective) for _, tiling in kept]
-    for c, (ticks, _) in zip(best, kept):
+    best = [costed(tiling, objective) for _, _, tiling in kept]
+    for c, (ticks, _, _) in zip(best, kept):
         assert c.exec_time_us is not None and abs(c.exec_time_us - ticks / TICKS_PER_US) < 1e-9
     if objective != "xla" and best and kept_xla:
-        theirs = kept_xla[0][1]
+        theirs = kept_xla[0][2]
         best[0].xla_compatible = best[0].tiling == theirs
         if not best[0].xla_compatible:
             x_own = costed(best[0].tiling, "xla")
@@ -214,16 +216,29 @@ def best_tilings(ts: TileSet, dev: Device, *, emitter: str = "triton", top: int 
                         list(static.notes) if static is not None else [])
 
 
-def _keep(kept: list[tuple[int, tuple[int, ...]]], rows: Any, ex: Any, top: int) -> None:
-    """Merge a chunk's rows into the ``top`` cheapest so far; among equal times the
-    lexicographically smallest tiling (the first in XLA's order)."""
+def _keep(kept: list[tuple[int, tuple[int, ...], tuple[int, ...]]], rows: Any, ex: Any,
+          top: int, order_of: Sequence[int]) -> None:
+    """Merge a chunk's rows into the ``top`` cheapest so far; among equal times the first
+    tiling in XLA's order (lexicographic over the parameters in ``order_of``)."""
     import numpy as np
 
-    order = np.lexsort(tuple(rows[:, j] for j in range(rows.shape[1] - 1, -1, -1)) + (ex,))
+    keyed = rows[:, list(order_of)]
+    order = np.lexsort(tuple(keyed[:, j] for j in range(keyed.shape[1] - 1, -1, -1)) + (ex,))
     for i in order[:top]:
-        kept.append((int(ex[i]), tuple(int(x) for x in rows[i])))
+        kept.append((int(ex[i]), tuple(int(x) for x in keyed[i]),
+                     tuple(int(x) for x in rows[i])))
     kept.sort()
     del kept[top:]
+
+
+def xla_order(ts: Any) -> list[int]:
+    """The parameters in the order XLA's flat tiling lists them: a dot root's output
+    dimensions before its contracting ones (symidx lists the contracting ones first)."""
+    n = len(ts.extents)
+    if ts.variant != "legacy":
+        return list(range(n))
+    out = list(ts.output_params)
+    return out + [p for p in range(n) if p not in out]
 
 
 def _assess(ts: TileSet, S: Any, dev: Device, triton: Any, static: Any, smem: int | None,
