@@ -1,7 +1,9 @@
-"""GPU cost models of fusions (XLA's ``xla/service/gpu/model/``).
+"""GPU cost models on tiles: devices (:mod:`~symidx.cost.devices`), XLA's constants
+(:mod:`~symidx.cost.constants`); XLA's classic per-kernel model
+(:mod:`~symidx.cost.classic`, with the GPU HLO cost analysis :mod:`~symidx.cost.hlo_cost`,
+the kernels' emitters :mod:`~symidx.cost.fusion_view` and launch dimensions
+:mod:`~symidx.cost.launch`)."""
 
-:mod:`symidx.cost.classic` is XLA's classic per-kernel model (``GpuPerformanceModel``):
-launch dimensions from the fusion emitter, bytes and flops from the GPU HLO cost analysis,
-read/write/compute times combined per kernel, and the fused-versus-unfused estimate that
-priority fusion compares.
-"""
+from symidx.cost.devices import DEVICE_NAMES, Device, device
+
+__all__ = ["DEVICE_NAMES", "Device", "device"]
