@@ -16,6 +16,7 @@ model cannot price exits 2 with one located line.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from typing import Any
 
 from symidx.cli.common import UsageError
@@ -43,10 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for flags, kwargs in ((("--cost",), {"action": "store_true",
                                          "help": "the cost of the fusion on --device"}),
                           (("--device",), {"help": "the GPU to price on (e.g. rtx-a6000)"})):
-        try:
+        with contextlib.suppress(argparse.ArgumentError):  # the tiled model's, if defined
             p.add_argument(*flags, **kwargs)  # type: ignore[arg-type]
-        except argparse.ArgumentError:
-            pass  # defined by the tiled model's options
 
 
 def wants_classic(args: argparse.Namespace) -> bool:

@@ -34,8 +34,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from symidx.hlo import HloComputation, HloInstruction, Shape, TupleShape
-from symidx.hlo.facts import called_computation
+from symidx.cost.constants import (
+    KERNEL_LAUNCH_OVERHEAD_US,
+    L1_CACHE_SPEEDUP,
+    L2_CACHE_SPEEDUP,
+    MEMORY_COMPUTE_PARALLELISM,
+)
 from symidx.cost.fusion_view import (
     EmitterKind,
     FusionView,
@@ -60,23 +64,15 @@ from symidx.cost.numbers import (
     ticks_to_us,
 )
 from symidx.cost.shapes import element_bytes, shape_size
+from symidx.hlo import HloComputation, HloInstruction, Shape, TupleShape
+from symidx.hlo.facts import called_computation
 
-__all__ = ["ClassicModel", "RunTimeData", "RunTimes", "KERNEL_LAUNCH_OVERHEAD_US",
-           "L2_CACHE_SPEEDUP", "L1_CACHE_SPEEDUP", "MEMORY_COMPUTE_PARALLELISM",
-           "adjust_bandwidth", "read_time_with_dram_heuristic", "write_time",
-           "effective_flops_per_ns", "compute_time", "combine", "coalescing_rate",
-           "is_read_coalesced_heuristic"]
+__all__ = ["ClassicModel", "RunTimeData", "RunTimes", "adjust_bandwidth",
+           "read_time_with_dram_heuristic", "write_time", "effective_flops_per_ns",
+           "compute_time", "combine", "coalescing_rate", "is_read_coalesced_heuristic"]
 
-#: ``kKernelLaunchOverhead`` (``gpu_performance_model_base.h``), microseconds.
-KERNEL_LAUNCH_OVERHEAD_US = 1
-#: Re-reads of an operand that fits the L2 run this much faster than DRAM ...
-L2_CACHE_SPEEDUP = 2.5
-#: ... and this much faster again when it fits the SMs' L1 caches.
-L1_CACHE_SPEEDUP = 8
-#: How much of the shorter of compute and memory time hides under the longer.
-MEMORY_COMPUTE_PARALLELISM = 0.95
-
-_LAUNCH_TICKS = KERNEL_LAUNCH_OVERHEAD_US * 1000 * TICKS_PER_NS
+#: ``kKernelLaunchOverhead`` in ticks.
+_LAUNCH_TICKS = round(KERNEL_LAUNCH_OVERHEAD_US * 1000 * TICKS_PER_NS)
 
 
 # ---------------------------------------------------------------------- formulas
@@ -149,13 +145,12 @@ def is_read_coalesced_heuristic(kind: EmitterKind, producer: HloInstruction,
     """``IsReadCoalescedHeuristic``: outside a transpose kernel, a copy or transpose that
     moves the minor dimension (not of a broadcast or iota) breaks coalescing; so does a
     reduction kernel fusing two reductions."""
-    if kind != EmitterKind.TRANSPOSE:
-        if _bad_transpose(producer) or (consumer is not None and _bad_transpose(consumer)):
-            return False
-    if (kind == EmitterKind.REDUCTION and consumer is not None
-            and is_input_fusible_reduction(producer) and is_input_fusible_reduction(consumer)):
+    if kind != EmitterKind.TRANSPOSE and (
+            _bad_transpose(producer) or (consumer is not None and _bad_transpose(consumer))):
         return False
-    return True
+    return not (kind == EmitterKind.REDUCTION and consumer is not None
+                and is_input_fusible_reduction(producer)
+                and is_input_fusible_reduction(consumer))
 
 
 def _is_broadcast(instr: HloInstruction) -> bool:
@@ -359,8 +354,8 @@ class ClassicModel:
                 if op.opcode == "get-tuple-element" and op.operands[0] is operand:
                     total = f32_add(total, self.costs.operand_utilization(instr, k))
             return total
-        k = _operand_index(instr, operand)
-        return 0.0 if k is None else self.costs.operand_utilization(instr, k)
+        index = _operand_index(instr, operand)
+        return 0.0 if index is None else self.costs.operand_utilization(instr, index)
 
     def common_utilization(self, producer: HloInstruction, k: int,
                            consumer: HloInstruction) -> float:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from types import MappingProxyType
 from typing import Any
@@ -98,7 +98,7 @@ def _data() -> dict[str, Any]:
     return data
 
 
-@lru_cache(maxsize=None)
+@cache
 def _device(key: str) -> Device:
     data = _data()
     d = data["devices"][key]

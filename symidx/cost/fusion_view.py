@@ -28,14 +28,11 @@ its threads cover the update, not the whole output.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from math import prod
 
-from symidx.hlo import HloComputation, HloInstruction, Shape, TupleShape
-from symidx.hlo.facts import called_computation
-from symidx.hlo.leaves import leaves
 from symidx.cost.hlo_cost import UnsupportedByCostModel, is_elementwise
 from symidx.cost.shapes import (
     elements,
@@ -43,6 +40,9 @@ from symidx.cost.shapes import (
     reshape_is_bitcast,
     transpose_is_bitcast,
 )
+from symidx.hlo import HloComputation, HloInstruction, Shape, TupleShape
+from symidx.hlo.facts import called_computation
+from symidx.hlo.leaves import leaves
 
 __all__ = ["EmitterKind", "FusionView", "ReductionDims", "TransposeDescription",
            "reduction_dims", "is_reduction_from_or_to_contiguous", "is_real_reduction_hero",
@@ -228,7 +228,8 @@ class FusionView:
             return found
         return hero if hero.opcode == "reduce" else root
 
-    def _find_hero(self, start: HloInstruction, predicate) -> HloInstruction | None:  # type: ignore[no-untyped-def]
+    def _find_hero(self, start: HloInstruction,
+                   predicate: Callable[[HloInstruction], bool]) -> HloInstruction | None:
         hero: HloInstruction | None = None
         queue = deque([start])
         seen = {id(start)}
@@ -373,16 +374,7 @@ class FusionView:
             while queue:
                 node = queue.popleft()
                 for user in self._users_of_anything(node):
-                    if user.opcode == "dynamic-slice" and \
-                            self.operand(user, 0) is self.operand(dus, 0) and \
-                            user.shape == update_shape:
-                        if elements(_array(update_shape)) != 1 and \
-                                self.operands(user)[1:] != self.operands(dus)[2:]:
-                            return False
-                    elif user is not dus and user.opcode == "dynamic-update-slice":
-                        return False
-                    elif user is not dus and not is_elementwise(user) and \
-                            user.opcode not in ("bitcast", "tuple"):
+                    if not self._reads_in_place(user, dus, update_shape):
                         return False
                     if id(user) not in visited:
                         visited.add(id(user))
@@ -390,6 +382,20 @@ class FusionView:
             if self.operand(dus, 1).shape != update_shape:
                 return False
         return True
+
+    def _reads_in_place(self, user: HloInstruction, dus: HloInstruction,
+                        update_shape: object) -> bool:
+        """Whether ``user``, reached from the updated buffer, reads it only where ``dus``
+        writes it, or elementwise (so updating in place races with no read)."""
+        if user.opcode == "dynamic-slice" and self.operand(user, 0) is self.operand(dus, 0) \
+                and user.shape == update_shape:
+            return elements(_array(update_shape)) == 1 or \
+                self.operands(user)[1:] == self.operands(dus)[2:]
+        if user is dus:
+            return True
+        if user.opcode == "dynamic-update-slice":
+            return False
+        return is_elementwise(user) or user.opcode in ("bitcast", "tuple")
 
     def _users_of_anything(self, x: HloInstruction) -> list[HloInstruction]:
         """Kernel members using ``x`` (a member or a kernel parameter)."""
@@ -466,8 +472,8 @@ def _array(shape: object) -> Shape:
     return shape
 
 
-def _elements(shape: object) -> int:
-    return sum(elements(leaf) for leaf in leaves(shape))  # type: ignore[arg-type]
+def _elements(shape: Shape | TupleShape) -> int:
+    return sum(elements(leaf) for leaf in leaves(shape))
 
 
 def _is_intermediate(instr: HloInstruction, allowed_operand_count: int) -> bool:

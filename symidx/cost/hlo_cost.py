@@ -36,31 +36,30 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from symidx.errors import SymidxError
-from symidx.hlo import HloComputation, HloInstruction, Shape, TupleShape
-from symidx.hlo.facts import called_computation
+from symidx.cost.constants import (
+    CONCATENATE_FLOPS,
+    CONCATENATE_MISALIGNED_FLOPS,
+    DEFAULT_FLOPS_PER_ELEMENT,
+)
 from symidx.cost.numbers import f32, f32_add, f32_div, f32_mul, llround
 from symidx.cost.shapes import (
+    element_bytes,
     elements,
     elements_recursive,
     equal_ignoring_element_type,
     shape_size,
     transpose_is_bitcast,
 )
+from symidx.errors import SymidxError
+from symidx.hlo import HloComputation, HloInstruction, Shape, TupleShape
+from symidx.hlo.facts import called_computation
 from symidx.ops.elementwise import ELEMENTWISE_OPCODES
 
 __all__ = ["CostAnalysis", "Properties", "UnsupportedByCostModel", "is_elementwise",
-           "DEFAULT_FLOPS_PER_ELEMENT", "post_order"]
+           "post_order"]
 
-#: ``GpuHloCostAnalysis``'s flops per element of an elementwise op absent from the profile.
-DEFAULT_FLOPS_PER_ELEMENT = 3
 #: ``HloCostAnalysis::kFmaFlops``: a multiply-add counts as two flops.
 FMA_FLOPS = 2
-#: A concatenate is a compare and a branch per element (``HandleConcatenate``) ...
-CONCAT_FLOPS = 6
-#: ... and a divergent one (not along dimension 0, the first operand's extent not a
-#: multiple of 32) is priced out of fusions.
-DIVERGENT_CONCAT_FLOPS = 400
 
 _ELEMENTWISE = frozenset(ELEMENTWISE_OPCODES) | {"bitcast-convert"}
 #: Ops XLA's cost analysis cannot price (or prices as unknown, -1): the model refuses them.
@@ -382,7 +381,8 @@ def _scatter(a: CostAnalysis, instr: HloInstruction, p: Properties) -> None:
 def _broadcast(_: CostAnalysis, instr: HloInstruction, p: Properties) -> None:
     # the GPU model counts every input access (``count_multiple_input_accesses``)
     p.operand_bytes[0] = f32(shape_size(instr.shape))
-    p.operand_utilization[0] = f32(elements(instr.shape) / max(1, elements(instr.operands[0].shape)))
+    p.operand_utilization[0] = f32(elements(instr.shape)
+                                   / max(1, elements(instr.operands[0].shape)))
 
 
 def _reduce(a: CostAnalysis, instr: HloInstruction, p: Properties) -> None:
@@ -417,19 +417,17 @@ def _reduce_window(a: CostAnalysis, instr: HloInstruction, p: Properties) -> Non
                 break
     in_elems = elements(instr.operands[0].shape)
     p.operand_utilization[0] = f32(out_elems * window_elements / max(1, in_elems))
-    from symidx.cost.shapes import element_bytes
-
     p.operand_bytes[0] = f32(out_elems * window_elements
-                             * element_bytes(instr.operands[0].shape.element_type))
+                             * element_bytes(_first_leaf_type(instr.operands[0].shape)))
     p.flops = f32_mul(sub, count)
 
 
 def _concatenate(_: CostAnalysis, instr: HloInstruction, p: Properties) -> None:
-    per_element = CONCAT_FLOPS
+    per_element = CONCATENATE_FLOPS
     dim = instr.dimensions[0] if instr.dimensions else 0
     first = instr.operands[0].shape
     if dim > 0 and isinstance(first, Shape) and first.dims[dim] & 31:
-        per_element = DIVERGENT_CONCAT_FLOPS
+        per_element = CONCATENATE_MISALIGNED_FLOPS
     p.flops = f32(per_element * elements_recursive(instr.shape))
 
 
@@ -438,7 +436,7 @@ def _dot(_: CostAnalysis, instr: HloInstruction, p: Properties) -> None:
     lhs = instr.operands[0].shape
     width = 1
     if dnums is not None and isinstance(lhs, Shape):
-        for d in dnums.lhs_contracting_dimensions:
+        for d in dnums.lhs_contracting_dims:
             width *= lhs.dims[d]
     p.flops = f32(FMA_FLOPS * elements(instr.shape) * width)
 
@@ -489,11 +487,11 @@ def _leaves(shape: Shape | TupleShape) -> list[Shape]:
     return list(leaves(shape))
 
 
-def _first_leaf(shape: TupleShape) -> Shape:
+def _first_leaf(shape: Shape | TupleShape) -> Shape:
     return _leaves(shape)[0]
 
 
-def _first_leaf_type(shape: TupleShape) -> str:
+def _first_leaf_type(shape: Shape | TupleShape) -> str:
     return _first_leaf(shape).element_type
 
 

@@ -30,24 +30,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil, prod
 
-from symidx.hlo import HloInstruction, Shape
+from symidx.cost.constants import FALLBACK_THREADS_PER_BLOCK
 from symidx.cost.fusion_view import (
     MIN_THREADS_X_ROW_REDUCTION,
-    WARP_SIZE,
     EmitterKind,
     FusionView,
+    ReductionDims,
+    is_real_reduction_hero,
     packed_transpose_tiles,
     reduction_dims,
+    tiled_transpose,
     transpose_spec,
 )
 from symidx.cost.hlo_cost import UnsupportedByCostModel
-from symidx.cost.shapes import elements, first_array
+from symidx.cost.shapes import element_bytes, elements, first_array
+from symidx.hlo import HloInstruction, Shape, TupleShape
+from symidx.hlo.leaves import leaves
 
 __all__ = ["LaunchDimensions", "launch_dimensions", "calculate_launch_dimensions",
-           "loop_unroll_factor", "FALLBACK_THREADS_PER_BLOCK", "Emitter", "emitter_for"]
+           "loop_unroll_factor", "Emitter", "emitter_for"]
 
-#: ``EstimateFusionLaunchDimensions``' fallback: threads per block.
-FALLBACK_THREADS_PER_BLOCK = 128
 #: ``CalculateLaunchDimensions``: threads per block = warp x 4 warp schedulers.
 WARP_SCHEDULERS = 4
 MAX_UNROLL_FACTOR = 4
@@ -160,10 +162,8 @@ def launch_dimensions(view: FusionView, device: object) -> LaunchDimensions:
     return emitter_for(view, device).launch
 
 
-def _leaves(shape: object) -> list[Shape]:
-    from symidx.hlo.leaves import leaves
-
-    return list(leaves(shape))  # type: ignore[arg-type]
+def _leaves(shape: Shape | TupleShape) -> list[Shape]:
+    return list(leaves(shape))
 
 
 def _shape(shape: object) -> Shape:
@@ -195,8 +195,6 @@ def _reduction_groups(view: FusionView) -> int:
     """How many disjoint reduction groups the roots form (``GroupDisjointReductions``):
     roots reached from a common instruction share a group (non-reduction roots all share
     one; a broadcast constant or scalar joins at most one reduction root)."""
-    from symidx.cost.fusion_view import is_real_reduction_hero
-
     roots = view.roots
     if len(roots) == 1:
         return 1
@@ -211,7 +209,8 @@ def _reduction_groups(view: FusionView) -> int:
     def union(a: int, b: int) -> None:
         parent[find(a)] = find(b)
 
-    reduction = [is_real_reduction_hero(r, h) for r, h in zip(roots, view.heroes(), strict=True)]
+    reduction = [is_real_reduction_hero(r, h)
+                 for r, h in zip(roots, view.heroes(), strict=True)]
     first_plain = next((i for i, r in enumerate(reduction) if not r), None)
     for i, r in enumerate(reduction):
         if not r and first_plain is not None:
@@ -276,8 +275,9 @@ def _reduction(view: FusionView, device: object) -> Emitter:
         minor_vectors = minor // vector
         tile = min(MIN_REDUCED_ELEMENTS_PER_THREAD // vector, ceil(minor_vectors / reduced_threads))
         blocks = ceil(middle / kept_threads) * ceil(minor_vectors / (tile * reduced_threads))
+        threads = kept_threads * reduced_threads
         return Emitter(EmitterKind.REDUCTION,
-                       LaunchDimensions((blocks, 1, groups), (kept_threads * reduced_threads, 1, 1)),
+                       LaunchDimensions((blocks, 1, groups), (threads, 1, 1)),
                        f"row reduction {list(r.dims)}: vector {vector}, threads "
                        f"[{kept_threads},{reduced_threads}]")
     if warp % minor == 0:
@@ -299,7 +299,8 @@ def _reduction(view: FusionView, device: object) -> Emitter:
                    f"column reduction {list(r.dims)}: vector {vector}")
 
 
-def _multi_row(view: FusionView, r, device: object):  # type: ignore[no-untyped-def]
+def _multi_row(view: FusionView, r: ReductionDims,
+               device: object) -> tuple[tuple[int, int], int, int] | None:
     """``MultiRowReductionFusion::TryCreate``: ((kept, reduced) threads, blocks, vector)
     or None."""
     reduced = r.dims[2]
@@ -342,6 +343,8 @@ def _round_up(x: int, m: int) -> int:
 
 # ---------------------------------------------------------------------- transpose
 def _transpose(view: FusionView, device: object) -> Emitter:
+    """``TransposeFusion`` (or ``PackedTranspose`` for narrow types): one 32x32 tile
+    (times the vector size) of the transposed dimensions per block."""
     description = view.consistent_transpose()
     assert description is not None
     if description.packed:
@@ -353,23 +356,18 @@ def _transpose(view: FusionView, device: object) -> Emitter:
                        LaunchDimensions((blocks, 1, 1), (TRANSPOSE_THREADS_PER_BLOCK, 1, 1)),
                        f"packed transpose, output tile {tiles}")
     permutation = description.permutation
-    dims = description.dimensions
-    inverse = [0] * len(permutation)
-    for i, p in enumerate(permutation):
-        inverse[p] = i
-    input_shape = [dims[inverse[i]] for i in range(len(dims))]
+    input_shape = [0] * len(permutation)
+    for out_dim, in_dim in enumerate(permutation):
+        input_shape[in_dim] = description.dimensions[out_dim]
     minor_unchanged = permutation[-1] == len(permutation) - 1
-    element_bytes = max(1, _bits_of(description.instr) // 8)
-    max_element_bytes = 0
+    widest = 0
     shmem = 0
-    for root, hero in zip(view.roots, view.heroes(), strict=True):
-        from symidx.cost.fusion_view import tiled_transpose
-
+    for hero in view.heroes():
         if tiled_transpose(hero) is not None:
-            size = max(1, _bits_of(hero) // 8)
+            size = element_bytes(first_array(hero.shape).element_type)
             if minor_unchanged:
                 size *= input_shape[-1]
-            max_element_bytes = max(max_element_bytes, size)
+            widest = max(widest, size)
             shmem += TRANSPOSE_TILE * (TRANSPOSE_TILE + 1) * size
 
     def block_counts(vector: int) -> list[int]:
@@ -381,36 +379,25 @@ def _transpose(view: FusionView, device: object) -> Emitter:
         else:
             sizes[-1] = TRANSPOSE_TILE * vector
             sizes[permutation[-1]] = TRANSPOSE_TILE * vector
-        return [ceil(d / s) for d, s in zip(input_shape, sizes, strict=True)]
+        return [ceil(d / b) for d, b in zip(input_shape, sizes, strict=True)]
 
-    vector = 1
-    if minor_unchanged:
-        vector = input_shape[-1]
-        counts = block_counts(vector)
-    else:
-        counts = block_counts(1)
-        v = MAX_VECTORIZED_BYTES // max(1, max_element_bytes)
+    vector = input_shape[-1] if minor_unchanged else 1
+    counts = block_counts(vector)
+    if not minor_unchanged:
+        # vectorize when there is work for every thread slot, shared memory for the bigger
+        # tile, and dimensions the vector divides
+        v = MAX_VECTORIZED_BYTES // max(1, widest)
+        slots = device.core_count * device.threads_per_core_limit  # type: ignore[attr-defined]
         while v > 1:
-            per_thread = v * v
-            enough_work = prod(counts) * TRANSPOSE_THREADS_PER_BLOCK >= \
-                per_thread * device.core_count * device.threads_per_core_limit  # type: ignore[attr-defined]
-            enough_shmem = shmem * per_thread <= device.shared_memory_per_block  # type: ignore[attr-defined]
+            enough_work = prod(counts) * TRANSPOSE_THREADS_PER_BLOCK >= v * v * slots
+            enough_shmem = shmem * v * v <= device.shared_memory_per_block  # type: ignore[attr-defined]
             aligned = input_shape[-1] % v == 0 and input_shape[permutation[-1]] % v == 0
             if enough_work and enough_shmem and aligned:
                 vector = v
                 counts = block_counts(v)
                 break
             v //= 2
-    del element_bytes
     return Emitter(EmitterKind.TRANSPOSE,
                    LaunchDimensions((prod(counts), 1, 1), (TRANSPOSE_THREADS_PER_BLOCK, 1, 1)),
-                   f"tiled transpose {list(dims)} permutation {list(permutation)}, "
-                   f"vector {vector}")
-
-
-def _bits_of(instr: HloInstruction) -> int:
-    from symidx.hlo import ELEMENT_BIT_WIDTHS
-
-    shape = first_array(instr.shape)
-    return ELEMENT_BIT_WIDTHS[shape.element_type]
-
+                   f"tiled transpose {list(description.dimensions)} permutation "
+                   f"{list(permutation)}, vector {vector}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from math import prod
 
+from symidx.errors import SymidxError
 from symidx.hlo import ELEMENT_BIT_WIDTHS, HloInstruction, Shape, ShapeLike, TupleShape
 from symidx.hlo.leaves import leaves
 
@@ -35,7 +36,10 @@ def element_bytes(element_type: str) -> int:
     return max(1, (bits + 7) // 8) if bits else 0
 
 
-def elements(shape: Shape) -> int:
+def elements(shape: ShapeLike) -> int:
+    """``ShapeUtil::ElementsIn`` of an array (a tuple has none: an error)."""
+    if isinstance(shape, TupleShape):
+        raise SymidxError(f"expected an array shape, found the tuple {shape}")
     return prod(shape.dims)
 
 
