@@ -40,6 +40,7 @@ from symidx.cost.constants import (
     L2_CACHE_SPEEDUP,
     MEMORY_COMPUTE_PARALLELISM,
 )
+from symidx.cost.devices import Device
 from symidx.cost.fusion_view import (
     EmitterKind,
     FusionView,
@@ -76,7 +77,7 @@ _LAUNCH_TICKS = round(KERNEL_LAUNCH_OVERHEAD_US * 1000 * TICKS_PER_NS)
 
 
 # ---------------------------------------------------------------------- formulas
-def adjust_bandwidth(device: Any, bandwidth: float, num_blocks: int) -> float:
+def adjust_bandwidth(device: Device, bandwidth: float, num_blocks: int) -> float:
     """``AdjustBandwidth``: a block issues at most ``memory_transactions_per_clock`` bytes
     a cycle, so few blocks cannot use the whole bandwidth (single precision, as XLA)."""
     per_block = f32_mul(f32_mul(f32(device.clock_rate_ghz), f32(1.0e9)),
@@ -84,7 +85,7 @@ def adjust_bandwidth(device: Any, bandwidth: float, num_blocks: int) -> float:
     return min(f32(bandwidth), f32_mul(num_blocks, per_block))
 
 
-def read_time_with_dram_heuristic(device: Any, num_blocks: int, n_bytes_net: int,
+def read_time_with_dram_heuristic(device: Device, num_blocks: int, n_bytes_net: int,
                                   n_bytes_total: int, utilization_rate: float) -> Ticks:
     """``ReadTimeWithDRAMHeuristic``: the first ``n_bytes_net`` bytes from DRAM at the
     coalescing-reduced bandwidth, the rest from cache when the operand fits one."""
@@ -105,19 +106,19 @@ def read_time_with_dram_heuristic(device: Any, num_blocks: int, n_bytes_net: int
             + ticks_from_seconds(f32_div(from_cache, rest)))
 
 
-def write_time(device: Any, bytes_written: int) -> Ticks:
+def write_time(device: Device, bytes_written: int) -> Ticks:
     """``WriteTime``: bytes / memory bandwidth."""
     return ticks_from_seconds(f32_div(f32(bytes_written), device.memory_bandwidth))
 
 
-def effective_flops_per_ns(device: Any, num_blocks: int, threads_per_block: int) -> int:
+def effective_flops_per_ns(device: Device, num_blocks: int, threads_per_block: int) -> int:
     """``CalculateEffectiveFlopsPerNs``: 2 flops (an FMA) per cycle per active FPU."""
     fpus = min(threads_per_block, device.fpus_per_core) * min(num_blocks, device.core_count)
     per_fpu = float(f32(f32(device.clock_rate_ghz) * 2))
     return int(per_fpu * fpus)
 
 
-def compute_time(device: Any, flops: int, num_blocks: int, threads_per_block: int) -> Ticks:
+def compute_time(device: Device, flops: int, num_blocks: int, threads_per_block: int) -> Ticks:
     """``ComputeTime``: flops / the effective flops per nanosecond."""
     rate = effective_flops_per_ns(device, num_blocks, threads_per_block)
     if rate <= 0:
@@ -132,7 +133,7 @@ def combine(compute: Ticks, memory: Ticks) -> Ticks:
     return compute + memory - scale_ticks(min(compute, memory), MEMORY_COMPUTE_PARALLELISM)
 
 
-def coalescing_rate(element_type: str, device: Any, coalesced: bool) -> float:
+def coalescing_rate(element_type: str, device: Device, coalesced: bool) -> float:
     """``GetCoalescingUtilizationRate``: 1, or one element of each DRAM->L2 transaction."""
     if coalesced:
         return 1.0
@@ -193,11 +194,11 @@ class RunTimeData:
     def memory_access_time(self) -> Ticks:
         return self.read_time + self.write_time
 
-    def end_to_end_cycles(self, device: Any) -> float:
+    def end_to_end_cycles(self, device: Device) -> float:
         """``MakeReificationCostFromRuntime``: exec nanoseconds x clock GHz."""
         return ticks_to_ns(self.exec_time) * float(f32(device.clock_rate_ghz))
 
-    def to_json(self, device: Any) -> dict[str, Any]:
+    def to_json(self, device: Device) -> dict[str, Any]:
         doc: dict[str, Any] = {
             "flops": self.flops, "bytes_read": self.bytes_read,
             "bytes_written": self.bytes_written,
@@ -236,7 +237,7 @@ def _us(ticks: Ticks) -> float | None:
 class ClassicModel:
     """The classic model on one device, over the instructions of ``computation``."""
 
-    def __init__(self, device: Any, computation: HloComputation) -> None:
+    def __init__(self, device: Device, computation: HloComputation) -> None:
         self.device = device
         self.computation = computation
         self.costs = CostAnalysis(device.op_profile)
@@ -256,21 +257,11 @@ class ClassicModel:
         blocks = emitter.launch.num_blocks
         compute = compute_time(self.device, flops, blocks, emitter.launch.threads_per_block)
         coalesced = is_read_coalesced_heuristic(emitter.kind, instr, None)
-        read: Ticks = 0
-        bytes_read = 0
-        reads = []
-        for operand in instr.operands:
-            size = shape_size(operand.shape)
-            total = self._operand_bytes(instr, operand)
-            net = min(size, total)
-            bytes_read += total
-            rate = coalescing_rate(_element_type(operand.shape), self.device, coalesced)
-            t = read_time_with_dram_heuristic(self.device, blocks, net, total, rate)
-            read += t
-            reads.append(_read_doc(operand, net, total, coalesced, t))
+        read, bytes_read, reads = self._reads(
+            [(op, self._operand_bytes(instr, op)) for op in instr.operands], blocks, coalesced)
         write = write_time(self.device, written)
         data = RunTimeData(flops, bytes_read, written, read, write, compute,
-                           combine(compute, read + write), emitter, coalesced, tuple(reads))
+                           combine(compute, read + write), emitter, coalesced, reads)
         self._runtime[instr] = data
         return data
 
@@ -292,25 +283,16 @@ class ClassicModel:
         flops = int(f32_add(f32_mul(p.flops, utilization), c.flops))
         compute = compute_time(self.device, flops, blocks, emitter.launch.threads_per_block)
         coalesced = is_read_coalesced_heuristic(emitter.kind, producer, consumer)
-        read: Ticks = 0
-        bytes_read = 0
-        reads = []
-        for operand in view.parameters:
-            size = shape_size(operand.shape)
-            total = self.shared_operand_bytes(producer, consumer, operand)
-            net = min(size, total)
-            bytes_read += total
-            rate = coalescing_rate(_element_type(operand.shape), self.device, coalesced)
-            t = read_time_with_dram_heuristic(self.device, blocks, net, total, rate)
-            read += t
-            reads.append(_read_doc(operand, net, total, coalesced, t))
+        read, bytes_read, reads = self._reads(
+            [(op, self.shared_operand_bytes(producer, consumer, op)) for op in view.parameters],
+            blocks, coalesced)
         written = c.bytes_written
         write = c.write_time
         if producer_writes_side_output:
             written += p.bytes_written
             write += p.write_time
         return RunTimeData(flops, bytes_read, written, read, write, compute,
-                           combine(compute, read + write), emitter, coalesced, tuple(reads))
+                           combine(compute, read + write), emitter, coalesced, reads)
 
     def run_times(self, producer: HloInstruction,
                   consumers: list[HloInstruction]) -> RunTimes:
@@ -341,6 +323,23 @@ class ClassicModel:
         return RunTimes(unfused, fused, p, (c,), (f,))
 
     # ------------------------------------------------------------ bytes
+    def _reads(self, operands: list[tuple[HloInstruction, int]], blocks: int,
+               coalesced: bool) -> tuple[Ticks, int, tuple[dict[str, Any], ...]]:
+        """The read time of a kernel reading ``bytes`` of each operand: the time, the bytes
+        and one record per operand."""
+        total_time: Ticks = 0
+        total_bytes = 0
+        records = []
+        for operand, total in operands:
+            net = min(shape_size(operand.shape), total)
+            total_bytes += total
+            rate = coalescing_rate(_element_type(operand.shape), self.device, coalesced)
+            t = read_time_with_dram_heuristic(self.device, blocks, net, total, rate)
+            total_time += t
+            records.append({"operand": operand.name, "bytes_net": net, "bytes_total": total,
+                            "coalesced": coalesced, "read_time_us": _us(t)})
+        return total_time, total_bytes, tuple(records)
+
     def _operand_bytes(self, instr: HloInstruction, operand: HloInstruction) -> int:
         """``GetOperandBytesAccessed``: 0 unless ``instr`` uses ``operand``."""
         k = _operand_index(instr, operand)
@@ -418,10 +417,3 @@ def _is_multi_output_fusion(instr: HloInstruction) -> bool:
 
 def _element_type(shape: Shape | TupleShape) -> str:
     return shape.element_type if isinstance(shape, Shape) else "tuple"
-
-
-def _read_doc(operand: HloInstruction, net: int, total: int, coalesced: bool,
-              t: Ticks) -> dict[str, Any]:
-    return {"operand": operand.name, "bytes_net": net, "bytes_total": total,
-            "coalesced": coalesced, "read_time_us": _us(t)}
-

@@ -342,6 +342,7 @@ def _transpose(a: CostAnalysis, instr: HloInstruction, p: Properties) -> None:
 
 
 def _slice_like(_: CostAnalysis, instr: HloInstruction, p: Properties) -> None:
+    """A slice, dynamic-slice or gather: reads and writes its output's size."""
     out = f32(shape_size(instr.shape))
     p.output_bytes = out
     p.operand_bytes[0] = out
@@ -355,13 +356,6 @@ def _dynamic_update_slice(_: CostAnalysis, instr: HloInstruction, p: Properties)
     p.operand_bytes[1] = update
     total = elements(instr.shape)
     p.operand_utilization[0] = f32((total - elements(instr.operands[1].shape)) / total)
-
-
-def _gather(_: CostAnalysis, instr: HloInstruction, p: Properties) -> None:
-    out = f32(shape_size(instr.shape))
-    p.output_bytes = out
-    p.operand_bytes[0] = out
-    p.operand_utilization[0] = f32(elements(instr.shape) / elements(instr.operands[0].shape))
 
 
 def _scatter(a: CostAnalysis, instr: HloInstruction, p: Properties) -> None:
@@ -474,7 +468,7 @@ _HANDLERS = {
     "tuple": _tuple, "transpose": _transpose,
     "slice": _slice_like, "dynamic-slice": _slice_like,
     "dynamic-update-slice": _dynamic_update_slice,
-    "gather": _gather, "scatter": _scatter, "broadcast": _broadcast,
+    "gather": _slice_like, "scatter": _scatter, "broadcast": _broadcast,
     "reduce": _reduce, "reduce-window": _reduce_window, "concatenate": _concatenate,
     "dot": _dot, "map": _map, "sort": _sort, "select-and-scatter": _select_and_scatter,
     "fusion": _fusion,

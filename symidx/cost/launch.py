@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from math import ceil, prod
 
 from symidx.cost.constants import FALLBACK_THREADS_PER_BLOCK
+from symidx.cost.devices import Device
 from symidx.cost.fusion_view import (
     MIN_THREADS_X_ROW_REDUCTION,
     EmitterKind,
@@ -88,15 +89,18 @@ class Emitter:
     kind: EmitterKind
     launch: LaunchDimensions
     detail: str
+    #: the emitter's threads per block as it arranges them (a reduction: kept x reduced)
+    thread_grid: tuple[int, ...] = ()
+    vector: int = 1
 
 
-def calculate_launch_dimensions(shape: Shape, device: object, unroll: int = 1) -> LaunchDimensions:
+def calculate_launch_dimensions(shape: Shape, device: Device, unroll: int = 1) -> LaunchDimensions:
     """``CalculateLaunchDimensions``: one thread per ``unroll`` elements of ``shape``."""
     n = elements(shape)
     if n <= 1:
         return LaunchDimensions()
     n = ceil(n / unroll)
-    threads = min(device.threads_per_warp * WARP_SCHEDULERS, n)  # type: ignore[attr-defined]
+    threads = min(device.threads_per_warp * WARP_SCHEDULERS, n)
     blocks = ceil(n / threads)
     limit_x = _block_dim_limit_x(device)
     blocks_y = ceil(blocks / limit_x)
@@ -104,24 +108,21 @@ def calculate_launch_dimensions(shape: Shape, device: object, unroll: int = 1) -
     return LaunchDimensions((blocks_x, blocks_y, 1), (threads, 1, 1))
 
 
-def _block_dim_limit_x(device: object) -> int:
-    limit = getattr(device, "block_dim_limit", None)
-    if isinstance(limit, (tuple, list)) and limit:
-        return int(limit[0])
-    return int(getattr(device, "block_dim_limit_x", 2 ** 31 - 1))
+def _block_dim_limit_x(device: Device) -> int:
+    return int(device.block_dim_limit[0])
 
 
-def loop_unroll_factor(view: FusionView, shape: Shape, device: object) -> int:
+def loop_unroll_factor(view: FusionView, shape: Shape, device: Device) -> int:
     """``ComputeLoopFusionConfig``'s unroll factor for ``shape``."""
     unroll = 1
     n = elements(shape)
-    slots = device.threads_per_core_limit * device.core_count  # type: ignore[attr-defined]
+    slots = device.threads_per_core_limit * device.core_count
     if n >= slots and not view.may_prevent_vectorization():
         unroll = next((u for u in (4, 2) if n % u == 0), 1)
     return max(unroll, ceil(8 / view.smallest_output_bits()))
 
 
-def emitter_for(view: FusionView, device: object) -> Emitter:
+def emitter_for(view: FusionView, device: Device) -> Emitter:
     """The emitter and launch dimensions of ``view`` on ``device``."""
     kind = view.emitter_kind()
     if kind == EmitterKind.LOOP:
@@ -158,7 +159,7 @@ def emitter_for(view: FusionView, device: object) -> Emitter:
                    "fallback: one thread per output element")
 
 
-def launch_dimensions(view: FusionView, device: object) -> LaunchDimensions:
+def launch_dimensions(view: FusionView, device: Device) -> LaunchDimensions:
     return emitter_for(view, device).launch
 
 
@@ -251,11 +252,11 @@ def _broadcast_constant_or_scalar(instr: HloInstruction) -> bool:
     return isinstance(instr.shape, Shape) and instr.shape.rank == 0
 
 
-def _reduction(view: FusionView, device: object) -> Emitter:
+def _reduction(view: FusionView, device: Device) -> Emitter:
     hero = view.reduction_hero()
     r = reduction_dims(hero)
     groups = _reduction_groups(view)
-    warp = device.threads_per_warp  # type: ignore[attr-defined]
+    warp = device.threads_per_warp
     kept_major, middle, minor = r.dims
     if r.is_row:
         multi = _multi_row(view, r, device)
@@ -265,7 +266,8 @@ def _reduction(view: FusionView, device: object) -> Emitter:
                            LaunchDimensions((blocks, 1, groups),
                                             (threads_kept * threads_reduced, 1, 1)),
                            f"multi-row reduction {list(r.dims)}: vector {vector}, "
-                           f"threads [{threads_kept},{threads_reduced}]")
+                           f"threads [{threads_kept},{threads_reduced}]",
+                           (threads_kept, threads_reduced), vector)
         reduced_threads = min(MIN_THREADS_X_ROW_REDUCTION,
                               _round_up(ceil(minor / MIN_REDUCED_ELEMENTS_PER_THREAD), warp))
         kept_threads = 1
@@ -279,7 +281,8 @@ def _reduction(view: FusionView, device: object) -> Emitter:
         return Emitter(EmitterKind.REDUCTION,
                        LaunchDimensions((blocks, 1, groups), (threads, 1, 1)),
                        f"row reduction {list(r.dims)}: vector {vector}, threads "
-                       f"[{kept_threads},{reduced_threads}]")
+                       f"[{kept_threads},{reduced_threads}]", (kept_threads, reduced_threads),
+                       vector)
     if warp % minor == 0:
         vector = _vector_size(view, middle * minor, COLUMN_TILE)
         threads = 128
@@ -291,16 +294,18 @@ def _reduction(view: FusionView, device: object) -> Emitter:
             threads //= shared_rows // COLUMN_TILE
         return Emitter(EmitterKind.REDUCTION,
                        LaunchDimensions((kept_major, 1, groups), (threads, 1, 1)),
-                       f"small column reduction {list(r.dims)}: vector {vector}")
+                       f"small column reduction {list(r.dims)}: vector {vector}",
+                       (threads,), vector)
     vector = _vector_size(view, minor, COLUMN_TILE)
     blocks = kept_major * ceil(minor / (COLUMN_TILE * vector))
     return Emitter(EmitterKind.REDUCTION,
                    LaunchDimensions((blocks, 1, groups), (COLUMN_TILE * COLUMN_TILE, 1, 1)),
-                   f"column reduction {list(r.dims)}: vector {vector}")
+                   f"column reduction {list(r.dims)}: vector {vector}",
+                   (COLUMN_TILE, COLUMN_TILE), vector)
 
 
 def _multi_row(view: FusionView, r: ReductionDims,
-               device: object) -> tuple[tuple[int, int], int, int] | None:
+               device: Device) -> tuple[tuple[int, int], int, int] | None:
     """``MultiRowReductionFusion::TryCreate``: ((kept, reduced) threads, blocks, vector)
     or None."""
     reduced = r.dims[2]
@@ -316,7 +321,7 @@ def _multi_row(view: FusionView, r: ReductionDims,
     vector = min(reduced, 64 // smallest)
     if largest >= 32:
         vector = min(128 // largest, vector)
-    warp = device.threads_per_warp  # type: ignore[attr-defined]
+    warp = device.threads_per_warp
     if reduced > warp * vector:
         return None
 
@@ -329,7 +334,7 @@ def _multi_row(view: FusionView, r: ReductionDims,
     def blocks_for(threads: tuple[int, int]) -> int:
         return ceil(kept / threads[0])
 
-    while vector > 1 and blocks_for(threads_for(vector)) < device.core_count:  # type: ignore[attr-defined]
+    while vector > 1 and blocks_for(threads_for(vector)) < device.core_count:
         vector //= 2
     if reduced > warp * vector:
         return None
@@ -342,7 +347,7 @@ def _round_up(x: int, m: int) -> int:
 
 
 # ---------------------------------------------------------------------- transpose
-def _transpose(view: FusionView, device: object) -> Emitter:
+def _transpose(view: FusionView, device: Device) -> Emitter:
     """``TransposeFusion`` (or ``PackedTranspose`` for narrow types): one 32x32 tile
     (times the vector size) of the transposed dimensions per block."""
     description = view.consistent_transpose()
@@ -387,10 +392,10 @@ def _transpose(view: FusionView, device: object) -> Emitter:
         # vectorize when there is work for every thread slot, shared memory for the bigger
         # tile, and dimensions the vector divides
         v = MAX_VECTORIZED_BYTES // max(1, widest)
-        slots = device.core_count * device.threads_per_core_limit  # type: ignore[attr-defined]
+        slots = device.core_count * device.threads_per_core_limit
         while v > 1:
             enough_work = prod(counts) * TRANSPOSE_THREADS_PER_BLOCK >= v * v * slots
-            enough_shmem = shmem * v * v <= device.shared_memory_per_block  # type: ignore[attr-defined]
+            enough_shmem = shmem * v * v <= device.shared_memory_per_block
             aligned = input_shape[-1] % v == 0 and input_shape[permutation[-1]] % v == 0
             if enough_work and enough_shmem and aligned:
                 vector = v
@@ -400,4 +405,5 @@ def _transpose(view: FusionView, device: object) -> Emitter:
     return Emitter(EmitterKind.TRANSPOSE,
                    LaunchDimensions((prod(counts), 1, 1), (TRANSPOSE_THREADS_PER_BLOCK, 1, 1)),
                    f"tiled transpose {list(description.dimensions)} permutation "
-                   f"{list(permutation)}, vector {vector}")
+                   f"{list(permutation)}, vector {vector}", (TRANSPOSE_THREADS_PER_BLOCK,),
+                   vector)
