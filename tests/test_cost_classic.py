@@ -243,6 +243,7 @@ def test_fusion_flops_weigh_each_instruction_by_its_utilization() -> None:
 
 def test_common_elementwise_utilization() -> None:
     model, comp = _model("small_read_write.hlo")
+    model.costs.ensure(comp.instruction("r.1"))
     fused = comp.instruction("r.1").called_computations["calls"][0]
     p0, p1 = fused.parameters
     assert model.costs.common_elementwise_utilization(p0, fused.root) == 1.0
@@ -617,6 +618,19 @@ ENTRY e {
                          "--cost", "--model", "classic", "--consumers", "p1",
                          "--device", "rtx-a6000")
     assert code == 2 and "does not use" in err
+
+
+def test_an_unpriced_instruction_elsewhere_does_not_stop_the_model() -> None:
+    comp = parse_hlo("""
+HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  c = f32[8] custom-call(p), custom_call_target="foo"
+  n = f32[8] negate(p)
+  ROOT t = (f32[8], f32[8]) tuple(c, n)
+}""").entry
+    t = ClassicModel(A6000, comp).run_times(comp.instruction("n"), [])
+    assert t.producer.flops == 3 * 8
 
 
 def test_cli_triton_fusions_are_left_to_the_tiled_model(

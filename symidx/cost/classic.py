@@ -235,13 +235,14 @@ def _us(ticks: Ticks) -> float | None:
 
 # ---------------------------------------------------------------------- the model
 class ClassicModel:
-    """The classic model on one device, over the instructions of ``computation``."""
+    """The classic model on one device, over the instructions of ``computation`` (each
+    priced on first use: an instruction the model cannot price elsewhere in the
+    computation does not stop it)."""
 
     def __init__(self, device: Device, computation: HloComputation) -> None:
         self.device = device
         self.computation = computation
         self.costs = CostAnalysis(device.op_profile)
-        self.costs.analyze(computation)
         self._runtime: dict[HloInstruction, RunTimeData] = {}
 
     # ------------------------------------------------------------ one kernel

@@ -405,7 +405,7 @@ class FusionView:
 
     def smallest_bits(self, shapes: list[object]) -> int:
         bits = [8 if s.element_type == "pred" else _bits(s) for s in shapes
-                if isinstance(s, Shape)]
+                if isinstance(s, Shape) and _bits(s) > 0]
         return min(bits) if bits else 1 << 62
 
     def smallest_input_bits(self) -> int:

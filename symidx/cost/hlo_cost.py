@@ -166,10 +166,7 @@ class CostAnalysis:
 
     # ------------------------------------------------------------------ queries
     def properties(self, instr: HloInstruction) -> Properties:
-        try:
-            return self.props[instr]
-        except KeyError:
-            raise SymidxError(f"{instr.name} was not analysed") from None
+        return self.ensure(instr)
 
     def flop_count(self, instr: HloInstruction) -> int:
         return _to_int64(self.properties(instr).flops)
@@ -194,6 +191,13 @@ class CostAnalysis:
         return total
 
     # ------------------------------------------------------------------ visiting
+    def ensure(self, instr: HloInstruction) -> Properties:
+        """The properties of ``instr``, visiting it (and the computations it calls) on
+        first use: an instruction's costs depend on its operands' shapes only."""
+        if instr not in self.props:
+            self.props[instr] = self._visit(instr)
+        return self.props[instr]
+
     def analyze(self, comp: HloComputation) -> float:
         """Visit every instruction of ``comp``; return the sum of their flops (XLA's
         ``properties_sum_`` of a subcomputation)."""
@@ -202,9 +206,7 @@ class CostAnalysis:
             return self._computation_flops[key]
         total = 0.0
         for instr in post_order(comp):
-            if instr not in self.props:
-                self.props[instr] = self._visit(instr)
-            total = f32_add(total, self.props[instr].flops)
+            total = f32_add(total, self.ensure(instr).flops)
         self._computation_flops[key] = total
         return total
 
