@@ -35,8 +35,10 @@ from math import prod
 
 from symidx.cost.hlo_cost import UnsupportedByCostModel, is_elementwise
 from symidx.cost.shapes import (
+    bits,
     elements,
     minor_to_major,
+    most_minor_non_trivial,
     reshape_is_bitcast,
     transpose_is_bitcast,
 )
@@ -105,11 +107,8 @@ class TransposeDescription:
                 and _bits(self.instr.shape) == _bits(other.instr.shape))
 
 
-def _bits(shape: object) -> int:
-    from symidx.hlo import ELEMENT_BIT_WIDTHS
-
-    assert isinstance(shape, Shape)
-    return ELEMENT_BIT_WIDTHS[shape.element_type]
+def _bits(shape: Shape | TupleShape) -> int:
+    return bits(shape)
 
 
 def _backend_kind(instr: HloInstruction) -> str:
@@ -684,8 +683,6 @@ def _reshape_or_transpose_bitcast(a: object, b: object) -> bool:
 def transposes_minor_dimension(instr: HloInstruction) -> bool:
     """``TransposesMinorDimension``: a copy or transpose (or a fusion holding one) after
     which the most minor non-trivial dimension is no longer the most minor."""
-    from symidx.cost.shapes import most_minor_non_trivial
-
     if instr.opcode == "fusion":
         comp = called_computation(instr)
         return comp is not None and any(transposes_minor_dimension(i)

@@ -43,6 +43,7 @@ from symidx.cost.constants import (
 )
 from symidx.cost.numbers import f32, f32_add, f32_div, f32_mul, llround
 from symidx.cost.shapes import (
+    bits,
     element_bytes,
     elements,
     elements_recursive,
@@ -53,6 +54,7 @@ from symidx.cost.shapes import (
 from symidx.errors import SymidxError
 from symidx.hlo import HloComputation, HloInstruction, Shape, TupleShape
 from symidx.hlo.facts import called_computation
+from symidx.hlo.leaves import leaves
 from symidx.ops.elementwise import ELEMENTWISE_OPCODES
 
 __all__ = ["CostAnalysis", "Properties", "UnsupportedByCostModel", "is_elementwise",
@@ -86,19 +88,12 @@ def is_elementwise(instr: HloInstruction) -> bool:
     types of one width), or a fusion all of whose fused instructions are."""
     if instr.opcode == "bitcast-convert":
         a, b = instr.shape, instr.operands[0].shape
-        return isinstance(a, Shape) and isinstance(b, Shape) and \
-            shape_bits(a) == shape_bits(b)
+        return isinstance(a, Shape) and isinstance(b, Shape) and bits(a) == bits(b)
     if instr.opcode == "fusion":
         comp = called_computation(instr)
         return comp is not None and all(
             i.opcode == "parameter" or is_elementwise(i) for i in comp.instructions)
     return instr.opcode in _ELEMENTWISE
-
-
-def shape_bits(shape: Shape) -> int:
-    from symidx.hlo import ELEMENT_BIT_WIDTHS
-
-    return ELEMENT_BIT_WIDTHS[shape.element_type]
 
 
 @dataclass
@@ -478,8 +473,6 @@ _HANDLERS = {
 
 
 def _leaves(shape: Shape | TupleShape) -> list[Shape]:
-    from symidx.hlo.leaves import leaves
-
     return list(leaves(shape))
 
 

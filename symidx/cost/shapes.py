@@ -17,7 +17,7 @@ from symidx.errors import SymidxError
 from symidx.hlo import ELEMENT_BIT_WIDTHS, HloInstruction, Shape, ShapeLike, TupleShape
 from symidx.hlo.leaves import leaves
 
-__all__ = ["POINTER_SIZE", "element_bytes", "shape_size", "elements", "elements_recursive",
+__all__ = ["POINTER_SIZE", "bits", "element_bytes", "shape_size", "elements", "elements_recursive",
            "minor_to_major", "first_array", "is_array", "transpose_is_bitcast",
            "reshape_is_bitcast", "equal_ignoring_element_type", "most_minor_non_trivial"]
 
@@ -27,6 +27,13 @@ POINTER_SIZE = 8
 
 def is_array(shape: ShapeLike) -> bool:
     return isinstance(shape, Shape)
+
+
+def bits(shape: ShapeLike) -> int:
+    """The element bit width of an array (``primitive_util::BitWidth``; ``pred`` 8)."""
+    if isinstance(shape, TupleShape):
+        raise SymidxError(f"expected an array shape, found the tuple {shape}")
+    return ELEMENT_BIT_WIDTHS[shape.element_type]
 
 
 def element_bytes(element_type: str) -> int:
