@@ -34,6 +34,7 @@ MODULES = (
     "symidx.layout.pictures",
     "symidx.bench",
     "symidx.jax_support",
+    "symidx.cost.classic",
 )
 
 HEADER = """# API reference
