@@ -32,8 +32,10 @@ MODULES = (
     "symidx.layout.maps",
     "symidx.layout.shapes",
     "symidx.layout.pictures",
+    "symidx.layout.atoms",
     "symidx.bench",
     "symidx.jax_support",
+    "symidx.pallas",
 )
 
 HEADER = """# API reference

@@ -20,10 +20,11 @@ calculator), written out there as formulas.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from symidx.errors import MapError
 from symidx.layout import tv
-from symidx.layout.atoms.amd import MFMA, WMMA, mfma, wmma
+from symidx.layout.atoms.amd import MFMA, WMMA, Operand, mfma, wmma
 from symidx.layout.atoms.lanes import ldmatrix_lanes
 from symidx.layout.atoms.sm90 import SmemDescriptor, smem_atom, smem_layout, wgmma_fragment
 from symidx.layout.atoms.sm100 import SHAPES, tmem_fragment
@@ -43,25 +44,28 @@ __all__ = [
 ]
 
 
+_OPERANDS: tuple[Operand, ...] = ("A", "B", "C")
+
+
 def _all() -> dict[str, Callable[[], TVLayout]]:
     found: dict[str, Callable[[], TVLayout]] = dict(tv.ATOMS)
     for bits, k in ((16, 16), (32, 8), (8, 32)):
-        found[f"SM90_64xNx{k}_{bits}b_RS.A"] = (lambda b=bits: wgmma_fragment("A", 8, b))
+        found[f"SM90_64xNx{k}_{bits}b_RS.A"] = partial(wgmma_fragment, "A", 8, bits)
     for n in (8, 16, 32, 64, 96, 128, 192, 256):
-        found[f"SM90_64x{n}.C"] = (lambda n=n: wgmma_fragment("C", n))
+        found[f"SM90_64x{n}.C"] = partial(wgmma_fragment, "C", n)
     for shape, (cute_name, per) in SHAPES.items():
         num = 1
         while num * per <= 128:
             for op in ("LOAD", "STORE"):
-                found[f"SM100_TMEM_{op}_{cute_name}{num}x"] = (
-                    lambda s=shape, k=num: tmem_fragment(s, k))
+                found[f"SM100_TMEM_{op}_{cute_name}{num}x"] = partial(tmem_fragment, shape,
+                                                                      num)
             num *= 2
     for name in MFMA:
-        for operand in ("A", "B", "C"):
-            found[f"{name}.{operand}"] = (lambda n=name, o=operand: mfma(n, o))  # type: ignore[misc]
+        for operand in _OPERANDS:
+            found[f"{name}.{operand}"] = partial(mfma, name, operand)
     for name in WMMA:
-        for operand in ("A", "B", "C"):
-            found[f"{name}.{operand}"] = (lambda n=name, o=operand: wmma(n, o))  # type: ignore[misc]
+        for operand in _OPERANDS:
+            found[f"{name}.{operand}"] = partial(wmma, name, operand)
     return found
 
 

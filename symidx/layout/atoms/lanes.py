@@ -15,6 +15,8 @@ the tile coordinate where its 16-byte row starts).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from symidx.errors import MapError
@@ -70,7 +72,7 @@ def _basis_layout(starts: np.ndarray, count: int) -> Layout:
     if (starts[0] != 0).any():
         raise MapError(f"lane 0's row starts at {starts[0].tolist()}, not at the origin")
     shape = (2,) * bits + ((_LANES // count,) if count < _LANES else ())
-    stride = tuple(strides) + ((0,) if count < _LANES else ())
+    stride: Any = tuple(strides) + ((0,) if count < _LANES else ())
     layout = Layout(shape, stride)
     for lane in range(count):
         value = layout(lane)

@@ -31,6 +31,8 @@ the instruction's immediate half-split offset, ``num`` by default, as CuTe lays 
 
 from __future__ import annotations
 
+from typing import Any
+
 from symidx.errors import MapError
 from symidx.layout.nested import Layout
 from symidx.layout.tv import TVLayout
@@ -67,6 +69,8 @@ def tmem_fragment(shape: str, num: int = 1, *, split: int | None = None, warps: 
         raise MapError("only .16x32bx2 has a half-split offset")
     lanes = 32 if shape == "32x32b" else 16
     rows = lanes if warps == 1 else 128
+    threads: tuple[Any, Any]
+    values: tuple[Any, Any]
     if shape == "32x32b":
         threads, values, cols = (32, 1), (num, rows), num
     elif shape == "16x64b":

@@ -119,12 +119,14 @@ def smem_layout(major: Major, mode: Mode, element_bits: int, mn: int, k: int
                 ) -> ComposedLayout:
     """The ``mn x k`` tile made of :func:`smem_atom` s, the atoms stacked along MN first,
     then along K (CuTe's ``tile_to_shape(atom, (mn, k))``)."""
+    w = _mode(mode)
+    t = _elements_per_chunk(element_bits)
     atom = smem_atom(major, mode, element_bits)
-    a_mn, a_k = atom.inner.shape  # type: ignore[misc]
+    a_mn, a_k = (8, w * t) if major == "K" else (w * t, 8)
+    s_mn, s_k = (w * t, 1) if major == "K" else (1, w * t)
     if mn % a_mn or k % a_k or mn < 1 or k < 1:
         raise MapError(f"a {mn}x{k} tile is not made of {a_mn}x{a_k} {major}-major "
                        f"{mode} atoms")
-    s_mn, s_k = atom.inner.stride  # type: ignore[misc]
     block = a_mn * a_k
     reps_mn, reps_k = mn // a_mn, k // a_k
     inner = Layout(((a_mn, reps_mn), (a_k, reps_k)),
@@ -148,7 +150,8 @@ def wgmma_fragment(operand: Literal["A", "C"], n: int = 8, element_bits: int = 1
         # thread (tig, group, warp): k = vec * tig, m = group, m += 16 warp
         threads = ((4, 8, 4), (64 * vec, 1, 16))
         # values: the elements of a register (k + 1), rows + 8, k + 4 vec
-        vshape, vstride = (vec, 2, 2), (64, 8, 256 * vec)
+        vshape: tuple[int, ...] = (vec, 2, 2)
+        vstride: tuple[int, ...] = (64, 8, 256 * vec)
         if vec == 1:
             vshape, vstride = (2, 2), (8, 256)
         return TVLayout(Layout((threads[0], vshape), (threads[1], vstride)), (64, k), "col",
@@ -204,7 +207,10 @@ class SmemDescriptor:
         define, and on SM100's 32-byte-atomic or absolute-address forms, not modelled)."""
         if not 0 <= word < 1 << 64:
             raise MapError(f"a descriptor is a 64-bit word, got {word}")
-        field = (lambda lo: (word >> lo & 0x3FFF) << 4)
+
+        def field(lo: int) -> int:
+            return (word >> lo & 0x3FFF) << 4
+
         if arch == "sm90":
             codes, code = _SM90_CODES, word >> 62 & 3
         elif arch == "sm100":
