@@ -396,6 +396,37 @@ def test_interpret_mode_reads_the_blocks_the_report_says(label: str, grid: tuple
         assert (got == x_spec.spec.indices[:, 0] * 8).all(), label
 
 
+@pytest.mark.parametrize(("grid", "step"), [(5, 6), (6, 6)])
+def test_element_windows_must_fit_as_interpret_mode_says(grid: int, step: int) -> None:
+    """``pl.Element(8)``: the index is the window's first row; a window that runs past the
+    end is out of bounds (TPU interpret mode raises), unlike a partial edge block."""
+    from jax.experimental.pallas import tpu as pltpu
+
+    def make(interpret: Any = None) -> Any:
+        def f(x):  # type: ignore[no-untyped-def]
+            return pl.pallas_call(
+                lambda x_ref, o_ref: o_ref.__setitem__(..., x_ref[...]),
+                out_shape=jax.ShapeDtypeStruct((8 * grid, 128), x.dtype), grid=(grid,),
+                in_specs=[pl.BlockSpec((pl.Element(8), 128), lambda i: (i * step, 0))],
+                out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)), interpret=interpret)(x)
+        return f
+
+    x = jnp.broadcast_to(jnp.arange(32, dtype=jnp.float32)[:, None], (32, 128))
+    report = pallas_report(make(), x)
+    operand = report.kernels[0].operands[0]
+    assert operand.spec.indices[:, 0].tolist() == [step * i for i in range(grid)]
+    assert operand.elements == 32 * 128  # overlapping windows counted once
+    try:
+        got = np.asarray(make(pltpu.InterpretParams())(x))[::8, 0].tolist()
+    except Exception as e:  # noqa: BLE001 -- the interpreter's out-of-bounds error
+        pltpu.reset_tpu_interpret_mode_state()
+        assert not report.ok and "Out-of-bounds block index (30, 0)" in str(e)
+        assert "block index (30, 0) at grid point (5,) is out of bounds: elements 30-37" in (
+            report.problems[0])
+    else:
+        assert report.ok and got == [step * i for i in range(grid)]
+
+
 # ---------------------------------------------------------------------------------------------
 # The command line
 
@@ -421,3 +452,15 @@ def test_the_pallas_verb() -> None:
     assert code == 2 and "the limit is 2" in err
     code, _, err = run(f"{kernels}:in_bounds", "--limit", "zero")
     assert code == 2 and "--limit takes a positive integer" in err
+
+
+def test_no_grid_and_an_empty_grid() -> None:
+    def whole(x):  # type: ignore[no-untyped-def]
+        return pl.pallas_call(lambda x_ref, o_ref: o_ref.__setitem__(..., x_ref[...]),
+                              out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+    report = pallas_report(whole, rows(8))
+    assert report.ok and report.kernels[0].call.grid == ()
+    assert [o.copies for o in report.kernels[0].operands] == [1, 1]
+    empty = pallas_report(one_input(lambda i: (i, 0), grid=(0,)), rows(32))
+    assert not empty.ok and "no block of the output is written" in empty.problems[0]

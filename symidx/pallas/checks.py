@@ -159,9 +159,10 @@ class PallasReport:
                 if s.unchecked:
                     lines.append(f"    not checked: {s.unchecked}")
                     continue
+                computed = ("; block indices computed from the index map at every grid "
+                            "point" if s.indices is not None and len(s.indices) else "")
                 lines.append("    map: " + (_map_text(s.map) if s.map is not None else
-                                            f"none ({s.map_note}); block indices computed "
-                                            f"from the index map at every grid point"))
+                                            f"none ({s.map_note}){computed}"))
                 lines.append(f"    {_footprint(o)}")
                 lines.extend(f"    problem: {_short(p)}" for p in o.problems)
                 lines.extend(f"    note: {n}" for n in o.notes)
@@ -237,7 +238,17 @@ def _check(call: Call, spec: Spec, points: np.ndarray) -> OperandReport:
             spec.unchecked = "no block indices"
         return report
     idx = spec.indices
-    if spec.map is None and spec.map_note:
+    if not len(idx):
+        report.elements = 0
+        if spec.role == "output" and spec.position not in call.aliased_outputs:
+            report.never_count = math.prod(
+                -(-n // d.size) for n, d in zip(spec.shape, spec.dims))
+            report.problems.append(f"{where}: the grid has no points, so no block of the "
+                                   f"output is written: it keeps whatever the buffer held")
+        else:
+            report.notes.append("the grid has no points: the kernel never runs")
+        return report
+    if spec.map is None and spec.map_note:  # (an empty grid returned above)
         report.notes.append(f"no indexing map: {spec.map_note}; the block indices were "
                             f"computed by running the index map alone at each grid point"
                             + (" with the example values of the scalar-prefetch operands"
@@ -301,13 +312,13 @@ def _footprints(report: OperandReport, idx: np.ndarray, starts: np.ndarray,
     lo = np.clip(starts, 0, shape)
     hi = np.clip(starts + sizes, 0, shape)
     if all(d.kind != "element" for d in spec.dims):  # distinct blocks are disjoint
-        _, first = np.unique(idx, axis=0, return_index=True) if idx.shape[1] else (
-            None, np.array([0]))
+        _, first = np.unique(_keys(idx), return_index=True)
         report.elements = int(np.prod(hi[first] - lo[first], axis=1).sum())
     elif math.prod(spec.shape) <= _MASK_LIMIT:
         mask = np.zeros(spec.shape, dtype=bool)
-        for a, b in np.unique(np.concatenate([lo, hi], axis=1), axis=0).reshape(
-                -1, 2, len(spec.dims)):
+        windows = np.concatenate([lo, hi], axis=1)
+        _, first = np.unique(_keys(windows), return_index=True)
+        for a, b in windows[first].reshape(-1, 2, len(spec.dims)):
             mask[tuple(slice(int(x), int(y)) for x, y in zip(a, b))] = True
         report.elements = int(mask.sum())
     else:
@@ -323,36 +334,46 @@ def _writes(report: OperandReport, where: str, call: Call, points: np.ndarray,
         return
     begins = np.ones(n, dtype=bool)
     begins[1:] = (idx[1:] != idx[:-1]).any(axis=1)
-    runs: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-    for row in np.nonzero(begins)[0]:
-        runs.setdefault(tuple(int(x) for x in idx[row]), []).append(
-            tuple(int(x) for x in points[row]))
-    for block, at in runs.items():
-        if len(at) > 1:
-            report.written_twice[block] = at
-    for block, at in list(report.written_twice.items())[:_SHOWN]:
+    rows = np.nonzero(begins)[0]  # each a residency's first grid point: one write-back
+    _, block_of, counts = np.unique(_keys(idx[rows]), return_inverse=True,
+                                    return_counts=True)
+    again = np.nonzero(counts[block_of] > 1)[0]  # the write-backs of blocks written twice
+    for r in again[np.argsort(block_of[again], kind="stable")]:
+        block = tuple(int(x) for x in idx[rows[r]])
+        report.written_twice.setdefault(block, []).append(
+            tuple(int(x) for x in points[rows[r]]))
+    twice = sorted(report.written_twice.items(), key=lambda item: item[1][0])
+    report.written_twice = dict(twice)
+    for block, at in twice[:_SHOWN]:
         report.problems.append(
             f"{where}: output block {_tuple(block)} is written back {len(at)} times, from "
             f"grid points {', '.join(_tuple(p) for p in at[:4])}"
             f"{', ...' if len(at) > 4 else ''}: its index leaves and comes back, so each "
             f"write-back replaces the last (outputs are not read back)")
-    if len(report.written_twice) > _SHOWN:
-        report.problems.append(f"{where}: and {len(report.written_twice) - _SHOWN} more "
+    if len(twice) > _SHOWN:
+        report.problems.append(f"{where}: and {len(twice) - _SHOWN} more "
                                f"output blocks written back more than once")
     _races(report, where, call, points, idx)
     if any(d.kind != "blocked" and d.kind != "squeezed" for d in spec.dims):
         return
-    counts = [-(-int(shape[k]) // d.size) for k, d in enumerate(spec.dims)]
-    visited = {tuple(int(x) for x in row) for row in np.unique(idx, axis=0)}
-    missing = [b for b in np.ndindex(*counts) if b not in visited]
-    report.never_count = len(missing)
-    report.never_written = [tuple(int(x) for x in b) for b in missing[:_SHOWN]]
-    if missing:
+    counts_per_dim = [-(-int(shape[k]) // d.size) for k, d in enumerate(spec.dims)]
+    total = math.prod(counts_per_dim)
+    if total > _MASK_LIMIT:
+        report.notes.append(f"never-written blocks not counted: {total} blocks is past "
+                            f"{_MASK_LIMIT}")
+        return
+    inside = ((idx >= 0) & (idx < np.array(counts_per_dim))).all(axis=1)
+    seen = np.zeros(total, dtype=bool)
+    seen[np.ravel_multi_index(tuple(idx[inside].T), counts_per_dim)] = True
+    missing = np.nonzero(~seen)[0]
+    report.never_count = int(len(missing))
+    report.never_written = [tuple(int(x) for x in np.unravel_index(int(b), counts_per_dim))
+                            for b in missing[:_SHOWN]]
+    if len(missing):
         text = (f"output block{'s' if len(missing) > 1 else ''} "
                 f"{', '.join(_tuple(b) for b in report.never_written)}"
                 f"{f' and {len(missing) - _SHOWN} more' if len(missing) > _SHOWN else ''} "
-                f"of the {math.prod(counts)} {'is' if len(missing) == 1 else 'are'} never "
-                f"written")
+                f"of the {total} {'is' if len(missing) == 1 else 'are'} never written")
         if spec.position in call.aliased_outputs:
             report.notes.append(f"{text}: the output is aliased to an input, so they keep "
                                 f"its values")
@@ -363,28 +384,49 @@ def _writes(report: OperandReport, where: str, call: Call, points: np.ndarray,
 
 def _races(report: OperandReport, where: str, call: Call, points: np.ndarray,
            idx: np.ndarray) -> None:
+    """Output blocks that grid points differing along a ``parallel`` dimension share: the
+    first grid point (in iteration order) of each such block, and the first that differs
+    from it along the parallel dimensions."""
     if call.semantics is None:
         return
     parallel = [k for k, s in enumerate(call.semantics) if s == "parallel"]
     if not parallel:
         return
-    owner: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
-    for row in range(len(idx)):
-        block = tuple(int(x) for x in idx[row])
-        point = tuple(int(x) for x in points[row])
-        key = tuple(point[k] for k in parallel)
-        if block not in owner:
-            owner[block] = (key, point)
-        elif owner[block][0] != key:
-            report.races.append((block, owner[block][1], point))
-            owner[block] = (key, point)  # one report per change of owner
-            if len(report.races) >= _SHOWN:
-                break
+    _, block_of = np.unique(_keys(idx), return_inverse=True)
+    key_of = _keys(points[:, parallel])
+    first_row = np.full(int(block_of.max()) + 1, len(idx), dtype=np.int64)
+    np.minimum.at(first_row, block_of, np.arange(len(idx)))
+    differs = np.nonzero(key_of != key_of[first_row[block_of]])[0]
+    shown: set[int] = set()
+    for row in differs:
+        b = int(block_of[row])
+        if b in shown:
+            continue
+        shown.add(b)
+        report.races.append((tuple(int(x) for x in idx[row]),
+                             tuple(int(x) for x in points[first_row[b]]),
+                             tuple(int(x) for x in points[row])))
+        if len(report.races) == _SHOWN:
+            break
     for block, p, q in report.races:
         report.problems.append(
             f"{where}: output block {_tuple(block)} is written at grid points {_tuple(p)} "
             f"and {_tuple(q)}, which differ along a 'parallel' dimension: cores running "
             f"them at once race on it")
+
+
+def _keys(rows: np.ndarray) -> np.ndarray:
+    """One int64 per row, equal exactly when the rows are (rows of small ints: block
+    indices, grid points), so that 1-D ``np.unique`` groups them fast."""
+    if rows.shape[1] == 0:
+        return np.zeros(len(rows), dtype=np.int64)
+    lo = rows.min(axis=0)
+    spans = rows.max(axis=0) - lo + 1
+    if math.prod(int(x) for x in spans) >= 1 << 62:
+        _, inverse = np.unique(rows, axis=0, return_inverse=True)
+        return inverse.reshape(-1).astype(np.int64)
+    return np.ravel_multi_index(tuple((rows - lo).T), tuple(int(x) for x in spans)).astype(
+        np.int64)
 
 
 def _tuple(t: tuple[int, ...]) -> str:

@@ -293,14 +293,20 @@ def _spec(jax: Any, call: Call, bm: Any, role: str, position: int, name: str,
     if any(d.padding != (0, 0) for d in spec.dims):
         spec.unchecked = "an Element dimension with padding: not checked"
         return spec
+    if not math.prod(call.grid):
+        spec.indices = np.zeros((0, len(spec.dims)), dtype=np.int64)
+        spec.map_note = "the grid is empty"
+        return spec
     spec.map, spec.map_note = _block_map(jax, call, bm, spec, n_index)
     if spec.map is not None:
-        values, mask = spec.map.evaluate_arrays(list(call.points().T))
+        points = call.points()
+        values, mask = spec.map.evaluate_arrays(list(points.T))
         if not np.asarray(mask).all():
             raise SymidxError(f"{call.label}: {spec.label}: the index map has no value at "
                               f"some grid point")
-        spec.indices = np.stack([np.asarray(v, dtype=np.int64) for v in values], axis=1) \
-            if values else np.zeros((len(call.points()), 0), dtype=np.int64)
+        spec.indices = np.stack([np.broadcast_to(np.asarray(v, dtype=np.int64).reshape(-1),
+                                                 (len(points),)) for v in values], axis=1) \
+            if values else np.zeros((len(points), 0), dtype=np.int64)
         return spec
     if n_index and any(p is None for p in prefetch):
         spec.unchecked = ("its index map reads a scalar-prefetch operand whose value is not "
