@@ -123,16 +123,6 @@ def test_no_block_level_config(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "block_level_fusion_config" in err
 
 
-def test_classic_model_is_not_implemented_here(capsys: pytest.CaptureFixture[str]) -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("symidx.cli.tile_classic") is not None:
-        pytest.skip("the classic model is installed")
-    code, _, err = run(capsys, "tile", SOFTMAX, "--fusion", "triton_softmax", "--cost",
-                       "--model", "classic")
-    assert code == 98 and "not implemented" in err
-
-
 # --------------------------------------------------------------------------- backend config
 def test_read_config_takes_bare_keys() -> None:
     assert read_config('{sizes:[64]}') == {"sizes": [64]}

@@ -19,7 +19,7 @@ import argparse
 import os
 import sys
 
-from symidx.cli import tile_cost
+from symidx.cli import tile_classic, tile_cost
 from symidx.cli.common import UsageError
 from symidx.cli.tile_emit import emit
 
@@ -58,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--deadline", type=float, default=30.0,
                    help="seconds for --check and --valid-tilings (default 30)")
     tile_cost.add_arguments(p)
+    tile_classic.add_arguments(p)  # last: it adds --cost/--device only if still missing
     p.set_defaults(run=run)
 
 
@@ -68,6 +69,8 @@ def _is_file_argument(text: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    if tile_classic.wants_classic(args):
+        return tile_classic.run(args)
     if not _is_file_argument(args.input):
         return _run_map(args)
     from symidx.cli import tile_fusion

@@ -13,24 +13,19 @@ XLA's tiled GPU cost model, the best tiling, Triton's emitter constraints (the c
 Without ``--sizes``, ``--cost`` takes the fusion's ``block_level_fusion_config``. JSON
 documents carry the schema ``symidx.cost/1`` (``symidx/schemas/cost-1.json``).
 
-``--model classic`` (XLA's ``GpuPerformanceModel``) is run by ``symidx.cli.tile_classic``
-when that module exists: its ``add_arguments(group)`` adds its own options (``--consumers``,
-``--multi-output``, ``--computation``) to the group here, and ``run(args, module)`` answers;
-without it ``--model classic`` exits 98 (not implemented). ``--model`` itself is defined
-here, once.
+``--model classic`` (XLA's ``GpuPerformanceModel``) is :mod:`symidx.cli.tile_classic`'s,
+which adds its options after these.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from symidx.cli.common import UsageError
 from symidx.errors import SymidxError
 
 SCHEMA = "symidx.cost/1"
-EXIT_NOT_IMPLEMENTED = 98
 
 #: The flags that route ``symidx tile`` here.
 COST_FLAGS = ("cost", "best", "emitter", "flops_per_element", "space_sizes")
@@ -76,27 +71,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "read of an operand timed at its own tile's coalescing rate (XLA times "
                         "them all at the worst); --best then says where its pick departs from "
                         "XLA's (xla_compatible: false, with both costs)")
-    g.add_argument("--model", choices=("tiled", "classic"), default="tiled",
-                   help="with --cost: tiled (XLA's indexing model, default) or classic "
-                        "(XLA's GpuPerformanceModel)")
-    classic = _classic()
-    if classic is not None:
-        classic.add_arguments(g)
-
-
-def _classic() -> Any:
-    """The classic model's module (``symidx.cli.tile_classic``), when it is installed."""
-    import importlib
-
-    try:
-        return importlib.import_module("symidx.cli.tile_classic")
-    except ImportError:
-        return None
 
 
 def wanted(args: argparse.Namespace) -> bool:
-    return any(getattr(args, f, None) for f in COST_FLAGS) or \
-        getattr(args, "model", "tiled") != "tiled"
+    return any(getattr(args, f, None) for f in COST_FLAGS)
 
 
 def emit(doc: dict[str, Any], fmt: str, text: str) -> None:
@@ -130,12 +108,6 @@ def run(args: argparse.Namespace, module: Any) -> int:
     from symidx.cost.api import fusion_tiles
     from symidx.cost.devices import device
 
-    if args.model == "classic":
-        classic = _classic()
-        if classic is None:
-            print("symidx: error: --model classic is not implemented yet", file=sys.stderr)
-            return EXIT_NOT_IMPLEMENTED
-        return int(classic.run(args, module))
     dev = device(args.device)
     if args.flops_per_element:
         return _flops(args, module, dev)

@@ -1,4 +1,5 @@
-"""GPU cost models on tiles: XLA's tiled (indexing) cost model, the best tiling, the devices.
+"""GPU cost models on tiles: XLA's tiled (indexing) cost model, the best tiling, the devices,
+and XLA's classic per-kernel model.
 
 * :mod:`~symidx.cost.devices`: the GPUs (package data, every constant with its source);
 * :mod:`~symidx.cost.constants`: XLA's model constants with their sources;
