@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from importlib import resources
 from types import MappingProxyType
@@ -62,6 +62,10 @@ class Device:
     platform: str = "cuda"           # cuda | rocm
     device_memory_size: int = 0
     op_profile_name: str = ""        # the key of hlo_op_profiles_data.h it uses
+    #: matrix units (tensor cores) by element kind and width (``"f16"``, ``"i8"``):
+    #: (units per core, ops per clock, clock scale); empty when the device has none.
+    matrix_units: Mapping[str, tuple[int, int, float]] = field(
+        default_factory=lambda: MappingProxyType({}))
 
     def op_cycles(self, opcode: str, dtype: str) -> int | None:
         """The op profile's clock cycles per element for ``opcode`` on ``dtype``
@@ -88,7 +92,9 @@ class Device:
                 "memory_transactions_per_clock": self.memory_transactions_per_clock,
                 "compute_capability": list(self.compute_capability),
                 "device_memory_size": self.device_memory_size,
-                "op_profile": self.op_profile_name, "sources": dict(self.sources)}
+                "op_profile": self.op_profile_name,
+                "matrix_units": {k: list(v) for k, v in self.matrix_units.items()},
+                "sources": dict(self.sources)}
 
 
 @lru_cache(maxsize=1)
@@ -115,14 +121,17 @@ def _device(key: str) -> Device:
         threads_per_core_limit=d["threads_per_core_limit"],
         registers_per_core_limit=d["registers_per_core_limit"],
         registers_per_block_limit=d["registers_per_block_limit"],
-        block_dim_limit=tuple(d["block_dim_limit"]),  # type: ignore[arg-type]
+        block_dim_limit=(int(d["block_dim_limit"][0]), int(d["block_dim_limit"][1]),
+                         int(d["block_dim_limit"][2])),
         dram_to_l2_transaction_size_bytes=d["dram_to_l2_transaction_size_bytes"],
         memory_transactions_per_clock=d["memory_transactions_per_clock"],
         compute_capability=tuple(d["compute_capability"]),
         op_profile=MappingProxyType(dict(profile)),
         sources=MappingProxyType(dict(d["sources"])),
         key=key, platform=d["platform"], device_memory_size=d["device_memory_size"],
-        op_profile_name=d["op_profile"])
+        op_profile_name=d["op_profile"],
+        matrix_units=MappingProxyType({k: (int(v[0]), int(v[1]), float(v[2]))
+                                       for k, v in d.get("matrix_units", {}).items()}))
 
 
 #: The devices symidx knows, by the names ``--device`` takes.
