@@ -36,8 +36,12 @@ MODULES = (
     "symidx.layout.triton",
     "symidx.layout.ttgir",
     "symidx.layout.holders",
+    "symidx.layout.atoms",
     "symidx.bench",
     "symidx.jax_support",
+    "symidx.cost",
+    "symidx.cost.classic",
+    "symidx.pallas",
 )
 
 HEADER = """# API reference
