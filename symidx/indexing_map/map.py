@@ -24,6 +24,7 @@ from typing import Any
 
 from sympy import Integer, Symbol
 
+from symidx._arith import fits_int64, int_array
 from symidx.errors import MapError, TooLargeError, expect_type
 from symidx.expr import (
     Expr,
@@ -479,7 +480,7 @@ class IndexingMap:
         self._require_defined()
         if len(values) != len(self.all_vars):
             raise MapError("wrong number of value arrays for this map's variables")
-        arrays = [np.asarray(v) for v in values]
+        arrays = [int_array(v) for v in values]
         shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
         mask = np.ones(shape, dtype=bool)
         for a, b in zip(arrays, self.all_bounds):
@@ -490,7 +491,9 @@ class IndexingMap:
             mask &= defined
         for v, (_, interval) in zip(got[len(self.results):], self.constraints):
             mask &= (v >= interval.lo) & (v <= interval.hi)
-        results = [np.broadcast_to(np.asarray(r), shape) for r in got[:len(self.results)]]
+        # a result that is a constant past int64 is a Python integer: int_array keeps it
+        # one (np.asarray would make 2**63 a uint64, and a table of it a float64)
+        results = [np.broadcast_to(int_array(r), shape) for r in got[:len(self.results)]]
         return results, mask
 
     def domain_size(self) -> int:
@@ -746,9 +749,9 @@ def box_points(box: Sequence[Interval], chunk: int = 1 << 20) -> Iterator[tuple[
     import numpy as np
 
     def axis(lo: int, hi: int) -> Any:
-        if lo >= -(1 << 63) and hi < 1 << 63:
+        if fits_int64(lo, hi):
             return np.arange(lo, hi + 1, dtype=np.int64)
-        return np.asarray(range(lo, hi + 1), dtype=object)
+        return np.asarray(range(lo, hi + 1), dtype=object)  # Python integers
 
     if not box:
         yield ()
