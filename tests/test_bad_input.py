@@ -59,3 +59,43 @@ def test_an_excerpt_keeps_the_caret_under_the_column_it_names():
     assert not UNSAFE.search(shown)
     short = ParseError("bad", "(d0) -> (d0 +)", 13)
     assert short.excerpt() == "(d0) -> (d0 +)\n             ^"
+
+
+# --------------------------------------------------------------------------- empty intervals
+
+@pytest.mark.parametrize("argv, column", [
+    (["simplify", "(d0) -> (d0), domain: d0 in [5, 3]"], 29),
+    (["simplify", "(d0) -> (d0), domain: d0 in [0, 3], d0 mod 2 in [1, 0]"], 49),
+    (["verify", "(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [2, -2]",
+      "KNOWN EMPTY"], 52),
+    (["simplify", "--syntax", "inductor", "x + 1, domain: x in [4, 2]"], 21),
+    (["simplify", "--syntax", "mlir",
+      "affine_map<(d0) -> (d0)>\ndomain: d0 in [9, 0]"], 15),
+])
+def test_an_empty_interval_a_user_wrote_is_refused_where_it_is(argv, column):
+    # was: KNOWN EMPTY, exit 0 (the verify: "equal")
+    code, out, err = run(argv)
+    assert code == 2 and out == ""
+    first = err.splitlines()[0]
+    assert first.endswith(f"column {column}: empty interval: its low end is above its high "
+                          f"end (a map that reads nothing is written KNOWN EMPTY)"), err
+
+
+def test_maps_that_are_empty_without_an_empty_interval_are_still_known_empty():
+    # intervals that are not empty but meet nowhere, a constraint that never holds, and
+    # KNOWN EMPTY itself: derived, not written empty
+    for text in ("(d0) -> (d0), domain: d0 in [0, 3], d0 in [5, 6]",
+                 "(d0) -> (d0), domain: d0 in [0, 3], d0 mod 2 in [5, 6]", "KNOWN EMPTY"):
+        assert run(["simplify", text])[:2] == (0, "KNOWN EMPTY\n")
+
+
+def test_the_library_reads_an_empty_interval_as_xla_does_unless_asked_not_to():
+    from symidx import parse_map
+
+    # XLA's parser reads `d0 in [0, -1]` (its tests do) as a known-empty map
+    assert parse_map("(d0) -> (d0), domain: d0 in [0, -1]").is_known_empty
+    with pytest.raises(ParseError, match="empty interval") as caught:
+        parse_map("(d0) -> (d0), domain: d0 in [0, -1]", allow_empty=False)
+    assert (caught.value.line, caught.value.column) == (1, 29)
+    with pytest.raises(ParseError, match="empty interval"):
+        parse_map("x, domain: x in [1, 0]", syntax="tvm", allow_empty=False)
