@@ -99,3 +99,39 @@ def test_the_library_reads_an_empty_interval_as_xla_does_unless_asked_not_to():
     assert (caught.value.line, caught.value.column) == (1, 29)
     with pytest.raises(ParseError, match="empty interval"):
         parse_map("x, domain: x in [1, 0]", syntax="tvm", allow_empty=False)
+
+
+# --------------------------------------------------------------------------- --style mlir
+
+@pytest.mark.parametrize("text, shown, reason", [
+    ("(d0) -> (d0 * d0), domain: d0 in [0, 3]", "d0 * d0", "a product of dimensions"),
+    ("(d0, d1) -> (d0 * d1 + 1), domain: d0 in [0, 3], d1 in [0, 3]", "d0 * d1",
+     "a product of dimensions"),
+    ("(d0, d1) -> (d0 floordiv d1), domain: d0 in [0, 3], d1 in [1, 3]", "d0 floordiv d1",
+     "a division by a dimension"),
+    ("(d0, d1) -> (d0 mod (d1 + 1)), domain: d0 in [0, 3], d1 in [0, 3]", "d0 mod (d1 + 1)",
+     "a division by a dimension"),
+    ("(d0)[s0] -> (d0 floordiv (s0 - 2)), domain: d0 in [0, 3], s0 in [0, 4]",
+     "d0 floordiv (s0 - 2)", "a division by a divisor that is not always positive"),
+    ("(d0) -> (d0 floordiv -3), domain: d0 in [0, 30]", "d0 floordiv -3",
+     "a division by a divisor that is not always positive"),
+    ("(d0) -> (min(d0, 2)), domain: d0 in [0, 3]", "min(d0, 2)",
+     "a min, which affine expressions lack"),
+    ("(d0) -> (d0 + 9223372036854775808), domain: d0 in [0, 3]", "9223372036854775808",
+     "a constant past 64-bit integers"),
+])
+def test_the_mlir_style_refuses_what_is_not_affine(text, shown, reason):
+    # was: affine_map<(d0) -> (d0 * d0)> and the like, exit 0
+    code, out, err = run(["simplify", "--style", "mlir", text])
+    assert (code, out) == (2, "")
+    assert err == (f"symidx: error: not an affine map, so the mlir style cannot print it: "
+                   f"{shown} is {reason} (the doc and xla styles print any map)\n")
+    assert run(["simplify", "--style", "xla", text])[0] == 0
+
+
+def test_the_mlir_style_prints_semi_affine_maps_that_mlir_reads():
+    code, out, _ = run(["simplify", "--style", "mlir",
+                        "(d0)[s0] -> (d0 * s0, d0 floordiv s0, d0 mod 4), "
+                        "domain: d0 in [0, 7], s0 in [1, 3]"])
+    assert (code, out) == (0, "affine_map<(d0)[s0] -> (d0 * s0, d0 floordiv s0, d0 mod 4)>\n"
+                              "domain: d0 in [0, 7], s0 in [1, 3]\n")

@@ -553,6 +553,8 @@ def print_map(m: IndexingMap, style: str = "doc") -> str:
     variables = m.all_vars
     table = dict(zip(variables, names))
     printer = ExprPrinter(table, style)
+    if style == "mlir":
+        _require_affine(m, printer)
     nd, nr = m.num_dims, m.num_ranges
     dims, ranges, rts = names[:nd], names[nd:nd + nr], names[nd + nr:]
     results = ", ".join(printer.top(r) for r in m.results)
@@ -574,6 +576,21 @@ def print_map(m: IndexingMap, style: str = "doc") -> str:
     else:
         text = head + (",\ndomain:\n" + ",\n".join(domain) if domain else "")
     return text + _provenance_text(m, rts, style)
+
+
+def _require_affine(m: IndexingMap, printer: ExprPrinter) -> None:
+    """A :class:`MapError` naming the part of a result an MLIR ``affine_map`` cannot
+    write (:mod:`symidx.indexing_map.affine`), if any: the style must not print a map that
+    MLIR would refuse to read."""
+    from symidx.indexing_map.affine import non_affine_reason
+
+    found = non_affine_reason(m.results, frozenset(m.all_vars[:m.num_dims]),
+                              m.variable_bounds())
+    if found is not None:
+        node, reason = found
+        raise MapError(f"not an affine map, so the mlir style cannot print it: "
+                       f"{printer.top(node)} is {reason} (the doc and xla styles print "
+                       f"any map)")
 
 
 def _interval_text(b: Interval) -> str:
