@@ -135,3 +135,20 @@ def test_the_mlir_style_prints_semi_affine_maps_that_mlir_reads():
                         "domain: d0 in [0, 7], s0 in [1, 3]"])
     assert (code, out) == (0, "affine_map<(d0)[s0] -> (d0 * s0, d0 floordiv s0, d0 mod 4)>\n"
                               "domain: d0 in [0, 7], s0 in [1, 3]\n")
+
+
+def test_a_modules_own_strings_are_shown_not_obeyed(tmp_path: Path):
+    # op_name, source_file and a custom call's target are the module's strings: printed
+    # with --explain and in a reason, they sent escape sequences to the terminal
+    path = tmp_path / "meta.hlo"
+    path.write_text(
+        'HloModule m\nENTRY e {\n'
+        '  p0 = f32[4] parameter(0), metadata={op_name="evil\x1b[31mRED" '
+        'source_file="a\x07.py" source_line=3}\n'
+        '  n = f32[4] negate(p0), metadata={op_name="x\x1b]0;title\x07" source_file="b.py" '
+        'source_line=4}\n'
+        '  ROOT c = f32[4] custom-call(n), custom_call_target="ev\x1b[2Jil"\n}\n')
+    code, out, err = run(["maps", str(path), "--explain"])
+    assert code == 0 and not UNSAFE.search(out + err), out
+    assert "source: x\\x1b]0;title\\x07 (b.py:4)" in out
+    assert "over-approximation (custom-call ev\\x1b[2Jil)" in out
