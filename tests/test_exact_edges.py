@@ -262,6 +262,20 @@ def test_relations_images_and_point_sets_match_brute_force(spec):
         assert m.image((d,)) == image_of(rel, (d,))
 
 
+@given(pair=pairs())
+def test_explicit_point_sets_combine_exactly(pair):
+    a, b = pair
+    if len(a.results) != len(b.results):
+        return
+    sa = pointsets.image(parse_map(a.map_text()), "explicit")
+    sb = pointsets.image(parse_map(b.map_text()), "explicit")
+    ta, tb = {row[1:] for row in a.relation()}, {row[1:] for row in b.relation()}
+    assert (sa | sb).points() == sorted(ta | tb)
+    assert (sa & sb).points() == sorted(ta & tb)
+    assert (sa - sb).points() == sorted(ta - tb)
+    assert (sa - sb).is_empty() == (not ta - tb)
+
+
 # --------------------------------------------------------------------------- feasibility
 
 def test_the_feasibility_of_products_is_decided_without_wrapping():
