@@ -21,9 +21,12 @@ def _sizes(text: str | None) -> list[int] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from symidx.cli import tile_cost
     from symidx.cli.inputs import load_module
     from symidx.tiling.analysis import AnalysisRefusal, analyze, fusion_computation
 
+    if tile_cost.wanted(args):
+        return tile_cost.run(args, load_module(args.input))
     sizes = _sizes(args.sizes)
     module = load_module(args.input)
     comp = fusion_computation(module, args.fusion)
