@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from symidx.cli import main
-from symidx.errors import ParseError
+from symidx.errors import HloValidationError, ParseError
+from symidx.hlo import parse_hlo
 
 # what a terminal acts on: C0 controls but tab and newline, DEL, C1 controls, bidi overrides
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -152,3 +153,42 @@ def test_a_modules_own_strings_are_shown_not_obeyed(tmp_path: Path):
     assert code == 0 and not UNSAFE.search(out + err), out
     assert "source: x\\x1b]0;title\\x07 (b.py:4)" in out
     assert "over-approximation (custom-call ev\\x1b[2Jil)" in out
+
+
+# --------------------------------------------------------------------------- attributes
+
+ADD = """HloModule m
+ENTRY e {
+  p0 = f32[4] parameter(0)
+  p1 = f32[4] parameter(1)
+  ROOT a = f32[4] add(p0, p1), dimensions={0}
+}
+"""
+
+
+def test_an_attribute_the_op_does_not_take_is_refused_where_it_is(tmp_path: Path):
+    # was: accepted silently, the maps printed, exit 0
+    path = tmp_path / "add.hlo"
+    path.write_text(ADD)
+    code, out, err = run(["maps", str(path)])
+    assert (code, out) == (2, "")
+    first = err.splitlines()[0]
+    assert first.startswith(f"symidx: error: {path}:line 5, column ")
+    assert "add %a: unexpected attribute dimensions= (add takes no attribute of its own" in first
+    for validate in (True, False):  # XLA's parser refuses it: validated or not
+        with pytest.raises(HloValidationError, match="unexpected attribute dimensions=") as e:
+            parse_hlo(ADD, validate=validate)
+        assert e.value.line == 5
+
+
+@pytest.mark.parametrize("line, attribute", [
+    ("ROOT t = f32[3,2] transpose(p), dimensions={1,0}, index=0", "index"),
+    ("ROOT t = f32[2,3] negate(p), slice={[0:2], [0:3]}", "slice"),
+    ("ROOT t = f32[2,3] copy(p), is_stable=true", "is_stable"),
+    ("ROOT t = f32[2,3] exponential(p), result_accuracy={mode=highest}, window={size=1x1}",
+     "window"),
+])
+def test_other_attributes_out_of_place(line, attribute):
+    text = f"HloModule m\nENTRY e {{\n  p = f32[2,3] parameter(0)\n  {line}\n}}\n"
+    with pytest.raises(HloValidationError, match=f"unexpected attribute {attribute}="):
+        parse_hlo(text, validate=False)

@@ -1,7 +1,7 @@
-"""The attributes each HLO opcode takes (symidx/hlo/attribute_table.py): an attribute an
-opcode does not take is refused where it is written, exit 2, as XLA's parser refuses it;
-and the table's twin, XLA's own parser (jaxlib's), which names the attributes an opcode
-allows when it refuses one."""
+"""The attributes each HLO opcode takes (symidx/hlo/attribute_table.py): every module the
+suite reads passes, and the table's twin, XLA's own parser (jaxlib's), which names the
+attributes an opcode allows when it refuses one. (An attribute an opcode does not take,
+refused where it is written: tests/test_bad_input.py.)"""
 
 from __future__ import annotations
 
@@ -26,43 +26,6 @@ def run(argv: list[str]) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv)
     return code, out.getvalue(), err.getvalue()
-
-
-ADD = """HloModule m
-ENTRY e {
-  p0 = f32[4] parameter(0)
-  p1 = f32[4] parameter(1)
-  ROOT a = f32[4] add(p0, p1), dimensions={0}
-}
-"""
-
-
-def test_an_attribute_the_op_does_not_take_is_refused_where_it_is(tmp_path: Path):
-    # was: accepted silently, the maps printed, exit 0
-    path = tmp_path / "add.hlo"
-    path.write_text(ADD)
-    code, out, err = run(["maps", str(path)])
-    assert (code, out) == (2, "")
-    first = err.splitlines()[0]
-    assert first.startswith(f"symidx: error: {path}:line 5, column ")
-    assert "add %a: unexpected attribute dimensions= (add takes no attribute of its own" in first
-    for validate in (True, False):  # XLA's parser refuses it: validated or not
-        with pytest.raises(HloValidationError, match="unexpected attribute dimensions=") as e:
-            parse_hlo(ADD, validate=validate)
-        assert e.value.line == 5
-
-
-@pytest.mark.parametrize("line, attribute", [
-    ("ROOT t = f32[3,2] transpose(p), dimensions={1,0}, index=0", "index"),
-    ("ROOT t = f32[2,3] negate(p), slice={[0:2], [0:3]}", "slice"),
-    ("ROOT t = f32[2,3] copy(p), is_stable=true", "is_stable"),
-    ("ROOT t = f32[2,3] exponential(p), result_accuracy={mode=highest}, window={size=1x1}",
-     "window"),
-])
-def test_other_attributes_out_of_place(line, attribute):
-    text = f"HloModule m\nENTRY e {{\n  p = f32[2,3] parameter(0)\n  {line}\n}}\n"
-    with pytest.raises(HloValidationError, match=f"unexpected attribute {attribute}="):
-        parse_hlo(text, validate=False)
 
 
 def test_every_module_of_the_test_data_takes_only_attributes_it_may():
