@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from symidx._arith import ceil_div
+from symidx._arith import INT64_MAX, ceil_div, int_array
 from symidx._display import Rich, Shown
 from symidx._text import too_long
 from symidx.errors import MapError, ParseError, TooLargeError
@@ -311,16 +311,39 @@ def layout_values(layout: Layout, count: int | None = None) -> np.ndarray:
 
 def evaluate_layout(layout: Layout, index: np.ndarray) -> np.ndarray:
     """``layout(i)`` for every non-negative int ``i`` of ``index``, vectorised; indices past
-    the size spill into the last mode, as ``layout(i)`` does."""
+    the size spill into the last mode, as ``layout(i)`` does. Offsets are int64: a layout
+    whose offsets at these indices could pass it is a :class:`~symidx.errors.TooLargeError`
+    (checked in Python integers first), never a wrapped offset."""
     require_int_strides(layout, "evaluate_layout")
-    index = np.asarray(index, dtype=np.int64)
-    out = np.zeros(index.shape, dtype=np.int64)
+    index = int_array(index)
     modes = flat_modes(layout)
+    low, high = (int(index.min()), int(index.max())) if index.size else (0, 0)
+    bound = offset_bound(modes, min(low, 0), max(high, 0))
+    if bound > INT64_MAX:
+        raise TooLargeError(f"{layout}: offsets reach {bound} in magnitude, past 64-bit "
+                            f"integers")
+    out = np.zeros(index.shape, dtype=np.int64)
     for k, (s, d) in enumerate(modes):
         digit = index if k == len(modes) - 1 else index % s
         out += digit * d
         index = index // s
     return out
+
+
+def offset_bound(modes: list[tuple[int, int]], low: int, high: int) -> int:
+    """A bound on ``|layout(i)|`` for every ``i`` in ``[low, high]`` (``low <= 0 <=
+    high``; ``modes``: the flattened (shape, stride) pairs), in Python integers: each
+    mode's largest coordinate times the size of its stride, the last taking what spills
+    past the others (``i // below`` rounds down: a negative ``i`` spills one more)."""
+    bound, below = 0, 1
+    for k, (s, d) in enumerate(modes):
+        spill = max(high // below, ceil_div(-low, below))
+        last = k == len(modes) - 1
+        # below the last mode, i mod s: any residue when i may be negative
+        digit = spill if last else (s - 1 if low < 0 else min(s - 1, spill))
+        bound += digit * abs(d)
+        below *= s
+    return bound
 
 
 # ---------------------------------------------------------------------------------------------

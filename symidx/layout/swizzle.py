@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from symidx._arith import fits_int64
 from symidx._display import Rich, Shown
 from symidx.errors import MapError, TooLargeError
 from symidx.expr import Expr, FloorDiv, Mod, add, scale
@@ -184,6 +185,11 @@ def composed_values(layout: Layout | ComposedLayout, index: np.ndarray | None = 
     values = evaluate_layout(inner, index)
     if not isinstance(layout, ComposedLayout):
         return values
+    if values.size:  # the offset added in Python integers first: int64 must not wrap
+        low, high = int(values.min()) + layout.offset, int(values.max()) + layout.offset
+        if not fits_int64(low, high):
+            raise TooLargeError(f"{layout}: offsets reach {high if high > 0 else low}, past "
+                                f"64-bit integers")
     values = values + layout.offset
     if isinstance(layout.outer, Swizzle):
         if (values < 0).any():
