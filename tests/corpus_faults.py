@@ -19,6 +19,10 @@ KILL = "CORPUS-TEST: kill"
 def misbehave(task: object) -> None:
     text = getattr(task, "text", "")
     if HANG in text:
+        started = os.environ.get("CORPUS_TEST_STARTED")
+        if started:  # tell the test the worker is on the module
+            with open(started, "w"):
+                pass
         time.sleep(3600)
     if EXIT in text:
         os._exit(70)

@@ -132,17 +132,37 @@ def test_unread_parameters_are_one_line() -> None:
     assert "operand 0" not in out
 
 
-def test_plain_progress_lines_when_asked() -> None:
-    quiet = io.StringIO()
-    lines = Progress("work", delay=0, stream=quiet, lines_every=0)
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _states(stream: io.StringIO) -> list[str]:
+    """Every state of the line rewritten in place, in order."""
+    return [part.rstrip() for part in stream.getvalue().replace("\n", "\r").split("\r")
+            if part.strip()]
+
+
+def test_progress_on_a_terminal_and_nowhere_else() -> None:
+    tty = Terminal()
+    lines = Progress("work", delay=0, stream=tty, bar=False)
     for k in range(1, 4):
         lines(k, 3, "output")
-    shown = quiet.getvalue().splitlines()
+    shown = _states(tty)
     assert shown[0].startswith("work: output 1 of 3") and shown[-1].startswith("work: output 3")
-    late = io.StringIO()
-    waits = Progress("work", delay=60, stream=late, lines_every=0)
+    late = Terminal()
+    waits = Progress("work", delay=60, stream=late, bar=False)
     waits(1, 3)
     assert late.getvalue() == ""
+    log = io.StringIO()  # a pipe, a log, the stderr of a batch answer: nothing, ever
+    quiet = Progress("work", delay=0, stream=log)
+    for k in range(1, 4):
+        quiet(k, 3, "output")
+        quiet.during("12 of 40 instructions swept")
+    quiet.close()
+    assert log.getvalue() == ""
 
 
 # three outputs reading the same parameters through shared instructions: a few maps each
@@ -205,14 +225,20 @@ def test_a_sweep_keeping_the_parameters_returns_the_same_and_holds_less() -> Non
         assert kept.limits.held < whole.limits.held
 
 
-def test_progress_within_an_output() -> None:
-    quiet = io.StringIO()
-    lines = Progress("work", delay=0, stream=quiet, lines_every=0)
-    lines.during("starting")  # nothing before a first item is done
-    assert quiet.getvalue() == ""
+def test_progress_within_an_output(monkeypatch) -> None:
+    import symidx.cli.progress as progress_module
+
+    clock = [0.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    tty = Terminal()
+    lines = Progress("work", delay=0, stream=tty, bar=False)
+    lines.during("starting")  # nothing before the count is known
+    assert tty.getvalue() == ""
+    clock[0] = 1.0
     lines(1, 3, "output")
+    clock[0] = 2.0
     lines.during("12 of 40 instructions swept")
-    shown = quiet.getvalue().splitlines()
+    shown = _states(tty)
     assert len(shown) == 2 and shown[0].startswith("work: output 1 of 3 (")
     assert shown[1] == "work: output 1 of 3 done; 12 of 40 instructions swept"
     module = parse_hlo(SHARED)
@@ -256,14 +282,14 @@ def test_the_time_left_is_measured_from_the_first_output_done(monkeypatch) -> No
 
     clock = [0.0]
     monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
-    out = io.StringIO()
-    lines = Progress("work", delay=0, stream=out, lines_every=0)
+    out = Terminal()
+    lines = Progress("work", delay=0, stream=out, bar=False)
     lines(0, 101, "output")
     clock[0] = 100.0  # the sweep
     lines(1, 101, "output")
     clock[0] = 110.0
     lines(51, 101, "output")  # 50 outputs in 10 s after the first
-    shown = out.getvalue().splitlines()
+    shown = _states(out)
     assert shown[-2] == "work: output 1 of 101 (100 s, 0.01/s, 2.8 h left)"
     assert shown[-1] == "work: output 51 of 101 (110 s, 5/s, 10 s left)"
 

@@ -24,14 +24,10 @@ or HTML with a plot of analysis time against module size (needs matplotlib).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import os
-import signal
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from symidx._text import terminal_safe
@@ -42,6 +38,7 @@ from symidx.cli.common import (
     count,
     seconds,
 )
+from symidx.cli.signals import exit_code, how, stopped_by_signals
 from symidx.errors import SymidxError
 
 if TYPE_CHECKING:
@@ -113,21 +110,16 @@ def run(args: argparse.Namespace) -> int:
         progress.start = time.monotonic()  # the rate is that of the analysis alone
 
     try:
-        with _stopped_by_signals():
+        with stopped_by_signals():
             stats = run_corpus(args.paths, args.out, options, engine_name=args.engine,
                                jobs=args.jobs, address=args.address,
                                timeout=args.timeout or None, resume=args.resume,
                                progress=progress, ready=ready)
     except KeyboardInterrupt as e:
         progress.close()
-        # (a library may re-raise the interrupt as a plain KeyboardInterrupt)
-        signum = e.signum if isinstance(e, Signalled) else _RECEIVED[-1] if _RECEIVED \
-            else signal.SIGINT
-        how = "interrupted" if signum == signal.SIGINT else \
-            f"stopped by {signal.Signals(signum).name}"
-        print(f"symidx: {how}: {terminal_safe(args.out)} holds every module finished "
+        print(f"symidx: {how(e)}: {terminal_safe(args.out)} holds every module finished "
               f"so far; --resume carries on", file=sys.stderr)
-        return 128 + signum
+        return exit_code(e)
     finally:
         progress.close()
     for message in stats.unreadable:
@@ -145,43 +137,6 @@ def run(args: argparse.Namespace) -> int:
         write_report(summary, args.report, f"symidx corpus: {args.out}")
         print(f"symidx: report written to {terminal_safe(args.report)}", file=sys.stderr)
     return 0
-
-
-#: The signals received by the run under way.
-_RECEIVED: list[int] = []
-
-
-class Signalled(KeyboardInterrupt):
-    """SIGTERM or SIGHUP received: the run stops as for Ctrl-C (its workers, and a cluster
-    it started, stopped on the way out)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-@contextlib.contextmanager
-def _stopped_by_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP (what ``timeout(1)``, CI and a closed terminal send) raise
-    :class:`Signalled` while the run goes, so that it ends cleanly. (SIGKILL cannot be
-    caught: the workers watch the driver and end with it, see
-    :func:`symidx.corpus.local._die_with`.)"""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: object) -> None:
-        _RECEIVED.append(signum)
-        raise Signalled(signum)
-
-    _RECEIVED.clear()
-
-    saved = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)
 
 
 def _announce(stats: RunStats) -> None:

@@ -178,7 +178,9 @@ def _verify_trace(m: IndexingMap, timeout: float | None, method: str) -> int:
 class ProgressLine:
     """A context manager that, once the work inside has run for ``after`` seconds, prints
     what it is doing (the last thing it was told) on stderr, and again every ``every``
-    seconds: a long proof is never silent."""
+    seconds: a long proof is never silent on a terminal. Where stderr is not a terminal
+    (a pipe, a log, a ``batch`` answer) it prints nothing: progress never enters an
+    answer."""
 
     def __init__(self, label: str, after: float = 1.0, every: float = 10.0):
         self.label = label
@@ -186,6 +188,7 @@ class ProgressLine:
         self.every = every
         self.doing = "working"
         self._start = 0.0
+        self._stream: Any = sys.stderr
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
@@ -194,17 +197,20 @@ class ProgressLine:
 
     def __enter__(self) -> ProgressLine:
         self._start = time.monotonic()
-        self._thread.start()
+        self._stream = sys.stderr
+        if getattr(self._stream, "isatty", lambda: False)():
+            self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._done.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
 
     def _watch(self) -> None:
         wait = self.after
         while not self._done.wait(wait):
             elapsed = time.monotonic() - self._start
-            print(f"{self.label}: {self.doing} ({elapsed:.0f} s so far)", file=sys.stderr,
+            print(f"{self.label}: {self.doing} ({elapsed:.0f} s so far)", file=self._stream,
                   flush=True)
             wait = self.every
