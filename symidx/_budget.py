@@ -22,13 +22,14 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from symidx.errors import SymidxError
 
-__all__ = ["TimeBudget", "WorkerMeter", "command_budget", "cpu_clock", "wall_clock",
-           "process_cpu", "POLL"]
+__all__ = ["TimeBudget", "WorkerMeter", "command_budget", "interrupting", "cpu_clock",
+           "wall_clock", "process_cpu", "POLL"]
 
 #: How long a wait for a worker process blocks before its CPU is read again (seconds of
 #: the wall clock: how soon a spent budget is noticed, not how much work is done).
@@ -170,6 +171,31 @@ def _seconds(value: float | None, what: str) -> float | None:
     if not value > 0:
         raise SymidxError(f"{what} must be a positive number of seconds, not {value!r}")
     return float(value)
+
+
+@contextlib.contextmanager
+def interrupting(budget: TimeBudget, interrupt: Callable[[], None]) -> Iterator[None]:
+    """While open, a thread calls ``interrupt()`` once ``budget`` is spent: for work in C
+    that cannot look at the budget itself but can be told to stop (z3's ``interrupt``).
+    Without any limit, nothing is started."""
+    if math.isinf(budget.remaining()):
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(POLL):
+            if budget.spent() is not None:
+                interrupt()
+                return
+
+    thread = threading.Thread(target=watch, name="symidx-budget-watch", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 #: The budgets of the commands running (innermost last), each with the words that say it.
