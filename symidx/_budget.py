@@ -78,6 +78,11 @@ class WorkerMeter:
         self._last = 0.0
         self._wall_start = wall_clock()
 
+    @property
+    def exact(self) -> bool:
+        """Whether the CPU is read (not stood in for by the wall clock)."""
+        return self._start is not None
+
     def used(self) -> float:
         if self._start is None:
             return wall_clock() - self._wall_start

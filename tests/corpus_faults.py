@@ -12,6 +12,7 @@ import signal
 import time
 
 HANG = "CORPUS-TEST: hang"
+SPIN = "CORPUS-TEST: spin"
 EXIT = "CORPUS-TEST: exit"
 KILL = "CORPUS-TEST: kill"
 
@@ -24,6 +25,9 @@ def misbehave(task: object) -> None:
             with open(started, "w"):
                 pass
         time.sleep(3600)
+    if SPIN in text:  # busy, using CPU, never answering (a loop in C, say)
+        while True:
+            pass
     if EXIT in text:
         os._exit(70)
     if KILL in text:

@@ -59,9 +59,11 @@ def test_jsonl_writes_the_first_document_before_a_later_output_fails(tmp_path: P
     code, out, err = run("maps", str(path), "--computation", "ENTRY", "--output", "all",
                          "--format", "jsonl")
     assert code == 2 and "line 6" in err
-    (line,) = out.splitlines()
+    line, stop = out.splitlines()
     document = json.loads(line)
     assert document["computations"][0]["output"] == 0
+    # a last document says why the others are missing
+    assert json.loads(stop)["computations"] == [] and "line 6" in json.loads(stop)["stopped"]
 
 
 def test_jsonl_lines_validate_and_equal_the_json_document() -> None:
@@ -305,3 +307,59 @@ def test_a_joint_sweep_out_of_time_says_how_far_it_got() -> None:
         list(iter_computation_maps(module.entry, "output_to_input", analysis=analysis,
                                    jointly=True))
     assert not stopped.value.budget
+
+
+# --- a stop leaves usable output (issue 35, item 6) -------------------------------------------
+
+
+def test_json_that_stops_at_an_error_is_still_one_valid_document(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(resources.files("symidx").joinpath("schemas/maps-1.json").read_text())
+    path = tmp_path / "broken.hlo"
+    path.write_text(BROKEN)
+    code, out, err = run("maps", str(path), "--computation", "ENTRY", "--output", "all",
+                         "--format", "json")
+    assert code == 2 and "line 6" in err
+    document = json.loads(out)  # whole: the outputs finished, and why the rest are not
+    jsonschema.validate(document, schema)
+    assert [c["output"] for c in document["computations"]] == [0]
+    assert document["stopped"].startswith("error: ") and "line 6" in document["stopped"]
+
+
+class _Jumping:
+    """A CPU clock that reads 0 for ``reads`` readings, then a billion seconds: a budget
+    runs out after a count of readings, never after real time."""
+
+    def __init__(self, reads: int) -> None:
+        self.reads, self.count = reads, 0
+
+    def __call__(self) -> float:
+        self.count += 1
+        return 0.0 if self.count <= self.reads else 1e9
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_output_all_that_runs_out_of_its_budget_keeps_the_outputs_finished(
+        monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    """Each output written as soon as it is final; past the CPU budget the JSON is whole
+    and says it stopped (jsonl: a last document saying so), exit 3."""
+    import symidx._budget
+
+    counting = _Jumping(10**9)
+    monkeypatch.setattr(symidx._budget, "cpu_clock", counting)
+    options = ["--computation", "ENTRY", "--explain", "--format", fmt]
+    assert run("maps", str(LOOP), *options, "--output", "0")[0] == 0
+    first = counting.count  # the readings output 0 takes, swept alone as --explain sweeps it
+    monkeypatch.setattr(symidx._budget, "cpu_clock", _Jumping(first + 1))
+    code, out, err = run("maps", str(LOOP), *options, "--output", "all", "--cpu-limit", "5")
+    assert code == 3 and "symidx: stopped: ran out of CPU time (5 s)" in err
+    if fmt == "json":
+        document = json.loads(out)
+        done, stopped = document["computations"], document["stopped"]
+    else:
+        lines = [json.loads(line) for line in out.splitlines()]
+        done = [c for d in lines[:-1] for c in d["computations"]]
+        assert lines[-1]["computations"] == []
+        stopped = lines[-1]["stopped"]
+    assert [c["output"] for c in done] == [0]
+    assert stopped.startswith("stopped: ran out of CPU time (5 s)")

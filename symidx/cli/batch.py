@@ -35,7 +35,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
-from symidx.cli.common import seconds
+from symidx.cli.common import add_time_limits
 from symidx.cli.signals import exit_code, how, stopped_by_signals
 from symidx.errors import LimitReached
 
@@ -48,14 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("batch", help="answer JSON-lines commands from stdin, one per line",
                        description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cpu-limit", type=seconds, default=0.0, metavar="S",
-                   help="CPU seconds each line may use (0, the default: the command's own "
-                        "limits, such as maps' --cpu-limit); a line past it is answered "
-                        "with exit 3 and the next one read")
-    p.add_argument("--timeout", type=seconds, default=0.0, metavar="S",
-                   help="seconds of the wall clock each line may take (0, the default: no "
-                        "such limit); a line past it is answered with exit 3 and the next "
-                        "one read")
+    add_time_limits(p, 0.0, "each line", "it is answered with exit 3 and the next line read",
+                    unset="the command's own limits, such as maps' --cpu-limit")
     p.set_defaults(run=run)
 
 

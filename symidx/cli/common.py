@@ -57,21 +57,29 @@ DEFAULT_CPU_LIMIT = 600.0
 DEFAULT_MAX_MAPS = 1_000_000
 
 
-def add_limits(p: argparse.ArgumentParser, cpu_limit: float = DEFAULT_CPU_LIMIT,
-               what: str = "the analysis of a module") -> None:
+def add_limits(p: argparse.ArgumentParser, cpu_limit: float = DEFAULT_CPU_LIMIT) -> None:
     """``--cpu-limit S``, ``--timeout S`` and ``--max-maps N``: the limits of an analysis
     (0: none)."""
-    p.add_argument("--cpu-limit", type=seconds, default=cpu_limit, metavar="S",
-                   help=f"CPU seconds {what} may use before it stops with exit code 3, "
-                        f"saying how far it got: a budget of work, the same on a busy "
-                        f"machine as on an idle one (default {cpu_limit:g}; 0: no limit)")
-    p.add_argument("--timeout", type=seconds, default=0.0, metavar="S",
-                   help="seconds of the wall clock it may take besides (default: no such "
-                        "limit; on a busy machine it stops sooner in work done)")
+    add_time_limits(p, cpu_limit, "the analysis of a module",
+                    "it stops with exit code 3, saying how far it got")
     p.add_argument("--max-maps", type=count, default=DEFAULT_MAX_MAPS, metavar="N",
                    help=f"distinct maps an analysis may hold (what its memory grows with) "
                         f"before it stops with exit code 3 (default {DEFAULT_MAX_MAPS:,}; 0: "
                         f"no limit)")
+
+
+def add_time_limits(p: argparse.ArgumentParser, cpu_limit: float, what: str, past: str,
+                    unset: str = "no limit") -> None:
+    """``--cpu-limit S`` (CPU seconds ``what`` may use before ``past``; default
+    ``cpu_limit``, 0 meaning ``unset``) and ``--timeout S`` (seconds of the wall clock
+    besides, only when given): limits that count work (:mod:`symidx._budget`)."""
+    p.add_argument("--cpu-limit", type=seconds, default=cpu_limit, metavar="S",
+                   help=f"CPU seconds {what} may use before {past}: a budget of work, the "
+                        f"same on a busy machine as on an idle one (default "
+                        f"{cpu_limit:g}; 0: {unset})")
+    p.add_argument("--timeout", type=seconds, default=0.0, metavar="S",
+                   help=f"seconds of the wall clock {what} may take besides (default: no "
+                        f"such limit; on a busy machine it stops sooner in work done)")
 
 
 def seconds(text: str) -> float:

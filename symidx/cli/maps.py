@@ -65,7 +65,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from symidx.cli.common import UsageError, add_limits, add_style
-from symidx.errors import SymidxError
+from symidx.errors import LimitReached, SymidxError
 
 if TYPE_CHECKING:
     from symidx.hlo import HloComputation, HloModule
@@ -303,10 +303,18 @@ def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
     finder = SourceFinder(module)
     try:
         if args.format == "jsonl":
-            for c in records:
-                line = documents.dumps_line(documents.computations_document(
-                    module, direction, [c], args.explain, finite))
-                print(line, flush=True)
+            try:
+                for c in records:
+                    line = documents.dumps_line(documents.computations_document(
+                        module, direction, [c], args.explain, finite))
+                    print(line, flush=True)
+            except (SymidxError, KeyboardInterrupt) as e:
+                # a last document that says so: every line stays a whole document
+                stop = documents.computations_document(module, direction, [], args.explain,
+                                                       finite)
+                stop["stopped"] = _stopped_by(e)
+                print(documents.dumps_line(stop), flush=True)
+                raise
         elif args.format == "json":
             marker = "\u0000computations\u0000"
             frame = documents.computations_document(module, direction, [], args.explain,
@@ -315,12 +323,18 @@ def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
             head, tail = documents.dumps(frame).split(json.dumps(marker))
             print(head + "[", end="")
             count = 0
-            for c in records:
-                entry = documents.dumps(documents.computation_json(c, direction, args.explain,
-                                                                   finder))
-                print(("," if count else "") + "\n" + textwrap.indent(entry, "    "), end="",
-                      flush=True)
-                count += 1
+            try:
+                for c in records:
+                    entry = documents.dumps(documents.computation_json(c, direction,
+                                                                       args.explain, finder))
+                    print(("," if count else "") + "\n" + textwrap.indent(entry, "    "),
+                          end="", flush=True)
+                    count += 1
+            except (SymidxError, KeyboardInterrupt) as e:
+                # the document closed, valid, saying it stopped and why
+                print(("\n  ]" if count else "]") + ",\n  \"stopped\": "
+                      + json.dumps(_stopped_by(e)) + tail, flush=True)
+                raise
             print(("\n  ]" if count else "]") + tail)
         else:
             if finite:
@@ -333,6 +347,15 @@ def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
         progress.close()
     if args.verify:
         _warn_about_the_rest(module)
+
+
+def _stopped_by(error: BaseException) -> str:
+    """What a document that stopped says (as the command line says it on stderr)."""
+    if isinstance(error, LimitReached):
+        return f"stopped: {error}"
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted"
+    return f"error: {error}"
 
 
 def _emit_one(output: Any, fmt: str) -> None:
