@@ -31,7 +31,6 @@ from corpus_helpers import (
     validator,
 )
 from symidx.corpus import Options, run_corpus
-from symidx.corpus.sources import TooLarge, file_kind, outline, read_file
 
 POSIX = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 
@@ -62,6 +61,8 @@ def _hostile(folder: Path) -> Path:
 
 @POSIX
 def test_only_regular_files_are_read(tmp_path: Path) -> None:
+    from symidx.corpus.sources import file_kind, outline
+
     folder = _hostile(tmp_path / "in")
     assert file_kind(str(folder / "fifo.hlo")) == "FIFO"
     assert file_kind(str(folder / "zero.hlo")) == "character device"
@@ -72,6 +73,8 @@ def test_only_regular_files_are_read(tmp_path: Path) -> None:
 
 
 def test_a_gzip_bomb_is_read_no_further_than_the_limit(tmp_path: Path) -> None:
+    from symidx.corpus.sources import TooLarge, outline, read_file
+
     bomb = tmp_path / "bomb.hlo.gz"
     _bomb(bomb, 64 << 20)
     with pytest.raises(TooLarge, match=r"more than 1,048,576 bytes decompressed"):
