@@ -94,6 +94,9 @@ __all__ = [
 #: An instruction output: (instruction name, output leaf); see :mod:`symidx.hlo.leaves`.
 Key = tuple[str, int]
 _COMPOSED_LIMIT = 200_000  # memoised compositions kept (then the memo starts afresh)
+#: Charges between two readings of the clocks (a CPU clock is a system call: read at every
+#: composition, it would cost more than many compositions do).
+_CLOCK_EVERY = 64
 
 
 @contextlib.contextmanager
@@ -114,7 +117,7 @@ class Limits:
     when set, is called with :attr:`doing` (how far the sweep is) from :meth:`charge` at
     most once a second: a progress display of work that takes long between results."""
 
-    __slots__ = ("max_maps", "budget", "held", "doing", "watch", "_watched")
+    __slots__ = ("max_maps", "budget", "held", "doing", "watch", "_watched", "_countdown")
 
     def __init__(self, timeout: float | None = None, max_maps: int | None = None, *,
                  cpu_limit: float | None = None) -> None:
@@ -128,6 +131,7 @@ class Limits:
         self.doing: str | tuple[int, int, str, str, str] = ""
         self.watch: Callable[[str], None] | None = None
         self._watched = 0.0
+        self._countdown = 1  # the clocks are read at the first charge, then every few
 
     @property
     def timeout(self) -> float | None:
@@ -140,11 +144,16 @@ class Limits:
         return self.budget.cpu
 
     def charge(self, added: int | bool = 0) -> None:
-        """Count ``added`` new maps held; stop at a limit passed."""
+        """Count ``added`` new maps held; stop at a limit passed (the budget of maps at
+        once, the time budget at the first charge and every :data:`_CLOCK_EVERY`)."""
         self.held += added
         if self.max_maps is not None and self.held > self.max_maps:
             raise LimitReached(f"the budget of {self.max_maps:,} distinct maps",
                                self._done(), budget=True)
+        self._countdown -= 1
+        if self._countdown > 0:
+            return
+        self._countdown = _CLOCK_EVERY
         spent = self.budget.spent()
         if spent is not None:
             raise LimitReached(spent, self._done())
