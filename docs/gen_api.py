@@ -32,8 +32,11 @@ MODULES = (
     "symidx.layout.maps",
     "symidx.layout.shapes",
     "symidx.layout.pictures",
+    "symidx.layout.atoms",
     "symidx.bench",
     "symidx.jax_support",
+    "symidx.cost.classic",
+    "symidx.pallas",
 )
 
 HEADER = """# API reference

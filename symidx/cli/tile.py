@@ -17,6 +17,7 @@ import argparse
 import os
 import sys
 
+from symidx.cli import tile_classic
 from symidx.cli.common import UsageError
 from symidx.cli.tile_emit import emit
 
@@ -51,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--smem", type=int, help="with --sizes: a shared-memory budget in bytes")
     p.add_argument("--deadline", type=float, default=30.0,
                    help="seconds for --check and --valid-tilings (default 30)")
+    tile_classic.add_arguments(p)  # last: it adds --cost/--device only if still missing
     p.set_defaults(run=run)
 
 
@@ -61,6 +63,8 @@ def _is_file_argument(text: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    if tile_classic.wants_classic(args):
+        return tile_classic.run(args)
     if not _is_file_argument(args.input):
         return _run_map(args)
     from symidx.cli import tile_fusion
