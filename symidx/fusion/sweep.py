@@ -145,7 +145,8 @@ class Limits:
 
     def charge(self, added: int | bool = 0) -> None:
         """Count ``added`` new maps held; stop at a limit passed (the budget of maps at
-        once, the time budget at the first charge and every :data:`_CLOCK_EVERY`)."""
+        once; the time budget at the first charge and then every 64, a CPU clock being a
+        system call)."""
         self.held += added
         if self.max_maps is not None and self.held > self.max_maps:
             raise LimitReached(f"the budget of {self.max_maps:,} distinct maps",
