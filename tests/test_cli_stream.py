@@ -326,16 +326,18 @@ def test_json_that_stops_at_an_error_is_still_one_valid_document(tmp_path: Path)
     assert document["stopped"].startswith("error: ") and "line 6" in document["stopped"]
 
 
-class _Jumping:
-    """A CPU clock that reads 0 for ``reads`` readings, then a billion seconds: a budget
-    runs out after a count of readings, never after real time."""
+class _Flipping(io.StringIO):
+    """Standard output that, once the first output's entry is written to it, makes the CPU
+    clock read a billion seconds: the budget runs out between two outputs, whatever the
+    real time."""
 
-    def __init__(self, reads: int) -> None:
-        self.reads, self.count = reads, 0
+    def __init__(self) -> None:
+        super().__init__()
+        self.flipped = False
 
-    def __call__(self) -> float:
-        self.count += 1
-        return 0.0 if self.count <= self.reads else 1e9
+    def write(self, text: str) -> int:
+        self.flipped = self.flipped or '"output"' in text
+        return super().write(text)
 
 
 @pytest.mark.parametrize("fmt", ["json", "jsonl"])
@@ -345,19 +347,17 @@ def test_output_all_that_runs_out_of_its_budget_keeps_the_outputs_finished(
     and says it stopped (jsonl: a last document saying so), exit 3."""
     import symidx._budget
 
-    counting = _Jumping(10**9)
-    monkeypatch.setattr(symidx._budget, "cpu_clock", counting)
-    options = ["--computation", "ENTRY", "--explain", "--format", fmt]
-    assert run("maps", str(LOOP), *options, "--output", "0")[0] == 0
-    first = counting.count  # the readings output 0 takes, swept alone as --explain sweeps it
-    monkeypatch.setattr(symidx._budget, "cpu_clock", _Jumping(first + 1))
-    code, out, err = run("maps", str(LOOP), *options, "--output", "all", "--cpu-limit", "5")
-    assert code == 3 and "symidx: stopped: ran out of CPU time (5 s)" in err
+    out, err = _Flipping(), io.StringIO()
+    monkeypatch.setattr(symidx._budget, "cpu_clock", lambda: 1e9 if out.flipped else 0.0)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["maps", str(LOOP), "--computation", "ENTRY", "--explain", "--format", fmt,
+                     "--output", "all", "--cpu-limit", "5"])
+    assert code == 3 and "symidx: stopped: ran out of CPU time (5 s)" in err.getvalue()
     if fmt == "json":
-        document = json.loads(out)
+        document = json.loads(out.getvalue())
         done, stopped = document["computations"], document["stopped"]
     else:
-        lines = [json.loads(line) for line in out.splitlines()]
+        lines = [json.loads(line) for line in out.getvalue().splitlines()]
         done = [c for d in lines[:-1] for c in d["computations"]]
         assert lines[-1]["computations"] == []
         stopped = lines[-1]["stopped"]

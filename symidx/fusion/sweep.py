@@ -164,6 +164,11 @@ class Limits:
                 self._watched = now + 1.0
                 self.watch(self.doing_text())
 
+    def check(self) -> None:
+        """Read the clocks now (as a sweep starts): stop if the time budget is spent."""
+        self._countdown = 1
+        self.charge()
+
     def doing_text(self) -> str:
         """:attr:`doing` as text (a sweep's progress is formatted only when asked for)."""
         doing = self.doing
@@ -434,6 +439,8 @@ class Analysis:
         limits, memo = self.limits, self.memo
         comp = graph.comp
         total = len(graph.order)
+        limits.doing = (0, total, comp.name, "output-to-input", start)
+        limits.check()
         for done, instr in enumerate(reversed(graph.order)):
             if not instr.operands or (within is not None and instr.name not in within):
                 continue
@@ -477,6 +484,8 @@ class Analysis:
         unknown: dict[Key, str] = {}
         limits, memo = self.limits, self.memo
         total = len(graph.order)
+        limits.doing = (0, total, comp.name, "input-to-output", source.name)
+        limits.check()
         for done, instr in enumerate(graph.order):
             limits.doing = (done, total, comp.name, "input-to-output", source.name)
             for j, op in enumerate(instr.operands):
