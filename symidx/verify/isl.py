@@ -210,7 +210,7 @@ class _Worker:
             boot = ("import runpy, sys; sys.path[:] = [p for p in sys.path if p not in "
                     "('', '.')]; runpy.run_path(sys.argv[1], run_name='__main__')")
             self._process = subprocess.Popen(
-                [sys.executable, "-c", boot, isl_worker.__file__],
+                [sys.executable, "-c", boot, isl_worker.__file__, str(os.getpid())],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         return self._process
 
