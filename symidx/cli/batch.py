@@ -178,11 +178,11 @@ def _limited(limits: Limits) -> Iterator[None]:
     words = [f"CPU time ({limits.cpu:g} s, batch --cpu-limit)"] if limits.cpu else []
     words += [f"time ({limits.wall:g} s, batch --timeout)"] if limits.wall else []
     what = " or ".join(words)
-    timers = [(signal.ITIMER_PROF, signal.SIGPROF, limits.cpu),
-              (signal.ITIMER_REAL, signal.SIGALRM, limits.wall)] \
+    timers = [(which, sig, after) for which, sig, after in (
+        (signal.ITIMER_PROF, signal.SIGPROF, limits.cpu),
+        (signal.ITIMER_REAL, signal.SIGALRM, limits.wall)) if after is not None] \
         if hasattr(signal, "setitimer") \
         and threading.current_thread() is threading.main_thread() else []
-    timers = [t for t in timers if t[2] is not None]
 
     def expire(signum: int, frame: object) -> None:
         raise LimitReached(what, "")
