@@ -162,9 +162,11 @@ def cost(ft: FusionTiles, tiling: Sequence[Any] | None = None, device: str | Dev
          DEFAULT_DEVICE, *, num_warps: int | None = None, num_stages: int | None = None,
          flat: bool = False, objective: str = "xla") -> TiledCost:
     """The tiled cost of a tiling: output tiles per root (None: the fusion's
-    ``block_level_fusion_config``, with its warps and stages), or a flat tiling with
-    ``flat=True``. ``num_warps`` None: the config's, else XLA's estimate."""
+    ``block_level_fusion_config``, with its warps, stages and TMA), or a flat tiling with
+    ``flat=True``. ``num_warps`` None: the config's, else XLA's estimate; ``num_stages``
+    None: the config's, else 1 (stages and TMA reach only the dot model)."""
     dev = _dev(device)
+    tma = False
     if tiling is None:
         cfg = ft.config
         if cfg is None or not cfg.output_tile_sizes:
@@ -173,12 +175,14 @@ def cost(ft: FusionTiles, tiling: Sequence[Any] | None = None, device: str | Dev
         sizes = ft.flat(cfg.output_tile_sizes)
         num_warps = cfg.num_warps if num_warps is None else num_warps
         num_stages = cfg.num_stages if num_stages is None else num_stages
+        tma = cfg.is_tma_allowed
     elif flat:
         sizes = [int(x) for x in tiling]
     else:
         sizes = ft.flat(tiling)
-    return tiling_cost(ft.tiles_for(sizes), sizes, dev, num_warps, num_stages or 1,
-                       objective=objective)
+    # BlockLevelParameters' default is one stage; a config read without one has none (0)
+    return tiling_cost(ft.tiles_for(sizes), sizes, dev, num_warps,
+                       1 if num_stages is None else num_stages, objective=objective, tma=tma)
 
 
 def best(ft: FusionTiles, device: str | Device = DEFAULT_DEVICE, *, top: int = 1,

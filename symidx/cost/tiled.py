@@ -214,6 +214,15 @@ class _Static:
         self.bytes: list[int] = []
         self.mtm: list[tuple[int, ...]] = []
         self.notes: list[str] = []
+        #: who uses each instruction of the fusion (the dot model looks for a transpose)
+        self.users: dict[int, list[Any]] = {}
+        seen: set[int] = set()
+        for e in ts.entries:
+            if e.kind != "inside" or id(e.instr) in seen:
+                continue
+            seen.add(id(e.instr))
+            for o in e.instr.operands:
+                self.users.setdefault(id(o), []).append(e.instr)
         for e in ts.entries:
             shape = e.instr.shape
             leaf = shape.elements[0] if hasattr(shape, "elements") else shape
@@ -236,10 +245,11 @@ OBJECTIVES = ("xla", "symidx")
 
 
 def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = None,
-                num_stages: Any = 1, static: Any = None, objective: str = "xla"
-                ) -> dict[str, Any]:
+                num_stages: Any = 1, static: Any = None, objective: str = "xla",
+                tma: bool = False) -> dict[str, Any]:
     """Every figure of the model for every row of ``vals`` (numpy arrays; times in ticks).
-    ``num_warps`` None: the estimated warps (as XLA's search times each tiling).
+    ``num_warps`` None: the estimated warps (as XLA's search times each tiling);
+    ``num_stages`` and ``tma`` (TMA allowed) reach only the dot model.
 
     ``objective="symidx"`` times each read of an operand at its own tile's coalescing rate
     (its share of the operand's first-touch bytes from DRAM, the rest re-read), where XLA
@@ -266,7 +276,7 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
     write = np.zeros(n, dtype=np.int64)
     bytes_written = 0
     roots_seen: set[int] = set()
-    est_warps = None
+    dots: list[tuple[int, Any]] = []
     for k, e in enumerate(ts.entries):
         alive = vals.alive[k]
         sizes, strides, blocks = vals.sizes[k], vals.strides[k], vals.blocks[k]
@@ -299,16 +309,21 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
         elif e.kind == "inside":
             f = np.where(alive, st.flops[k] * padded * blocks, 0)
             if e.dot is not None:
-                est = _dot(ts, vals, k, e, dev)
-                if est is not None:
-                    dot_flops = dot_flops + f
-                    dot_compute = dot_compute + np.where(alive, est.compute_ticks, 0)
-                    dot_exec = np.maximum(dot_exec, np.where(alive, est.exec_ticks, 0))
-                    continue
+                dots.append((k, f))
+                continue
             flops = flops + f
     est_warps = num_warps_for(largest)
     warps = est_warps if num_warps is None else np.broadcast_to(
         np.asarray(num_warps, dtype=np.int64), (n,))
+    for k, f in dots:
+        alive = vals.alive[k]
+        est = _dot(ts, vals, k, dev, warps, num_stages, tma, st.users)
+        if est is None:
+            flops = flops + f
+            continue
+        dot_flops = dot_flops + f
+        dot_compute = dot_compute + np.where(alive, est.compute_ticks, 0)
+        dot_exec = np.maximum(dot_exec, np.where(alive, est.exec_ticks, 0))
     read = np.zeros(n, dtype=np.int64)
     bytes_read = np.zeros(n, dtype=np.int64)
     per_operand = []
@@ -335,20 +350,23 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
             "operands": per_operand, "notes": st.notes}
 
 
-def _dot(ts: TileSet, vals: TileValues, k: int, e: Any, dev: Device) -> Any:
+def _dot(ts: TileSet, vals: TileValues, k: int, dev: Device, warps: Any, stages: Any,
+         tma: bool, users: Any) -> Any:
     """The dot model for entry ``k``: its output tile, and its contracting tile (the tile of
     its lhs along the contracting dimension: the contracting parameter)."""
+    e = ts.entries[k]
     if e.dot is None or len(e.dot.params) != 1:
         return None
     tk = vals.tilings[:, e.dot.params[0]]
-    return dot_estimate(e.instr, vals.sizes[k], tk, dev)
+    return dot_estimate(e.instr, vals.sizes[k], tk, dev, num_warps=warps, num_stages=stages,
+                        tma=tma, users=users)
 
 
 def tiling_cost(ts: TileSet, tiling: Any, dev: Device, num_warps: int | None = None,
-                num_stages: int = 1, objective: str = "xla") -> TiledCost:
+                num_stages: int = 1, objective: str = "xla", tma: bool = False) -> TiledCost:
     """The cost of one tiling (flat tile sizes in the tile set's parameter order)."""
     vals = ts.one(list(tiling))
-    a = cost_arrays(ts, vals, dev, num_warps, num_stages, objective=objective)
+    a = cost_arrays(ts, vals, dev, num_warps, num_stages, objective=objective, tma=tma)
     inf = bool(a["infinite"][0])
 
     def us(key: str) -> float | None:
