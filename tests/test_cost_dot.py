@@ -23,7 +23,8 @@ GEMM = """HloModule m
 ENTRY e {{
   p0 = {t}[{b}{m},{k}] parameter(0)
   p1 = {t}[{b}{k},{n}] parameter(1)
-  ROOT d = {t}[{b}{m},{n}] dot(p0, p1), {batch}lhs_contracting_dims={{{lc}}}, rhs_contracting_dims={{{rc}}}
+  ROOT d = {t}[{b}{m},{n}] dot(p0, p1), {batch}lhs_contracting_dims={{{lc}}},
+    rhs_contracting_dims={{{rc}}}
 }}
 """
 

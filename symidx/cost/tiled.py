@@ -37,6 +37,7 @@ from symidx.cost.constants import FRACTION_OF_REGISTERS_FOR_TILES, NUM_WARPS_THR
 from symidx.cost.devices import Device
 from symidx.cost.dot import dot_estimate
 from symidx.cost.flops import UnmodelledOp, flops_per_element
+from symidx.cost.refined import contiguous_rate, smem_ticks, staged_transposes
 from symidx.cost.timing import (
     TICKS_PER_US,
     combine,
@@ -138,11 +139,16 @@ class TiledCost:
     objective: str = "xla"
     xla_compatible: bool | None = None      # set by a search that departs from XLA's pick
     xla_pick: dict[str, Any] | None = None
+    #: the symidx objective's shared-memory time, and per staged transpose its bank figures
+    smem_time_us: float | None = None
+    shared_memory: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out = self._json()
         if self.objective != "xla":
             out["objective"] = self.objective
+            out["smem_time_us"] = self.smem_time_us
+            out["shared_memory"] = self.shared_memory
         if self.xla_compatible is not None:
             out["xla_compatible"] = self.xla_compatible
         if self.xla_pick is not None:
@@ -168,14 +174,21 @@ class TiledCost:
             head = (f"exec time {self.exec_time_us:.4g} us (compute {self.compute_time_us:.4g},"
                     f" read {self.read_time_us:.4g}, write {self.write_time_us:.4g})")
         return "\n".join([
-            f"tiling {list(self.tiling)} on {self.device} ({self.variant}): output tiles "
+            f"tiling {list(self.tiling)} on {self.device} ({self.variant}"
+            f"{'' if self.objective == 'xla' else ', objective ' + self.objective}): output tiles "
             f"{self.output_tile_sizes}, {self.num_blocks} blocks, {self.num_warps} warps "
             f"(estimated {self.estimated_num_warps})",
             head,
             f"bytes read {self.bytes_read}, written {self.bytes_written}, flops {self.flops}",
         ] + [f"  operand {o['name']}: {o['bytes_read']} bytes, coalescing rate "
              f"{o['coalescing_rate']:.4g}, read {o['read_time_us']:.4g} us"
-             for o in self.operands] + [f"note: {n}" for n in self.notes])
+             for o in self.operands] + [
+            f"  shared memory: {_fmt(self.smem_time_us)} us, in compute"
+            for _ in [0] if self.smem_time_us is not None and self.shared_memory] + [
+            f"    {m['name']} staged: {m['requests']} warp requests per tile, "
+            f"{m['write_wavefronts']} wavefronts to write and {m['read_wavefronts']} to read "
+            f"each (conflict-free: {m['ideal_wavefronts']})" for m in self.shared_memory
+        ] + [f"note: {n}" for n in self.notes])
 
     def _repr_html_(self) -> str:
         from html import escape
@@ -214,6 +227,8 @@ class _Static:
         self.bytes: list[int] = []
         self.mtm: list[tuple[int, ...]] = []
         self.notes: list[str] = []
+        #: the transposes a kernel stages in shared memory (the symidx objective)
+        self.staged = staged_transposes(ts)
         #: who uses each instruction of the fusion (the dot model looks for a transpose)
         self.users: dict[int, list[Any]] = {}
         seen: set[int] = set()
@@ -254,12 +269,16 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
     ``objective="symidx"`` times each read of an operand at its own tile's coalescing rate
     (its share of the operand's first-touch bytes from DRAM, the rest re-read), where XLA
     times all of an operand's reads at the worst rate among them (which its own comment
-    calls more pessimistic than it needs to be); everything else is XLA's."""
+    calls more pessimistic than it needs to be); counts contiguous runs in either
+    direction (:func:`symidx.cost.refined.contiguous_rate`); and adds the shared-memory
+    time of the tiles transposes stage, bank conflicts included
+    (:func:`symidx.cost.refined.smem_ticks`); everything else is XLA's."""
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}")
     import numpy as np
 
     st = static or _Static(ts, dev)
+    rate_of = coalescing_rate if objective == "xla" else contiguous_rate
     n = vals.n
     N = vals.num_blocks
     limit = FRACTION_OF_REGISTERS_FOR_TILES * dev.registers_per_block_limit
@@ -290,8 +309,8 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
             roots_seen.add(e.root)
             nbytes = shape_bytes(e.instr.shape)
             bytes_written += nbytes
-            rate = coalescing_rate(sizes, strides, e.dims, st.mtm[k], st.bytes[k],
-                                   dev.dram_to_l2_transaction_size_bytes)
+            rate = rate_of(sizes, strides, e.dims, st.mtm[k], st.bytes[k],
+                           dev.dram_to_l2_transaction_size_bytes)
             write = write + write_time(dev, nbytes, rate)
         if e.kind == "operand":
             elems = blocks.copy()
@@ -301,8 +320,8 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
             key = id(e.instr)
             op_instr[key] = e.instr
             op_total[key] = op_total.get(key, 0) + nb
-            rate = coalescing_rate(sizes, strides, e.dims, st.mtm[k], st.bytes[k],
-                                   dev.dram_to_l2_transaction_size_bytes)
+            rate = rate_of(sizes, strides, e.dims, st.mtm[k], st.bytes[k],
+                           dev.dram_to_l2_transaction_size_bytes)
             rate = np.where(alive, rate, 1.0)
             op_rate[key] = np.minimum(op_rate.get(key, 1.0), rate)
             op_parts.setdefault(key, []).append((nb, rate))
@@ -342,8 +361,14 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
         bytes_read = bytes_read + total
         per_operand.append((instr.name, total, op_rate[key], t))
     compute = compute_time(dev, flops, N, warps * dev.threads_per_warp) + dot_compute
+    smem: Any = None
+    staged: list[dict[str, Any]] = []
+    if objective == "symidx":
+        smem, staged = smem_ticks(ts, vals, dev, st.staged)
+        compute = compute + smem
     exec_ = np.maximum(combine(compute, read + write), dot_exec)
     return {"num_blocks": N, "infinite": infinite, "flops": flops + dot_flops,
+            "smem": smem, "staged": staged,
             "bytes_read": bytes_read, "bytes_written": np.full(n, bytes_written),
             "read": read, "write": np.broadcast_to(write, (n,)), "compute": compute,
             "exec": exec_, "estimated_num_warps": est_warps, "num_warps": warps,
@@ -373,6 +398,12 @@ def tiling_cost(ts: TileSet, tiling: Any, dev: Device, num_warps: int | None = N
         return None if inf else float(a[key][0]) / TICKS_PER_US
 
     out_tiles = root_tiles(ts, vals, 0)
+    smem_us = None if inf or a["smem"] is None else float(a["smem"][0]) / TICKS_PER_US
+    shared = [{"name": d["name"], "requests": int(d["requests"][0]),
+               "write_wavefronts": int(d["write_wavefronts"][0]),
+               "read_wavefronts": int(d["read_wavefronts"][0]),
+               "ideal_wavefronts": int(d["ideal_wavefronts"][0])}
+              for d in a["staged"] if vals.alive[d["entry"]][0]]
     operands = [] if inf else [
         {"name": name, "bytes_read": int(total[0]), "coalescing_rate": float(rate[0]),
          "read_time_us": float(t[0]) / TICKS_PER_US}
@@ -383,7 +414,8 @@ def tiling_cost(ts: TileSet, tiling: Any, dev: Device, num_warps: int | None = N
         int(a["num_blocks"][0]),
         None if inf else int(a["bytes_read"][0]), None if inf else int(a["bytes_written"][0]),
         None if inf else int(a["flops"][0]), us("read"), us("write"), us("compute"),
-        us("exec"), inf, operands, list(a["notes"]), objective)
+        us("exec"), inf, operands, list(a["notes"]), objective,
+        smem_time_us=smem_us, shared_memory=shared)
 
 
 def root_tiles(ts: TileSet, vals: TileValues, row: int) -> list[list[int]]:
