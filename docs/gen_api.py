@@ -35,6 +35,7 @@ MODULES = (
     "symidx.layout.atoms",
     "symidx.bench",
     "symidx.jax_support",
+    "symidx.tiling",
     "symidx.cost",
     "symidx.cost.classic",
     "symidx.pallas",

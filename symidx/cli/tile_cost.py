@@ -41,9 +41,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the cheapest valid tiling on --device, as XLA's search picks it")
     g.add_argument("--top", type=int, default=1, metavar="K",
                    help="with --best: list the K cheapest tilings (default 1)")
-    g.add_argument("--device", default="rtx-a6000",
+    g.add_argument("--device", default=None,
                    help="the GPU (rtx-a6000, a100, h100, b200, mi300x; default rtx-a6000, "
-                        "the device of XLA's tests)")
+                        "the device of XLA's tests); with --valid-tilings: rank them by "
+                        "their cost on it")
     g.add_argument("--tiler", choices=("legacy", "experimental"), default="legacy",
                    help="legacy: XLA's SymbolicTileAnalysis (default); experimental: its "
                         "TilingSpace tiler")
@@ -108,9 +109,9 @@ def root_sizes(text: str | None) -> list[list[int]] | None:
 
 def run(args: argparse.Namespace, module: Any) -> int:
     from symidx.cost.api import fusion_tiles
-    from symidx.cost.devices import device
+    from symidx.cost.devices import DEFAULT_DEVICE, device
 
-    dev = device(args.device)
+    dev = device(args.device or DEFAULT_DEVICE)
     if args.flops_per_element:
         return _flops(args, module, dev)
     if args.space_sizes is not None and not args.emitter:
