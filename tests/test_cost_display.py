@@ -1,4 +1,4 @@
-"""The tiled computation in a notebook (``symidx.cost.tiled``): tiles per instruction --
+"""The tiled computation in a notebook (``symidx.cost.tile``): tiles per instruction --
 the same tiles ``symidx tile --sizes`` prints -- and the cost when a device is given; the
 search's and the ranking's tables."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from symidx.cli import main
-from symidx.cost import best, fusion_tiles, rank, tiled
+from symidx.cost import best, fusion_tiles, rank, tile
 from symidx.errors import SymidxError
 
 DATA = Path(__file__).parent / "data" / "cost"
@@ -20,7 +20,7 @@ SOFTMAX = (DATA / "softmax.hlo").read_text()
 
 def test_tiles_are_the_command_lines(capsys: Any) -> None:
     """Every tile matches ``symidx tile --sizes 4,911`` (sizes, strides, offsets map)."""
-    t = tiled(fusion_tiles(SOFTMAX, "triton_softmax"), [[4, 911]])
+    t = tile(fusion_tiles(SOFTMAX, "triton_softmax"), [[4, 911]])
     assert main(["tile", str(DATA / "softmax.hlo"), "--fusion", "triton_softmax", "--sizes",
                  "4,911", "--format", "json"]) == 0
     cli = json.loads(capsys.readouterr().out)["tiled"]
@@ -34,10 +34,10 @@ def test_tiles_are_the_command_lines(capsys: Any) -> None:
 
 def test_html_with_and_without_a_device() -> None:
     ft = fusion_tiles(SOFTMAX, "triton_softmax")
-    bare = tiled(ft, [[4, 911]])._repr_html_()
+    bare = tile(ft, [[4, 911]])._repr_html_()
     assert "<th>offsets</th>" in bare and "(pid_0) -&gt; (pid_0 * 4, 0)" in bare
     assert "tiled cost" not in bare
-    t = tiled(ft, [[4, 911]], "rtx-a6000")
+    t = tile(ft, [[4, 911]], "rtx-a6000")
     html = t._repr_html_()
     assert "<caption>tiled cost</caption>" in html and "rtx-a6000" in html
     assert t.cost is not None and t.cost.output_tile_sizes == [[4, 911]]
@@ -48,9 +48,9 @@ def test_html_with_and_without_a_device() -> None:
 
 
 def test_config_tiling_and_experimental_tiles() -> None:
-    t = tiled(fusion_tiles(SOFTMAX, "triton_softmax"), device="h100")
+    t = tile(fusion_tiles(SOFTMAX, "triton_softmax"), device="h100")
     assert t.tiling == [1, 911] and t.cost is not None and t.cost.num_warps == 2
-    e = tiled(fusion_tiles(SOFTMAX, "triton_softmax", tiler="experimental"), [[4, 911]])
+    e = tile(fusion_tiles(SOFTMAX, "triton_softmax", tiler="experimental"), [[4, 911]])
     assert e.output_tile_sizes == [[4, 1024]]
     p1 = next(x for x in e.tiles if x["name"] == "param_1")
     assert p1["sizes"] == ["1024"] and p1["upper_bounds"] == ["911"]
@@ -60,7 +60,7 @@ def test_config_tiling_and_experimental_tiles() -> None:
 
 def test_refused_tiling() -> None:
     with pytest.raises(SymidxError, match="no tiling"):
-        tiled(fusion_tiles((DATA.parent / "tiling" / "reshape_split.hlo").read_text(),
+        tile(fusion_tiles((DATA.parent / "tiling" / "reshape_split.hlo").read_text(),
                            "fusion"), [[4]])
 
 

@@ -8,7 +8,7 @@ and XLA's classic per-kernel model.
 * :mod:`~symidx.cost.search`: the best tiling and the runners-up;
 * :mod:`~symidx.cost.refined`: what ``--objective symidx`` adds (coalescing symidx proves,
   shared-memory bank conflicts of staged tiles);
-* :mod:`~symidx.cost.api`: all of it on an HLO module (:func:`fusion_tiles`, :func:`tiled`,
+* :mod:`~symidx.cost.api`: all of it on an HLO module (:func:`fusion_tiles`, :func:`tile`,
   :func:`cost`, :func:`best`, :func:`rank`, :func:`emitter_check`).
 """
 
@@ -21,12 +21,12 @@ from symidx.cost.api import (
     emitter_check,
     fusion_tiles,
     rank,
-    tiled,
+    tile,
 )
 from symidx.cost.devices import DEVICE_NAMES, Device, device
 from symidx.cost.search import Ranking, SearchResult
 from symidx.cost.tiled import TiledCost
 
-__all__ = ["DEVICE_NAMES", "Device", "device", "FusionTiles", "fusion_tiles", "tiled",
+__all__ = ["DEVICE_NAMES", "Device", "device", "FusionTiles", "fusion_tiles", "tile",
            "TiledComputation", "cost", "best", "rank", "emitter_check", "EmitterVerdict",
            "TiledCost", "SearchResult", "Ranking"]

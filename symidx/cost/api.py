@@ -29,7 +29,7 @@ from symidx.errors import SymidxError
 from symidx.tiling.block_config import BlockLevelParameters, block_level_parameters, dot_block_k
 from symidx.tiling.concrete import TileSet, from_analysis, from_space, pow2_ceil
 
-__all__ = ["FusionTiles", "fusion_tiles", "cost", "best", "rank", "tiled",
+__all__ = ["FusionTiles", "fusion_tiles", "cost", "best", "rank", "tile",
            "TiledComputation", "emitter_check", "EmitterVerdict", "MULTI_OUTPUT_FLAG"]
 
 #: The XLA debug option that lets the experimental tiler take a multi-output fusion.
@@ -265,7 +265,7 @@ class TiledComputation:
         return head + table + ("" if self.cost is None else self.cost._repr_html_())
 
 
-def tiled(ft: FusionTiles, tiling: Sequence[Any] | None = None,
+def tile(ft: FusionTiles, tiling: Sequence[Any] | None = None,
           device: str | Device | None = None, *, flat: bool = False,
           num_warps: int | None = None, num_stages: int | None = None,
           objective: str = "xla") -> TiledComputation:
