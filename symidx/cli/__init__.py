@@ -18,6 +18,7 @@ from types import ModuleType
 
 from symidx import __version__
 from symidx._gc import YOUNG_COLLECTION
+from symidx._text import terminal_safe
 from symidx.cli import batch, bench, corpus, layout, maps, mapverbs, pallas, tile
 from symidx.cli.common import Parser, UsageError
 from symidx.errors import LimitReached, ParseError, SymidxError
@@ -73,14 +74,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(e, file=sys.stderr)
         return 2
     except LimitReached as e:
-        print(f"symidx: stopped: {e}", file=sys.stderr)
+        print(f"symidx: stopped: {terminal_safe(str(e))}", file=sys.stderr)
         return 3
-    except ParseError as e:
-        print(f"symidx: error: {e}", file=sys.stderr)
+    except ParseError as e:  # the message and the excerpt quote the input: made safe to show
+        print(f"symidx: error: {terminal_safe(str(e))}", file=sys.stderr)
         print(e.excerpt(), file=sys.stderr)
         return 2
     except SymidxError as e:
-        print(f"symidx: error: {e}", file=sys.stderr)
+        print(f"symidx: error: {terminal_safe(str(e))}", file=sys.stderr)
         return 2
     except RecursionError:
         print("symidx: error: input nested too deeply", file=sys.stderr)

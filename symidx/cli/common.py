@@ -91,11 +91,13 @@ def count(text: str) -> int:
 
 
 def read_map(arg: str, label: str, syntax: str = "xla") -> IndexingMap:
-    """A map from a command-line argument, or from stdin for ``-``, in ``syntax``."""
+    """A map from a command-line argument, or from stdin for ``-``, in ``syntax``. An
+    interval the user wrote empty (``d0 in [5, 3]``) is refused where it is written: a map
+    that reads nothing is written ``KNOWN EMPTY``."""
     from symidx.syntax import parse_map
 
     text = sys.stdin.read() if arg == "-" else arg
-    return parse_map(text, source=label, syntax=syntax)
+    return parse_map(text, source=label, syntax=syntax, allow_empty=False)
 
 
 def read_text_file(path: str) -> tuple[str, str]:

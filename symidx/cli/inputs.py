@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from symidx._text import terminal_safe
 from symidx.errors import ParseError, SymidxError
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def module_sources(files: Sequence[str]) -> list[ModuleSource]:
 
 def report_failure(error: SymidxError) -> None:
     """One module's failure, on stderr, as the command line reports bad input."""
-    print(f"symidx: error: {error}", file=sys.stderr)
+    print(f"symidx: error: {terminal_safe(str(error))}", file=sys.stderr)
     if isinstance(error, ParseError):
         print(error.excerpt(), file=sys.stderr)
 

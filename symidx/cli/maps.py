@@ -60,6 +60,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from symidx._text import terminal_safe
 from symidx.cli.common import UsageError, add_limits, add_style
 from symidx.errors import SymidxError
 
@@ -353,8 +354,8 @@ def _warn_about_the_rest(module: HloModule) -> None:
 
     found = violations(module)
     for error in found[:_WARNINGS_SHOWN]:
-        print(f"symidx: warning: {error} (XLA's verifier rejects this instruction; "
-              f"the maps above do not go through it)", file=sys.stderr)
+        print(f"symidx: warning: {terminal_safe(str(error))} (XLA's verifier rejects this "
+              f"instruction; the maps above do not go through it)", file=sys.stderr)
     if len(found) > _WARNINGS_SHOWN:
         print(f"symidx: warning: and {len(found) - _WARNINGS_SHOWN} more such instructions",
               file=sys.stderr)

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from symidx._display import Rich, Shown, html_table
 from symidx._text import markdown_safe, terminal_safe
 from symidx.corpus.record import STATUSES
 from symidx.corpus.results import read_records
@@ -47,8 +48,8 @@ def _label(record: dict[str, Any]) -> str:
 
 
 @dataclass
-class Summary:
-    """Counters over records (see the module docstring)."""
+class Summary(Rich):
+    """Counters over records (see the module docstring). A notebook shows its tables."""
 
     statuses: Counter[str] = field(default_factory=Counter)
     #: Of the modules analysed (status ``ok``): by what was analysed (``fusions``,
@@ -130,6 +131,12 @@ class Summary:
                 for seconds, label, size in sorted(self.slowest, reverse=True)))
         return "\n".join(lines)
 
+    def _shown_(self) -> Shown:
+        first = self.text().split("\n", 1)[0]
+        parts = [html_table(header, rows, caption) for caption, header, rows in self.tables()
+                 if rows]
+        return Shown(self.text(), f"<p>{html.escape(first)}</p>\n" + "\n".join(parts))
+
     def analysed_text(self) -> str:
         """``ok: 144 by their fusions, 313 whole (entry computation, no fusion); 12 gave
         no map; 9876 groups, 12345 maps``."""
@@ -181,11 +188,7 @@ def write_report(summary: Summary, path: str, title: str) -> None:
                 f'src="data:image/png;base64,{picture}">']
         for caption, header, rows in summary.tables():
             if rows:
-                body.append(f"<h2>{html.escape(caption)}</h2>\n<table>\n<tr>"
-                            + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>\n"
-                            + "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>"
-                                                         for c in row) + "</tr>"
-                                        for row in rows) + "\n</table>")
+                body.append(f"<h2>{html.escape(caption)}</h2>\n" + html_table(header, rows))
         text = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
                 f"<title>{html.escape(title)}</title><style>"
                 "td,th{padding:2px 8px;text-align:left}</style></head><body>\n"

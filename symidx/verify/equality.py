@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from symidx.errors import MapError, Undecided
-from symidx.indexing_map import IndexingMap, print_expr
+from symidx.indexing_map import IndexingMap, MapKind, print_expr
 from symidx.verify.common import Deadline, Progress, non_presburger_reason
 from symidx.verify.enumeration import EXHAUSTIVE_LIMIT, decide_by_enumeration, probe
 from symidx.verify.isl import decide_by_isl, has_isl
@@ -66,6 +66,7 @@ def decide(a: IndexingMap, b: IndexingMap, timeout: float | None = None,
     reason) when the method cannot decide within the time."""
     if method not in METHODS:
         raise MapError(f"unknown method {method!r}: choose {', '.join(METHODS)}")
+    a, b = _same_arity(a, b)
     deadline = Deadline(DEFAULT_TIMEOUT if timeout is None else timeout)
     verdict = _decide(a, b, deadline, method, limit, progress)
     note = zero_divisor_note(a, b)
@@ -85,6 +86,17 @@ def zero_divisor_note(*maps: IndexingMap) -> str:
         return ""
     return (f"a divisor can be 0 ({', '.join(found)}): where it is, the map has no value "
             f"and the point is outside its definition")
+
+
+def _same_arity(a: IndexingMap, b: IndexingMap) -> tuple[IndexingMap, IndexingMap]:
+    """A known-empty map given the other map's arity: ``KNOWN EMPTY`` text carries none,
+    and every method (isl above all, whose relations have spaces) compares maps of one
+    arity. Equal exactly when the other map's domain is empty."""
+    if a.is_known_empty and b.kind is MapKind.NORMAL:
+        return b.as_known_empty(), b
+    if b.is_known_empty and a.kind is MapKind.NORMAL:
+        return a, a.as_known_empty()
+    return a, b
 
 
 def _decide(a: IndexingMap, b: IndexingMap, deadline: Deadline, method: str, limit: int,
