@@ -39,11 +39,12 @@ def test_html_with_and_without_a_device() -> None:
     assert "tiled cost" not in bare
     t = tile(ft, [[4, 911]], "rtx-a6000")
     html = t._repr_html_()
-    assert "<caption>tiled cost</caption>" in html and "rtx-a6000" in html
+    assert "<th>tiled cost</th>" in html and "rtx-a6000" in html
     assert t.cost is not None and t.cost.output_tile_sizes == [[4, 911]]
     assert f"{t.cost.exec_time_us:.4g}" in html
     assert bare.count("<tr><td>param_0</td>") == 2      # two paths read param_0
     assert html.count("<tr><td>param_0</td>") == 3      # and the cost's operand row
+    assert t._shown_().text == t.text()
     assert t.to_json()["cost"]["bytes_read"] == 512 * 911 * 4 + 128 * 911 * 4
 
 
@@ -67,7 +68,7 @@ def test_refused_tiling() -> None:
 def test_search_and_ranking_tables() -> None:
     ft = fusion_tiles(SOFTMAX, "triton_softmax")
     s = best(ft, top=3)._repr_html_()
-    assert s.count("<tr><td>") == 3 and "[[4, 911]]" in s
+    assert s is not None and s.count("<tr><td>") == 3 and "[[4, 911]]" in s
     r = rank(ft, limit=5)
     html = r._repr_html_()
-    assert html.count("<tr><td>") == 5 and "110 valid tilings" in html
+    assert html is not None and html.count("<tr><td>") == 5 and "110 valid tilings" in html

@@ -157,11 +157,7 @@ def _best(args: argparse.Namespace, ft: Any, dev: Any) -> int:
         raise SymidxError(f"no valid tiling of {args.fusion or 'the fusion'} among "
                           f"{res.considered} candidates" +
                           (f" ({res.stopped})" if res.stopped else ""))
-    lines = [f"best of {res.valid} valid tilings ({res.considered} considered"
-             f"{'' if res.complete else ', ' + res.stopped}):"]
-    for i, c in enumerate(res.best):
-        lines.append(f"#{i + 1}: " + c.text().replace("\n", "\n    "))
-    lines.extend(departure_lines(res.best[0]))
+    lines = [res.text(), *departure_lines(res.best[0])]
     emit(res.to_json(), args.format, "\n".join(lines))
     return 0 if res.complete else 3
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from symidx._display import Rich, Shown, html_table
 from symidx.cost.devices import DEFAULT_DEVICE, Device, device
 from symidx.cost.search import Ranking, SearchResult, best_tilings, rank_tilings
 from symidx.cost.tiled import TiledCost, tiling_cost
@@ -215,7 +216,7 @@ def rank(ft: FusionTiles, device: str | Device = DEFAULT_DEVICE, *, limit: int =
 
 
 @dataclass
-class TiledComputation:
+class TiledComputation(Rich):
     """A fusion tiled one way: each tiled instruction's tile (sizes, strides, and the offsets
     of the tile of each program id -- an indexing map under the legacy tiler, expressions of
     the tile ids under the experimental one), and the tiling's cost when a device was given.
@@ -245,24 +246,21 @@ class TiledComputation:
             lines.append(self.cost.text())
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
+    def _shown_(self) -> Shown:
+        """The tiles as a table (the offsets in code), then the cost's tables."""
         from html import escape
 
         experimental = any("upper_bounds" in t for t in self.tiles)
-        head = (f"<p>{escape(self.fusion)} ({escape(self.tiler)}) tiled "
-                f"{escape(str(self.tiling))}: output tiles "
-                f"{escape(str(self.output_tile_sizes))}</p>")
         cols = ["instruction", "path", "sizes", "strides", "offsets"] + \
             (["upper bounds"] if experimental else [])
-        rows = "".join(
-            "<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in (
-                t["name"], t.get("path", ""), t["sizes"], t["strides"])) +
-            f"<td><code>{escape(str(t['offsets']))}</code></td>" +
-            (f"<td>{escape(str(t.get('upper_bounds', '')))}</td>" if experimental else "") +
-            "</tr>" for t in self.tiles)
-        table = ("<table><tr>" + "".join(f"<th>{c}</th>" for c in cols) + "</tr>" + rows +
-                 "</table>")
-        return head + table + ("" if self.cost is None else self.cost._repr_html_())
+        rows = [[t["name"], t.get("path", ""), t["sizes"], t["strides"],
+                 f"<code>{escape(str(t['offsets']))}</code>"] +
+                ([t.get("upper_bounds", "")] if experimental else []) for t in self.tiles]
+        out = html_table(cols, rows, f"{self.fusion} ({self.tiler}) tiled {self.tiling}: "
+                                     f"output tiles {self.output_tile_sizes}", raw=(4,))
+        if self.cost is not None:
+            out += "\n" + (self.cost._shown_().html or "")
+        return Shown(self.text(), out)
 
 
 def tile(ft: FusionTiles, tiling: Sequence[Any] | None = None,

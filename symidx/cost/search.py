@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
+from symidx._display import Rich, Shown, html_table
 from symidx.cost.devices import Device
 from symidx.cost.tiled import TiledCost, _Static, cost_arrays, tiling_cost
 from symidx.cost.timing import TICKS_PER_US
@@ -46,7 +47,7 @@ CHUNK = 65536
 
 
 @dataclass
-class SearchResult:
+class SearchResult(Rich):
     """The best tilings found (cheapest first) and how the search went."""
 
     best: list[TiledCost]
@@ -68,21 +69,20 @@ class SearchResult:
             out["notes"] = self.notes
         return out
 
-    def _repr_html_(self) -> str:
-        return _search_html(self)
+    def text(self) -> str:
+        lines = [f"best of {self.valid} valid tilings ({self.considered} considered"
+                 f"{'' if self.complete else ', ' + self.stopped}):"]
+        for i, c in enumerate(self.best):
+            lines.append(f"#{i + 1}: " + c.text().replace("\n", "\n    "))
+        return "\n".join(lines)
 
-
-def _search_html(res: SearchResult) -> str:
-    from html import escape
-
-    head = (f"<p>{res.valid} valid of {res.considered} tilings considered"
-            f"{'' if res.complete else '; ' + escape(res.stopped)}</p>")
-    rows = "".join(
-        f"<tr><td>{i + 1}</td><td>{escape(str(c.output_tile_sizes))}</td>"
-        f"<td>{c.estimated_num_warps}</td><td>{c.num_blocks}</td><td>{c.bytes_read}</td>"
-        f"<td>{c.exec_time_us:.4g}</td></tr>" for i, c in enumerate(res.best))
-    return (head + "<table><tr><th>#</th><th>output tiles</th><th>warps</th><th>blocks</th>"
-            "<th>bytes read</th><th>exec µs</th></tr>" + rows + "</table>")
+    def _shown_(self) -> Shown:
+        caption = (f"{self.valid} valid of {self.considered} tilings considered"
+                   f"{'' if self.complete else '; ' + self.stopped}")
+        return Shown(self.text(), html_table(
+            ["#", "output tiles", "warps", "blocks", "bytes read", "exec µs"],
+            [(i + 1, c.output_tile_sizes, c.estimated_num_warps, c.num_blocks, c.bytes_read,
+              f"{c.exec_time_us:.4g}") for i, c in enumerate(self.best)], caption))
 
 
 def _best_json(c: TiledCost) -> dict[str, Any]:
@@ -314,7 +314,7 @@ def all_candidates(ts: TileSet) -> list[tuple[int, ...]]:
 
 
 @dataclass
-class Ranking:
+class Ranking(Rich):
     """Every valid tiling of a fusion (the analysis' constraints) with its cost on a device,
     cheapest first in XLA's order (:func:`rank_tilings`)."""
 
@@ -351,20 +351,15 @@ class Ranking:
             lines.append(f"{head}: {body}{tail}")
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        from html import escape
-
-        rows = "".join(
-            f"<tr><td>{i + 1}</td><td>{escape(str(r['tiling']))}</td>"
-            f"<td>{escape(str(r['output_tile_sizes']))}</td><td>{r['num_warps']}</td>"
-            f"<td>{r['num_blocks']}</td><td>{r['bytes_read']}</td>"
-            f"<td>{'∞' if r['is_infinite'] else format(r['exec_time_us'], '.4g')}</td>"
-            f"<td>{'yes' if r['emitter_valid'] else escape(r['emitter_reason'])}</td></tr>"
-            for i, r in enumerate(self.rows))
-        return (f"<p>{self.count} valid tilings on {escape(self.device)}, cheapest first</p>"
-                "<table><tr><th>#</th><th>tiling</th><th>output tiles</th><th>warps</th>"
-                "<th>blocks</th><th>bytes read</th><th>exec µs</th><th>Triton</th></tr>" +
-                rows + "</table>")
+    def _shown_(self) -> Shown:
+        return Shown(self.text(), html_table(
+            ["#", "tiling", "output tiles", "warps", "blocks", "bytes read", "exec µs",
+             "Triton"],
+            [(i + 1, r["tiling"], r["output_tile_sizes"], r["num_warps"], r["num_blocks"],
+              r["bytes_read"], "∞" if r["is_infinite"] else f"{r['exec_time_us']:.4g}",
+              "yes" if r["emitter_valid"] else r["emitter_reason"])
+             for i, r in enumerate(self.rows)],
+            f"{self.count} valid tilings on {self.device}, cheapest first"))
 
 
 def rank_tilings(ts: TileSet, dev: Device, *, limit: int = 100_000, objective: str = "xla",

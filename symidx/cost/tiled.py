@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
+from symidx._display import Rich, Shown, html_table
 from symidx.cost.constants import FRACTION_OF_REGISTERS_FOR_TILES, NUM_WARPS_THRESHOLDS
 from symidx.cost.devices import Device
 from symidx.cost.dot import dot_estimate
@@ -115,7 +116,7 @@ def coalescing_rate(sizes: Any, strides: Any, dims: tuple[int, ...], minor_to_ma
 
 
 @dataclass
-class TiledCost:
+class TiledCost(Rich):
     """One tiling's cost on one device (XLA's ``EstimateRunTimeData``, with the tiling)."""
 
     device: str
@@ -190,29 +191,34 @@ class TiledCost:
             f"each (conflict-free: {m['ideal_wavefronts']})" for m in self.shared_memory
         ] + [f"note: {n}" for n in self.notes])
 
-    def _repr_html_(self) -> str:
-        from html import escape
-
-        rows = "".join(
-            f"<tr><td>{escape(str(k))}</td><td>{escape(str(v))}</td></tr>"
-            for k, v in (("device", self.device), ("tiler", self.variant),
-                         ("output tiles", self.output_tile_sizes),
-                         ("blocks", self.num_blocks),
-                         ("warps (estimated)", f"{self.num_warps} ({self.estimated_num_warps})"),
-                         ("bytes read", self.bytes_read), ("bytes written", self.bytes_written),
-                         ("flops", self.flops),
-                         ("read time (µs)", _fmt(self.read_time_us)),
-                         ("write time (µs)", _fmt(self.write_time_us)),
-                         ("compute time (µs)", _fmt(self.compute_time_us)),
-                         ("exec time (µs)", "∞" if self.is_infinite
-                          else _fmt(self.exec_time_us))))
-        ops = "".join(
-            f"<tr><td>{escape(o['name'])}</td><td>{o['bytes_read']}</td>"
-            f"<td>{o['coalescing_rate']:.4g}</td><td>{_fmt(o['read_time_us'])}</td></tr>"
-            for o in self.operands)
-        return ("<table><caption>tiled cost</caption>" + rows + "</table>" +
-                ("<table><tr><th>operand</th><th>bytes read</th><th>coalescing</th>"
-                 "<th>read µs</th></tr>" + ops + "</table>" if ops else ""))
+    def _shown_(self) -> Shown:
+        """Two tables: the figures, and each operand's reads (and, under the symidx
+        objective, each staged transpose's bank figures)."""
+        figures = [("device", self.device), ("tiler", self.variant),
+                   ("objective", self.objective),
+                   ("output tiles", self.output_tile_sizes), ("blocks", self.num_blocks),
+                   ("warps (estimated)", f"{self.num_warps} ({self.estimated_num_warps})"),
+                   ("bytes read", self.bytes_read), ("bytes written", self.bytes_written),
+                   ("flops", self.flops),
+                   ("read time (µs)", _fmt(self.read_time_us)),
+                   ("write time (µs)", _fmt(self.write_time_us)),
+                   ("compute time (µs)", _fmt(self.compute_time_us)),
+                   ("exec time (µs)", "∞" if self.is_infinite else _fmt(self.exec_time_us))]
+        if self.smem_time_us is not None:
+            figures.append(("shared-memory time (µs)", _fmt(self.smem_time_us)))
+        out = html_table(["", "tiled cost"], figures)
+        if self.operands:
+            out += "\n" + html_table(
+                ["operand", "bytes read", "coalescing", "read µs"],
+                [(o["name"], o["bytes_read"], f"{o['coalescing_rate']:.4g}",
+                  _fmt(o["read_time_us"])) for o in self.operands])
+        if self.shared_memory:
+            out += "\n" + html_table(
+                ["staged", "requests per tile", "write wavefronts", "read wavefronts",
+                 "conflict-free"],
+                [(m["name"], m["requests"], m["write_wavefronts"], m["read_wavefronts"],
+                  m["ideal_wavefronts"]) for m in self.shared_memory])
+        return Shown(self.text(), out)
 
 
 def _fmt(x: float | None) -> str:
