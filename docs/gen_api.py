@@ -39,6 +39,7 @@ MODULES = (
     "symidx.layout.atoms",
     "symidx.bench",
     "symidx.jax_support",
+    "symidx.tiling",
     "symidx.cost",
     "symidx.cost.classic",
     "symidx.pallas",

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "symidx" / "examples"
+COST = Path(__file__).resolve().parent / "data" / "cost"
 
 SETUP = f"""
 from pathlib import Path
@@ -23,6 +24,8 @@ from symidx.layout.triton import SwizzledShared
 from symidx.layout.ttgir import linear_layout
 from symidx.layout.tv import mma_sm80_16x8x16
 module = parse_hlo(Path({str(EXAMPLES / "attention.hlo")!r}).read_text())
+from symidx.cost import best, fusion_tiles, rank, tile
+softmax = fusion_tiles(Path({str(COST / "softmax.hlo")!r}).read_text(), "triton_softmax")
 """
 
 IMAGE = {"image/png", "image/svg+xml", "text/plain"}
@@ -47,6 +50,10 @@ CELLS = [
                                '= [1, 0]}>>")', IMAGE),
     ("a Triton shared layout", 'SwizzledShared(8, 1, 8, (1, 0)).to_linear([8, 64])', IMAGE),
     ("a Triton encoding", 'SwizzledShared(8, 1, 8, (1, 0))', {"text/html", "text/plain"}),
+    ("a tiled computation with its cost", 'tile(softmax, [[4, 911]], "rtx-a6000")', TABLE),
+    ("a tiled cost", 'tile(softmax, [[4, 911]], "h100").cost', TABLE),
+    ("the best tilings", 'best(softmax, top=3)', TABLE),
+    ("the valid tilings ranked", 'rank(softmax, limit=10)', TABLE),
 ]
 
 SUMMARY = """

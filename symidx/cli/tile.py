@@ -40,10 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --sizes: do not check the constraints")
     p.add_argument("--valid-tilings", action="store_true",
                    help="the tilings (powers of two and the full size per parameter) that "
-                        "satisfy the constraints")
+                        "satisfy the constraints; with --device: each with its cost on that "
+                        "device, cheapest first (ties in XLA's order)")
     p.add_argument("--count", action="store_true", help="with --valid-tilings: count only")
     p.add_argument("--limit", type=int, default=100_000,
-                   help="with --valid-tilings: most tilings listed (default 100000)")
+                   help="with --valid-tilings: most tilings listed (default 100000; with "
+                        "--device the cheapest)")
     p.add_argument("--space", action="store_true", help="the experimental tiling-space view")
     p.add_argument("--propagate", choices=("input", "output"))
     p.add_argument("--instruction")

@@ -41,9 +41,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the cheapest valid tiling on --device, as XLA's search picks it")
     g.add_argument("--top", type=int, default=1, metavar="K",
                    help="with --best: list the K cheapest tilings (default 1)")
-    g.add_argument("--device", default="rtx-a6000",
+    g.add_argument("--device", default=None,
                    help="the GPU (rtx-a6000, a100, h100, b200, mi300x; default rtx-a6000, "
-                        "the device of XLA's tests)")
+                        "the device of XLA's tests); with --valid-tilings: rank them by "
+                        "their cost on it")
     g.add_argument("--tiler", choices=("legacy", "experimental"), default="legacy",
                    help="legacy: XLA's SymbolicTileAnalysis (default); experimental: its "
                         "TilingSpace tiler")
@@ -67,10 +68,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cpu-seconds", type=float, default=120.0,
                    help="with --best: most CPU seconds spent (default 120)")
     g.add_argument("--objective", choices=("xla", "symidx"), default="xla",
-                   help="with --cost/--best: xla (default): XLA's model exactly; symidx: each "
-                        "read of an operand timed at its own tile's coalescing rate (XLA times "
-                        "them all at the worst); --best then says where its pick departs from "
-                        "XLA's (xla_compatible: false, with both costs)")
+                   help="with --cost/--best/--valid-tilings: xla (default): XLA's model "
+                        "exactly; symidx: each read of an operand timed at its own tile's "
+                        "coalescing rate (XLA times them all at the worst), contiguous runs "
+                        "counted in either direction, and the shared-memory time of tiles a "
+                        "transpose stages, with their bank conflicts; --best then says where "
+                        "its pick departs from XLA's (xla_compatible: false, with both costs)")
 
 
 def wanted(args: argparse.Namespace) -> bool:
@@ -106,9 +109,9 @@ def root_sizes(text: str | None) -> list[list[int]] | None:
 
 def run(args: argparse.Namespace, module: Any) -> int:
     from symidx.cost.api import fusion_tiles
-    from symidx.cost.devices import device
+    from symidx.cost.devices import DEFAULT_DEVICE, device
 
-    dev = device(args.device)
+    dev = device(args.device or DEFAULT_DEVICE)
     if args.flops_per_element:
         return _flops(args, module, dev)
     if args.space_sizes is not None and not args.emitter:
@@ -154,12 +157,29 @@ def _best(args: argparse.Namespace, ft: Any, dev: Any) -> int:
         raise SymidxError(f"no valid tiling of {args.fusion or 'the fusion'} among "
                           f"{res.considered} candidates" +
                           (f" ({res.stopped})" if res.stopped else ""))
-    lines = [f"best of {res.valid} valid tilings ({res.considered} considered"
-             f"{'' if res.complete else ', ' + res.stopped}):"]
-    for i, c in enumerate(res.best):
-        lines.append(f"#{i + 1}: " + c.text().replace("\n", "\n    "))
+    lines = [res.text(), *departure_lines(res.best[0])]
     emit(res.to_json(), args.format, "\n".join(lines))
     return 0 if res.complete else 3
+
+
+def departure_lines(pick: Any) -> list[str]:
+    """Under a non-XLA objective: whether the pick is XLA's, and if not XLA's pick with
+    both costs."""
+    if pick.objective == "xla" or pick.xla_compatible is None:
+        return []
+    if pick.xla_compatible:
+        return [f"objective {pick.objective}: the same pick as XLA's"]
+    x = pick.xla_pick or {}
+
+    def us(v: Any) -> str:
+        return "-" if v is None else f"{v:.4g} us"
+
+    return [f"objective {pick.objective}: departs from XLA's pick "
+            f"{x.get('output_tile_sizes')}, which costs {us(x.get('exec_time_us'))} in "
+            f"XLA's model and {us(x.get(f'exec_time_us_{pick.objective}'))} in "
+            f"{pick.objective}'s; this pick costs "
+            f"{us(x.get('this_pick_exec_time_us_xla'))} in XLA's model and "
+            f"{us(pick.exec_time_us)} in {pick.objective}'s"]
 
 
 def _emitter(args: argparse.Namespace, ft: Any, dev: Any) -> int:

@@ -134,6 +134,8 @@ def _valid(args: argparse.Namespace, t: Any) -> int:
 def _valid_within_limits(args: argparse.Namespace, t: Any) -> int:
     from symidx.tiling.valid import count_valid, valid_tilings
 
+    if getattr(args, "device", None) and not args.count:
+        return _ranked(args, t)
     if args.count:
         n, total = count_valid(t)
         emit({"count": n, "candidates": total}, args.format, f"{n} of {total} candidates")
@@ -147,4 +149,23 @@ def _valid_within_limits(args: argparse.Namespace, t: Any) -> int:
             return 3
         tilings.append(list(tiling))
     emit({"tilings": tilings}, args.format, "\n".join(",".join(map(str, x)) for x in tilings))
+    return 0
+
+
+def _ranked(args: argparse.Namespace, t: Any) -> int:
+    """``--valid-tilings --device D``: every valid tiling with its cost on D, cheapest
+    first (:func:`symidx.cost.search.rank_tilings`)."""
+    from symidx.cost.devices import device
+    from symidx.cost.search import rank_tilings
+    from symidx.tiling.concrete import from_analysis
+
+    r = rank_tilings(from_analysis(t), device(args.device), limit=args.limit,
+                     objective=getattr(args, "objective", "xla"))
+    emit(r.to_json(), args.format, r.text())
+    if r.count > len(r.rows):
+        print(f"symidx: the {args.limit} cheapest of {r.count} valid tilings (--limit)",
+              file=sys.stderr)
+    if not r.complete:
+        print(f"symidx: {r.stopped}", file=sys.stderr)
+        return 3
     return 0

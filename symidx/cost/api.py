@@ -22,15 +22,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from symidx._display import Rich, Shown, html_table
 from symidx.cost.devices import DEFAULT_DEVICE, Device, device
-from symidx.cost.search import SearchResult, best_tilings
+from symidx.cost.search import Ranking, SearchResult, best_tilings, rank_tilings
 from symidx.cost.tiled import TiledCost, tiling_cost
 from symidx.errors import SymidxError
 from symidx.tiling.block_config import BlockLevelParameters, block_level_parameters, dot_block_k
 from symidx.tiling.concrete import TileSet, from_analysis, from_space, pow2_ceil
 
-__all__ = ["FusionTiles", "fusion_tiles", "cost", "best", "emitter_check", "EmitterVerdict",
-           "MULTI_OUTPUT_FLAG"]
+__all__ = ["FusionTiles", "fusion_tiles", "cost", "best", "rank", "tile",
+           "TiledComputation", "emitter_check", "EmitterVerdict", "MULTI_OUTPUT_FLAG"]
 
 #: The XLA debug option that lets the experimental tiler take a multi-output fusion.
 MULTI_OUTPUT_FLAG = "xla_gpu_unsupported_enable_triton_multi_output_fusion"
@@ -158,27 +159,37 @@ def _dev(dev: str | Device) -> Device:
     return device(dev)
 
 
+def _config(ft: FusionTiles) -> BlockLevelParameters:
+    """The fusion's ``block_level_fusion_config``, or an error saying to give a tiling."""
+    cfg = ft.config
+    if cfg is None or not cfg.output_tile_sizes:
+        raise SymidxError(f"{ft.fusion.name if ft.fusion is not None else 'the fusion'} "
+                          "has no block_level_fusion_config; give the tiling")
+    return cfg
+
+
 def cost(ft: FusionTiles, tiling: Sequence[Any] | None = None, device: str | Device =
          DEFAULT_DEVICE, *, num_warps: int | None = None, num_stages: int | None = None,
          flat: bool = False, objective: str = "xla") -> TiledCost:
     """The tiled cost of a tiling: output tiles per root (None: the fusion's
-    ``block_level_fusion_config``, with its warps and stages), or a flat tiling with
-    ``flat=True``. ``num_warps`` None: the config's, else XLA's estimate."""
+    ``block_level_fusion_config``, with its warps, stages and TMA), or a flat tiling with
+    ``flat=True``. ``num_warps`` None: the config's, else XLA's estimate; ``num_stages``
+    None: the config's, else 1 (stages and TMA reach only the dot model)."""
     dev = _dev(device)
+    tma = False
     if tiling is None:
-        cfg = ft.config
-        if cfg is None or not cfg.output_tile_sizes:
-            raise SymidxError(f"{ft.fusion.name if ft.fusion is not None else 'the fusion'} "
-                              "has no block_level_fusion_config; give the tiling")
+        cfg = _config(ft)
         sizes = ft.flat(cfg.output_tile_sizes)
         num_warps = cfg.num_warps if num_warps is None else num_warps
         num_stages = cfg.num_stages if num_stages is None else num_stages
+        tma = cfg.is_tma_allowed
     elif flat:
         sizes = [int(x) for x in tiling]
     else:
         sizes = ft.flat(tiling)
-    return tiling_cost(ft.tiles_for(sizes), sizes, dev, num_warps, num_stages or 1,
-                       objective=objective)
+    # BlockLevelParameters' default is one stage; a config read without one has none (0)
+    return tiling_cost(ft.tiles_for(sizes), sizes, dev, num_warps,
+                       1 if num_stages is None else num_stages, objective=objective, tma=tma)
 
 
 def best(ft: FusionTiles, device: str | Device = DEFAULT_DEVICE, *, top: int = 1,
@@ -190,6 +201,125 @@ def best(ft: FusionTiles, device: str | Device = DEFAULT_DEVICE, *, top: int = 1
     return best_tilings(ft.base, _dev(device), emitter=emitter, top=top, smem=smem,
                         max_tilings=max_tilings, cpu_seconds=cpu_seconds,
                         objective=objective)
+
+
+def rank(ft: FusionTiles, device: str | Device = DEFAULT_DEVICE, *, limit: int = 100_000,
+         objective: str = "xla", max_tilings: int = 50_000_000, cpu_seconds: float = 120.0
+         ) -> Ranking:
+    """Every valid tiling (the analysis' constraints; legacy tiler) with its cost on the
+    device, cheapest first, ties in XLA's order, and whether Triton can emit it
+    (:func:`symidx.cost.search.rank_tilings`; what ``--valid-tilings --device`` prints)."""
+    if ft.tiler != "legacy":
+        raise SymidxError("ranking the valid tilings takes the legacy tiler")
+    return rank_tilings(ft.base, _dev(device), limit=limit, objective=objective,
+                        max_tilings=max_tilings, cpu_seconds=cpu_seconds)
+
+
+@dataclass
+class TiledComputation(Rich):
+    """A fusion tiled one way: each tiled instruction's tile (sizes, strides, and the offsets
+    of the tile of each program id -- an indexing map under the legacy tiler, expressions of
+    the tile ids under the experimental one), and the tiling's cost when a device was given.
+    Shows as tables in a notebook."""
+
+    fusion: str
+    tiler: str
+    tiling: list[int]                        # flat, in :attr:`FusionTiles.parameters` order
+    output_tile_sizes: list[list[int]]
+    tiles: list[dict[str, Any]]
+    cost: TiledCost | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fusion": self.fusion, "tiler": self.tiler, "tiling": self.tiling,
+                "output_tile_sizes": self.output_tile_sizes, "tiles": self.tiles,
+                "cost": None if self.cost is None else self.cost.to_json()}
+
+    def text(self) -> str:
+        lines = [f"{self.fusion} ({self.tiler}) tiled {self.tiling}: output tiles "
+                 f"{self.output_tile_sizes}"]
+        for t in self.tiles:
+            extra = f" upper bounds {t['upper_bounds']}" if "upper_bounds" in t else ""
+            where = f" ({t['path']})" if t.get("path") else ""
+            lines.append(f"  {t['name']}{where}: sizes {t['sizes']} strides {t['strides']} "
+                         f"offsets {t['offsets']}{extra}")
+        if self.cost is not None:
+            lines.append(self.cost.text())
+        return "\n".join(lines)
+
+    def _shown_(self) -> Shown:
+        """The tiles as a table (the offsets in code), then the cost's tables."""
+        from html import escape
+
+        experimental = any("upper_bounds" in t for t in self.tiles)
+        cols = ["instruction", "path", "sizes", "strides", "offsets"] + \
+            (["upper bounds"] if experimental else [])
+        rows = [[t["name"], t.get("path", ""), t["sizes"], t["strides"],
+                 f"<code>{escape(str(t['offsets']))}</code>"] +
+                ([t.get("upper_bounds", "")] if experimental else []) for t in self.tiles]
+        out = html_table(cols, rows, f"{self.fusion} ({self.tiler}) tiled {self.tiling}: "
+                                     f"output tiles {self.output_tile_sizes}", raw=(4,))
+        if self.cost is not None:
+            out += "\n" + (self.cost._shown_().html or "")
+        return Shown(self.text(), out)
+
+
+def tile(ft: FusionTiles, tiling: Sequence[Any] | None = None,
+          device: str | Device | None = None, *, flat: bool = False,
+          num_warps: int | None = None, num_stages: int | None = None,
+          objective: str = "xla") -> TiledComputation:
+    """The fusion tiled by ``tiling`` (output tiles per root; None: the fusion's
+    ``block_level_fusion_config``; ``flat=True``: tile sizes of every parameter) with every
+    tiled instruction's tile, and its cost on ``device`` when one is given (as
+    :func:`cost`)."""
+    if tiling is None:
+        sizes = ft.flat(_config(ft).output_tile_sizes)
+    else:
+        sizes = [int(x) for x in tiling] if flat else ft.flat(tiling)
+    tiles = (_space_tiles if ft.tiler == "experimental" else _legacy_tiles)(ft, sizes)
+    c = None
+    if device is not None:
+        if tiling is None:
+            c = cost(ft, None, device, num_warps=num_warps, num_stages=num_stages,
+                     objective=objective)
+        else:
+            c = cost(ft, sizes, device, num_warps=num_warps, num_stages=num_stages,
+                     flat=True, objective=objective)
+    from symidx.cost.tiled import root_tiles
+
+    ts = ft.tiles_for(sizes)
+    name = ft.fusion.name if ft.fusion is not None else ft.computation.name
+    return TiledComputation(name, ft.tiler, sizes, root_tiles(ts, ts.one(sizes), 0), tiles, c)
+
+
+def _legacy_tiles(ft: FusionTiles, sizes: list[int]) -> list[dict[str, Any]]:
+    from symidx.indexing_map import print_map
+    from symidx.tiling.analysis import AnalysisRefusal, tiled_computation
+
+    try:
+        results = tiled_computation(ft.space, sizes)
+    except AnalysisRefusal as e:
+        raise SymidxError(f"no tiling {sizes}: {e}") from None
+    return [{"name": r.name, "path": r.path, "sizes": list(r.tile_sizes),
+             "strides": list(r.tile_strides),
+             "offsets": print_map(r.offsets_map, "xla").split("\nruntime")[0],
+             "runtime_variables": list(r.runtime_variables)} for r in results]
+
+
+def _space_tiles(ft: FusionTiles, sizes: list[int]) -> list[dict[str, Any]]:
+    from symidx.tiling.space import SpaceRefusal, build_space, tile_computation
+
+    try:
+        space = build_space(ft.computation, sizes)
+        found = tile_computation(space)
+    except SpaceRefusal as e:
+        raise SymidxError(f"no tiling {sizes}: {e}") from None
+    out = []
+    for instr, k, t in found:
+        j = t.to_json()
+        out.append({"name": instr.name if k == 0 else f"{instr.name}#{k}",
+                    "sizes": j["sizes"], "strides": j["strides"], "offsets": j["offsets"],
+                    "upper_bounds": j["upper_bounds"]})
+    return out
 
 
 @dataclass(frozen=True)

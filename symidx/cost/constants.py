@@ -12,8 +12,9 @@ __all__ = [
     "L1_CACHE_SPEEDUP", "MEMORY_COMPUTE_PARALLELISM", "FRACTION_OF_REGISTERS_FOR_TILES",
     "NUM_WARPS_THRESHOLDS", "MAX_TENSOR_NUM_ELEMENTS", "MAX_MMA_DIM_SIZE",
     "CONCATENATE_FLOPS", "CONCATENATE_MISALIGNED_FLOPS", "DEFAULT_FLOPS_PER_ELEMENT",
-    "FALLBACK_THREADS_PER_BLOCK", "DOT_L2_BANDWIDTH", "DOT_K_LOOP_OVERHEAD_S",
-    "DOT_HBM_BANDWIDTH_GBPS", "SOURCES",
+    "FALLBACK_THREADS_PER_BLOCK", "DOT_H100_L2_BANDWIDTH", "DOT_H100_MEMORY_BANDWIDTH",
+    "DOT_K_LOOP_OVERHEAD_S", "DOT_LOOP_LATENCY_TAX_NS", "DOT_HBM_BANDWIDTH_FRACTION",
+    "DOT_SMALL_M_DERATE", "SOURCES",
 ]
 
 BASE = "xla/service/gpu/model/gpu_performance_model_base.h"
@@ -50,19 +51,47 @@ CONCATENATE_MISALIGNED_FLOPS = 400
 DEFAULT_FLOPS_PER_ELEMENT = 3
 #: EstimateFusionLaunchDimensions' fallback: 128 threads per block, one per element.
 FALLBACK_THREADS_PER_BLOCK = 128
-#: The dot fusion cost model's L2 bandwidth (bytes/s; measured on H100, used for every
-#: device at 183fa00).
-DOT_L2_BANDWIDTH = 6.65e12
-#: Its per-iteration overhead of the loop over the contracting dimension, in seconds,
-#: without and with TMA.
+#: The dot fusion cost model's L2 bandwidth on H100 SXM (bytes/s), and H100 SXM's peak memory
+#: bandwidth (bytes/s): a device's L2 bandwidth is the first scaled by its memory bandwidth
+#: over the second.
+DOT_H100_L2_BANDWIDTH = 6.65e12
+DOT_H100_MEMORY_BANDWIDTH = 3352.32e9
+#: Its per-iteration overhead of the loop over the contracting dimension in the L2 time, in
+#: seconds, without and with TMA.
 DOT_K_LOOP_OVERHEAD_S = {"legacy": 400e-9, "tma": 150e-9}
-#: Its measured HBM bandwidth (GB/s, 2^30 bytes) by transfer size (bytes), on H100.
-DOT_HBM_BANDWIDTH_GBPS: tuple[tuple[int, float], ...] = (
-    (8192, 1.42), (16384, 3.03), (32768, 6.02), (65536, 11.77), (131072, 23.68),
-    (262144, 47.35), (524288, 92.56), (1048576, 179.06), (2097152, 346.75),
-    (4194304, 639.38), (8388608, 1069.98), (16777216, 1583.95), (33554432, 1974.72),
-    (67108864, 2343.19), (134217728, 2632.96), (268435456, 2766.69),
-    (536870912, 2968.89), (1073741824, 3126.0))
+#: kLoopLatencyTax: the fixed cost of one iteration of the memory loop (1300 ns).
+DOT_LOOP_LATENCY_TAX_NS = 1300
+#: The share of the peak memory bandwidth a transfer of so many bytes attains, measured per
+#: GPU generation (interpolated linearly between rows; clamped at both ends).
+DOT_HBM_BANDWIDTH_FRACTION: dict[str, tuple[tuple[int, float], ...]] = {
+    "ampere": (
+        (8192, 0.00043418), (16384, 0.00092645), (32768, 0.00184066), (65536, 0.00359877),
+        (131072, 0.00724035), (262144, 0.01447766), (524288, 0.02830100),
+        (1048576, 0.05448203), (2097152, 0.10550455), (4194304, 0.19454216),
+        (8388608, 0.32555948), (16777216, 0.48194352), (33554432, 0.60084187),
+        (67108864, 0.71295513), (134217728, 0.79326842), (268435456, 0.83355906),
+        (536870912, 0.89447866), (1073741824, 0.93435348), (2147483648, 0.94308240),
+        (4294967296, 0.94739100), (8589934592, 0.94989600)),
+    "hopper": (
+        (8192, 0.00042359), (16384, 0.00090385), (32768, 0.00179577), (65536, 0.00351100),
+        (131072, 0.00706376), (262144, 0.01412455), (524288, 0.02761073),
+        (1048576, 0.05341375), (2097152, 0.10343583), (4194304, 0.19072761),
+        (8388608, 0.31917596), (16777216, 0.47249365), (33554432, 0.58906066),
+        (67108864, 0.69897562), (134217728, 0.78541428), (268435456, 0.82530600),
+        (536870912, 0.88562244), (1073741824, 0.93248850), (2147483648, 0.94120000),
+        (4294967296, 0.94550000), (8589934592, 0.94800000)),
+    "blackwell": (
+        (8192, 0.00041057), (16384, 0.00080983), (32768, 0.00159736), (65536, 0.00315074),
+        (131072, 0.00621472), (262144, 0.01009557), (524288, 0.01892165),
+        (1048576, 0.03517364), (2097152, 0.06441370), (4194304, 0.11489171),
+        (8388608, 0.19611710), (16777216, 0.31310696), (33554432, 0.45727190),
+        (67108864, 0.60433204), (134217728, 0.72808478), (268435456, 0.81644540),
+        (536870912, 0.87240125), (1073741824, 0.90518887), (2147483648, 0.92353306),
+        (4294967296, 0.93353170), (8589934592, 0.93890402)),
+}
+#: The matrix-rate derate for a small M tile, per generation: (M below, factor).
+DOT_SMALL_M_DERATE: dict[str, tuple[int, float]] = {
+    "blackwell": (128, 0.5), "hopper": (64, 0.63), "ampere": (32, 0.5)}
 
 #: Where each constant comes from.
 SOURCES: dict[str, str] = {
@@ -80,7 +109,11 @@ SOURCES: dict[str, str] = {
     "DEFAULT_FLOPS_PER_ELEMENT": f"{HLO_COST} (kDefaultFlopsPerElement)",
     "FALLBACK_THREADS_PER_BLOCK": "xla/service/gpu/model/gpu_performance_model_base.cc "
                                   "(EstimateFusionLaunchDimensions)",
-    "DOT_L2_BANDWIDTH": f"{DOT} (CalculateL2Time)",
+    "DOT_H100_L2_BANDWIDTH": f"{DOT} (GetMemoryBandwidthSpec)",
+    "DOT_H100_MEMORY_BANDWIDTH": f"{DOT} (GetMemoryBandwidthSpec)",
     "DOT_K_LOOP_OVERHEAD_S": f"{DOT} (kLegacyLoopOverheadSeconds, kTmaLoopOverheadSeconds)",
-    "DOT_HBM_BANDWIDTH_GBPS": f"{DOT} (GetEffectiveHbmBandwidth)",
+    "DOT_LOOP_LATENCY_TAX_NS": "xla/service/gpu/model/gpu_dot_fusion_cost_model.h "
+                               "(kLoopLatencyTax)",
+    "DOT_HBM_BANDWIDTH_FRACTION": f"{DOT} (kAmpere/kHopper/kBlackwellScaledHbmBandwidthTable)",
+    "DOT_SMALL_M_DERATE": f"{DOT} (GetEffectiveFlopsPerNsForTileSize)",
 }

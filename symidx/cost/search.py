@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
+from symidx._display import Rich, Shown, html_table
 from symidx.cost.devices import Device
 from symidx.cost.tiled import TiledCost, _Static, cost_arrays, tiling_cost
 from symidx.cost.timing import TICKS_PER_US
@@ -38,14 +39,15 @@ from symidx.tiling.concrete import TileSet, live_shared_bytes, pow2_ceil
 from symidx.tiling.emitter import OK, TritonConstraints
 from symidx.tiling.valid import candidates, group_solutions
 
-__all__ = ["SearchResult", "best_tilings", "CHUNK", "candidate_chunks"]
+__all__ = ["SearchResult", "best_tilings", "CHUNK", "candidate_chunks", "Ranking",
+           "rank_tilings"]
 
 #: Tilings costed at once (rows of one numpy evaluation).
 CHUNK = 65536
 
 
 @dataclass
-class SearchResult:
+class SearchResult(Rich):
     """The best tilings found (cheapest first) and how the search went."""
 
     best: list[TiledCost]
@@ -67,21 +69,20 @@ class SearchResult:
             out["notes"] = self.notes
         return out
 
-    def _repr_html_(self) -> str:
-        return _search_html(self)
+    def text(self) -> str:
+        lines = [f"best of {self.valid} valid tilings ({self.considered} considered"
+                 f"{'' if self.complete else ', ' + self.stopped}):"]
+        for i, c in enumerate(self.best):
+            lines.append(f"#{i + 1}: " + c.text().replace("\n", "\n    "))
+        return "\n".join(lines)
 
-
-def _search_html(res: SearchResult) -> str:
-    from html import escape
-
-    head = (f"<p>{res.valid} valid of {res.considered} tilings considered"
-            f"{'' if res.complete else '; ' + escape(res.stopped)}</p>")
-    rows = "".join(
-        f"<tr><td>{i + 1}</td><td>{escape(str(c.output_tile_sizes))}</td>"
-        f"<td>{c.estimated_num_warps}</td><td>{c.num_blocks}</td><td>{c.bytes_read}</td>"
-        f"<td>{c.exec_time_us:.4g}</td></tr>" for i, c in enumerate(res.best))
-    return (head + "<table><tr><th>#</th><th>output tiles</th><th>warps</th><th>blocks</th>"
-            "<th>bytes read</th><th>exec µs</th></tr>" + rows + "</table>")
+    def _shown_(self) -> Shown:
+        caption = (f"{self.valid} valid of {self.considered} tilings considered"
+                   f"{'' if self.complete else '; ' + self.stopped}")
+        return Shown(self.text(), html_table(
+            ["#", "output tiles", "warps", "blocks", "bytes read", "exec µs"],
+            [(i + 1, c.output_tile_sizes, c.estimated_num_warps, c.num_blocks, c.bytes_read,
+              f"{c.exec_time_us:.4g}") for i, c in enumerate(self.best)], caption))
 
 
 def _best_json(c: TiledCost) -> dict[str, Any]:
@@ -162,21 +163,14 @@ def best_tilings(ts: TileSet, dev: Device, *, emitter: str = "triton", top: int 
         triton = TritonConstraints(ts, dev.block_dim_limit[0]) if emitter == "triton" \
             else None
         static = _Static(ts, dev)
-    start = time.process_time()
-    considered = valid = 0
+    valid = 0
     # (exec ticks, tiling in XLA's order, tiling), best first
     kept: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
     order_of = xla_order(ts)
-    complete, stopped = True, ""
     per_tiling = not isinstance(ts, TileSet)
     kept_xla: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
-    for S in candidate_chunks(ts, chunk):
-        if considered + len(S) > max_tilings:
-            S = S[:max_tilings - considered]
-            complete, stopped = False, f"stopped at --max-tilings {max_tilings}"
-        if len(S) == 0:
-            break
-        considered += len(S)
+    budget = _Budget(max_tilings, cpu_seconds)
+    for S in budget.chunks(ts, chunk):
         if per_tiling:
             ok, ex_all, ex_xla = _assess_each(ts, S, dev, emitter, smem, objective)
         else:
@@ -187,12 +181,7 @@ def best_tilings(ts: TileSet, dev: Device, *, emitter: str = "triton", top: int 
             _keep(kept, rows, ex_all[ok], top, order_of)
             if objective != "xla":
                 _keep(kept_xla, rows, ex_xla[ok], 1, order_of)
-        if not complete:
-            break
-        if time.process_time() - start > cpu_seconds:
-            complete, stopped = False, (f"stopped after {considered} tilings: "
-                                        f"{cpu_seconds:g} CPU seconds")
-            break
+
     def costed(tiling: tuple[int, ...], obj: str) -> TiledCost:
         tiles = ts.make(list(tiling)) if per_tiling else ts   # type: ignore[attr-defined]
         return tiling_cost(tiles, tiling, dev, None, objective=obj)
@@ -212,8 +201,39 @@ def best_tilings(ts: TileSet, dev: Device, *, emitter: str = "triton", top: int 
                 "exec_time_us": x_theirs.exec_time_us,
                 f"exec_time_us_{objective}": s_theirs.exec_time_us,
                 "this_pick_exec_time_us_xla": x_own.exec_time_us}
-    return SearchResult(best, considered, valid, complete, stopped, ts.variant,
-                        list(static.notes) if static is not None else [])
+    return SearchResult(best, budget.considered, valid, budget.complete, budget.stopped,
+                        ts.variant, list(static.notes) if static is not None else [])
+
+
+class _Budget:
+    """The candidate chunks within the work limits: at most ``max_tilings`` tilings and
+    ``cpu_seconds`` of process CPU time (checked after each chunk); says how far it got."""
+
+    def __init__(self, max_tilings: int, cpu_seconds: float):
+        self.max_tilings = max_tilings
+        self.cpu_seconds = cpu_seconds
+        self.considered = 0
+        self.complete = True
+        self.stopped = ""
+
+    def chunks(self, ts: Any, chunk: int) -> Iterator[Any]:
+        start = time.process_time()
+        for S in candidate_chunks(ts, chunk):
+            if self.considered + len(S) > self.max_tilings:
+                S = S[:self.max_tilings - self.considered]
+                self.complete = False
+                self.stopped = f"stopped at --max-tilings {self.max_tilings}"
+            if len(S) == 0:
+                return
+            self.considered += len(S)
+            yield S
+            if not self.complete:
+                return
+            if time.process_time() - start > self.cpu_seconds:
+                self.complete = False
+                self.stopped = (f"stopped after {self.considered} tilings: "
+                                f"{self.cpu_seconds:g} CPU seconds")
+                return
 
 
 def _keep(kept: list[tuple[int, tuple[int, ...], tuple[int, ...]]], rows: Any, ex: Any,
@@ -291,3 +311,124 @@ def all_candidates(ts: TileSet) -> list[tuple[int, ...]]:
         out.extend(tuple(int(x) for x in row) for row in S)
     return out
 
+
+
+@dataclass
+class Ranking(Rich):
+    """Every valid tiling of a fusion (the analysis' constraints) with its cost on a device,
+    cheapest first in XLA's order (:func:`rank_tilings`)."""
+
+    device: str
+    objective: str
+    rows: list[dict[str, Any]]
+    count: int                      # valid tilings ranked (``rows`` may hold fewer)
+    considered: int
+    complete: bool
+    stopped: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tilings": [r["tiling"] for r in self.rows],
+                               "device": self.device, "objective": self.objective,
+                               "ranked": self.rows, "count": self.count}
+        if len(self.rows) < self.count or not self.complete:
+            out["truncated"] = True
+        return out
+
+    def text(self) -> str:
+        lines = [f"{self.count} valid tilings on {self.device}, cheapest first"
+                 f"{'' if self.objective == 'xla' else ' (objective ' + self.objective + ')'}"
+                 f"{'' if self.complete else '; ' + self.stopped}:"]
+        for r in self.rows:
+            head = ",".join(map(str, r["tiling"]))
+            if r["is_infinite"]:
+                body = "infinite (a tile would spill registers)"
+            else:
+                body = (f"exec {r['exec_time_us']:.4g} us (compute {r['compute_time_us']:.4g},"
+                        f" read {r['read_time_us']:.4g}, write {r['write_time_us']:.4g}), "
+                        f"{r['num_blocks']} blocks, {r['num_warps']} warps, bytes read "
+                        f"{r['bytes_read']}")
+            tail = "" if r["emitter_valid"] else "; not for Triton: " + r["emitter_reason"]
+            lines.append(f"{head}: {body}{tail}")
+        return "\n".join(lines)
+
+    def _shown_(self) -> Shown:
+        return Shown(self.text(), html_table(
+            ["#", "tiling", "output tiles", "warps", "blocks", "bytes read", "exec µs",
+             "Triton"],
+            [(i + 1, r["tiling"], r["output_tile_sizes"], r["num_warps"], r["num_blocks"],
+              r["bytes_read"], "∞" if r["is_infinite"] else f"{r['exec_time_us']:.4g}",
+              "yes" if r["emitter_valid"] else r["emitter_reason"])
+             for i, r in enumerate(self.rows)],
+            f"{self.count} valid tilings on {self.device}, cheapest first"))
+
+
+def rank_tilings(ts: TileSet, dev: Device, *, limit: int = 100_000, objective: str = "xla",
+                 max_tilings: int = 50_000_000, cpu_seconds: float = 120.0,
+                 chunk: int = CHUNK) -> Ranking:
+    """Every tiling that satisfies the analysis' constraints, costed as XLA's search costs
+    it (estimated warps, one stage) and sorted by execution time, ties in XLA's order (the
+    order its stable sort keeps); tilings rated infinite (register spill) last. Each row
+    says whether Triton can emit the tiling (the search keeps only those). ``limit``: the
+    most rows kept (the cheapest); ``max_tilings`` and ``cpu_seconds`` bound the work."""
+    import numpy as np
+
+    if not isinstance(ts, TileSet) or ts.variant != "legacy":
+        raise SymidxError("ranking valid tilings takes the legacy tiler's tile set")
+    analysis_only = TritonConstraints(ts, 1 << 62)
+    triton = TritonConstraints(ts, dev.block_dim_limit[0])
+    static = _Static(ts, dev)
+    order_of = xla_order(ts)
+    count = 0
+    parts: list[dict[str, Any]] = []
+    budget = _Budget(max_tilings, cpu_seconds)
+    for S in budget.chunks(ts, chunk):
+        vals = ts.evaluate(S)
+        ok = analysis_only.analysis_ok(vals)
+        if ok.any():
+            codes = triton.check(vals)
+            a = cost_arrays(ts, vals, dev, None, 1, static, objective=objective)
+            idx = np.nonzero(ok)[0]
+            count += len(idx)
+            parts.append(_rank_part(ts, S, vals, a, codes, triton, idx, order_of, limit))
+    rows = sorted((r for p in parts for r in p["rows"]), key=lambda r: r.pop("_key"))
+    return Ranking(dev.key, objective, rows[:limit], count, budget.considered,
+                   budget.complete, budget.stopped)
+
+
+def _rank_part(ts: TileSet, S: Any, vals: Any, a: dict[str, Any], codes: Any,
+               triton: TritonConstraints, idx: Any, order_of: Sequence[int],
+               limit: int) -> dict[str, Any]:
+    """The cheapest ``limit`` rows ``idx`` of one chunk, as documents with a sort key."""
+    import numpy as np
+
+    from symidx.cost.tiled import root_tiles
+
+    inf = a["infinite"]
+    big = np.iinfo(np.int64).max
+    ex = np.where(inf, big, a["exec"])
+    keyed = S[:, list(order_of)]
+    order = np.lexsort(tuple(keyed[idx, j] for j in range(keyed.shape[1] - 1, -1, -1)) +
+                       (ex[idx],))
+    rows = []
+
+    def us(key: str, i: int) -> float | None:
+        return None if inf[i] else float(a[key][i]) / TICKS_PER_US
+
+    for i in idx[order[:limit]]:
+        i = int(i)
+        code = int(codes[i])
+        rows.append({
+            "_key": (int(ex[i]), tuple(int(x) for x in keyed[i])),
+            "tiling": [int(x) for x in S[i]],
+            "output_tile_sizes": root_tiles(ts, vals, i),
+            "num_warps": int(a["estimated_num_warps"][i]),
+            "num_blocks": int(np.broadcast_to(a["num_blocks"], (len(S),))[i]),
+            "bytes_read": None if inf[i] else int(a["bytes_read"][i]),
+            "bytes_written": None if inf[i] else int(a["bytes_written"][i]),
+            "flops": None if inf[i] else int(a["flops"][i]),
+            "read_time_us": us("read", i), "write_time_us": us("write", i),
+            "compute_time_us": us("compute", i), "exec_time_us": us("exec", i),
+            "is_infinite": bool(inf[i]),
+            "emitter_valid": code == OK,
+            "emitter_reason": "" if code == OK else triton.reason(code, vals, i)})
+    return {"rows": rows}

@@ -33,10 +33,12 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
+from symidx._display import Rich, Shown, html_table
 from symidx.cost.constants import FRACTION_OF_REGISTERS_FOR_TILES, NUM_WARPS_THRESHOLDS
 from symidx.cost.devices import Device
 from symidx.cost.dot import dot_estimate
 from symidx.cost.flops import UnmodelledOp, flops_per_element
+from symidx.cost.refined import contiguous_rate, smem_ticks, staged_transposes
 from symidx.cost.timing import (
     TICKS_PER_US,
     combine,
@@ -114,7 +116,7 @@ def coalescing_rate(sizes: Any, strides: Any, dims: tuple[int, ...], minor_to_ma
 
 
 @dataclass
-class TiledCost:
+class TiledCost(Rich):
     """One tiling's cost on one device (XLA's ``EstimateRunTimeData``, with the tiling)."""
 
     device: str
@@ -138,11 +140,16 @@ class TiledCost:
     objective: str = "xla"
     xla_compatible: bool | None = None      # set by a search that departs from XLA's pick
     xla_pick: dict[str, Any] | None = None
+    #: the symidx objective's shared-memory time, and per staged transpose its bank figures
+    smem_time_us: float | None = None
+    shared_memory: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out = self._json()
         if self.objective != "xla":
             out["objective"] = self.objective
+            out["smem_time_us"] = self.smem_time_us
+            out["shared_memory"] = self.shared_memory
         if self.xla_compatible is not None:
             out["xla_compatible"] = self.xla_compatible
         if self.xla_pick is not None:
@@ -168,38 +175,50 @@ class TiledCost:
             head = (f"exec time {self.exec_time_us:.4g} us (compute {self.compute_time_us:.4g},"
                     f" read {self.read_time_us:.4g}, write {self.write_time_us:.4g})")
         return "\n".join([
-            f"tiling {list(self.tiling)} on {self.device} ({self.variant}): output tiles "
+            f"tiling {list(self.tiling)} on {self.device} ({self.variant}"
+            f"{'' if self.objective == 'xla' else ', objective ' + self.objective}): output tiles "
             f"{self.output_tile_sizes}, {self.num_blocks} blocks, {self.num_warps} warps "
             f"(estimated {self.estimated_num_warps})",
             head,
             f"bytes read {self.bytes_read}, written {self.bytes_written}, flops {self.flops}",
         ] + [f"  operand {o['name']}: {o['bytes_read']} bytes, coalescing rate "
              f"{o['coalescing_rate']:.4g}, read {o['read_time_us']:.4g} us"
-             for o in self.operands] + [f"note: {n}" for n in self.notes])
+             for o in self.operands] + [
+            f"  shared memory: {_fmt(self.smem_time_us)} us, in compute"
+            for _ in [0] if self.smem_time_us is not None and self.shared_memory] + [
+            f"    {m['name']} staged: {m['requests']} warp requests per tile, "
+            f"{m['write_wavefronts']} wavefronts to write and {m['read_wavefronts']} to read "
+            f"each (conflict-free: {m['ideal_wavefronts']})" for m in self.shared_memory
+        ] + [f"note: {n}" for n in self.notes])
 
-    def _repr_html_(self) -> str:
-        from html import escape
-
-        rows = "".join(
-            f"<tr><td>{escape(str(k))}</td><td>{escape(str(v))}</td></tr>"
-            for k, v in (("device", self.device), ("tiler", self.variant),
-                         ("output tiles", self.output_tile_sizes),
-                         ("blocks", self.num_blocks),
-                         ("warps (estimated)", f"{self.num_warps} ({self.estimated_num_warps})"),
-                         ("bytes read", self.bytes_read), ("bytes written", self.bytes_written),
-                         ("flops", self.flops),
-                         ("read time (µs)", _fmt(self.read_time_us)),
-                         ("write time (µs)", _fmt(self.write_time_us)),
-                         ("compute time (µs)", _fmt(self.compute_time_us)),
-                         ("exec time (µs)", "∞" if self.is_infinite
-                          else _fmt(self.exec_time_us))))
-        ops = "".join(
-            f"<tr><td>{escape(o['name'])}</td><td>{o['bytes_read']}</td>"
-            f"<td>{o['coalescing_rate']:.4g}</td><td>{_fmt(o['read_time_us'])}</td></tr>"
-            for o in self.operands)
-        return ("<table><caption>tiled cost</caption>" + rows + "</table>" +
-                ("<table><tr><th>operand</th><th>bytes read</th><th>coalescing</th>"
-                 "<th>read µs</th></tr>" + ops + "</table>" if ops else ""))
+    def _shown_(self) -> Shown:
+        """Two tables: the figures, and each operand's reads (and, under the symidx
+        objective, each staged transpose's bank figures)."""
+        figures = [("device", self.device), ("tiler", self.variant),
+                   ("objective", self.objective),
+                   ("output tiles", self.output_tile_sizes), ("blocks", self.num_blocks),
+                   ("warps (estimated)", f"{self.num_warps} ({self.estimated_num_warps})"),
+                   ("bytes read", self.bytes_read), ("bytes written", self.bytes_written),
+                   ("flops", self.flops),
+                   ("read time (µs)", _fmt(self.read_time_us)),
+                   ("write time (µs)", _fmt(self.write_time_us)),
+                   ("compute time (µs)", _fmt(self.compute_time_us)),
+                   ("exec time (µs)", "∞" if self.is_infinite else _fmt(self.exec_time_us))]
+        if self.smem_time_us is not None:
+            figures.append(("shared-memory time (µs)", _fmt(self.smem_time_us)))
+        out = html_table(["", "tiled cost"], figures)
+        if self.operands:
+            out += "\n" + html_table(
+                ["operand", "bytes read", "coalescing", "read µs"],
+                [(o["name"], o["bytes_read"], f"{o['coalescing_rate']:.4g}",
+                  _fmt(o["read_time_us"])) for o in self.operands])
+        if self.shared_memory:
+            out += "\n" + html_table(
+                ["staged", "requests per tile", "write wavefronts", "read wavefronts",
+                 "conflict-free"],
+                [(m["name"], m["requests"], m["write_wavefronts"], m["read_wavefronts"],
+                  m["ideal_wavefronts"]) for m in self.shared_memory])
+        return Shown(self.text(), out)
 
 
 def _fmt(x: float | None) -> str:
@@ -214,6 +233,17 @@ class _Static:
         self.bytes: list[int] = []
         self.mtm: list[tuple[int, ...]] = []
         self.notes: list[str] = []
+        #: the transposes a kernel stages in shared memory (the symidx objective)
+        self.staged = staged_transposes(ts)
+        #: who uses each instruction of the fusion (the dot model looks for a transpose)
+        self.users: dict[int, list[Any]] = {}
+        seen: set[int] = set()
+        for e in ts.entries:
+            if e.kind != "inside" or id(e.instr) in seen:
+                continue
+            seen.add(id(e.instr))
+            for o in e.instr.operands:
+                self.users.setdefault(id(o), []).append(e.instr)
         for e in ts.entries:
             shape = e.instr.shape
             leaf = shape.elements[0] if hasattr(shape, "elements") else shape
@@ -236,20 +266,25 @@ OBJECTIVES = ("xla", "symidx")
 
 
 def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = None,
-                num_stages: Any = 1, static: Any = None, objective: str = "xla"
-                ) -> dict[str, Any]:
+                num_stages: Any = 1, static: Any = None, objective: str = "xla",
+                tma: bool = False) -> dict[str, Any]:
     """Every figure of the model for every row of ``vals`` (numpy arrays; times in ticks).
-    ``num_warps`` None: the estimated warps (as XLA's search times each tiling).
+    ``num_warps`` None: the estimated warps (as XLA's search times each tiling);
+    ``num_stages`` and ``tma`` (TMA allowed) reach only the dot model.
 
     ``objective="symidx"`` times each read of an operand at its own tile's coalescing rate
     (its share of the operand's first-touch bytes from DRAM, the rest re-read), where XLA
     times all of an operand's reads at the worst rate among them (which its own comment
-    calls more pessimistic than it needs to be); everything else is XLA's."""
+    calls more pessimistic than it needs to be); counts contiguous runs in either
+    direction (:func:`symidx.cost.refined.contiguous_rate`); and adds the shared-memory
+    time of the tiles transposes stage, bank conflicts included
+    (:func:`symidx.cost.refined.smem_ticks`); everything else is XLA's."""
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}")
     import numpy as np
 
     st = static or _Static(ts, dev)
+    rate_of = coalescing_rate if objective == "xla" else contiguous_rate
     n = vals.n
     N = vals.num_blocks
     limit = FRACTION_OF_REGISTERS_FOR_TILES * dev.registers_per_block_limit
@@ -266,7 +301,7 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
     write = np.zeros(n, dtype=np.int64)
     bytes_written = 0
     roots_seen: set[int] = set()
-    est_warps = None
+    dots: list[tuple[int, Any]] = []
     for k, e in enumerate(ts.entries):
         alive = vals.alive[k]
         sizes, strides, blocks = vals.sizes[k], vals.strides[k], vals.blocks[k]
@@ -280,8 +315,8 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
             roots_seen.add(e.root)
             nbytes = shape_bytes(e.instr.shape)
             bytes_written += nbytes
-            rate = coalescing_rate(sizes, strides, e.dims, st.mtm[k], st.bytes[k],
-                                   dev.dram_to_l2_transaction_size_bytes)
+            rate = rate_of(sizes, strides, e.dims, st.mtm[k], st.bytes[k],
+                           dev.dram_to_l2_transaction_size_bytes)
             write = write + write_time(dev, nbytes, rate)
         if e.kind == "operand":
             elems = blocks.copy()
@@ -291,24 +326,29 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
             key = id(e.instr)
             op_instr[key] = e.instr
             op_total[key] = op_total.get(key, 0) + nb
-            rate = coalescing_rate(sizes, strides, e.dims, st.mtm[k], st.bytes[k],
-                                   dev.dram_to_l2_transaction_size_bytes)
+            rate = rate_of(sizes, strides, e.dims, st.mtm[k], st.bytes[k],
+                           dev.dram_to_l2_transaction_size_bytes)
             rate = np.where(alive, rate, 1.0)
             op_rate[key] = np.minimum(op_rate.get(key, 1.0), rate)
             op_parts.setdefault(key, []).append((nb, rate))
         elif e.kind == "inside":
             f = np.where(alive, st.flops[k] * padded * blocks, 0)
             if e.dot is not None:
-                est = _dot(ts, vals, k, e, dev)
-                if est is not None:
-                    dot_flops = dot_flops + f
-                    dot_compute = dot_compute + np.where(alive, est.compute_ticks, 0)
-                    dot_exec = np.maximum(dot_exec, np.where(alive, est.exec_ticks, 0))
-                    continue
+                dots.append((k, f))
+                continue
             flops = flops + f
     est_warps = num_warps_for(largest)
     warps = est_warps if num_warps is None else np.broadcast_to(
         np.asarray(num_warps, dtype=np.int64), (n,))
+    for k, f in dots:
+        alive = vals.alive[k]
+        est = _dot(ts, vals, k, dev, warps, num_stages, tma, st.users)
+        if est is None:
+            flops = flops + f
+            continue
+        dot_flops = dot_flops + f
+        dot_compute = dot_compute + np.where(alive, est.compute_ticks, 0)
+        dot_exec = np.maximum(dot_exec, np.where(alive, est.exec_ticks, 0))
     read = np.zeros(n, dtype=np.int64)
     bytes_read = np.zeros(n, dtype=np.int64)
     per_operand = []
@@ -327,34 +367,49 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
         bytes_read = bytes_read + total
         per_operand.append((instr.name, total, op_rate[key], t))
     compute = compute_time(dev, flops, N, warps * dev.threads_per_warp) + dot_compute
+    smem: Any = None
+    staged: list[dict[str, Any]] = []
+    if objective == "symidx":
+        smem, staged = smem_ticks(ts, vals, dev, st.staged)
+        compute = compute + smem
     exec_ = np.maximum(combine(compute, read + write), dot_exec)
     return {"num_blocks": N, "infinite": infinite, "flops": flops + dot_flops,
+            "smem": smem, "staged": staged,
             "bytes_read": bytes_read, "bytes_written": np.full(n, bytes_written),
             "read": read, "write": np.broadcast_to(write, (n,)), "compute": compute,
             "exec": exec_, "estimated_num_warps": est_warps, "num_warps": warps,
             "operands": per_operand, "notes": st.notes}
 
 
-def _dot(ts: TileSet, vals: TileValues, k: int, e: Any, dev: Device) -> Any:
+def _dot(ts: TileSet, vals: TileValues, k: int, dev: Device, warps: Any, stages: Any,
+         tma: bool, users: Any) -> Any:
     """The dot model for entry ``k``: its output tile, and its contracting tile (the tile of
     its lhs along the contracting dimension: the contracting parameter)."""
+    e = ts.entries[k]
     if e.dot is None or len(e.dot.params) != 1:
         return None
     tk = vals.tilings[:, e.dot.params[0]]
-    return dot_estimate(e.instr, vals.sizes[k], tk, dev)
+    return dot_estimate(e.instr, vals.sizes[k], tk, dev, num_warps=warps, num_stages=stages,
+                        tma=tma, users=users)
 
 
 def tiling_cost(ts: TileSet, tiling: Any, dev: Device, num_warps: int | None = None,
-                num_stages: int = 1, objective: str = "xla") -> TiledCost:
+                num_stages: int = 1, objective: str = "xla", tma: bool = False) -> TiledCost:
     """The cost of one tiling (flat tile sizes in the tile set's parameter order)."""
     vals = ts.one(list(tiling))
-    a = cost_arrays(ts, vals, dev, num_warps, num_stages, objective=objective)
+    a = cost_arrays(ts, vals, dev, num_warps, num_stages, objective=objective, tma=tma)
     inf = bool(a["infinite"][0])
 
     def us(key: str) -> float | None:
         return None if inf else float(a[key][0]) / TICKS_PER_US
 
     out_tiles = root_tiles(ts, vals, 0)
+    smem_us = None if inf or a["smem"] is None else float(a["smem"][0]) / TICKS_PER_US
+    shared = [{"name": d["name"], "requests": int(d["requests"][0]),
+               "write_wavefronts": int(d["write_wavefronts"][0]),
+               "read_wavefronts": int(d["read_wavefronts"][0]),
+               "ideal_wavefronts": int(d["ideal_wavefronts"][0])}
+              for d in a["staged"] if vals.alive[d["entry"]][0]]
     operands = [] if inf else [
         {"name": name, "bytes_read": int(total[0]), "coalescing_rate": float(rate[0]),
          "read_time_us": float(t[0]) / TICKS_PER_US}
@@ -365,7 +420,8 @@ def tiling_cost(ts: TileSet, tiling: Any, dev: Device, num_warps: int | None = N
         int(a["num_blocks"][0]),
         None if inf else int(a["bytes_read"][0]), None if inf else int(a["bytes_written"][0]),
         None if inf else int(a["flops"][0]), us("read"), us("write"), us("compute"),
-        us("exec"), inf, operands, list(a["notes"]), objective)
+        us("exec"), inf, operands, list(a["notes"]), objective,
+        smem_time_us=smem_us, shared_memory=shared)
 
 
 def root_tiles(ts: TileSet, vals: TileValues, row: int) -> list[list[int]]:

@@ -145,6 +145,7 @@ class BlockLevelParameters:
     num_warps: int = 1
     num_stages: int = 1
     num_ctas: int = 1
+    is_tma_allowed: bool = False
 
 
 def _int(v: Any, what: str) -> int:
@@ -187,9 +188,13 @@ def block_level_parameters(instr: Any) -> BlockLevelParameters | None:
     for t in blc.get("output_tiles") or []:
         sizes = t.get("sizes", []) if isinstance(t, dict) else []
         tiles.append(tuple(_int(s, "output_tiles sizes") for s in sizes))
+    # a stage count the config does not give is the proto's default, 0 (XLA's
+    # FromBlockLevelFusionConfig copies it; the dot model then runs its loop unpipelined)
+    tma = blc.get("is_tma_allowed", False)
     return BlockLevelParameters(tuple(tiles), _int(blc.get("num_warps", 1), "num_warps"),
-                                _int(blc.get("num_stages", 1), "num_stages"),
-                                _int(blc.get("num_ctas", 1), "num_ctas"))
+                                _int(blc.get("num_stages", 0), "num_stages"),
+                                _int(blc.get("num_ctas", 1), "num_ctas"),
+                                tma is True or str(tma).lower() == "true")
 
 
 def dot_block_k(instr: Any) -> int | None:
