@@ -39,7 +39,9 @@ The second clause accepts a different spelling of an equally simple expression
 remainder, min or max than TVM's, whatever else it saves. A ``range`` answer takes TVM's
 form when it is TVM's interval or inside it (``exact`` when equal): a tighter interval
 that still holds every value is a better answer, not a miss. The counts of the two clauses
-are printed apart, so what the second accepts stays visible.
+are printed apart, so what the second accepts stays visible, and so is how many answers
+it accepts as their input, unchanged (where TVM trades the input for a form of the same
+size: ``min(x, y) - x`` for ``min(0, y - x)``).
 
     python benchmarks/tvm_arith.py [--misses] [--cases FILE]
 
@@ -144,6 +146,14 @@ def judge(case: dict[str, Any], ours: IndexingMap | Interval) -> Judgement:
     b = [shape(r) for r in theirs]
     simple = len(a) == len(b) and all(x <= y for p, q in zip(a, b) for x, y in zip(p, q))
     return Judgement("as simple" if simple else "miss", text, their_text)
+
+
+def as_written(case: dict[str, Any], ours: IndexingMap | Interval) -> bool:
+    """Whether an ``expr`` answer is its input, as read (in the canonical form)."""
+    if not isinstance(ours, IndexingMap):
+        return False
+    source = parse_map(case["map"], syntax="tvm")
+    return [normal(r) for r in ours.results] == [normal(r) for r in source.results]
 
 
 def sample(m: IndexingMap, count: int = 300, seed: int = 0) -> list[Any]:
@@ -252,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         j = judge(case, ours)
         forms[j.form] += 1
+        if j.form == "as simple" and as_written(case, ours):
+            forms["as written"] += 1
         if j.form == "miss":
             misses.append((case["id"], j))
         if not args.no_proofs:
@@ -273,8 +285,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(theirs.values())} the same function as their input "
               f"({theirs['proved']} proved, {theirs['sampled']} on samples)" +
               (f", {theirs['different']} different" if theirs["different"] else ""))
-    print(f"TVM's form: {taken}/{n} ({forms['exact']} exact, {forms['as simple']} as simple"
-          f"{', ' + str(forms['error']) + ' errors' if forms['error'] else ''})")
+    errors = f", {forms['error']} errors" if forms["error"] else ""
+    print(f"TVM's form: {taken}/{n} ({forms['exact']} exact, {forms['as simple']} as simple, "
+          f"{forms['as written']} of them the input as written: TVM rewrites it to another "
+          f"form of the same size){errors}")
     kinds = Counter(c["kind"] for c in cases)
     print(f"checks: {dict(kinds)}; simplification CPU {cpu:.2f} s")
     if args.misses:

@@ -68,11 +68,11 @@ def operations(e: Expr) -> int:
     The rules that trade one form for another take the new one only when it has fewer."""
     if e.is_Atom:
         return 0
-    inner = sum(operations(a) for a in e.args)
+    inner = sum(operations(a) for a in e._args)
     if isinstance(e, Add | Mul):
-        return len(e.args) - 1 + inner
+        return len(e._args) - 1 + inner
     if e.is_Pow:
-        return int(e.args[1]) - 1 + inner
+        return int(e._args[1]) - 1 + inner
     return 1 + inner
 
 
@@ -85,14 +85,14 @@ def _rounded(parts: Terms) -> Terms | None:
     rounded = False
     for k, mono in parts:
         kind = type(mono)
-        d = mono.args[1] if kind is FloorDiv or kind is CeilDiv else None
+        d = mono._args[1] if kind is FloorDiv or kind is CeilDiv else None
         c = int(d) if d is not None and d.is_Integer and int(d) > 0 else None
         if c is None or k % c:
             out.append((k, mono))
             continue
         rounded = True
         m = k // c
-        y = mono.args[0]
+        y = mono._args[0]
         out += [(m * coeff, t) for coeff, t in terms(y)]
         out.append((-m, Mod(y, c)) if kind is FloorDiv else (m, Mod(scale(-1, y), c)))
     return out if rounded else None
@@ -116,13 +116,13 @@ def provably_le(p: Expr, q: Expr, ctx: Context, depth: int = LE_DEPTH) -> bool:
         return True
     if depth > 0:
         kp, kq = type(p), type(q)
-        if kp is Min and any(provably_le(a, q, ctx, depth - 1) for a in p.args):
+        if kp is Min and any(provably_le(a, q, ctx, depth - 1) for a in p._args):
             return True
-        if kq is Max and any(provably_le(p, b, ctx, depth - 1) for b in q.args):
+        if kq is Max and any(provably_le(p, b, ctx, depth - 1) for b in q._args):
             return True
-        if kp is Max and all(provably_le(a, q, ctx, depth - 1) for a in p.args):
+        if kp is Max and all(provably_le(a, q, ctx, depth - 1) for a in p._args):
             return True
-        if kq is Min and all(provably_le(p, b, ctx, depth - 1) for b in q.args):
+        if kq is Min and all(provably_le(p, b, ctx, depth - 1) for b in q._args):
             return True
     diff = _difference(q, p, ctx)
     return not diff.is_empty and diff.lo >= 0
@@ -132,7 +132,7 @@ def provably_le(p: Expr, q: Expr, ctx: Context, depth: int = LE_DEPTH) -> bool:
 def minmax_by_range(node: Expr, ctx: Context) -> Expr | None:
     """``min(a, b) = a`` when ``a - b <= 0`` everywhere (``max(a, b) = a`` when
     ``a - b >= 0``): the difference's range decides, so ``max(d0, d0 - 1) = d0``."""
-    a, b = node.args
+    a, b = node._args
     diff = ctx.bounds(add([a, scale(-1, b)]))
     if diff.is_empty:
         return None
@@ -168,8 +168,8 @@ def minmax_rounding(node: Expr, ctx: Context) -> Expr | None:
 def _nest(node: Expr, kind: MinOrMax, out: list[Expr]) -> None:
     """The arguments of a nest of ``kind`` (``min(min(x, y), z)``: ``x, y, z``), at most
     :data:`NEST_LIMIT` (a deeper nest keeps its inner part whole)."""
-    for a in node.args:
-        if type(a) is kind and len(out) + len(a.args) <= NEST_LIMIT:
+    for a in node._args:
+        if type(a) is kind and len(out) + len(a._args) <= NEST_LIMIT:
             _nest(a, kind, out)
         else:
             out.append(a)
@@ -201,14 +201,14 @@ def minmax_distribute(node: Expr, ctx: Context) -> Expr | None:
     ``max(min(a, b), min(a, c)) = min(a, max(b, c))``: a total order is a distributive
     lattice (where ``a`` is the largest of the three, both sides are ``a``; elsewhere both
     are ``min(b, c)`` or the middle value). One operation fewer."""
-    p, q = node.args
+    p, q = node._args
     inner = _dual(type(node))
     if type(p) is not inner or type(q) is not inner:
         return None
-    for a in p.args:
-        if a in q.args:
-            b = p.args[1] if p.args[0] == a else p.args[0]
-            c = q.args[1] if q.args[0] == a else q.args[0]
+    for a in p._args:
+        if a in q._args:
+            b = p._args[1] if p._args[0] == a else p._args[0]
+            c = q._args[1] if q._args[0] == a else q._args[0]
             return _build(inner, a, _build(type(node), b, c))
     return None
 
@@ -219,7 +219,7 @@ def minmax_common_terms(node: Expr, ctx: Context) -> Expr | None:
     coefficient (a constant only when both have it), when that writes fewer operations:
     ``min(x + y, x + z) = min(y, z) + x``, ``min(x + 10, y + 10) = min(x, y) + 10``, but
     ``min(x + 10, 10)`` stays."""
-    a, b = node.args
+    a, b = node._args
     ta, tb = terms(a), terms(b)
     other = {m: k for k, m in tb}
     common = [(k, m) for k, m in ta if other.get(m) == k]
@@ -242,7 +242,7 @@ def minmax_negated(node: Expr, ctx: Context) -> Expr | None:
     """``min(-a, -b) = -max(a, b)`` (and ``max(-a, -b) = -min(a, b)``): negation reverses
     the order. Taken when every non-constant term of both arguments is negated, so the
     negations leave the arguments: ``min(-y, -z) = -max(y, z)``."""
-    a, b = node.args
+    a, b = node._args
     if not (_negative(a) and _negative(b)):
         return None
     return scale(-1, _dual(type(node))(scale(-1, a), scale(-1, b)))
@@ -253,15 +253,15 @@ def minmax_of_quotients(node: Expr, ctx: Context) -> Expr | None:
     ``F(max(a, b), c)`` for ``c < 0`` (``max`` likewise, ``ceildiv`` too): ``x -> floor(x/c)``
     keeps the order for ``c > 0`` and reverses it for ``c < 0``, so it takes the smaller
     value at the smaller (or the larger) argument. One division fewer."""
-    p, q = node.args
+    p, q = node._args
     kind = type(p)
     if kind is not type(q) or kind not in (FloorDiv, CeilDiv):
         return None
-    c = p.args[1]
-    if c != q.args[1] or not c.is_Integer:
+    c = p._args[1]
+    if c != q._args[1] or not c.is_Integer:
         return None
     inner = type(node) if int(c) > 0 else _dual(type(node))
-    return kind(inner(p.args[0], q.args[0]), c)
+    return kind(inner(p._args[0], q._args[0]), c)
 
 
 # --- sums and products ------------------------------------------------------------------------
@@ -269,17 +269,30 @@ def _minmax_terms(parts: Terms) -> list[tuple[int, Expr]]:
     return [(k, m) for k, m in parts if type(m) is Min or type(m) is Max]
 
 
+def _has_minmax(node: Expr) -> bool:
+    """Does the sum hold a ``min``/``max`` term (``k*op(a, b)`` or ``op(a, b)``)? Read off
+    its shape, before the rules split it into terms."""
+    for t in node._args:
+        if type(t) is Mul and len(t._args) == 2 and t._args[0].is_Integer:
+            t = t._args[1]
+        if type(t) is Min or type(t) is Max:
+            return True
+    return False
+
+
 def sum_min_plus_max(node: Expr, ctx: Context) -> Expr | None:
     """``k*min(a, b) + k*max(a, b) = k*a + k*b``: one of them is ``a``, the other ``b``."""
+    if not _has_minmax(node):
+        return None
     parts = terms(node)
     found = _minmax_terms(parts)
     for k, m in found:
         if type(m) is not Min:
             continue
-        partner = Max(*m.args)
+        partner = Max(*m._args)
         if (k, partner) in found:
             rest = [(kk, t) for kk, t in parts if t is not m and t != partner]
-            return add([from_terms(rest), scale(k, m.args[0]), scale(k, m.args[1])])
+            return add([from_terms(rest), scale(k, m._args[0]), scale(k, m._args[1])])
     return None
 
 
@@ -292,13 +305,15 @@ def sum_minmax_difference(node: Expr, ctx: Context) -> Expr | None:
     """``k*op(a + d, b + d) - k*op(a, b) = k*d`` for a constant ``d``: adding ``d`` commutes
     with ``min`` and ``max`` (``min(x + 10, y + 1) - min(x, y - 9) = 10``). The arguments
     are paired either way round."""
+    if not _has_minmax(node):
+        return None
     parts = terms(node)
     found = _minmax_terms(parts)
     for k, m in found:
         for k2, m2 in found:
             if k2 != -k or type(m2) is not type(m) or m2 is m:
                 continue
-            (a1, b1), (a2, b2) = m.args, m2.args
+            (a1, b1), (a2, b2) = m._args, m2._args
             for x, y in ((a2, b2), (b2, a2)):
                 d = _constant_difference(a1, x)
                 if d is not None and d == _constant_difference(b1, y):
@@ -313,14 +328,21 @@ def sum_into_minmax(node: Expr, ctx: Context) -> Expr | None:
     then writes fewer operations (:func:`operations`), as a term of ``r`` cancels inside:
     ``min(x, y - z) + z = min(x + z, y)``, ``max(0, 1 - x * 4) + x * 4 = max(x * 4, 1)``,
     ``x - max(x + y, 0) = min(-y, x)``."""
+    if not _has_minmax(node):
+        return None
     parts = terms(node)
-    before = operations(node)
+    before = -1
     for k, m in _minmax_terms(parts):
         if k not in (1, -1):
             continue
+        inside = {t for a in m._args for _, t in terms(a)}
+        if not any(t in inside for _, t in parts if t is not m):
+            continue  # nothing of the rest can cancel inside
+        if before < 0:
+            before = operations(node)
         rest = from_terms([(kk, t) for kk, t in parts if t is not m])
         kind = type(m) if k == 1 else _dual(type(m))
-        new = kind(add([scale(k, m.args[0]), rest]), add([scale(k, m.args[1]), rest]))
+        new = kind(add([scale(k, m._args[0]), rest]), add([scale(k, m._args[1]), rest]))
         if operations(new) < before:
             return new
     return None
@@ -328,11 +350,11 @@ def sum_into_minmax(node: Expr, ctx: Context) -> Expr | None:
 
 def product_min_max(node: Expr, ctx: Context) -> Expr | None:
     """``min(a, b) * max(a, b) = a * b``: one factor is ``a``, the other ``b``."""
-    factors = node.args
+    factors = node._args
     for f in factors:
         if type(f) is Min:
-            partner = Max(*f.args)
+            partner = Max(*f._args)
             if partner in factors:
                 rest = [g for g in factors if g is not f and g != partner]
-                return Mul(*rest, f.args[0], f.args[1])
+                return Mul(*rest, f._args[0], f._args[1])
     return None

@@ -25,7 +25,7 @@ Each rule is ``rule(node, ctx) -> Expr | None`` (:mod:`symidx.simplify.context`)
 
 from __future__ import annotations
 
-from sympy import Integer, Symbol
+from sympy import Add, Integer, Mul, Symbol
 
 from symidx.expr import ONE, Expr, FloorDiv, Mod, Terms, add, from_terms, scale, terms
 from symidx.simplify.context import Context
@@ -41,13 +41,61 @@ __all__ = [
 
 def _divisor(node: Expr) -> int | None:
     """The divisor of a ``floordiv``/``mod`` when it is a positive constant."""
-    d = node.args[1]
-    return int(d) if d.is_Integer and int(d) > 0 else None
+    d = node._args[1]
+    if not d.is_Integer:
+        return None
+    c = int(d)
+    return c if c > 0 else None
+
+
+def _monomial(term: Expr) -> tuple[int, Expr]:
+    """A term of a sum as ``(coefficient, monomial)``, read off its shape (``k*m`` or
+    ``m``), without :func:`~symidx.expr.terms`."""
+    if type(term) is Mul and len(term._args) == 2 and term._args[0].is_Integer:
+        return int(term._args[0]), term._args[1]
+    if term.is_Integer:
+        return int(term), ONE
+    return 1, term
+
+
+def _summands(e: Expr) -> tuple[Expr, ...]:
+    """The terms of a sum as written (``e`` itself when it is not a sum)."""
+    return e._args if type(e) is Add else (e,)
+
+
+def _holds(e: Expr, kind: type) -> bool:
+    """Is one of the terms of ``e`` (a sum, or a single term) a ``kind``, or a multiple of
+    one? A cheap test before a rule splits ``e`` into its terms."""
+    return any(type(_monomial(t)[1]) is kind for t in _summands(e))
+
+
+def _divisions(node: Expr) -> list[tuple[int, Expr]]:
+    """The terms ``k*F(x, c)`` and ``k*M(x, c)`` of a sum, read off its shape. The rules of
+    a node are tried one after another, so the last node's answer is kept."""
+    if _LAST[0] is node:
+        return _LAST[1]
+    found = [(k, m) for k, m in map(_monomial, node._args) if type(m) is FloorDiv or
+             type(m) is Mod]
+    _LAST[:] = [node, found]
+    return found
+
+
+_LAST: list = [None, []]  # the last sum :func:`_divisions` read, and its division terms
 
 
 def _span(parts: Terms, ctx: Context) -> tuple[int, int] | None:
-    b = ctx.bounds(from_terms(parts))
-    return None if b.is_empty else (b.lo, b.hi)
+    """The least and greatest value of a sum given as terms, without building it (None
+    when a term has no value)."""
+    lo = hi = 0
+    for k, m in parts:
+        if m is ONE:
+            lo, hi = lo + k, hi + k
+            continue
+        b = ctx.env[m] if type(m) is Symbol else ctx.bounds(m)
+        if b.is_empty:
+            return None
+        lo, hi = (lo + k * b.lo, hi + k * b.hi) if k >= 0 else (lo + k * b.hi, hi + k * b.lo)
+    return lo, hi
 
 
 # --- floordiv ---------------------------------------------------------------------------
@@ -58,12 +106,14 @@ def floordiv_split_coefficients(node: Expr, ctx: Context) -> Expr | None:
     nearest 0. So ``F(x * 360 + y, 16) = x * 22`` for ``x`` in ``[0, 1]``, ``y`` in
     ``[0, 6]`` (``8*x + y`` stays below 16)."""
     c = _divisor(node)
-    if c is None:
-        return None
-    parts = terms(node.args[0])
+    x = node._args[0]
+    if c is None or all(-c < k < c for k, _ in map(_monomial, _summands(x))):
+        return None  # no coefficient splits (multiples: floordiv_extract_multiples)
+    parts = terms(x)
     for nearest in (False, True):
         quotient: Terms = []
         rest: Terms = []
+        moved = False
         for coeff, mono in parts:
             if mono is ONE:
                 rest.append((coeff, ONE))
@@ -71,11 +121,12 @@ def floordiv_split_coefficients(node: Expr, ctx: Context) -> Expr | None:
             q, r = divmod(coeff, c)
             if nearest and 2 * r > c:
                 q, r = q + 1, r - c
+                moved = True
             if q:
                 quotient.append((q, mono))
             if r:
                 rest.append((r, mono))
-        if not quotient:
+        if not quotient or (nearest and not moved):
             return None
         span = _span(rest, ctx)
         if span is not None and span[0] // c == span[1] // c:
@@ -88,18 +139,20 @@ def floordiv_of_mod_of_floordiv(node: Expr, ctx: Context) -> Expr | None:
     above its lowest in base ``a``, modulo ``b``, are ``M(F(x, a), b) = F(M(x, a*b), a)``,
     and ``F(F(y, a), c) = F(y, a*c)``. One division fewer:
     ``((x floordiv 2) mod 8) floordiv 3 = (x mod 16) floordiv 6``."""
-    c = _divisor(node)
-    inner = node.args[0]
-    if c is None or type(inner) is not Mod:
+    inner = node._args[0]
+    if type(inner) is not Mod:
         return None
+    c = _divisor(node)
     b = _divisor(inner)
-    x = inner.args[0]
+    if c is None:
+        return None
+    x = inner._args[0]
     if b is None or type(x) is not FloorDiv:
         return None
     a = _divisor(x)
     if a is None:
         return None
-    return FloorDiv(Mod(x.args[0], a * b), a * c)
+    return FloorDiv(Mod(x._args[0], a * b), a * c)
 
 
 def floordiv_rounded_down(node: Expr, ctx: Context) -> Expr | None:
@@ -108,9 +161,9 @@ def floordiv_rounded_down(node: Expr, ctx: Context) -> Expr | None:
     So ``F(x - M(x, 21), 21) = F(x, 21)``. (The sum holds ``-j`` times every variable term
     of ``x``; ``x``'s constant moves into ``y``.)"""
     c = _divisor(node)
-    if c is None:
+    if c is None or not _holds(node._args[0], Mod):
         return None
-    parts = terms(node.args[0])
+    parts = terms(node._args[0])
     have = {m: k for k, m in parts}
     for j, mono in parts:
         if type(mono) is not Mod:
@@ -118,14 +171,14 @@ def floordiv_rounded_down(node: Expr, ctx: Context) -> Expr | None:
         d = _divisor(mono)
         if d is None or d % c:
             continue
-        x_parts = terms(mono.args[0])
+        x_parts = terms(mono._args[0])
         wanted = [(k, m) for k, m in x_parts if m is not ONE]
         if not wanted or any(have.get(m) != -j * k for k, m in wanted):
             continue
         drop = {m for _, m in wanted} | {mono}
         rest = [(k, m) for k, m in parts if m not in drop]
         rest += [(j * k, ONE) for k, m in x_parts if m is ONE]
-        return add([scale(-j * d // c, FloorDiv(mono.args[0], d)),
+        return add([scale(-j * d // c, FloorDiv(mono._args[0], d)),
                     FloorDiv(from_terms(rest), c)])
     return None
 
@@ -136,10 +189,15 @@ def divmod_two_values(node: Expr, ctx: Context) -> Expr | None:
     with ``v_0 = op(a*p + b, c)`` and ``v_1 = op(a*(p + 1) + b, c)``: a function of a
     two-valued ``t`` is the line through its two points. So
     ``F(M(x, 2) + 1, 2) = M(x, 2)``."""
+    x = node._args[0]
+    if type(x) is Add and (len(x._args) != 2 or not x._args[0].is_Integer):
+        return None  # more than one term that varies
+    if _monomial(x._args[1] if type(x) is Add else x)[1].is_Symbol:
+        return None
     c = _divisor(node)
     if c is None:
         return None
-    parts = terms(node.args[0])
+    parts = terms(x)
     varying = [(k, m) for k, m in parts if m is not ONE]
     if len(varying) != 1 or isinstance(varying[0][1], Symbol):
         return None
@@ -163,27 +221,30 @@ def mod_reduce_coefficients(node: Expr, ctx: Context) -> Expr | None:
     one term with ``|a| > c``; so ``M(x * 3, 2) = M(x, 2)``, ``M(x * 9600, 6400) =
     M(x * 3200, 6400)``. (A sum's coefficients stay as written, as XLA's do:
     ``M(d0 * 121 + d1, 28)``.)"""
+    x = node._args[0]
+    if type(x) is not Mul:
+        return None
     c = _divisor(node)
     if c is None:
         return None
-    parts = terms(node.args[0])
-    if len(parts) != 1 or parts[0][1] is ONE or abs(parts[0][0]) <= c:
+    k, m = _monomial(x)
+    if m is x or abs(k) <= c:
         return None
-    k, m = parts[0]
     r = abs(k) % c
     return Mod(scale(r if k > 0 else -r, m), c)
 
 
 # --- sums -------------------------------------------------------------------------------
-def _quotients(parts: Terms) -> list[tuple[int, Expr, Expr, int]]:
+def _quotients(parts: Terms) -> list[tuple[int, Expr, frozenset[tuple[int, Expr]], int]]:
     """The sum's ``k*F(x + e, c)`` terms (``c > 0``): ``(k, monomial, x, e)`` with ``x`` the
-    numerator's variable part and ``e`` its constant."""
+    numerator's variable terms (a set, compared without building the sum) and ``e`` its
+    constant."""
     out = []
     for k, m in parts:
         if type(m) is FloorDiv and _divisor(m) is not None:
-            num = terms(m.args[0])
+            num = terms(m._args[0])
             e = sum(kk for kk, t in num if t is ONE)
-            out.append((k, m, from_terms([(kk, t) for kk, t in num if t is not ONE]), e))
+            out.append((k, m, frozenset((kk, t) for kk, t in num if t is not ONE), e))
     return out
 
 
@@ -192,15 +253,18 @@ def sum_floordiv_difference(node: Expr, ctx: Context) -> Expr | None:
     ``x + b = c*F(x + b, c) + M(x + b, c)``, ``F(x + a, c) = F(x + b, c) +
     F(M(x + b, c) + a - b, c)``. Two quotients become one (which often folds further:
     ``F(x + 5, 2) - F(x - 3, 2) = 4``, ``F(x + 1, 2) - F(x, 2) = M(x, 2)``)."""
+    signed = {(k, m._args[1]) for k, m in _divisions(node) if type(m) is FloorDiv}
+    if not any((-k, c) in signed for k, c in signed if k > 0):
+        return None
     parts = terms(node)
     found = _quotients(parts)
     for k, m, x, a in found:
         for k2, m2, x2, b in found:
-            if k <= 0 or k2 != -k or m2 is m or x2 != x or m2.args[1] != m.args[1]:
+            if k <= 0 or k2 != -k or m2 is m or x2 != x or m2._args[1] != m._args[1]:
                 continue
-            c = m.args[1]
+            c = m._args[1]
             rest = [(kk, t) for kk, t in parts if t is not m and t is not m2]
-            inner = FloorDiv(add([Mod(m2.args[0], c), Integer(a - b)]), c)
+            inner = FloorDiv(add([Mod(m2._args[0], c), Integer(a - b)]), c)
             return add([from_terms(rest), scale(k, inner)])
     return None
 
@@ -209,20 +273,22 @@ def sum_join_floordiv(node: Expr, ctx: Context) -> Expr | None:
     """``k*F(x, c) + k*F(M(x, c) + y, c) = k*F(x + y, c)``: ``x + y = c*F(x, c) +
     (M(x, c) + y)``, and the multiple of ``c`` leaves the division. So
     ``F(M(x, 2) + 7, 2) + F(x, 2) = F(x + 7, 2)``."""
+    if not any(type(m) is FloorDiv and _holds(m._args[0], Mod) for _, m in _divisions(node)):
+        return None
     parts = terms(node)
     index = {m: k for k, m in parts}
     for k, m in parts:
-        if type(m) is not FloorDiv or _divisor(m) is None:
+        if type(m) is not FloorDiv or _divisor(m) is None or not _holds(m._args[0], Mod):
             continue
-        c = m.args[1]
-        for j, t in terms(m.args[0]):
-            if j != 1 or type(t) is not Mod or t.args[1] != c:
+        c = m._args[1]
+        for j, t in terms(m._args[0]):
+            if j != 1 or type(t) is not Mod or t._args[1] != c:
                 continue
-            partner = FloorDiv(t.args[0], c)
+            partner = FloorDiv(t._args[0], c)
             if partner != m and index.get(partner) == k:
-                y = from_terms([(jj, tt) for jj, tt in terms(m.args[0]) if tt is not t])
+                y = from_terms([(jj, tt) for jj, tt in terms(m._args[0]) if tt is not t])
                 rest = [(kk, u) for kk, u in parts if u is not m and u != partner]
-                return add([from_terms(rest), scale(k, FloorDiv(add([t.args[0], y]), c))])
+                return add([from_terms(rest), scale(k, FloorDiv(add([t._args[0], y]), c))])
     return None
 
 
@@ -230,16 +296,20 @@ def sum_parity_quotient(node: Expr, ctx: Context) -> Expr | None:
     """``k*F(y, 2) + k*M(y, 2) = k*F(y + 1, 2)`` and ``k*F(y + 1, 2) - k*M(y, 2) =
     k*F(y, 2)``: ``F(y + 1, 2) = F(y, 2) + F(M(y, 2) + 1, 2)``, and ``F(M(y, 2) + 1, 2)``
     is ``M(y, 2)`` (both are 1 exactly when ``y`` is odd)."""
+    two = [m for _, m in _divisions(node) if m._args[1] == 2]
+    if not any(type(m) is Mod for m in two) or not any(type(m) is FloorDiv for m in two):
+        return None
     parts = terms(node)
-    index = {m: k for k, m in parts}
-    for k, m, x, e in _quotients(parts):
-        if m.args[1] != 2:
+    mods = {m._args[0]: (k, m) for k, m in parts if type(m) is Mod and m._args[1] == 2}
+    for k, m, _, _ in _quotients(parts):
+        if m._args[1] != 2:
             continue
+        y = m._args[0]
         for shift, sign in ((0, 1), (1, -1)):  # F(y, 2) + M(y, 2); F(y + 1, 2) - M(y, 2)
-            partner = Mod(add([x, Integer(e - shift)]), 2)
-            if index.get(partner) == sign * k:
-                rest = [(kk, t) for kk, t in parts if t is not m and t != partner]
-                quotient = FloorDiv(add([x, Integer(e + sign)]), 2)
+            found = mods.get(add([y, Integer(-shift)]) if shift else y)
+            if found is not None and found[0] == sign * k:
+                rest = [(kk, t) for kk, t in parts if t is not m and t is not found[1]]
+                quotient = FloorDiv(add([y, Integer(1 - shift if sign > 0 else -1)]), 2)
                 return add([from_terms(rest), scale(k, quotient)])
     return None
 
@@ -249,21 +319,26 @@ def sum_to_mod_partial(node: Expr, ctx: Context) -> Expr | None:
     ``r`` holds some of ``m*x``'s terms (not all: then ``sum_to_mod`` applies) and the sum
     then writes fewer operations (:func:`~symidx.simplify.lattice.operations`):
     ``y - F(y + z, 5) * 5 = M(y + z, 5) - z``."""
+    if not any(type(m) is FloorDiv and _divisor(m) and not k % int(m._args[1])
+               for k, m in _divisions(node)):
+        return None
     parts = terms(node)
     index = {m: k for k, m in parts}
-    before = operations(node)
+    before = -1
     for k, mono, _, _ in _quotients(parts):
         c = _divisor(mono)
         assert c is not None
         if k % c:
             continue
         m = -k // c
-        x = mono.args[0]
+        x = mono._args[0]
         wanted = [t for coeff, t in terms(x) if t is not ONE]
         if not any(t in index for t in wanted) or all(t in index for t in wanted):
             continue
         rest = from_terms([(kk, t) for kk, t in parts if t is not mono])
         new = add([scale(m, Mod(x, c)), rest, scale(-m, x)])
+        if before < 0:
+            before = operations(node)
         if operations(new) < before:
             return new
     return None
@@ -274,18 +349,23 @@ def sum_recombine_congruent(node: Expr, ctx: Context) -> Expr | None:
     simplifies to 0): then ``M(x, c) = M(y, c)`` and Euclid recombines. So, for
     ``i1`` in ``[0, 2]``, ``((i0 mod 4) * 3 + i1) floordiv 4 * 4 + (i0 * 3 + i1) mod 4 =
     (i0 mod 4) * 3 + i1``."""
+    found = _divisions(node)
+    if not any(type(m) is Mod for _, m in found) or not any(type(m) is FloorDiv
+                                                              for _, m in found):
+        return None
     parts = terms(node)
-    quotients = _quotients(parts)
+    quotients = {(k, m._args[1]): m for k, m in parts if type(m) is FloorDiv}
     for k, mono in parts:
         if type(mono) is not Mod:
             continue
         c = _divisor(mono)
         if c is None:
             continue
-        x = mono.args[0]
-        for k2, q, _, _ in quotients:
-            y = q.args[0]
-            if k2 != k * c or q.args[1] != c or y == x:
+        x = mono._args[0]
+        q = quotients.get((k * c, mono._args[1]))
+        if q is not None:
+            y = q._args[0]
+            if y == x:
                 continue
             if ctx.probe(Mod(add([x, scale(-1, y)]), c)) != 0:
                 continue

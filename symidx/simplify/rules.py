@@ -545,7 +545,7 @@ def mod_nested(node: Expr, ctx: Context) -> Expr | None:
     for i, (k, mono) in enumerate(parts):
         if isinstance(mono, Mod):
             a = mono.args[1]
-            if a.is_Integer and a != 0 and (k * int(a)) % b == 0:
+            if a.is_Integer and int(a) and (k * int(a)) % b == 0:
                 rest = parts[:i] + parts[i + 1:]
                 return Mod(add([sum_of_terms(rest), scale(k, mono.args[0])]), b)
     return None
