@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from math import gcd
 
 from sympy import Add, Expr, Integer, Mul, Pow, Symbol
 
@@ -114,17 +115,38 @@ def _power(base: Interval, exponent: Expr) -> Interval:
 def _mod_bounds(a: Expr, b: Expr, env: Mapping[Symbol, Interval],
                 memo: dict[Expr, Interval] | None = None) -> Interval:
     rb = bounds(b, env, memo)
-    if not (rb.is_point and rb.lo > 0 and isinstance(a, Add)):
+    if not (rb.is_point and rb.lo > 0):
         return bounds(a, env, memo).mod(rb)
-    # (c * x + y) mod m with m | c: only y matters. Bound each term once.
     m = rb.lo
+    if not isinstance(a, Add):
+        return bounds(a, env, memo).mod(rb).intersect(_residues(a, m))
+    # (c * x + y) mod m with m | c: only y matters. Bound each term once.
     total, rest = Interval(0, 0), Interval(0, 0)
     for t in a.args:
         tb = bounds(t, env, memo)
         total = total + tb
         if not _multiple_of(t, m):
             rest = rest + tb
-    return total.mod(rb).intersect(rest.mod(rb))
+    return total.mod(rb).intersect(rest.mod(rb)).intersect(_residues(a, m))
+
+
+def _residues(a: Expr, m: int) -> Interval:
+    """The values ``a mod m`` can take by ``a``'s residues: with ``g`` the gcd of ``m`` and
+    every variable term's coefficient and ``r`` the constant term modulo ``g``, ``a`` is
+    ``r`` modulo ``g``, and so is ``a mod m`` (``g`` divides ``m``): it lies in
+    ``[r, m - g + r]``. So ``(n * 320 + 255) mod 256`` lies in ``[63, 255]``."""
+    g, const = m, 0
+    for t in a.args if isinstance(a, Add) else (a,):
+        if t.is_Integer:
+            const += int(t)
+        elif isinstance(t, Mul) and t.args[0].is_Integer:
+            g = gcd(g, int(t.args[0]))
+        else:
+            return Interval(0, m - 1)
+        if g == 1:
+            return Interval(0, m - 1)
+    r = const % g
+    return Interval(r, m - g + r)
 
 
 def _multiple_of(term: Expr, m: int) -> bool:

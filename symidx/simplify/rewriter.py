@@ -23,7 +23,7 @@ from symidx.simplify.rules import (
     RULES,
     Context,
     Rule,
-    has_division_term,
+    has_operation_term,
     is_plain,
     sum_of_terms,
 )
@@ -136,8 +136,8 @@ class Rewriter:
     def _rewrite(self, node: Expr) -> Expr:
         table = self._rules
         while not node.is_Atom:
-            if type(node) is Add and not has_division_term(node):
-                return node  # the sum rules pair up divisions
+            if type(node) is Add and not has_operation_term(node):
+                return node  # the sum rules pair up divisions, mins and maxes
             rules = table.get(type(node), ())
             if self.steps_left <= 0:
                 self._starved = bool(rules) or self._starved

@@ -15,9 +15,7 @@ interval.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from math import gcd
-from typing import Protocol
 
 from sympy import Add, Integer, Mul, Pow, Symbol
 from sympy.core.add import _args_sortkey
@@ -38,21 +36,32 @@ from symidx.expr import (
     terms,
 )
 from symidx.interval import Interval
-
-
-class Context(Protocol):
-    env: Mapping[Symbol, Interval]
-
-    def bounds(self, e: Expr) -> Interval: ...
-
-    def simplify(self, e: Expr) -> Expr: ...
-
-    def probe(self, e: Expr) -> Expr: ...
-
-    def known_bounds(self, e: Expr) -> Interval: ...
-
-
-Rule = Callable[[Expr, Context], "Expr | None"]
+from symidx.simplify.context import Context, Rule
+from symidx.simplify.lattice import (
+    minmax_by_range,
+    minmax_common_terms,
+    minmax_distribute,
+    minmax_drop_bounded,
+    minmax_negated,
+    minmax_of_quotients,
+    minmax_rounding,
+    product_min_max,
+    sum_into_minmax,
+    sum_min_plus_max,
+    sum_minmax_difference,
+)
+from symidx.simplify.quotients import (
+    divmod_two_values,
+    floordiv_of_mod_of_floordiv,
+    floordiv_rounded_down,
+    floordiv_split_coefficients,
+    mod_reduce_coefficients,
+    sum_floordiv_difference,
+    sum_join_floordiv,
+    sum_parity_quotient,
+    sum_recombine_congruent,
+    sum_to_mod_partial,
+)
 
 
 def positive_divisor(node: Expr) -> int | None:
@@ -185,19 +194,21 @@ def is_plain(e: Expr) -> bool:
     return True
 
 
-def has_division_term(e: Expr) -> bool:
-    """Does the sum hold a term that is a division, or a multiple of one (what the sum
-    rules look for)?"""
+def has_operation_term(e: Expr) -> bool:
+    """Does the sum hold a term that is a division, a ``min`` or a ``max``, or a multiple
+    of one (what the sum rules look for)?"""
     for a in e._args:
         kind = type(a)
-        if kind is FloorDiv or kind is Mod or kind is CeilDiv:
+        if kind in _OPERATIONS:
             return True
         if kind is Mul:
             for f in a._args:
-                kind = type(f)
-                if kind is FloorDiv or kind is Mod or kind is CeilDiv:
+                if type(f) in _OPERATIONS:
                     return True
     return False
+
+
+_OPERATIONS = frozenset({FloorDiv, Mod, CeilDiv, Min, Max})
 
 
 # --- any operation ---------------------------------------------------------------------------
@@ -523,18 +534,18 @@ def mod_factor_gcd(node: Expr, ctx: Context) -> Expr | None:
 
 
 def mod_nested(node: Expr, ctx: Context) -> Expr | None:
-    """``M(y + k*M(x, a), b) = M(y + k*x, b)`` when ``b`` divides ``k*a`` (``a, b > 0``):
-    ``k*M(x, a) = k*x - k*a*F(x, a)`` and the multiple of ``b`` does not change the
-    remainder. In particular ``M(M(x, a), b) = M(x, b)`` when ``b`` divides ``a``, and
-    ``M(M(x, 784) + 1, 28) = M(x + 1, 28)``."""
+    """``M(y + k*M(x, a), b) = M(y + k*x, b)`` when ``b`` divides ``k*a`` (``b > 0``, ``a``
+    any nonzero constant): ``k*M(x, a) = k*x - k*a*F(x, a)`` and the multiple of ``b`` does
+    not change the remainder. In particular ``M(M(x, a), b) = M(x, b)`` when ``b`` divides
+    ``a``, and ``M(M(x, 784) + 1, 28) = M(x + 1, 28)``."""
     b = positive_divisor(node)
     if b is None:
         return None
     parts = terms(node.args[0])
     for i, (k, mono) in enumerate(parts):
         if isinstance(mono, Mod):
-            a = positive_divisor(mono)
-            if a is not None and (k * a) % b == 0:
+            a = mono.args[1]
+            if a.is_Integer and int(a) and (k * int(a)) % b == 0:
                 rest = parts[:i] + parts[i + 1:]
                 return Mod(add([sum_of_terms(rest), scale(k, mono.args[0])]), b)
     return None
@@ -769,71 +780,25 @@ def sum_complementary_mods(node: Expr, ctx: Context) -> Expr | None:
     return None
 
 
-# --- min / max -------------------------------------------------------------------
-def minmax_by_range(node: Expr, ctx: Context) -> Expr | None:
-    """``min(a, b) = a`` when ``a - b <= 0`` everywhere (``max(a, b) = a`` when
-    ``a - b >= 0``): the difference's range decides, so ``max(d0, d0 - 1) = d0``."""
-    a, b = node.args
-    diff = ctx.bounds(add([a, scale(-1, b)]))
-    if diff.is_empty:
-        return None
-    is_min = isinstance(node, Min)
-    if diff.hi <= 0:
-        return a if is_min else b
-    if diff.lo >= 0:
-        return b if is_min else a
-    return None
-
-
-def minmax_rounding(node: Expr, ctx: Context) -> Expr | None:
-    """``min(a, b)`` / ``max(a, b)`` decided by the sign of ``a - b`` after writing each
-    rounded multiple in it by its remainder: ``c*F(y, c) = y - M(y, c)`` and
-    ``c*C(y, c) = y + M(-y, c)`` (``c > 0``), with ``M(., c)`` in ``[0, c - 1]``. So
-    ``min(((x + 3) floordiv 4) * 4, x) = x`` (the difference is ``3 - M(x + 3, 4) >= 0``)
-    and ``max((x floordiv 8) * 8, x) = x`` (it is ``-M(x, 8) <= 0``)."""
-    a, b = node._args
-    parts = terms(add([a, scale(-1, b)]))
-    out: Terms = []
-    rounded = False
-    for k, mono in parts:
-        kind = type(mono)
-        c = positive_divisor(mono) if kind is FloorDiv or kind is CeilDiv else None
-        if c is None or k % c:
-            out.append((k, mono))
-            continue
-        rounded = True
-        m = k // c  # k*F(y, c) = m*(y - M(y, c)); k*C(y, c) = m*(y + M(-y, c))
-        y = mono._args[0]
-        out += [(m * coeff, t) for coeff, t in terms(y)]
-        if kind is FloorDiv:
-            out.append((-m, Mod(y, c)))
-        else:
-            out.append((m, Mod(scale(-1, y), c)))
-    if not rounded:
-        return None
-    diff = ctx.bounds(sum_of_terms(out))
-    if diff.is_empty:
-        return None
-    is_min = type(node) is Min
-    if diff.hi <= 0:
-        return a if is_min else b
-    if diff.lo >= 0:
-        return b if is_min else a
-    return None
-
-
 # --- the rule table ------------------------------------------------------------------------------
 RULES: dict[type, tuple[Rule, ...]] = {
     FloorDiv: (constant_by_range, floordiv_extract_multiples, floordiv_cancel_divisor,
                floordiv_drop_remainder, floordiv_nested, floordiv_of_mod,
-               floordiv_negative_divisor, floordiv_cancel_factor, divide_below_divisor),
+               floordiv_negative_divisor, floordiv_cancel_factor, divide_below_divisor,
+               floordiv_split_coefficients, floordiv_of_mod_of_floordiv,
+               floordiv_rounded_down, divmod_two_values),
     Mod: (mod_single_period, mod_drop_multiples, mod_drop_divisor_multiples, mod_factor_gcd,
           mod_nested, mod_negative_divisor, mod_nested_divisor, mod_cancel_factor,
-          divide_below_divisor),
+          divide_below_divisor, mod_reduce_coefficients, divmod_two_values),
     CeilDiv: (constant_by_range, ceildiv_negative_divisor, ceildiv_extract_multiples,
               ceildiv_drop_remainder, floordiv_cancel_factor),
-    Add: (sum_recombine_div_mod, sum_to_mod, sum_join_mod_digits, sum_complementary_mods),
-    Min: (minmax_by_range, minmax_rounding),
-    Max: (minmax_by_range, minmax_rounding),
-    Mul: (),
+    Add: (sum_recombine_div_mod, sum_to_mod, sum_join_mod_digits, sum_complementary_mods,
+          sum_floordiv_difference, sum_join_floordiv, sum_parity_quotient,
+          sum_to_mod_partial, sum_recombine_congruent, sum_min_plus_max,
+          sum_minmax_difference, sum_into_minmax),
+    Min: (minmax_by_range, minmax_rounding, minmax_drop_bounded, minmax_distribute,
+          minmax_common_terms, minmax_negated, minmax_of_quotients),
+    Max: (minmax_by_range, minmax_rounding, minmax_drop_bounded, minmax_distribute,
+          minmax_common_terms, minmax_negated, minmax_of_quotients),
+    Mul: (product_min_max,),
 }
