@@ -111,7 +111,7 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, Holder],
             i += 1
             continue
         holder = _trace_value(origin, var.map, comp)
-        folded, shortcut = _fold(m, i, holder, clamp, scope, settled and m is given)
+        folded, shortcut = _fold(m, i, holder, clamp, scope, settled and m is given, comp)
         if folded is not None:
             m = folded  # replaced (the next variable now has index i) or narrowed
             if shortcut:  # the shortcut's map is settled too
@@ -143,7 +143,7 @@ def split_by_tables(m: IndexingMap, sources: Mapping[ValueSource, Holder], clamp
         origin = None if var.source is None else sources.get(var.source)
         if origin is None or var.map is None:
             continue
-        runs = _table_runs(m, _trace_value(origin, var.map, comp), var, clamp)
+        runs = _table_runs(m, _trace_value(origin, var.map, comp), var, clamp, comp)
         if runs is None:
             continue
         pieces = []
@@ -193,8 +193,8 @@ def _merged(runs: list[tuple[Expr, int, int, int]], held: Callable[[int], object
     return merged
 
 
-def _table_runs(m: IndexingMap, holder: _Holder, var: RuntimeVar, fresh: bool
-                ) -> list[tuple[Expr, int, int, int]] | None:
+def _table_runs(m: IndexingMap, holder: _Holder, var: RuntimeVar, fresh: bool,
+                comp: HloComputation | None = None) -> list[tuple[Expr, int, int, int]] | None:
     """(variable, first, last position, value) per run of equal values that a constant
     integer table holds at the elements ``holder`` reads along one variable of ``m``: a
     dimension, or a range variable when ``m`` is fresh from its rule (see
@@ -213,7 +213,7 @@ def _table_runs(m: IndexingMap, holder: _Holder, var: RuntimeVar, fresh: bool
         span = m.ranges[m.range_vars.index(x)]
     else:
         return None
-    runs = table_runs(holder.instr, element.results, x, span)
+    runs = table_runs(holder.instr, element.results, x, span, comp)
     return None if runs is None else [(x, lo, hi, value) for lo, hi, value in runs]
 
 
@@ -295,11 +295,12 @@ def _value_expression(holder: _Holder, scope: Scope | None = None) -> Expr | Non
 
 
 def _fold(m: IndexingMap, i: int, holder: _Holder, clamp: bool,
-          scope: Scope | None = None, settled: bool = False
-          ) -> tuple[IndexingMap | None, bool]:
+          scope: Scope | None = None, settled: bool = False,
+          comp: HloComputation | None = None) -> tuple[IndexingMap | None, bool]:
     """``m`` with runtime variable ``i`` replaced by its value where that is known, or its
     interval narrowed to the values it can take (a point: replaced by it); None when
-    nothing is known. ``settled``: see :func:`resolve_runtime_vars`.
+    nothing is known. ``settled``: see :func:`resolve_runtime_vars`; ``comp``: the
+    computation holding the holder, whose values known before the run it may read.
 
     A value ``v`` reaching outside the variable's interval ``[lo, hi]`` reads nothing for a
     variable that is not ``clamped`` (a scatter index); for one that is, with ``clamp``, it
@@ -315,7 +316,7 @@ def _fold(m: IndexingMap, i: int, holder: _Holder, clamp: bool,
     if value is not None and not _shares_range_vars(value, var, m, clamp):
         value = None
     if value is None:
-        span = table_span(holder.instr, holder.element)
+        span = table_span(holder.instr, holder.element, comp)
         if span is None:
             return None, False
     else:
