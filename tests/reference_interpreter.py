@@ -459,6 +459,10 @@ def _value(instr: HloInstruction, out: int, int_values: dict[int, np.ndarray],
     if instr.opcode == "iota":
         axis = instr.attr_int("iota_dimension", 0)
         return np.indices(dims, dtype=np.int64)[axis]
+    if instr.opcode in ("reduce", "reduce-window", "scatter"):
+        if len(int_values) != len(instr.operands):
+            return None  # a float operand: not computed
+        return _reduced_value(instr, out, [int_values[k] for k in range(len(instr.operands))])
     operands = [_operand_value(instr, k, int_values) for k in range(len(instr.operands))]
     if instr.opcode == "convert":  # wraps around as the narrower type does
         element = out_shape(instr, out).element_type
@@ -476,8 +480,6 @@ def _value(instr: HloInstruction, out: int, int_values: dict[int, np.ndarray],
             bits = int(out_shape(instr, out).element_type[1:])
             fn = lambda a, b: np.right_shift(np.mod(a, 1 << bits), b)  # noqa: E731
         return np.broadcast_to(fn(*operands), dims).astype(result_type)
-    if instr.opcode in ("reduce", "reduce-window", "scatter"):
-        return _reduced_value(instr, out, operands)
     if instr.opcode not in MOVES_DATA:
         return None  # not computed: whatever needs it fails, never a wrong value
     # Data movement: every output element is a copy of one element of one data operand.
