@@ -362,6 +362,9 @@ def test_floating_point_values_that_nothing_rounds() -> None:
   ne = pred[3,3] compare(t, zeros), direction=NE
   ROOT c = s32[3,3] convert(ne)""")
     assert integer_values(r).tolist() == [[0, 1, 1], [0, 0, 1], [0, 0, 0]]
+    r = root_of("""  i = f16[2048] iota(), iota_dimension=0
+  ROOT c = s32[2048] convert(i)""")
+    assert integer_values(r).tolist() == list(range(2048))
     for body in ("""  a = f32[] constant(0.1)
   z = f32[] constant(0)
   ROOT c = pred[] compare(a, z), direction=GT""",  # 0.1 is not held exactly by f32
@@ -369,5 +372,7 @@ def test_floating_point_values_that_nothing_rounds() -> None:
   z = f32[] constant(0)
   ROOT c = pred[] compare(a, z), direction=LT, type=TOTALORDER""",  # orders -0 < +0
                  """  a = f32[] constant(2.5)
-  ROOT c = s32[] convert(a)"""):  # rounds
+  ROOT c = s32[] convert(a)""",  # rounds
+                 """  i = f16[4096] iota(), iota_dimension=0
+  ROOT c = s32[4096] convert(i)"""):  # f16 holds the integers up to 2048 only
         assert integer_values(root_of(body)) is None

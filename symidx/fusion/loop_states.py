@@ -200,6 +200,7 @@ class Specializer:
         self.decided = _decided(comp)
         self._fixed: dict[int, Fixed] = {}
         self._trips_unknown: dict[HloInstruction, bool] = {}
+        self._before: dict[HloInstruction, State] = {}
 
     def _unknown_trips(self, instr: HloInstruction, before: State) -> bool:
         """Is the trip count of the inner loop ``instr`` unknown from what is known of its
@@ -228,7 +229,9 @@ class Specializer:
             for sites, instr in self.decided:
                 path = (*(site.name for site in sites), instr.name)
                 held = self._evaluator(k, state, sites)
-                before = _before(sites, instr)
+                before = self._before.get(instr)
+                if before is None:
+                    before = self._before[instr] = _before(instr)
                 if instr.opcode == "conditional":
                     value = held.value(instr.operands[0])
                     if value is not None and value.size == 1 and before[0] is None:
@@ -333,12 +336,11 @@ def _decided(comp: HloComputation) -> list[tuple[tuple[HloInstruction, ...], Hlo
     return found
 
 
-def _before(sites: tuple[HloInstruction, ...], instr: HloInstruction) -> State:
+def _before(instr: HloInstruction) -> State:
     """What is known of a conditional's branch index (one leaf) or a loop's initial state
     before the run, whatever the enclosing loop's state: what the constants of its
-    computation give."""
+    computation give (its parameters unknown, whichever calls lead to it)."""
     held = instr.operands[0]
-    del sites  # the computation's parameters are unknown whichever calls lead to it
     if instr.opcode == "conditional":
         return (evaluator({}).value(held),)
     return _padded(evaluator({}).leaves(held), leaf_count(held.shape))

@@ -98,7 +98,7 @@ _COMPARE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 }
 _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "negate": np.negative, "abs": np.abs, "sign": np.sign}
-_FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+_FLOATS: dict[str, type[np.floating]] = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 _MOVES = PASSES_WHOLE  # the value, whatever its shape
 _CALLS = frozenset({"fusion", "call"})
 _SHIFTS = frozenset({"shift-left", "shift-right-logical", "shift-right-arithmetic"})
@@ -271,6 +271,9 @@ def _array_op(instr: HloInstruction, shape: Shape, args: list[Value]) -> np.ndar
         axis = instr.attr_int("iota_dimension", 0)
         if axis is None or not 0 <= axis < len(dims):
             return None
+        kind = _FLOATS.get(shape.element_type)
+        if kind is not None and dims[axis] > 2 ** (np.finfo(kind).nmant + 1):
+            return None  # past the integers the type holds exactly: rounded
         line = np.arange(dims[axis]).reshape([-1 if d == axis else 1 for d in range(len(dims))])
         return np.broadcast_to(line, dims)
     wide = [a.astype(np.int64) if a.dtype.kind in "biu" else a for a in args]
@@ -359,10 +362,12 @@ def _convert(a: Value, shape: Shape) -> np.ndarray | None:
                               else np.zeros(a.shape, dtype=bool))
         return out if same.all() else None
     bounds = integer_bounds(target)
-    if bounds is None or not np.isfinite(a).all() or (a != np.trunc(a)).any() \
-            or (a < bounds[0]).any() or (a > bounds[1]).any():
+    wide = a.astype(np.float64)  # compared with the bounds exactly, whatever the type
+    if bounds is None or not np.isfinite(wide).all() or (wide != np.trunc(wide)).any() \
+            or (wide < bounds[0]).any() or (wide > bounds[1]).any() \
+            or (np.abs(wide) >= 2.0 ** 62).any():  # no s64 bound rounds up past int64
         return None
-    return a.astype(np.int64)
+    return wide.astype(np.int64)
 
 
 def _shift(op: str, element_type: str, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
