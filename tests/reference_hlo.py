@@ -341,7 +341,10 @@ def _reducer_reads(instr, n: int, elements: Sequence[list[set[tuple[int, Index]]
     N inits): the elements read, running the reducer over ``elements`` in order from the
     inits. An element gives, per component, the (operand, index) pairs its value reads;
     each result reads what the accumulators and elements it is computed from read (the
-    reducer's parameters: N accumulators, then N elements)."""
+    reducer's parameters: N accumulators, then N elements). XLA leaves the order of the
+    applications undefined: one order gives every order's reads when each result reads its
+    own accumulator (every reducer the twins draw); for others (a reducer swapping its
+    components) it is what that order reads, a lower bound."""
     params = _combiner_params(instr, n)
     acc: list[set[tuple[int, Index]]] = [{(n + j, ())} for j in range(n)]
     for element in elements:
@@ -356,23 +359,25 @@ def _reducer_reads(instr, n: int, elements: Sequence[list[set[tuple[int, Index]]
     return found
 
 
+def reduced_elements(instr, o: Index) -> Iterator[Index]:
+    """The input elements a ``reduce`` combines into output element ``o``, in order."""
+    src = op_dims(instr, 0)
+    kept = [i for i in range(len(src)) if i not in instr.dimensions]
+    for r in box([src[i] for i in instr.dimensions]):
+        i = [0] * len(src)
+        for p, d in enumerate(kept):
+            i[d] = o[p]
+        for p, d in enumerate(instr.dimensions):
+            i[d] = r[p]
+        yield tuple(i)
+
+
 @reference("reduce")
 def _reduce(instr, values, output):
     n = len(instr.operands) // 2
-    src = op_dims(instr, 0)
-    kept = [i for i in range(len(src)) if i not in instr.dimensions]
-    deps = {}
-    for o in box(out_dims(instr, output)):
-        elements = []
-        for r in box([src[i] for i in instr.dimensions]):
-            i = [0] * len(src)
-            for p, d in enumerate(kept):
-                i[d] = o[p]
-            for p, d in enumerate(instr.dimensions):
-                i[d] = r[p]
-            elements.append([{(k, tuple(i))} for k in range(n)])
-        deps[o] = _reducer_reads(instr, n, elements)[output]
-    return deps
+    return {o: _reducer_reads(instr, n, [[{(k, i)} for k in range(n)]
+                                         for i in reduced_elements(instr, o)])[output]
+            for o in box(out_dims(instr, output))}
 
 
 def _window_reads(o: Index, window, src: Sequence[int]) -> Iterator[tuple[Index, Index]]:

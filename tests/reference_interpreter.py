@@ -33,6 +33,7 @@ from reference_hlo import (
     dependencies,
     out_dims,
     ravel,
+    reduced_elements,
 )
 from symidx.hlo import (
     HloComputation,
@@ -534,14 +535,8 @@ def _reduced_value(instr: HloInstruction, out: int, operands: list[np.ndarray]
     for o in box(dims):
         acc = init
         if instr.opcode == "reduce":
-            kept = [i for i in range(len(src)) if i not in instr.dimensions]
-            for r in box([src[i] for i in instr.dimensions]):
-                i = [0] * len(src)
-                for p, dd in enumerate(kept):
-                    i[dd] = o[p]
-                for p, dd in enumerate(instr.dimensions):
-                    i[dd] = r[p]
-                acc = _apply(comp, acc, x[tuple(i)])
+            for i in reduced_elements(instr, o):
+                acc = _apply(comp, acc, x[i])
         else:
             under = dict(_window_reads(o, instr.window, src))
             for w in box([wd.size for wd in instr.window]):

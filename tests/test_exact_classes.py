@@ -244,3 +244,72 @@ def test_the_stored_modules_are_what_jax_makes_of_the_programs() -> None:
         fresh = parse_hlo(modules(program)["lowered"]).entry
         assert [p.shape for p in fresh.parameters] == [p.shape for p in stored.parameters]
         assert Path(DATA / f"{name}.compiled.hlo").exists()
+
+
+# --- the dataflow of reducers and comparators --------------------------------------------------
+
+REDUCERS = """HloModule m
+swap {
+  a0 = f32[] parameter(0)
+  a1 = f32[] parameter(1)
+  b0 = f32[] parameter(2)
+  b1 = f32[] parameter(3)
+  s0 = f32[] add(a1, b1)
+  s1 = f32[] add(a0, b0)
+  ROOT t = (f32[], f32[]) tuple(s0, s1)
+}
+chain {
+  a0 = f32[] parameter(0)
+  a1 = f32[] parameter(1)
+  a2 = f32[] parameter(2)
+  b0 = f32[] parameter(3)
+  b1 = f32[] parameter(4)
+  b2 = f32[] parameter(5)
+  m = f32[] maximum(a0, b0)
+  t = (f32[], f32[]) tuple(m, b1)
+  first = f32[] get-tuple-element(t), index=0
+  c = f32[] call(first, b1), to_apply=pick
+  ROOT r = (f32[], f32[], f32[]) tuple(m, c, b2)
+}
+pick {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT z = f32[] add(x, y)
+}
+by_second {
+  a0 = f32[] parameter(0)
+  b0 = f32[] parameter(1)
+  a1 = f32[] parameter(2)
+  b1 = f32[] parameter(3)
+  a2 = f32[] parameter(4)
+  b2 = f32[] parameter(5)
+  ROOT lt = pred[] compare(a1, b1), direction=LT
+}
+ENTRY e {
+  x = f32[2,3] parameter(0)
+  y = f32[2,3] parameter(1)
+  z = f32[2,3] parameter(2)
+  i = f32[] constant(0)
+  swapped = (f32[2], f32[2]) reduce(x, y, i, i), dimensions={1}, to_apply=swap
+  chained = (f32[2], f32[2], f32[2]) reduce(x, y, z, i, i, i), dimensions={1}, to_apply=chain
+  ROOT sorted = (f32[2,3], f32[2,3], f32[2,3]) sort(x, y, z), dimensions={1}, to_apply=by_second
+}
+"""
+
+
+def test_each_output_reads_the_components_its_reducer_reaches() -> None:
+    """A reducer that swaps its components makes each output read both (a result reads
+    the other's accumulator, over any number of applications); one whose results read
+    their own component and the first's (through a tuple and a call) reads those; a sort
+    compared by its second operand moves every operand by the second's order."""
+    from symidx.ops.reduction import reduced_components, sort_keys
+
+    comp = parse_hlo(REDUCERS).entry
+    swapped, chained, ordered = (comp.instruction(n) for n in ("swapped", "chained", "sorted"))
+    assert reduced_components(swapped, 2) == [frozenset({0, 1})] * 2
+    assert reduced_components(chained, 3) == [
+        frozenset({0}), frozenset({0, 1}), frozenset({2})]
+    assert sort_keys(ordered) == frozenset({1})
+    record = computation_maps(comp, "output_to_input")
+    assert [[g.index for g in r.groups if not all(m.is_known_empty for m in g.maps)]
+            for r in record] == [[0, 1], [1], [1, 2]]
