@@ -54,6 +54,8 @@ State = tuple["Value | None", ...]  # per leaf of a loop's state: its value, if 
 
 
 def loop_parts(instr: HloInstruction) -> tuple[HloComputation, HloComputation]:
+    """The body and the condition of ``while`` ``instr`` (:class:`HloShapeError` unless it
+    has one of each and one operand)."""
     called = instr.called_computations
     body, condition = called.get("body", ()), called.get("condition", ())
     if len(body) != 1 or len(condition) != 1 or len(instr.operands) != 1:
