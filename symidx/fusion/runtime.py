@@ -148,10 +148,10 @@ def split_by_tables(m: IndexingMap, sources: Mapping[ValueSource, Holder], clamp
         if origin is None or var.map is None:
             continue
         holder = _trace_value(origin, var.map, comp)
-        if _expressed(m, var, holder, clamp):
-            continue  # an iota and arithmetic on it: one map holds it (resolve_runtime_vars)
         runs = _table_runs(m, holder, var, clamp, comp)
-        if runs is not None and (not found or runs[0][0] == next(iter(found.values()))[0][0]):
+        if runs is None or _expressed(m, var, holder, clamp):
+            continue  # no table; or an iota and arithmetic on it, which one map holds
+        if not found or runs[0][0] == next(iter(found.values()))[0][0]:
             found[i] = _merged(runs, _held(var, clamp))
     if not found:
         return [m]

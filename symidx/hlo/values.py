@@ -75,7 +75,7 @@ __all__ = ["SPLIT_LIMIT", "SCATTER_SPLIT_LIMIT", "SPAN_LIMIT", "READ_LIMIT", "MA
            "value_source", "held_at", "leaf_value", "literal_at", "literal_elements",
            "integral", "known_values", "constant_table", "table_span", "table_runs",
            "splits", "Scope", "cross", "filling", "runs_computation", "evaluator", "folded",
-           "known_in", "known_leaves",
+           "known_in", "known_leaves", "reads_input", "WALK_LIMIT",
            "counter_dtype", "KnownValue", "Holder", "known_value_at", "preserves_integers",
            "integer_range", "exact_range"]
 
@@ -236,6 +236,26 @@ def known_values(instr: HloInstruction) -> np.ndarray | None:
     return integer_values(instr)
 
 
+class _Folded:
+    """What a computation keeps of the values known before the run (see :func:`folded`):
+    the evaluator, made on first use, and per instruction whether its value depends on an
+    input (a parameter no single caller fills), found without evaluating anything."""
+
+    __slots__ = ("comp", "evaluator", "inputs")
+
+    def __init__(self, comp: HloComputation) -> None:
+        self.comp = comp
+        self.evaluator: Evaluator | None = None
+        self.inputs: dict[HloInstruction, bool] = {}
+
+
+def _kept(comp: HloComputation) -> _Folded:
+    found = comp._folded
+    if found is None:
+        found = comp._folded = _Folded(comp)
+    return cast(_Folded, found)
+
+
 def folded(comp: HloComputation) -> Evaluator:
     """The values of ``comp``'s instructions known before the run, as
     :class:`symidx.hlo.fold.Evaluator` computes them: from constants and iotas, and from its
@@ -243,21 +263,60 @@ def folded(comp: HloComputation) -> Evaluator:
     ``fusion`` or a ``call``) and their values are known there, followed caller after
     caller. A pure function of the module, kept in the computation (filled on first use,
     as :mod:`symidx.hlo.same_value` keeps its table)."""
-    found = comp._folded
-    if found is None:
+    kept = _kept(comp)
+    if kept.evaluator is None:
         from symidx.hlo.fold import Evaluator
 
-        found = comp._folded = Evaluator(_FilledByCaller(comp))
-    return cast("Evaluator", found)
+        kept.evaluator = Evaluator(_FilledByCaller(comp))
+    return kept.evaluator
+
+
+def reads_input(instr: HloInstruction, comp: HloComputation) -> bool:
+    """Does the value of ``instr`` (an instruction of ``comp``) depend on an input: a
+    parameter of ``comp`` that no single caller fills (see :func:`folded`), or, followed to
+    the caller, one of the caller's? Found by walking operands, no value computed; True
+    when the walk passes :data:`WALK_LIMIT` instructions (then nothing is known)."""
+    memo = _kept(comp).inputs
+    if instr in memo:
+        return memo[instr]
+    seen: set[HloInstruction] = set()
+    todo = [instr]
+    found = False
+    while todo and not found:
+        x = todo.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        known = memo.get(x)
+        if known is not None:
+            found = known
+        elif len(seen) > WALK_LIMIT:
+            found = True
+        elif x.opcode == "parameter":
+            fill = _FilledByCaller(comp).caller
+            k = x.parameter_number
+            found = fill is None or k is None or not 0 <= k < len(fill[0].operands) \
+                or reads_input(fill[0].operands[k], fill[1])
+        else:
+            todo.extend(x.operands)
+    memo[instr] = found
+    return found
+
+
+#: The most instructions :func:`reads_input` walks for one question.
+WALK_LIMIT = 4096
 
 
 def known_in(instr: HloInstruction, comp: HloComputation | None) -> np.ndarray | None:
     """The integer values ``instr`` holds whatever the run (an ``int64`` array of its dims),
     where ``comp`` is the computation holding it: what :func:`folded` knows there, its
     parameters followed to their caller; without ``comp`` (or for an instruction that is
-    not ``comp``'s), :func:`known_values`."""
+    not ``comp``'s), :func:`known_values`. None at once, without evaluating, when the
+    value depends on an input (:func:`reads_input`)."""
     if comp is None or not _holds(comp, instr):
         return known_values(instr)
+    if reads_input(instr, comp):
+        return None
     from symidx.hlo.fold import as_integers
 
     return as_integers(folded(comp).value(instr))
