@@ -112,6 +112,22 @@ sum2 {
   s1 = f32[] add(a1, b1)
   ROOT t = (f32[], f32[]) tuple(s0, s1)
 }
+argmax2 {
+  a0 = f32[] parameter(0)
+  a1 = s32[] parameter(1)
+  b0 = f32[] parameter(2)
+  b1 = s32[] parameter(3)
+  gt = pred[] compare(b0, a0), direction=GT
+  nan = pred[] compare(b0, b0), direction=NE
+  pick = pred[] or(gt, nan)
+  v = f32[] select(pick, b0, a0)
+  eq = pred[] compare(b0, a0), direction=EQ
+  lower = pred[] compare(b1, a1), direction=LT
+  tie = pred[] and(eq, lower)
+  pick_index = pred[] or(pick, tie)
+  i = s32[] select(pick_index, b1, a1)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
 set {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -143,6 +159,24 @@ lt2 {
   a1 = f32[] parameter(2)
   b1 = f32[] parameter(3)
   ROOT c = pred[] compare(a0, b0), direction=LT
+}
+lt2_both {
+  a0 = f32[] parameter(0)
+  b0 = f32[] parameter(1)
+  a1 = f32[] parameter(2)
+  b1 = f32[] parameter(3)
+  first = pred[] compare(a0, b0), direction=LT
+  same = pred[] compare(a0, b0), direction=EQ
+  second = pred[] compare(a1, b1), direction=LT
+  tie = pred[] and(same, second)
+  ROOT c = pred[] or(first, tie)
+}
+lt2_second {
+  a0 = f32[] parameter(0)
+  b0 = f32[] parameter(1)
+  a1 = f32[] parameter(2)
+  b1 = f32[] parameter(3)
+  ROOT c = pred[] compare(a1, b1), direction=GT
 }
 lt3 {
   a0 = f32[] parameter(0)

@@ -335,23 +335,49 @@ def _gather(instr, values, output):
 # --- reductions ---------------------------------------------------------------------------
 
 
+def _reducer_reads(instr, n: int, elements: Sequence[list[set[tuple[int, Index]]]]
+                   ) -> list[list[set[Index]]]:
+    """Per output of a variadic reduction of ``n`` components, per operand (N inputs, then
+    N inits): the elements read, running the reducer over ``elements`` in order from the
+    inits. An element gives, per component, the (operand, index) pairs its value reads;
+    each result reads what the accumulators and elements it is computed from read (the
+    reducer's parameters: N accumulators, then N elements). XLA leaves the order of the
+    applications undefined: one order gives every order's reads when each result reads its
+    own accumulator (every reducer the twins draw); for others (a reducer swapping its
+    components) it is what that order reads, a lower bound."""
+    params = _combiner_params(instr, n)
+    acc: list[set[tuple[int, Index]]] = [{(n + j, ())} for j in range(n)]
+    for element in elements:
+        acc = [set().union(*(acc[p] if p < n else element[p - n] for p in params[j]))
+               for j in range(n)]
+    found = []
+    for j in range(n):
+        per_operand: list[set[Index]] = [set() for _ in range(2 * n)]
+        for k, index in acc[j]:
+            per_operand[k].add(index)
+        found.append(per_operand)
+    return found
+
+
+def reduced_elements(instr, o: Index) -> Iterator[Index]:
+    """The input elements a ``reduce`` combines into output element ``o``, in order."""
+    src = op_dims(instr, 0)
+    kept = [i for i in range(len(src)) if i not in instr.dimensions]
+    for r in box([src[i] for i in instr.dimensions]):
+        i = [0] * len(src)
+        for p, d in enumerate(kept):
+            i[d] = o[p]
+        for p, d in enumerate(instr.dimensions):
+            i[d] = r[p]
+        yield tuple(i)
+
+
 @reference("reduce")
 def _reduce(instr, values, output):
     n = len(instr.operands) // 2
-    src = op_dims(instr, 0)
-    kept = [i for i in range(len(src)) if i not in instr.dimensions]
-    deps = {}
-    for o in box(out_dims(instr, output)):
-        reads = set()
-        for r in box([src[i] for i in instr.dimensions]):
-            i = [0] * len(src)
-            for p, d in enumerate(kept):
-                i[d] = o[p]
-            for p, d in enumerate(instr.dimensions):
-                i[d] = r[p]
-            reads.add(tuple(i))
-        deps[o] = [set(reads) for _ in range(n)] + [{()} for _ in range(n)]
-    return deps
+    return {o: _reducer_reads(instr, n, [[{(k, i)} for k in range(n)]
+                                         for i in reduced_elements(instr, o)])[output]
+            for o in box(out_dims(instr, output))}
 
 
 def _window_reads(o: Index, window, src: Sequence[int]) -> Iterator[tuple[Index, Index]]:
@@ -369,12 +395,16 @@ def _window_reads(o: Index, window, src: Sequence[int]) -> Iterator[tuple[Index,
 
 @reference("reduce-window")
 def _reduce_window(instr, values, output):
+    """A window position on an element combines it; one on padding or a base-dilation
+    hole combines the init value (StableHLO pads the inputs with the inits)."""
     n = len(instr.operands) // 2
     src = op_dims(instr, 0)
     deps = {}
     for o in box(out_dims(instr, output)):
-        reads = {i for _, i in _window_reads(o, instr.window, src)}
-        deps[o] = [set(reads) for _ in range(n)] + [{()} for _ in range(n)]
+        under = dict(_window_reads(o, instr.window, src))
+        elements = [[{(k, under[w])} if w in under else {(n + k, ())} for k in range(n)]
+                    for w in box([d.size for d in instr.window])]
+        deps[o] = _reducer_reads(instr, n, elements)[output]
     return deps
 
 
@@ -464,10 +494,16 @@ def _convolution(instr, values, output):
 
 @reference("sort")
 def _sort(instr, values, output):
+    """The comparator decides the permutation from the operands whose parameters (``2k``
+    and ``2k + 1`` for operand ``k``) it is computed from; output ``j`` at a position
+    holds operand ``j``'s element the permutation puts there, which may be any of its row.
+    So it reads its own operand's row and every compared operand's row."""
     axis = instr.dimensions[0]
     dims = op_dims(instr, 0)
+    compared = {p // 2 for p in _combiner_params(instr, 1)[0]}
     return {o: [{o[:axis] + (p,) + o[axis + 1:] for p in range(dims[axis])}
-                for _ in instr.operands] for o in box(out_dims(instr, output))}
+                if k == output or k in compared else set()
+                for k in range(len(instr.operands))] for o in box(out_dims(instr, output))}
 
 
 # --- structure and collectives ------------------------------------------------------------
@@ -845,8 +881,8 @@ def _scatter_target(parts, u: Index, vector: Sequence[int]) -> Index | None:
 
 
 def _combiner_params(instr, n: int) -> list[set[int]]:
-    """Per result of the scatter's combiner: the parameters (N current values, then N
-    updates) its value is computed from."""
+    """Per result of the computation ``to_apply`` names (a scatter's combiner, a reducer,
+    a comparator): the parameters its value is computed from."""
     (comp,) = instr.called_computations["to_apply"]
 
     def params(x) -> set[int]:

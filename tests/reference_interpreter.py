@@ -24,11 +24,16 @@ import numpy as np
 from reference_hlo import (
     COLLECTIVE,
     Index,
+    _scatter_parts,
+    _scatter_target,
+    _vector_elements,
+    _window_reads,
     box,
     collective_dependencies,
     dependencies,
     out_dims,
     ravel,
+    reduced_elements,
 )
 from symidx.hlo import (
     HloComputation,
@@ -142,7 +147,9 @@ def _run(comp: HloComputation, params: Sequence[Sequence[Leaf]],
             reads[(instr.name, out)] = [_union(instr, deps[o], reads) for o in box(dims)]
             if (_output_is_integer(instr, out) or _float_known(instr, out, int_values)) \
                     and instr.opcode not in DEVICE_DEPENDENT:
-                values[(instr.name, out)] = _value(instr, out, int_values, deps)
+                value = _value(instr, out, int_values, deps)
+                if value is not None:
+                    values[(instr.name, out)] = value
 
 
 def _key(user: HloInstruction, op: HloInstruction) -> Key:
@@ -232,14 +239,25 @@ def structural_leaves(instr: HloInstruction, reads: dict[Key, Reads],
 
 
 def _conditional(instr: HloInstruction, of) -> list[Leaf]:  # type: ignore[no-untyped-def]
-    """Every branch may run: each output element reads what any branch's root reads, and
-    the branch index (or predicate)."""
+    """When the branch index (or predicate) reads no parameter element (its value is known
+    before the run: constants, iotas, loop counters), the branch it picks runs (a pred
+    runs branch 0 when true; an index outside the branches, the last). Otherwise every
+    branch may run, as over every value of an index that is a runtime value. Each output
+    element reads what the branches that may run read, and the branch index."""
     called = instr.called_computations
     branches = called.get("branch_computations") or (
         called["true_computation"] + called["false_computation"])
-    (index_reads, _), = of(0)
+    (index_reads, index_value), = of(0)
     chosen = index_reads[0]
-    outputs = [_called(comp, [of(b + 1)]) for b, comp in enumerate(branches)]
+    runs = range(len(branches))
+    if index_value is not None and not chosen:
+        v = int(np.asarray(index_value).reshape(-1)[0])
+        if out_shape(instr.operands[0], 0).element_type == "pred":
+            runs = range(0, 1) if v else range(1, 2)
+        else:
+            runs = range(v, v + 1) if 0 <= v < len(branches) else range(len(branches) - 1,
+                                                                         len(branches))
+    outputs = [_called(branches[b], [of(b + 1)]) for b in runs]
     merged = []
     for lf in range(leaf_count(instr.shape)):
         per_element = zip(*(branch[lf][0] for branch in outputs), strict=True)
@@ -434,7 +452,7 @@ def _float_known(instr: HloInstruction, out: int, int_values: dict[int, np.ndarr
 
 
 def _value(instr: HloInstruction, out: int, int_values: dict[int, np.ndarray],
-           deps: dict[Index, list[set[Index]]]) -> np.ndarray:
+           deps: dict[Index, list[set[Index]]]) -> np.ndarray | None:
     dims = out_dims(instr, out)
     result_type = np.int64 if _output_is_integer(instr, out) else np.float64
     if instr.opcode == "constant":
@@ -442,6 +460,10 @@ def _value(instr: HloInstruction, out: int, int_values: dict[int, np.ndarray],
     if instr.opcode == "iota":
         axis = instr.attr_int("iota_dimension", 0)
         return np.indices(dims, dtype=np.int64)[axis]
+    if instr.opcode in ("reduce", "reduce-window", "scatter"):
+        if len(int_values) != len(instr.operands):
+            return None  # a float operand: not computed
+        return _reduced_value(instr, out, [int_values[k] for k in range(len(instr.operands))])
     operands = [_operand_value(instr, k, int_values) for k in range(len(instr.operands))]
     if instr.opcode == "convert":  # wraps around as the narrower type does
         element = out_shape(instr, out).element_type
@@ -459,12 +481,67 @@ def _value(instr: HloInstruction, out: int, int_values: dict[int, np.ndarray],
             bits = int(out_shape(instr, out).element_type[1:])
             fn = lambda a, b: np.right_shift(np.mod(a, 1 << bits), b)  # noqa: E731
         return np.broadcast_to(fn(*operands), dims).astype(result_type)
+    if instr.opcode not in MOVES_DATA:
+        return None  # not computed: whatever needs it fails, never a wrong value
     # Data movement: every output element is a copy of one element of one data operand.
     data = DATA_OPERANDS.get(instr.opcode, range(len(instr.operands)))
     result = np.zeros(dims, dtype=result_type)
     for o in box(dims):
         k, j = next((k, next(iter(deps[o][k]))) for k in data if deps[o][k])
         result[o] = operands[k][j]
+    return result
+
+
+#: Ops each of whose output elements is a copy of one element of one operand.
+MOVES_DATA = frozenset({"bitcast", "broadcast", "copy", "reshape", "reverse", "slice",
+                        "transpose", "concatenate", "pad", "dynamic-slice",
+                        "dynamic-update-slice", "gather"})
+
+
+def _apply(comp: HloComputation, *scalars: object) -> object:
+    """The value of the reducer ``comp`` on scalar arguments, run by this interpreter."""
+    params = [[([NO_READS], np.asarray(v))] for v in scalars]
+    ((_, value),) = _called(comp, params)
+    assert value is not None, f"{comp.name}: no value"
+    return np.asarray(value).reshape(()).item()
+
+
+def _reduced_value(instr: HloInstruction, out: int, operands: list[np.ndarray]
+                   ) -> np.ndarray | None:
+    """The values of a ``reduce`` or ``reduce-window`` of one input (the reducer run from
+    the init over the elements each output element combines, a window position on padding
+    or a hole combining the init), or of a ``scatter`` of one operand (the reducer run
+    on each element an update lands on, in the updates' order); None for more operands."""
+    (comp,) = instr.called_computations["to_apply"]
+    dims = out_dims(instr, out)
+    result = np.zeros(dims, dtype=np.int64)
+    if instr.opcode == "scatter":
+        if len(operands) != 3:
+            return None
+        parts = _scatter_parts(instr)
+        result = operands[0].astype(np.int64).copy()
+        d = parts[4]
+        for u in box(out_dims(instr.operands[2])):
+            position = {q: u[parts[5][t]] for t, q in enumerate(parts[6])}
+            vector = [int(operands[1][e]) for e in _vector_elements(d, parts[2], position)]
+            target = _scatter_target(parts, u, vector)
+            if target is not None:
+                result[target] = _apply(comp, result[target], operands[2][u])
+        return result
+    if len(operands) != 2:
+        return None
+    x, init = operands[0], operands[1].reshape(()).item()
+    src = out_dims(instr.operands[0])
+    for o in box(dims):
+        acc = init
+        if instr.opcode == "reduce":
+            for i in reduced_elements(instr, o):
+                acc = _apply(comp, acc, x[i])
+        else:
+            under = dict(_window_reads(o, instr.window, src))
+            for w in box([wd.size for wd in instr.window]):
+                acc = _apply(comp, acc, x[under[w]] if w in under else init)
+        result[o] = acc
     return result
 
 

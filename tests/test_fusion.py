@@ -167,7 +167,19 @@ def test_group_maps_by_producers() -> None:
     ("ComputeGroupedOutputToInputIndexing_SingleOp", "p1", {"exp0"}),
 ])
 def test_xla_grouped_case(case: str, target: str, within: set[str]) -> None:
-    assert grouped(case, target, within) == expected_grouped(case)
+    want = expected_grouped(case)
+    want.update(GROUPED_DEVIATIONS.get(case, {}))
+    assert grouped(case, target, within) == want
+
+
+#: Where our grouped maps deliberately differ from XLA's: our answer, exact, and why.
+GROUPED_DEVIATIONS = {
+    # The reducer adds each component apart (add.0 of the first accumulator and element,
+    # add.1 of the second): output 0 reads param_0.3 and its init param_2.2, never
+    # param_1.3 nor output 1's init (XLA: every input and every init).
+    "ComputeGroupedOutputToInputIndexing_VariadicReduce": {
+        "param_1.3": ["KNOWNEMPTY"], "constant": ["KNOWNEMPTY"]},
+}
 
 
 @pytest.mark.parametrize("case", ["AllGatherDotFusion_GatherNonContractingDim",
@@ -399,8 +411,9 @@ pair {
   ROOT t = (f32[], f32[]) tuple(s0, s1)
 }""")
     found = maps_of(fusion)
-    want = ["(d0)[s0]->(d0,s0),domain:d0in[0,3],s0in[0,5]"]
-    assert xla_texts(found[0].maps) == want and xla_texts(found[1].maps) == want
+    # output 1 of the reduce is computed from p1 alone (the reducer adds each pair apart)
+    assert xla_texts(found[0].maps) == ["KNOWNEMPTY"]
+    assert xla_texts(found[1].maps) == ["(d0)[s0]->(d0,s0),domain:d0in[0,3],s0in[0,5]"]
 
 
 def test_nested_fusions_and_calls_compose() -> None:

@@ -300,3 +300,33 @@ ENTRY e {{
     d = named(module.entry, "d")
     held = filling(x, Scope(f, (d,), Scope(module.entry)))
     assert held is d
+
+
+def test_values_known_in_a_computation_follow_its_single_caller() -> None:
+    """``folded``/``known_in``: a fusion's parameter filled by its one caller with a folded
+    table is that table; one filled by an entry parameter depends on an input
+    (``reads_input``), and so is unknown without evaluating; ``known_values`` knows neither
+    (it does not leave the computation)."""
+    from symidx.hlo.values import known_in, reads_input
+
+    module = parse_hlo("""HloModule m
+f {
+  t = s32[3] parameter(0)
+  x = s32[3] parameter(1)
+  one = s32[] constant(1)
+  ones = s32[3] broadcast(one), dimensions={}
+  a = s32[3] add(t, ones)
+  ROOT b = s32[3] add(x, ones)
+}
+ENTRY e {
+  i = s32[3] iota(), iota_dimension=0
+  p = s32[3] parameter(0)
+  ROOT r = s32[3] fusion(i, p), kind=kLoop, calls=f
+}""")
+    f = module.computation("f")
+    a, b = f.instruction("a"), f.instruction("b")
+    assert known_in(a, f).tolist() == [1, 2, 3]
+    assert known_values(a) is None
+    assert not reads_input(a, f) and reads_input(b, f)
+    assert known_in(b, f) is None
+    assert known_in(module.entry.instruction("i"), f).tolist() == [0, 1, 2]  # not f's: plain

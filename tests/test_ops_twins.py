@@ -315,10 +315,11 @@ def test_reduce(data) -> None:
     if data.draw(st.booleans()):
         root = f"{text('f32', out)} reduce(p0, p1), dimensions={{{red}}}, to_apply=sum"
         check(build([text("f32", dims), "f32[]"], root))
-    else:
-        shape = f"({text('f32', out)}, {text('f32', out)})"
-        root = f"{shape} reduce(p0, p1, p2, p3), dimensions={{{red}}}, to_apply=sum2"
-        check(build([text("f32", dims)] * 2 + ["f32[]"] * 2, root))
+    else:  # variadic: each output reads the components the reducer computes it from
+        reducer, second = data.draw(st.sampled_from([("sum2", "f32"), ("argmax2", "s32")]))
+        shape = f"({text('f32', out)}, {text(second, out)})"
+        root = f"{shape} reduce(p0, p1, p2, p3), dimensions={{{red}}}, to_apply={reducer}"
+        check(build([text("f32", dims), text(second, dims), "f32[]", f"{second}[]"], root))
 
 
 @EXAMPLES
@@ -330,9 +331,11 @@ def test_reduce_window(data) -> None:
         root = f"{text('f32', out)} reduce-window(p0, p1), window={{{window}}}, to_apply=sum"
         check(build([text("f32", dims), "f32[]"], root))
     else:
-        shape = f"({text('f32', out)}, {text('f32', out)})"
-        root = f"{shape} reduce-window(p0, p1, p2, p3), window={{{window}}}, to_apply=sum2"
-        check(build([text("f32", dims)] * 2 + ["f32[]"] * 2, root))
+        reducer, second = data.draw(st.sampled_from([("sum2", "f32"), ("argmax2", "s32")]))
+        shape = f"({text('f32', out)}, {text(second, out)})"
+        root = (f"{shape} reduce-window(p0, p1, p2, p3), window={{{window}}}, "
+                f"to_apply={reducer}")
+        check(build([text("f32", dims), text(second, dims), "f32[]", f"{second}[]"], root))
 
 
 @st.composite
@@ -433,9 +436,10 @@ def test_sort(data) -> None:
     if data.draw(st.booleans()):
         root = f"{text('f32', dims)} sort(p0), dimensions={{{axis}}}, to_apply=lt"
         check(build([text("f32", dims)], root))
-    else:
+    else:  # the keys are the operands the comparator reads: 0, both, or 1
+        comparator = data.draw(st.sampled_from(["lt2", "lt2_both", "lt2_second"]))
         shape = f"({text('f32', dims)}, {text('f32', dims)})"
-        root = f"{shape} sort(p0, p1), dimensions={{{axis}}}, to_apply=lt2"
+        root = f"{shape} sort(p0, p1), dimensions={{{axis}}}, to_apply={comparator}"
         check(build([text("f32", dims)] * 2, root))
 
 

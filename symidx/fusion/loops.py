@@ -62,17 +62,27 @@ over-approximation, labelled opaque (``"while NAME (loop-carried)"``, or ``"whil
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from symidx.errors import HloShapeError, SymidxError
+from symidx.errors import SymidxError
+from symidx.fusion.loop_states import (
+    UNROLL_LIMIT,
+    Specializer,
+    State,
+    Trips,
+    loop_parts,
+    producer,
+    thawed_state,
+    trip_count,
+)
 from symidx.fusion.reached import Reached, Step, Traced, identity_step
 from symidx.fusion.runtime import resolve_runtime_vars
-from symidx.hlo import HloComputation, HloInstruction, Shape
-from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
-from symidx.hlo.values import KnownValue, counter_dtype, evaluator, value_source
-from symidx.indexing_map import IndexingMap, ValueSource
+from symidx.hlo import HloComputation, HloInstruction
+from symidx.hlo.leaves import leaf_count, leaf_source, leaves
+from symidx.hlo.values import Scope, value_source
+from symidx.indexing_map import IndexingMap
 from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 from symidx.interval import Interval
 from symidx.ops.basic import every_element, from_scalar, to_scalar
@@ -80,25 +90,22 @@ from symidx.simplify import compose, result_ranges
 from symidx.simplify.finish import finish
 from symidx.simplify.merge import merge_offset_pieces
 
-# The evaluator needs numpy: it is imported when a loop is analysed, not at start-up.
-if TYPE_CHECKING:
-    from symidx.hlo.fold import Evaluator, Value
-
 __all__ = ["UNROLL_LIMIT", "MAP_LIMIT", "COMPOSE_LIMIT", "Trips", "trip_count",
            "Unrolled", "LoopCallee", "LoopFacts", "unrolled_maps", "merged", "while_steps",
            "passes_through"]
 
-#: The most iterations composed one by one (a body whose maps change with the counter).
-UNROLL_LIMIT = 64
 #: The most distinct maps kept for one carried leaf.
 MAP_LIMIT = 32
 #: The most compositions made for one query (one output leaf, or one initial leaf).
 COMPOSE_LIMIT = 20_000
 
-State = tuple["Value | None", ...]  # per leaf of a loop's state: its value, if known
 #: Per loop (each query of a loop reuses them): its trip count, the instructions holding
 #: the leaves it passes on unchanged, and the specializers of its body and condition.
-LoopFacts = tuple["Trips | None", dict[int, HloInstruction], tuple["_Specializer", "_Specializer"]]
+LoopFacts = tuple["Trips | None", dict[int, HloInstruction], tuple["Specializer", "Specializer"]]
+#: A loop's facts are kept by its instruction, the initial state an enclosing loop fixes
+#: and the computation whose values the initial state is read with (see
+#: :func:`unrolled_maps`).
+LoopKey = Hashable
 
 
 class LoopCallee(Protocol):
@@ -106,14 +113,15 @@ class LoopCallee(Protocol):
 
     #: What unrolling keeps per loop for this analysis (see :func:`unrolled_maps`): the
     #: analysis owns it, so two analyses share nothing.
-    loop_facts: dict[HloInstruction, LoopFacts]
+    loop_facts: dict[LoopKey, LoopFacts]
 
-    def parameters_of(self, comp: HloComputation, output: int
+    def parameters_of(self, comp: HloComputation, output: int, scope: Scope | None = None
                       ) -> Mapping[tuple[int, int], Reached]:
-        """From root leaf ``output`` to each (parameter number, leaf) it reads."""
+        """From root leaf ``output`` to each (parameter number, leaf) it reads (``scope``:
+        what a state of the loop fixes of the body, if anything)."""
 
-    def outputs_of(self, comp: HloComputation, parameter: int, leaf: int
-                   ) -> Mapping[int, Reached]:
+    def outputs_of(self, comp: HloComputation, parameter: int, leaf: int,
+                   scope: Scope | None = None) -> Mapping[int, Reached]:
         """From leaf ``leaf`` of parameter ``parameter`` to each root leaf that reads it."""
 
     def dependencies(self, comp: HloComputation) -> list[int]:
@@ -124,17 +132,20 @@ class LoopCallee(Protocol):
 
 
 def while_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
-                callee: LoopCallee, comp: HloComputation | None = None) -> list[Step]:
+                callee: LoopCallee, comp: HloComputation | None = None,
+                init: Hashable | None = None) -> list[Step]:
     """The steps of ``while`` ``instr`` from output leaf ``index`` (output-to-input), or
     from leaf ``leaf`` of its operand (input-to-output): exact when the trip count is known
     and the composition stays within its bounds (:func:`unrolled_maps`); otherwise the
     labelled over-approximation of :func:`_loop_sources`, the label saying which bound was
-    passed. ``comp``: the computation holding ``instr`` (see :func:`unrolled_maps`)."""
-    body, condition = _loop(instr)
+    passed. ``comp``: the computation holding ``instr`` (see :func:`unrolled_maps`).
+    ``init``: the initial state's values an enclosing loop fixes at the state its analysis
+    serves (:func:`frozen_state`; an inner loop whose trip count is the outer counter)."""
+    body, condition = loop_parts(instr)
     backward = direction == OUTPUT_TO_INPUT
     through = frozenset(k for k in range(leaf_count(instr.shape)) if passes_through(body, k))
     found = unrolled_maps(instr, body, condition, callee, backward,
-                          index if backward else leaf, through, comp)
+                          index if backward else leaf, through, comp, init)
     if isinstance(found, Unrolled):
         if backward:
             return [Step(index, 0, lf, tuple(Traced(m) for m in maps), opaque=found.opaque)
@@ -148,15 +159,6 @@ def while_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
     return [_loop_step(instr, k, leaf, body, True, reason)
             for k in range(leaf_count(instr.shape))
             if leaf in _loop_sources(k, body, condition, callee)]
-
-
-def _loop(instr: HloInstruction) -> tuple[HloComputation, HloComputation]:
-    called = instr.called_computations
-    body, condition = called.get("body", ()), called.get("condition", ())
-    if len(body) != 1 or len(condition) != 1 or len(instr.operands) != 1:
-        raise HloShapeError(f"while {instr.name}: expected one operand, body= and "
-                            f"condition=")
-    return body[0], condition[0]
 
 
 def _loop_sources(output: int, body: HloComputation,
@@ -211,265 +213,6 @@ def passes_through(body: HloComputation, leaf: int) -> bool:
     return False
 
 
-# --- the trip count ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Trips:
-    """A loop's trip count (None: more than the states simulated) and the known leaf
-    values of its first states (``states[k]`` is state ``k``)."""
-
-    count: int | None
-    states: tuple[State, ...]
-    stated: int | None = None  # the trip count backend_config states, if any
-
-    def state(self, k: int) -> State | None:
-        return self.states[k] if 0 <= k < len(self.states) else None
-
-
-@dataclass(frozen=True, slots=True)
-class _Stated:
-    """What a loop's ``backend_config`` states about it."""
-
-    count: int | None
-    counter: int | None  # the state leaf of the induction variable
-    init: int | None
-    step: int | None
-
-
-def _stated(instr: HloInstruction) -> _Stated:
-    config = instr.backend_config_json()
-    if not isinstance(config, dict):
-        return _Stated(None, None, None, None)
-
-    def number(key: str, field: str) -> int | None:
-        part = config.get(key)
-        value = part.get(field) if isinstance(part, dict) else None
-        try:
-            return int(value) if isinstance(value, (str, int)) else None
-        except ValueError:
-            return None
-
-    count = number("known_trip_count", "n")
-    element = number("known_induction_variable", "tuple_index")
-    counter = None
-    if element is not None:
-        try:
-            span = element_leaves(instr.operands[0].shape, element)
-            counter = span.start if len(span) == 1 else None
-        except IndexError:
-            counter = None
-    return _Stated(count if count is not None and count >= 0 else None, counter,
-                   number("known_init_step", "init"), number("known_init_step", "step"))
-
-
-def trip_count(instr: HloInstruction, body: HloComputation, condition: HloComputation,
-               limit: int = UNROLL_LIMIT) -> Trips | None:
-    """The trip count of ``while`` ``instr`` and the known values of states ``0 ..
-    min(N, limit)`` (see the module docstring); None when the condition's value is not
-    known (and no trip count is stated) or contradicts the stated one."""
-    stated = _stated(instr)
-    state = _padded(evaluator({}).leaves(instr.operands[0]),
-                    leaf_count(instr.operands[0].shape))
-    state = _with_counter(state, stated, 0, instr)
-    states = [state]
-    for k in range(limit + 1):
-        go = evaluator({0: state}).value(condition.root)
-        if go is None or go.size != 1:
-            if stated.count is None:
-                return None
-            running = k < stated.count
-        else:
-            running = bool(go.reshape(-1)[0])
-            if stated.count is not None and running != (k < stated.count):
-                return None
-        if not running:
-            return Trips(k, tuple(states), stated.count)
-        if k == limit:
-            break
-        state = _with_counter(_padded(evaluator({0: state}).leaves(body.root), len(state)),
-                              stated, k + 1, instr)
-        states.append(state)
-    return Trips(stated.count, tuple(states), stated.count)
-
-
-def _padded(values: Sequence[Value | None], count: int) -> State:
-    """The first ``count`` leaf values, None (unknown) past the end of ``values``."""
-    return tuple(values[:count]) + (None,) * (count - len(values))
-
-
-def _with_counter(state: State, stated: _Stated, k: int, instr: HloInstruction) -> State:
-    """``state`` (state ``k``) with the counter's stated value, where one is stated."""
-    if stated.counter is None or stated.init is None or stated.step is None \
-            or stated.counter >= len(state):
-        return state
-    import numpy as np
-
-    dtype = counter_dtype(leaves(instr.operands[0].shape)[stated.counter])
-    if dtype is None or dtype == np.bool_:
-        return state
-    value = np.asarray(stated.init + k * stated.step, dtype=np.int64).astype(dtype)
-    known = state[stated.counter]
-    if known is not None and not np.array_equal(known, value):
-        return state  # the evaluated value wins over a stated one that disagrees
-    return state[:stated.counter] + (value,) + state[stated.counter + 1:]
-
-
-# --- maps of one iteration ----------------------------------------------------------------
-
-
-class _Specializer:
-    """The maps of one computation (the body or the condition) at one state: runtime
-    variables naming its instructions replaced by their values in that state.
-
-    A variable held by a leaf the body passes on unchanged holds, at every iteration, the
-    initial value of that leaf: it is re-pointed at the instruction of the enclosing
-    computation that holds it (``invariant``), where an enclosing loop may know it."""
-
-    def __init__(self, comp: HloComputation, invariant: Mapping[int, HloInstruction]
-                 ) -> None:
-        self.comp = comp
-        self.holders = _holders(comp)
-        self.outside: dict[ValueSource, HloInstruction] = {}
-        for ref, (sites, holder) in self.holders.items():
-            lf = _parameter_leaf(holder)
-            if not sites and lf is not None and lf in invariant:
-                self.outside[ref] = invariant[lf]
-        self._evaluators: dict[tuple[int, tuple[HloInstruction, ...]], Evaluator] = {}
-        self._memo: dict[tuple[IndexingMap, int], IndexingMap] = {}
-        self._settled_maps: dict[IndexingMap, bool] = {}
-
-    def varies(self, m: IndexingMap) -> bool:
-        """Does ``m`` hold a runtime variable whose value is held in the computation?"""
-        return any(v.source in self.holders for v in m.rts)
-
-    def at(self, m: IndexingMap, k: int, state: State | None) -> IndexingMap:
-        """``m`` at state ``k`` (``state`` its known values; None: nothing is known)."""
-        if not self.varies(m):
-            return m
-        key = (m, k)
-        found = self._memo.get(key)
-        if found is None:
-            found = self._memo[key] = self._resolved(m, k, state)
-        return found
-
-    def _resolved(self, m: IndexingMap, k: int, state: State | None) -> IndexingMap:
-        sources = {}
-        if state is not None:
-            for var in m.rts:
-                if var.source not in self.holders:
-                    continue
-                sites, holder = self.holders[var.source]
-                value = self._evaluator(k, state, sites).value(holder)
-                if value is not None and isinstance(holder.shape, Shape):
-                    sources[var.source] = KnownValue(var.source, holder.shape, value)
-        if sources:
-            m = resolve_runtime_vars(m, sources, clamp=False, settled=self._settled(m))
-        if not self.varies(m):
-            return m
-        # What is left is not known here: a value the loop does not change is held outside
-        # it; any other keeps its interval, and no provenance (its instruction is inside
-        # the loop, meaningless outside).
-        rts = []
-        for v in m.rts:
-            if v.source in self.outside:
-                v = replace(v, source=value_source(self.outside[v.source]))
-            elif v.source in self.holders:
-                v = replace(v, map=None)
-            rts.append(v)
-        return finish(m.replace(rts=rts), fold_point_dims=True)
-
-    def _settled(self, m: IndexingMap) -> bool:
-        """Is ``m`` its own simplification (see :func:`resolve_runtime_vars`)? Asked once
-        per map, not per iteration."""
-        found = self._settled_maps.get(m)
-        if found is None:
-            again = finish(m, fold_point_dims=True)
-            found = self._settled_maps[m] = again == m and again.names == m.names
-        return found
-
-    def _evaluator(self, k: int, state: State, sites: tuple[HloInstruction, ...]
-                   ) -> Evaluator:
-        """The evaluator of the computation that the call ``sites`` (from the body down)
-        lead to, at state ``k``."""
-        key = (k, sites)
-        found = self._evaluators.get(key)
-        if found is None:
-            if not sites:
-                found = evaluator({0: state})
-            else:
-                outer, site = self._evaluator(k, state, sites[:-1]), sites[-1]
-                found = evaluator({n: tuple(outer.value(op, lf)
-                                            for lf in range(leaf_count(op.shape)))
-                                   for n, op in enumerate(site.operands)})
-            self._evaluators[key] = found
-        return found
-
-
-def _holders(comp: HloComputation) -> dict[ValueSource, tuple[tuple[HloInstruction, ...],
-                                                               HloInstruction]]:
-    """The instructions a runtime variable of ``comp``'s maps may name, by the name it
-    uses, each with the ``call``/``fusion`` instructions leading to it from ``comp`` (a
-    variable held inside a called computation that a sweep could not follow out of it).
-    Names met twice (a computation called from two places, or two instructions of one
-    name) are left out: which one a variable means is not known."""
-    found: dict[ValueSource, tuple[tuple[HloInstruction, ...], HloInstruction]] = {}
-    twice: set[ValueSource] = set()
-    todo: list[tuple[tuple[HloInstruction, ...], HloComputation]] = [((), comp)]
-    seen: set[str] = set()
-    while todo:
-        sites, current = todo.pop()
-        for instr in current.instructions:
-            ref = value_source(instr)
-            if ref in found:
-                twice.add(ref)
-            found[ref] = (sites, instr)
-            for called in instr.called_computations.values():
-                for c in called:
-                    if c.name in seen:
-                        twice.update(value_source(i) for i in c.instructions)
-                        continue
-                    seen.add(c.name)
-                    if instr.opcode in ("call", "fusion") and len(called) == 1:
-                        todo.append(((*sites, instr), c))
-                    else:
-                        twice.update(value_source(i) for i in c.instructions)
-    return {ref: where for ref, where in found.items() if ref not in twice}
-
-
-def _parameter_leaf(instr: HloInstruction) -> int | None:
-    """The leaf of parameter 0 that ``instr`` is (the parameter itself, or a
-    get-tuple-element of it giving one leaf); None for any other instruction."""
-    if instr.opcode == "parameter":
-        return 0 if instr.parameter_number == 0 and leaf_count(instr.shape) == 1 else None
-    if instr.opcode != "get-tuple-element":
-        return None
-    param = instr.operands[0]
-    if param.opcode != "parameter" or param.parameter_number != 0:
-        return None
-    try:
-        span = element_leaves(param.shape, instr.tuple_index or 0)
-    except IndexError:
-        return None
-    return span.start if len(span) == 1 else None
-
-
-def _producer(instr: HloInstruction, leaf: int) -> HloInstruction | None:
-    """The array instruction whose value is leaf ``leaf`` of ``instr``'s value, through
-    tuples, get-tuple-element of tuples and copies; None when no single instruction holds
-    it."""
-    for _ in range(64):
-        if instr.opcode == "get-tuple-element" and leaf_count(instr.shape) == 1 \
-                and instr.operands[0].opcode != "tuple":
-            return instr  # e.g. a counter taken from an enclosing loop's state
-        found = leaf_source(instr, leaf)
-        if found is None:
-            moves = instr.opcode in ("tuple", "get-tuple-element")  # a leaf out of range
-            return instr if not moves and leaf_count(instr.shape) == 1 and leaf == 0 else None
-        instr, leaf = found
-    return None
-
-
 # --- composing the iterations -------------------------------------------------------------
 
 
@@ -495,7 +238,7 @@ class _Unroller:
 
     def __init__(self, callee: LoopCallee, body: HloComputation, condition: HloComputation,
                  trips: Trips, backward: bool,
-                 specializers: tuple[_Specializer, _Specializer]) -> None:
+                 specializers: tuple[Specializer, Specializer]) -> None:
         self.callee, self.body, self.condition = callee, body, condition
         self.trips, self.backward = trips, backward
         self.body_maps, self.condition_maps = specializers
@@ -519,16 +262,31 @@ class _Unroller:
 
     def body_step(self, leaf: int, k: int) -> dict[int, list[IndexingMap]]:
         """Iteration ``k``'s maps from ``leaf`` (of state ``k + 1`` backward, of state
-        ``k`` forward) to the leaves of the other state."""
+        ``k`` forward) to the leaves of the other state: the body analysed once, or, where
+        state ``k`` fixes a branch or an inner loop's initial state, once per such
+        facts (:meth:`Specializer.fixed`)."""
+        scope = self._scope(k)
         if self.backward:
-            found = self.callee.parameters_of(self.body, leaf)
+            found = self.callee.parameters_of(self.body, leaf, scope)
             self._reached(found)
             pairs = [(lf, r) for (n, lf), r in found.items() if n == 0]
         else:
-            outputs = self.callee.outputs_of(self.body, 0, leaf)
+            outputs = self.callee.outputs_of(self.body, 0, leaf, scope)
             self._reached(outputs)
             pairs = list(outputs.items())
         return {lf: self._at(self.body_maps, r.maps, k) for lf, r in pairs}
+
+    def _scope(self, k: int) -> Scope | None:
+        """The scope of the body's analysis at iteration ``k``: what state ``k`` fixes
+        (None: nothing, the one analysis of the body serves)."""
+        state = self.trips.state(k)
+        if state is None or not self.body_maps.decided:
+            return None
+        fixed = self.body_maps.fixed(k, state)
+        if not fixed:
+            return None
+        self.varying = True  # the body's maps may differ from one iteration to the next
+        return Scope(self.body, fixed=fixed)
 
     def condition_step(self, k: int) -> dict[int, list[IndexingMap]]:
         """Backward: the condition's maps at state ``k`` to the leaves of that state."""
@@ -544,7 +302,7 @@ class _Unroller:
         r = found.get(0)
         return [] if r is None else self._at(self.condition_maps, r.maps, k)
 
-    def _at(self, specializer: _Specializer, maps: Iterable[IndexingMap], k: int
+    def _at(self, specializer: Specializer, maps: Iterable[IndexingMap], k: int
             ) -> list[IndexingMap]:
         out = []
         for m in maps:
@@ -712,21 +470,27 @@ def _beyond(trips: Trips) -> str:
 
 def unrolled_maps(instr: HloInstruction, body: HloComputation, condition: HloComputation,
                   callee: LoopCallee, backward: bool, index: int,
-                  passed_through: frozenset[int], comp: HloComputation | None = None
-                  ) -> Unrolled | str | None:
+                  passed_through: frozenset[int], comp: HloComputation | None = None,
+                  init: Hashable | None = None) -> Unrolled | str | None:
     """The maps of ``while`` ``instr`` from output leaf ``index`` to the initial leaves
     (``backward``), or from initial leaf ``index`` to the output leaves, composed over the
     iterations. ``passed_through``: the leaves the body passes on unchanged (their values
     do not depend on the trip count). None when the trip count is unknown; a string saying
     which bound the work would pass (see the module docstring). ``comp``: the computation
     holding ``instr``, where a value the loop does not change is held: its holder is the
-    representative of that value there (:func:`resolve_runtime_vars`); None: not known."""
+    representative of that value there (:func:`resolve_runtime_vars`); None: not known.
+    ``init``: the initial state an enclosing loop fixes (:func:`frozen_state`), whose
+    facts are kept apart from those of the loop on its own (and those read with another
+    ``comp``)."""
     kept = callee.loop_facts
-    found_loop = kept.get(instr)
+    key = (instr, init, comp)  # what is known of the initial state depends on both
+    found_loop = kept.get(key)
     if found_loop is None:
         if len(kept) >= _CACHE_LIMIT:
             kept.clear()
-        found_loop = kept[instr] = _loop_facts(instr, body, condition, passed_through)
+        found_loop = kept[key] = _loop_facts(instr, body, condition, passed_through,
+                                             None if init is None else thawed_state(init),
+                                             comp)
     trips, invariant, specializers = found_loop
     if trips is None:
         return None
@@ -747,14 +511,15 @@ _CACHE_LIMIT = 256  # loops whose facts an analysis keeps (then it starts afresh
 
 
 def _loop_facts(instr: HloInstruction, body: HloComputation, condition: HloComputation,
-                passed_through: frozenset[int]) -> LoopFacts:
+                passed_through: frozenset[int], init: State | None = None,
+                comp: HloComputation | None = None) -> LoopFacts:
     invariant = {}
     for lf in passed_through:
-        held = _producer(instr.operands[0], lf)
+        held = producer(instr.operands[0], lf)
         if held is not None:
             invariant[lf] = held
-    return (trip_count(instr, body, condition), invariant,
-            (_Specializer(body, invariant), _Specializer(condition, invariant)))
+    return (trip_count(instr, body, condition, init=init, comp=comp), invariant,
+            (Specializer(body, invariant), Specializer(condition, invariant)))
 
 
 def _rounds(unroller: _Unroller) -> int:

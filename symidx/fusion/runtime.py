@@ -42,6 +42,7 @@ from symidx.hlo.values import (
     integer_range,
     known_value_at,
     preserves_integers,
+    splits,
     table_runs,
     table_span,
     value_source,
@@ -111,7 +112,7 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, Holder],
             i += 1
             continue
         holder = _trace_value(origin, var.map, comp)
-        folded, shortcut = _fold(m, i, holder, clamp, scope, settled and m is given)
+        folded, shortcut = _fold(m, i, holder, clamp, scope, settled and m is given, comp)
         if folded is not None:
             m = folded  # replaced (the next variable now has index i) or narrowed
             if shortcut:  # the shortcut's map is settled too
@@ -129,7 +130,9 @@ def split_by_tables(m: IndexingMap, sources: Mapping[ValueSource, Holder], clamp
     """``m`` as a union of maps: one per run of equal values of a constant index table that
     a runtime variable reads along one dimension of ``m`` (``x[jnp.array([4, 0, 2, 2])]``:
     ``d0 in [0, 0]`` reads row 4, ``d0 in [1, 1]`` row 0, ``d0 in [2, 3]`` row 2), each with
-    the value in place of the variable where it lies in the variable's interval. Outside
+    the value in place of the variable where it lies in the variable's interval; several
+    variables reading tables along the same variable split it together, each piece holding
+    one value of each (the row and the column of ``x[jnp.triu_indices(4, 1)]``). Outside
     it, a variable that is not clamped (a scatter index) reads nothing; a clamped one is
     replaced by the clamped value when ``clamp`` says the interval is still the op's
     clamping interval (see :func:`resolve_runtime_vars`), and otherwise stays. A table read
@@ -139,26 +142,63 @@ def split_by_tables(m: IndexingMap, sources: Mapping[ValueSource, Holder], clamp
     :func:`resolve_runtime_vars` to narrow the variable's interval. ``comp``: the
     computation holding the instructions of ``sources``, as for
     :func:`resolve_runtime_vars`."""
+    found: dict[int, list[tuple[Expr, int, int, object]]] = {}
     for i, var in enumerate(m.rts):
         origin = None if var.source is None else sources.get(var.source)
         if origin is None or var.map is None:
             continue
-        runs = _table_runs(m, _trace_value(origin, var.map, comp), var, clamp)
-        if runs is None:
-            continue
-        pieces = []
-        for x, lo, hi, held in _merged(runs, _held(var, clamp)):
-            if held is _NOTHING:
-                continue  # a scatter index outside the operand: nothing is read
-            piece = finish(m.with_constraint(x, (lo, hi)), fold_point_dims=True)
-            if held is not _UNKNOWN:
-                piece = _substitute(piece, i, Integer(held))
-                if not piece.is_known_empty:
-                    pieces += split_by_tables(piece, sources, clamp, comp)
-            elif not piece.is_known_empty:
-                pieces.append(piece)
-        return pieces or [m.as_known_empty()]
-    return [m]
+        holder = _trace_value(origin, var.map, comp)
+        runs = _table_runs(m, holder, var, clamp, comp)
+        if runs is None or _expressed(m, var, holder, clamp):
+            continue  # no table; or an iota and arithmetic on it, which one map holds
+        if not found or runs[0][0] == next(iter(found.values()))[0][0]:
+            found[i] = _merged(runs, _held(var, clamp))
+    if not found:
+        return [m]
+    x = next(iter(found.values()))[0][0]
+    joint = _joint(found)
+    if not splits(len(joint)):  # the first variable's runs alone
+        first = min(found)
+        joint = _joint({first: found[first]})
+    pieces = []
+    for lo, hi, held in joint:
+        if any(h is _NOTHING for h in held.values()):
+            continue  # a scatter index outside the operand: nothing is read
+        piece = finish(m.with_constraint(x, (lo, hi)), fold_point_dims=True)
+        known = {i: Integer(h) for i, h in held.items() if h is not _UNKNOWN}
+        if known:
+            piece = _substitute_all(piece, known)
+            if not piece.is_known_empty:
+                pieces += split_by_tables(piece, sources, clamp, comp)
+        elif not piece.is_known_empty:
+            pieces.append(piece)
+    return pieces or [m.as_known_empty()]
+
+
+def _expressed(m: IndexingMap, var: RuntimeVar, holder: _Holder, fresh: bool) -> bool:
+    """Is the value ``holder`` holds an expression of ``m``'s variables
+    (:func:`_value_expression`), which :func:`resolve_runtime_vars` puts in place of
+    ``var`` in one map, rather than a table to split by?"""
+    if isinstance(holder.instr, KnownValue) or holder.element.is_known_empty \
+            or holder.element.is_undefined:
+        return False
+    value = _value_expression(holder)
+    return value is not None and _shares_range_vars(value, var, m, fresh)
+
+
+def _joint(runs: Mapping[int, list[tuple[Expr, int, int, object]]]
+           ) -> list[tuple[int, int, dict[int, object]]]:
+    """The runs of several variables read along one variable of a map, refined into runs
+    on which each of them holds one value: (first, last position, per variable what its
+    value stands for)."""
+    starts = sorted({lo for per in runs.values() for _, lo, _, _ in per})
+    last = max(hi for per in runs.values() for _, _, hi, _ in per)
+    out = []
+    for k, lo in enumerate(starts):
+        hi = starts[k + 1] - 1 if k + 1 < len(starts) else last
+        held = {i: next(h for _, a, b, h in per if a <= lo <= b) for i, per in runs.items()}
+        out.append((lo, hi, held))
+    return out
 
 
 #: What a table value stands for outside a variable's interval: nothing is read (a scatter
@@ -193,8 +233,8 @@ def _merged(runs: list[tuple[Expr, int, int, int]], held: Callable[[int], object
     return merged
 
 
-def _table_runs(m: IndexingMap, holder: _Holder, var: RuntimeVar, fresh: bool
-                ) -> list[tuple[Expr, int, int, int]] | None:
+def _table_runs(m: IndexingMap, holder: _Holder, var: RuntimeVar, fresh: bool,
+                comp: HloComputation | None = None) -> list[tuple[Expr, int, int, int]] | None:
     """(variable, first, last position, value) per run of equal values that a constant
     integer table holds at the elements ``holder`` reads along one variable of ``m``: a
     dimension, or a range variable when ``m`` is fresh from its rule (see
@@ -213,7 +253,7 @@ def _table_runs(m: IndexingMap, holder: _Holder, var: RuntimeVar, fresh: bool
         span = m.ranges[m.range_vars.index(x)]
     else:
         return None
-    runs = table_runs(holder.instr, element.results, x, span)
+    runs = table_runs(holder.instr, element.results, x, span, comp)
     return None if runs is None else [(x, lo, hi, value) for lo, hi, value in runs]
 
 
@@ -295,11 +335,12 @@ def _value_expression(holder: _Holder, scope: Scope | None = None) -> Expr | Non
 
 
 def _fold(m: IndexingMap, i: int, holder: _Holder, clamp: bool,
-          scope: Scope | None = None, settled: bool = False
-          ) -> tuple[IndexingMap | None, bool]:
+          scope: Scope | None = None, settled: bool = False,
+          comp: HloComputation | None = None) -> tuple[IndexingMap | None, bool]:
     """``m`` with runtime variable ``i`` replaced by its value where that is known, or its
     interval narrowed to the values it can take (a point: replaced by it); None when
-    nothing is known. ``settled``: see :func:`resolve_runtime_vars`.
+    nothing is known. ``settled``: see :func:`resolve_runtime_vars`; ``comp``: the
+    computation holding the holder, whose values known before the run it may read.
 
     A value ``v`` reaching outside the variable's interval ``[lo, hi]`` reads nothing for a
     variable that is not ``clamped`` (a scatter index); for one that is, with ``clamp``, it
@@ -315,7 +356,7 @@ def _fold(m: IndexingMap, i: int, holder: _Holder, clamp: bool,
     if value is not None and not _shares_range_vars(value, var, m, clamp):
         value = None
     if value is None:
-        span = table_span(holder.instr, holder.element)
+        span = table_span(holder.instr, holder.element, comp)
         if span is None:
             return None, False
     else:
@@ -368,6 +409,13 @@ def _substitute(m: IndexingMap, i: int, value: Expr, within: Interval | None = N
     results, constraints = m.substitute({rt(i): value})
     if within is not None:
         constraints = (*constraints, (value, within))
+    return finish(IndexingMap.create(m.dims, results, m.ranges, m.rts, constraints, m.names),
+                  fold_point_dims=True)
+
+
+def _substitute_all(m: IndexingMap, values: Mapping[int, Expr]) -> IndexingMap:
+    """``m`` with each runtime variable ``i`` of ``values`` replaced by ``values[i]``."""
+    results, constraints = m.substitute({rt(i): v for i, v in values.items()})
     return finish(IndexingMap.create(m.dims, results, m.ranges, m.rts, constraints, m.names),
                   fold_point_dims=True)
 

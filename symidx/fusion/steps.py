@@ -35,7 +35,7 @@ per-op rule. Where the maps come from:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
 from functools import wraps
 from typing import TYPE_CHECKING, Protocol
@@ -52,10 +52,10 @@ from symidx.hlo.asynchronous import (
     keeps_operands,
     wrapped_collective,
 )
-from symidx.hlo.facts import branch_attributes, called_computation
+from symidx.hlo.facts import branch_attributes, branch_of, called_computation
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.hlo.validate import located
-from symidx.hlo.values import known_values
+from symidx.hlo.values import known_in, known_values
 from symidx.indexing_map import IndexingMap, ValueSource
 from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
 from symidx.interval import Interval
@@ -90,7 +90,7 @@ class Callee(Protocol):
     #: input finite); see :func:`symidx.ops.rule`.
     assume_finite: bool
     #: What the loop code keeps per ``while`` (see :class:`symidx.fusion.loops.LoopCallee`).
-    loop_facts: dict[HloInstruction, LoopFacts]
+    loop_facts: dict[Hashable, LoopFacts]
 
     def parameters_of(self, comp: HloComputation, output: int, scope: Scope | None = None
                       ) -> Mapping[tuple[int, int], Reached]:
@@ -514,8 +514,9 @@ def _call_steps(instr: HloInstruction, direction: Direction, index: int, leaf: i
     del resolve  # maps through a computation always follow their runtime variables
     comp = called_computation(instr) or library_computation(instr)
     assert comp is not None
-    inner = Scope(comp, tuple(instr.operands), scope or Scope(None)) \
-        if specialized(comp) else None
+    fixed = () if scope is None else scope.fixed_inside(instr.name)
+    inner = Scope(comp, tuple(instr.operands), scope or Scope(None), fixed) \
+        if fixed or specialized(comp) else None
     return _through(comp, direction, index, leaf, callee, instr,
                     {n: n for n in range(len(instr.operands))}, scope=inner,
                     caller=_computation(scope))
@@ -562,24 +563,46 @@ def _async_start_steps(instr: HloInstruction, direction: Direction, index: int, 
 
 def _conditional_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
                        callee: Callee, resolve: bool, scope: Scope | None) -> list[Step]:
-    """Every branch (branch ``b`` runs on operand ``b + 1``); operand 0 (the predicate or
-    branch index) is read by every output element."""
+    """Every branch (branch ``b`` runs on operand ``b + 1``), or the one branch that runs
+    when the branch index is known before the run (:func:`chosen_branch`); operand 0 (the
+    predicate or branch index) is read by every output element."""
     del resolve  # maps through a computation always follow their runtime variables
     branches = _branches(instr)
     caller = _computation(scope)
+    chosen = chosen_branch(instr, len(branches), scope)
     steps = []
     if direction == OUTPUT_TO_INPUT:
         out = _leaf_dims(instr.shape, index)
         steps.append(Step(index, 0, 0, (Traced(to_scalar(out)),)))
         for b, comp in enumerate(branches):
-            steps += _through(comp, direction, index, leaf, callee, instr, {0: b + 1},
-                              caller=caller)
+            if chosen is None or b == chosen:
+                steps += _through(comp, direction, index, leaf, callee, instr, {0: b + 1},
+                                  caller=caller)
         return steps
     if index == 0:
         return [Step(k, 0, 0, (Traced(from_scalar(s.dims)),))
                 for k, s in enumerate(leaves(instr.shape))]
+    if chosen is not None and index - 1 != chosen:
+        return []  # a branch that does not run reads nothing
     return _through(branches[index - 1], direction, index, leaf, callee, instr, {0: index},
                     caller=caller)
+
+
+def chosen_branch(instr: HloInstruction, count: int, scope: Scope | None) -> int | None:
+    """The branch a ``conditional`` of ``count`` branches runs whatever the input values:
+    where an enclosing loop fixes it at the state the analysis serves (a ``cond`` on the
+    parity of a loop's counter: :attr:`Scope.fixed`), or where its branch index (or
+    predicate) folds from constants and iotas (:func:`symidx.hlo.values.known_in`, in the
+    scope's computation, its parameters followed to a single caller). HLO runs the last
+    branch for an index outside ``[0, count - 1]``; a predicate runs branch 0 when true.
+    None when the branch index is a runtime value."""
+    fixed = None if scope is None else scope.fixed_at(instr.name)
+    if isinstance(fixed, int) and 0 <= fixed < count:
+        return fixed
+    table = known_in(instr.operands[0], _computation(scope))
+    if table is None or table.size != 1:
+        return None
+    return branch_of(instr.operands[0].shape, int(table.reshape(-1)[0]), count)
 
 
 def _branches(instr: HloInstruction) -> tuple[HloComputation, ...]:
@@ -700,7 +723,8 @@ class _WhileSteps:
                  callee: Callee, resolve: bool, scope: Scope | None) -> list[Step]:
         del resolve  # maps through a loop always follow their runtime variables
         return self.__wrapped__(instr, direction, index, leaf, callee,
-                                comp=_computation(scope))
+                                comp=_computation(scope),
+                                init=None if scope is None else scope.fixed_at(instr.name))
 
 
 #: Ops that only move tuple leaves, or read no array element (:func:`_wiring`).

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from symidx._budget import TimeBudget, command_budget, wall_clock
@@ -225,7 +225,7 @@ class Memo:
         self.interned: dict[IndexingMap, IndexingMap] = {}
         self.forgotten: dict[IndexingMap, IndexingMap] = {}
         self.dim_free: dict[IndexingMap, IndexingMap] = {}
-        self.loops: dict[HloInstruction, LoopFacts] = {}
+        self.loops: dict[Hashable, LoopFacts] = {}
         self.feasible: FeasibilityMemo = {}
 
     def clear(self) -> None:

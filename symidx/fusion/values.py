@@ -104,18 +104,49 @@ _T = TypeVar("_T")
 #: call (to the root of the computation it runs).
 _CROSSINGS = frozenset({"parameter", "fusion", "call"})
 #: Instructions that pass on a value held elsewhere (:func:`_source`).
-_PASSES = _CROSSINGS | _MOVES
+_PASSES = _CROSSINGS | _MOVES | {"concatenate"}
 
 
-def _source(instr: HloInstruction, element: tuple[Expr, ...], scope: Scope
+def _source(instr: HloInstruction, element: tuple[Expr, ...], scope: Scope,
+            env: Env | None = None
             ) -> tuple[HloInstruction, tuple[Expr, ...], Scope] | None:
     """Where an instruction of :data:`_PASSES` gets the value it holds at ``element``: the
-    instruction, element and scope holding it; None when that is not known."""
+    instruction, element and scope holding it; None when that is not known. A
+    ``concatenate`` passes on the value of the one operand whose part holds every element
+    ``element`` reaches over ``env`` (a fixed element without it): an iota column of a
+    vmapped scatter's or gather's indices, ``concatenate(iota, indices)``."""
     if instr.opcode in _MOVES:
         inner = _moved(instr, element)
         return None if inner is None else (instr.operands[0], inner, scope)
+    if instr.opcode == "concatenate":
+        part = _concatenated(instr, element, env or {})
+        return None if part is None else (part[0], part[1], scope)
     crossed = cross(instr, scope)
     return None if crossed is None else (crossed[0], element, crossed[1])
+
+
+def _concatenated(instr: HloInstruction, element: tuple[Expr, ...], env: Env
+                  ) -> tuple[HloInstruction, tuple[Expr, ...]] | None:
+    """The operand of a ``concatenate`` holding its elements at ``element``, and the
+    element of it, when every value of ``element``'s coordinate along the concatenated
+    dimension over ``env`` lies in that operand's part; None otherwise."""
+    if not instr.dimensions or len(instr.dimensions) != 1 or not instr.operands:
+        return None
+    axis = instr.dimensions[0]
+    if not 0 <= axis < len(element) or not element[axis].free_symbols <= set(env):
+        return None
+    span = bounds(element[axis], env)
+    start = 0
+    for op in instr.operands:
+        if not isinstance(op.shape, Shape) or len(op.shape.dims) != len(element):
+            return None
+        size = op.shape.dims[axis]
+        if start <= span.lo and span.hi < start + size:
+            inner = list(element)
+            inner[axis] = element[axis] - start
+            return op, tuple(inner)
+        start += size
+    return None
 
 
 def select_constraints(select: HloInstruction, env: Env, scope: Scope | None = None
@@ -161,7 +192,7 @@ def _value(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: in
            scope: Scope) -> Expr | None:
     op = instr.opcode
     if op in _PASSES:
-        source = _source(instr, element, scope)
+        source = _source(instr, element, scope, env)
         return None if source is None else index_value(source[0], source[1], env, depth,
                                                        source[2])
     if op in ("iota", "constant"):
@@ -316,7 +347,7 @@ def _predicate(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth
                scope: Scope) -> Predicate | None:
     op = instr.opcode
     if op in _PASSES:
-        source = _source(instr, element, scope)
+        source = _source(instr, element, scope, env)
         return None if source is None else index_predicate(source[0], source[1], env, depth,
                                                            source[2])
     if op == "constant":
@@ -621,7 +652,7 @@ def _may_of(instr: HloInstruction, element: tuple[Expr, ...], env: Env, depth: i
         return _operand_may(instr, k, element, env, depth, scope, of)
 
     if op in _PASSES:
-        source = _source(instr, element, scope)
+        source = _source(instr, element, scope, env)
         return TRUE if source is None else _may(source[0], source[1], env, depth, source[2],
                                                 kind)
     if op == "constant":

@@ -1,6 +1,8 @@
 """Facts about one HLO instruction that every floor above the parser asks: its outputs
 and their dimensions, its operands' dimensions, the value of a constant, how XLA names it
-as the holder of a runtime value, and the computation it runs on its operands.
+as the holder of a runtime value, the computation it runs on its operands, and which
+parameters each result of a called computation (a reducer, a comparator, a combiner) is
+computed from.
 
 >>> from symidx.hlo import parse_hlo
 >>> module = parse_hlo('''
@@ -31,6 +33,7 @@ __all__ = [
     "array_dims",
     "attribute",
     "branch_attributes",
+    "branch_of",
     "check_index",
     "called_computation",
     "hlo_reference",
@@ -39,6 +42,7 @@ __all__ = [
     "output_dims",
     "output_shape",
     "require",
+    "result_reads",
 ]
 
 Dims = tuple[int, ...]
@@ -126,6 +130,15 @@ def branch_attributes(instr: HloInstruction) -> tuple[str, ...]:
     return pair if all(key in called for key in pair) else ()
 
 
+def branch_of(index: ShapeLike, value: int, count: int) -> int:
+    """The branch a ``conditional`` of ``count`` branches runs when its branch index (of
+    shape ``index``) holds ``value``: a ``pred`` runs branch 0 (the true computation) when
+    true, 1 when false; an integer index outside ``[0, count - 1]`` runs the last branch."""
+    if isinstance(index, Shape) and index.element_type == "pred":
+        return 0 if value else 1
+    return value if 0 <= value < count else count - 1
+
+
 def called_computation(instr: HloInstruction) -> HloComputation | None:
     """The computation a ``fusion`` (``calls=``), ``call`` (``to_apply=``) or
     ``async-start`` (``calls=``) runs on the instruction's operands; None for other
@@ -139,3 +152,53 @@ def called_computation(instr: HloInstruction) -> HloComputation | None:
         raise SymidxError(f"{instr.opcode} {instr.name} does not call one computation with "
                           f"one parameter per operand")
     return called[0]
+
+
+def result_reads(instr: HloInstruction, key: str, results: int
+                 ) -> list[frozenset[int]] | None:
+    """Per result of the computation ``instr`` names by ``key`` (a reduce's reducer, a
+    sort's comparator, a scatter's combiner: the root itself when ``results`` is 1, else
+    the elements of a root ``tuple`` of that many operands): the numbers of the parameters
+    it is computed from, following the dataflow of the computation's instructions. A
+    ``get-tuple-element`` of a ``tuple`` is its element; any other instruction is computed
+    from all of its operands (a call from all of its arguments), so the sets hold whatever
+    values the parameters take, NaN and infinities included. None when there is no such
+    computation or root."""
+    called = instr.called_computations.get(key, ())
+    if len(called) != 1:
+        return None
+    root = called[0].root
+    if results == 1:
+        starts = [root]
+    elif root.opcode == "tuple" and len(root.operands) == results:
+        starts = list(root.operands)
+    else:
+        return None
+    memo: dict[HloInstruction, frozenset[int]] = {}
+    for start in starts:
+        stack = [start]
+        while stack:  # operands first, without recursion
+            x = stack[-1]
+            if x in memo:
+                stack.pop()
+                continue
+            sources = _sources(x)
+            waiting = [o for o in sources if o not in memo]
+            if waiting:
+                stack.extend(waiting)
+                continue
+            stack.pop()
+            own = frozenset({x.parameter_number}) if x.opcode == "parameter" \
+                and x.parameter_number is not None else frozenset()
+            memo[x] = own.union(*(memo[o] for o in sources))
+    return [memo[start] for start in starts]
+
+
+def _sources(instr: HloInstruction) -> list[HloInstruction]:
+    """The instructions ``instr``'s value is computed from: the element a
+    ``get-tuple-element`` of a ``tuple`` takes, else every operand."""
+    if instr.opcode == "get-tuple-element" and instr.operands \
+            and instr.operands[0].opcode == "tuple" and instr.tuple_index is not None \
+            and 0 <= instr.tuple_index < len(instr.operands[0].operands):
+        return [instr.operands[0].operands[instr.tuple_index]]
+    return list(instr.operands)

@@ -246,6 +246,9 @@ class HloComputation:
     #: Which instructions hold the same value (:func:`symidx.hlo.same_value.value_numbering`
     #: fills it on first use).
     _same_value: object | None = None
+    #: The values of its instructions known before the run
+    #: (:func:`symidx.hlo.values.folded` fills it on first use).
+    _folded: object | None = None
 
     def instruction(self, name: str) -> HloInstruction:
         """The instruction called ``name`` (a leading ``%`` is ignored);

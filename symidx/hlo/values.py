@@ -51,9 +51,9 @@ d1
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from sympy import Integer
 
@@ -75,7 +75,8 @@ if TYPE_CHECKING:  # numpy is imported when a table is read, not at start-up
 __all__ = ["SPLIT_LIMIT", "SCATTER_SPLIT_LIMIT", "SPAN_LIMIT", "READ_LIMIT", "MAX_DEPTH",
            "value_source", "held_at", "leaf_value", "literal_at", "literal_elements",
            "integral", "known_values", "constant_table", "table_span", "table_runs",
-           "splits", "Scope", "cross", "filling", "runs_computation", "evaluator",
+           "splits", "Scope", "cross", "filling", "runs_computation", "evaluator", "folded",
+           "known_in", "known_leaves", "reads_input", "WALK_LIMIT",
            "counter_dtype", "KnownValue", "Holder", "known_value_at", "preserves_integers",
            "integer_range", "exact_range"]
 
@@ -236,6 +237,129 @@ def known_values(instr: HloInstruction) -> np.ndarray | None:
     return integer_values(instr)
 
 
+class _Folded:
+    """What a computation keeps of the values known before the run (see :func:`folded`):
+    the evaluator, made on first use, and per instruction whether its value depends on an
+    input (a parameter no single caller fills), found without evaluating anything."""
+
+    __slots__ = ("comp", "evaluator", "inputs")
+
+    def __init__(self, comp: HloComputation) -> None:
+        self.comp = comp
+        self.evaluator: Evaluator | None = None
+        self.inputs: dict[HloInstruction, bool] = {}
+
+
+def _kept(comp: HloComputation) -> _Folded:
+    found = comp._folded
+    if found is None:
+        found = comp._folded = _Folded(comp)
+    return cast(_Folded, found)
+
+
+def folded(comp: HloComputation) -> Evaluator:
+    """The values of ``comp``'s instructions known before the run, as
+    :class:`symidx.hlo.fold.Evaluator` computes them: from constants and iotas, and from its
+    parameters where the one instruction that calls it runs it on its operands (a
+    ``fusion`` or a ``call``) and their values are known there, followed caller after
+    caller. A pure function of the module, kept in the computation (filled on first use,
+    as :mod:`symidx.hlo.same_value` keeps its table)."""
+    kept = _kept(comp)
+    if kept.evaluator is None:
+        from symidx.hlo.fold import Evaluator
+
+        kept.evaluator = Evaluator(_FilledByCaller(comp))
+    return kept.evaluator
+
+
+def reads_input(instr: HloInstruction, comp: HloComputation) -> bool:
+    """Does the value of ``instr`` (an instruction of ``comp``) depend on an input: a
+    parameter of ``comp`` that no single caller fills (see :func:`folded`), or, followed to
+    the caller, one of the caller's? Found by walking operands, no value computed; True
+    when the walk passes :data:`WALK_LIMIT` instructions (then nothing is known)."""
+    memo = _kept(comp).inputs
+    if instr in memo:
+        return memo[instr]
+    seen: set[HloInstruction] = set()
+    todo = [instr]
+    found = False
+    while todo and not found:
+        x = todo.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        known = memo.get(x)
+        if known is not None:
+            found = known
+        elif len(seen) > WALK_LIMIT:
+            found = True
+        elif x.opcode == "parameter":
+            fill = _FilledByCaller(comp).caller
+            k = x.parameter_number
+            found = fill is None or k is None or not 0 <= k < len(fill[0].operands) \
+                or reads_input(fill[0].operands[k], fill[1])
+        else:
+            todo.extend(x.operands)
+    memo[instr] = found
+    return found
+
+
+#: The most instructions :func:`reads_input` walks for one question.
+WALK_LIMIT = 4096
+
+
+def known_in(instr: HloInstruction, comp: HloComputation | None) -> np.ndarray | None:
+    """The integer values ``instr`` holds whatever the run (an ``int64`` array of its dims),
+    where ``comp`` is the computation holding it: what :func:`folded` knows there, its
+    parameters followed to their caller; without ``comp`` (or for an instruction that is
+    not ``comp``'s), :func:`known_values`. None at once, without evaluating, when the
+    value depends on an input (:func:`reads_input`)."""
+    if comp is None or not _holds(comp, instr):
+        return known_values(instr)
+    if reads_input(instr, comp):
+        return None
+    from symidx.hlo.fold import as_integers
+
+    return as_integers(folded(comp).value(instr))
+
+
+def known_leaves(instr: HloInstruction, comp: HloComputation | None
+                 ) -> tuple[Value | None, ...]:
+    """The value of each leaf of ``instr`` known before the run (None: unknown), as
+    :func:`known_in` finds them (a loop's initial state)."""
+    if comp is None or not _holds(comp, instr):
+        return evaluator({}).leaves(instr)
+    return folded(comp).leaves(instr)
+
+
+def _holds(comp: HloComputation, instr: HloInstruction) -> bool:
+    return comp._by_name.get(instr.name) is instr
+
+
+class _FilledByCaller(Mapping[int, Sequence["Value | None"]]):
+    """The values of a computation's parameters known before the run (see :func:`folded`),
+    each found when first asked: the one caller running it on its operands evaluated in
+    the caller's own computation; nothing for any other computation."""
+
+    def __init__(self, comp: HloComputation) -> None:
+        self.comp = comp
+        caller = comp.callers[0] if len(comp.callers) == 1 else None
+        self.caller = caller if caller is not None \
+            and runs_computation(caller[0]) is comp else None
+
+    def __getitem__(self, n: int) -> Sequence[Value | None]:
+        if self.caller is None or not 0 <= n < len(self.caller[0].operands):
+            raise KeyError(n)
+        instr, holder = self.caller
+        return folded(holder).leaves(instr.operands[n])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.caller[0].operands) if self.caller is not None else 0))
+
+    def __len__(self) -> int:
+        return len(self.caller[0].operands) if self.caller is not None else 0
+
+
 def constant_table(instr: HloInstruction) -> np.ndarray | None:
     """The integer array a ``constant`` holds, shaped as it is declared; None for any
     other instruction or literal."""
@@ -247,22 +371,33 @@ def constant_table(instr: HloInstruction) -> np.ndarray | None:
     return table if table.dtype.kind in "iu" and table.shape == instr.shape.dims else None
 
 
-def _table_of(holder: Holder) -> np.ndarray | None:
-    """The integer table ``holder`` holds: a constant's (:func:`constant_table`), or the
-    values of a :class:`KnownValue` when they are integers shaped as its shape; None
-    otherwise."""
+def _table_of(holder: Holder, comp: HloComputation | None = None) -> np.ndarray | None:
+    """The integer table ``holder`` holds: a constant's (:func:`constant_table`), the
+    values of a :class:`KnownValue` when they are integers shaped as its shape, or the
+    values an instruction holds whatever the run (:func:`known_in`, in ``comp``: indices
+    computed from constants only, ``jnp.triu_indices``); None otherwise."""
     if not isinstance(holder, KnownValue):
-        return constant_table(holder)
+        table = constant_table(holder)
+        if table is None and holder.opcode not in ("parameter", "constant") \
+                and integer_range(_element_type(holder)) is not None:
+            table = known_in(holder, comp)
+        return table
     values = holder.values
     return values if values.dtype.kind in "iu" and values.shape == holder.shape.dims else None
 
 
-def table_span(instr: Holder, element: IndexingMap) -> Interval | None:
+def _element_type(instr: HloInstruction) -> str:
+    return instr.shape.element_type if isinstance(instr.shape, Shape) else ""
+
+
+def table_span(instr: Holder, element: IndexingMap, comp: HloComputation | None = None
+               ) -> Interval | None:
     """The smallest and largest values the constant table ``instr`` (or a
-    :class:`KnownValue`) holds at the elements ``element`` reaches (at most
-    :data:`READ_LIMIT` points); None when it is not a small integer table, an element falls
-    outside it, or nothing is reached."""
-    table = _table_of(instr)
+    :class:`KnownValue`, or values known before the run in ``comp``: :func:`_table_of`)
+    holds at the elements ``element`` reaches (at most :data:`READ_LIMIT` points); None
+    when it is not a small integer table, an element falls outside it, or nothing is
+    reached."""
+    table = _table_of(instr, comp)
     if table is None or not table.ndim or element.domain_size() > READ_LIMIT:
         return None
     lo = hi = None
@@ -281,14 +416,15 @@ def table_span(instr: Holder, element: IndexingMap) -> Interval | None:
 Run = tuple[int, int, int]  # first position, last position, the value held along them
 
 
-def table_runs(instr: Holder, element: Sequence[Expr], x: Expr, span: Interval
-               ) -> list[Run] | None:
+def table_runs(instr: Holder, element: Sequence[Expr], x: Expr, span: Interval,
+               comp: HloComputation | None = None) -> list[Run] | None:
     """The runs of equal values that the constant table ``instr`` (or a
-    :class:`KnownValue`) holds at ``element`` (expressions of the one variable ``x``) as
-    ``x`` walks ``span``: (first, last position, value) each. None when ``instr`` is not
-    an integer table, ``span`` is longer than :data:`SPAN_LIMIT`, an element falls outside
-    the table, or the runs are more than the policy allows (:func:`splits`)."""
-    table = _table_of(instr)
+    :class:`KnownValue`, or values known before the run in ``comp``: :func:`_table_of`)
+    holds at ``element`` (expressions of the one variable ``x``) as ``x`` walks ``span``:
+    (first, last position, value) each. None when ``instr`` is not an integer table,
+    ``span`` is longer than :data:`SPAN_LIMIT`, an element falls outside the table, or the
+    runs are more than the policy allows (:func:`splits`)."""
+    table = _table_of(instr, comp)
     if table is None or span.size > SPAN_LIMIT:
         return None
     import numpy as np
@@ -381,11 +517,28 @@ class Scope:
     """The computation a walk is in (None: unknown), and when the walk entered it through
     a call, the caller's operands that fill its parameters, in the caller's scope
     (``outer``). Without them, a parameter is followed to the one instruction that calls the
-    computation, if there is one (:attr:`HloComputation.callers`)."""
+    computation, if there is one (:attr:`HloComputation.callers`).
+
+    ``fixed``: what an enclosing loop knows, at one of its states, of instructions of the
+    computation (the one analysis of it then serves that state): per instruction, named by
+    the names of the calls leading to it from ``comp`` and then its own, a conditional's
+    branch or a loop's initial state (:mod:`symidx.fusion.loops` fills it; the steps of
+    :mod:`symidx.fusion.steps` read it)."""
 
     comp: HloComputation | None
     filled: tuple[HloInstruction, ...] | None = None
     outer: Scope | None = None
+    fixed: tuple[tuple[tuple[str, ...], Hashable], ...] = ()
+
+    def fixed_at(self, name: str) -> Hashable | None:
+        """What ``fixed`` says of the instruction ``name`` of ``comp``; None: nothing."""
+        return next((v for path, v in self.fixed if path == (name,)), None)
+
+    def fixed_inside(self, call: str) -> tuple[tuple[tuple[str, ...], Hashable], ...]:
+        """What ``fixed`` says of the instructions of the computation the call ``call``
+        runs (their paths without the call's name)."""
+        return tuple((path[1:], v) for path, v in self.fixed
+                     if len(path) > 1 and path[0] == call)
 
 
 def cross(instr: HloInstruction, scope: Scope) -> tuple[HloInstruction, Scope] | None:

@@ -8,8 +8,19 @@ direction the output positions an operand element reaches become range variables
 dims of the other dot operand, the output window positions of a reduce-window (with the
 stride's ``mod`` constraint), every output for an init value.
 
-Variadic reduce and reduce-window have N inputs then N inits; every output reads every
-input (the reducer combines them) and the init of every output.
+Variadic reduce and reduce-window have N inputs then N inits, and a reducer whose
+parameters are N accumulators then N elements. Output ``j`` reads input ``i`` and init
+``i`` for every ``i`` its value is computed from: ``j`` itself, and, step by step, each
+component whose accumulator or element a result already reached reads, following the
+reducer's dataflow (:func:`reduced_components`). An argmax's reducer computes the max from
+the values alone, so the max output reads no index operand; the index output reads both.
+
+A sort's comparator has parameters ``2k`` and ``2k + 1`` for operand ``k``; the operands
+it reads are the keys, and which permutation the sort applies depends on them alone. Output
+``j`` reads its own operand and the keys, along the sorted dim
+(:func:`sort_keys`): with one key, the sorted keys read no payload, a payload reads the keys
+and itself only. (Followed through instructions, not values: a NaN or an infinity in an
+operand the comparator does not read cannot change the permutation either.)
 """
 
 from __future__ import annotations
@@ -20,7 +31,7 @@ from sympy import Integer
 
 from symidx.expr import Expr, FloorDiv, dim, sym
 from symidx.hlo import DotDimensionNumbers, HloInstruction, WindowDim
-from symidx.hlo.facts import num_outputs, operand_dims, output_dims
+from symidx.hlo.facts import num_outputs, operand_dims, output_dims, result_reads
 from symidx.indexing_map import IndexingMap
 from symidx.ops._common import attribute, require, var_or_zero
 from symidx.ops._window import Constraint, operand_term, output_term
@@ -65,21 +76,53 @@ def _reduced(instr: HloInstruction) -> tuple[int, ...]:
     return reduced
 
 
+def reduced_components(instr: HloInstruction, n: int) -> list[frozenset[int]]:
+    """Per output ``j`` of a variadic reduce or reduce-window of ``n`` inputs: the
+    components (input ``i`` with init ``i``) its value is computed from. ``j`` itself (an
+    empty reduction is the init), then, until nothing is added, every component ``i`` whose
+    accumulator (parameter ``i``) or element (parameter ``n + i``) the reducer's result for
+    a component already in the set reads (:func:`symidx.hlo.facts.result_reads`): the
+    reducer combines partial results in any order, so a result read is read through every
+    application. Every component when the reducer is not there to read."""
+    reads = result_reads(instr, "to_apply", n) if n > 1 else None
+    if reads is None:
+        return [frozenset(range(n))] * n
+    found = []
+    for j in range(n):
+        seen, todo = {j}, [j]
+        while todo:
+            for p in reads[todo.pop()]:
+                if 0 <= p < 2 * n and p % n not in seen:
+                    seen.add(p % n)
+                    todo.append(p % n)
+        found.append(frozenset(seen))
+    return found
+
+
+def _kept(m: IndexingMap, read: bool) -> list[IndexingMap]:
+    """``[m]`` where the component is read, else ``m`` known empty (nothing is read)."""
+    return [m if read else m.as_known_empty()]
+
+
 @rule(OUTPUT_TO_INPUT, "reduce")
 def _reduce_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
     n, reduced = _variadic_count(instr), _reduced(instr)
     out = output_dims(instr, output_index)
-    inputs = [[reduce_operand_map(operand_dims(instr, k), reduced)] for k in range(n)]
-    return inputs + [[to_scalar(out)] for _ in range(n)]
+    used = reduced_components(instr, n)[output_index]
+    inputs = [_kept(reduce_operand_map(operand_dims(instr, k), reduced), k in used)
+              for k in range(n)]
+    return inputs + [_kept(to_scalar(out), k in used) for k in range(n)]
 
 
 @rule(INPUT_TO_OUTPUT, "reduce")
 def _reduce_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
     n, reduced = _variadic_count(instr), _reduced(instr)
+    used = reduced_components(instr, n)
+    k = operand_index % n
     if operand_index >= n:
-        return [[from_scalar(output_dims(instr, j))] for j in range(n)]
+        return [_kept(from_scalar(output_dims(instr, j)), k in used[j]) for j in range(n)]
     operand = operand_dims(instr, operand_index)
-    return [[reduce_output_map(operand, reduced)] for _ in range(n)]
+    return [_kept(reduce_output_map(operand, reduced), k in used[j]) for j in range(n)]
 
 
 # --- reduce-window ------------------------------------------------------------------------
@@ -124,19 +167,22 @@ def _window(instr: HloInstruction) -> tuple[WindowDim, ...]:
 def _reduce_window_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
     n, window = _variadic_count(instr), _window(instr)
     out = output_dims(instr, output_index)
-    inputs = [[reduce_window_operand_map(out, operand_dims(instr, k), window)]
+    used = reduced_components(instr, n)[output_index]
+    inputs = [_kept(reduce_window_operand_map(out, operand_dims(instr, k), window), k in used)
               for k in range(n)]
-    return inputs + [[to_scalar(out)] for _ in range(n)]
+    return inputs + [_kept(to_scalar(out), k in used) for k in range(n)]
 
 
 @rule(INPUT_TO_OUTPUT, "reduce-window", fold_point_dims=True)
 def _reduce_window_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
     n, window = _variadic_count(instr), _window(instr)
+    used = reduced_components(instr, n)
+    k = operand_index % n
     if operand_index >= n:
-        return [[from_scalar(output_dims(instr, j))] for j in range(n)]
+        return [_kept(from_scalar(output_dims(instr, j)), k in used[j]) for j in range(n)]
     operand = operand_dims(instr, operand_index)
-    return [[reduce_window_output_map(output_dims(instr, j), operand, window)]
-            for j in range(n)]
+    return [_kept(reduce_window_output_map(output_dims(instr, j), operand, window),
+                  k in used[j]) for j in range(n)]
 
 
 # --- dot --------------------------------------------------------------------------------------
@@ -280,14 +326,26 @@ def _sort_axis(instr: HloInstruction) -> int:
     return dims[0]
 
 
+def sort_keys(instr: HloInstruction) -> frozenset[int]:
+    """The operands a sort's comparator reads (parameters ``2k`` and ``2k + 1`` compare
+    operand ``k``, :func:`symidx.hlo.facts.result_reads`): the keys, which alone decide
+    the permutation. Every operand when the comparator is not there to read."""
+    reads = result_reads(instr, "to_apply", 1)
+    if reads is None:
+        return frozenset(range(len(instr.operands)))
+    return frozenset(p // 2 for p in reads[0] if 0 <= p < 2 * len(instr.operands))
+
+
 @rule(OUTPUT_TO_INPUT, "sort")
 def _sort_out(instr: HloInstruction, output_index: int) -> list[list[IndexingMap]]:
-    axis = _sort_axis(instr)
-    return [[sort_map(operand_dims(instr, k), axis)] for k in range(len(instr.operands))]
+    axis, keys = _sort_axis(instr), sort_keys(instr)
+    return [_kept(sort_map(operand_dims(instr, k), axis), k == output_index or k in keys)
+            for k in range(len(instr.operands))]
 
 
 @rule(INPUT_TO_OUTPUT, "sort")
 def _sort_in(instr: HloInstruction, operand_index: int) -> list[list[IndexingMap]]:
-    axis = _sort_axis(instr)
-    return [[sort_map(operand_dims(instr, operand_index), axis)]
-            for _ in range(num_outputs(instr))]
+    axis, keys = _sort_axis(instr), sort_keys(instr)
+    return [_kept(sort_map(operand_dims(instr, operand_index), axis),
+                  operand_index == j or operand_index in keys)
+            for j in range(num_outputs(instr))]

@@ -72,7 +72,7 @@ from sympy import Integer
 
 from symidx.expr import Expr, dim, rt, sym
 from symidx.hlo import HloInstruction, WindowDim
-from symidx.hlo.facts import Dims, num_outputs, operand_dims, output_dims
+from symidx.hlo.facts import Dims, num_outputs, operand_dims, output_dims, result_reads
 from symidx.hlo.values import SCATTER_SPLIT_LIMIT, held_at, known_values, splits, value_source
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
@@ -400,32 +400,10 @@ def update_target(g: ScatterGeometry, indices: Indices) -> list[IndexingMap]:
 def combiner_reads(instr: HloInstruction, n: int) -> list[frozenset[int]]:
     """Per result ``j`` of a scatter's combiner (``to_apply``, parameters: the N current
     values, then the N updates): the parameters it depends on, following the dataflow
-    (a tuple's element through ``get-tuple-element``; any other op depends on all of its
-    operands). Every parameter when the combiner is not there to read."""
-    everything = [frozenset(range(2 * n))] * n
-    comps = instr.called_computations.get("to_apply", ())
-    if len(comps) != 1:
-        return everything
-    root = comps[0].root
-    if n == 1:
-        leaves = [root]
-    elif root.opcode == "tuple" and len(root.operands) == n:
-        leaves = list(root.operands)
-    else:
-        return everything
-    memo: dict[int, frozenset[int]] = {}
-
-    def reads(x: HloInstruction) -> frozenset[int]:
-        if id(x) not in memo:
-            if x.opcode == "parameter" and x.parameter_number is not None:
-                memo[id(x)] = frozenset({x.parameter_number})
-            elif x.opcode == "get-tuple-element" and x.operands \
-                    and x.operands[0].opcode == "tuple" and x.tuple_index is not None:
-                memo[id(x)] = reads(x.operands[0].operands[x.tuple_index])
-            else:
-                memo[id(x)] = frozenset().union(*(reads(op) for op in x.operands))
-        return memo[id(x)]
-    return [reads(leaf) for leaf in leaves]
+    (:func:`symidx.hlo.facts.result_reads`). Every parameter when the combiner is not
+    there to read."""
+    found = result_reads(instr, "to_apply", n)
+    return [frozenset(range(2 * n))] * n if found is None else found
 
 
 def operands_after_updates(reads: Sequence[frozenset[int]], n: int) -> list[frozenset[int]]:
