@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from symidx.cli.common import UsageError
+from symidx.errors import SymidxError
 from symidx.cli.tile_emit import emit
 
 
@@ -20,11 +21,20 @@ def _sizes(text: str | None) -> list[int] | None:
                          f"not {text!r}") from None
 
 
+SIZES_FLAGS = (("check", "--check"), ("smem", "--smem"),
+               ("assume_satisfied", "--assume-satisfied"), ("schedule", "--schedule"))
+
+
 def run(args: argparse.Namespace) -> int:
     from symidx.cli.inputs import load_module
     from symidx.tiling.analysis import AnalysisRefusal, analyze, fusion_computation
 
     sizes = _sizes(args.sizes)
+    if sizes is None and not args.space:
+        for attr, flag in SIZES_FLAGS:
+            if getattr(args, attr, None) not in (None, False):
+                raise SymidxError(f"tile {args.input}: {flag} needs --sizes (the tiling "
+                                  f"to {'prove' if attr == 'check' else 'apply it to'})")
     module = load_module(args.input)
     comp = fusion_computation(module, args.fusion)
     if args.space or args.propagate:
@@ -91,23 +101,37 @@ def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:
     from symidx.indexing_map import print_map
     from symidx.tiling.analysis import tiled_computation
 
-    results = tiled_computation(t, sizes, args.assume_satisfied, args.schedule)
+    schedule = args.schedule or "major-to-minor"
+    _note_large_sizes(t, sizes)
+    results = tiled_computation(t, sizes, args.assume_satisfied, schedule)
     tiled = []
     for r in results:
-        tiled.append({"name": r.name, "path": r.path, "tile_sizes": r.tile_sizes,
-                      "tile_strides": r.tile_strides,
-                      "tile_offsets_indexing": print_map(r.offsets_map, "xla")
-                      .split("\nruntime")[0],
-                      "runtime_variables": r.runtime_variables})
-    doc: dict[str, Any] = {"sizes": sizes, "schedule": args.schedule, "tiled": tiled,
+        entry = {"name": r.name, "path": r.path, "tile_sizes": r.tile_sizes,
+                 "tile_strides": r.tile_strides,
+                 "tile_offsets_indexing": print_map(r.offsets_map, "xla")
+                 .split("\nruntime")[0],
+                 "runtime_variables": r.runtime_variables,
+                 "runtime_sources": r.runtime_sources(), "rows": r.rows()}
+        tiled.append(entry)
+    doc: dict[str, Any] = {"sizes": sizes, "schedule": schedule, "tiled": tiled,
                            "roots": [x.name for x in t.roots]}
     if args.check:
         from symidx.tiling.check import check_tiling
 
         doc["check"] = check_tiling(t, sizes, deadline=args.deadline, smem=args.smem,
-                                    schedule=args.schedule)
-    lines = [f"{x['name']} ({x['path']}): sizes {x['tile_sizes']} strides "
-             f"{x['tile_strides']} offsets {x['tile_offsets_indexing']}" for x in tiled]
+                                    schedule=schedule, budget=args.budget,
+                                    wall_deadline=args.wall_deadline)
+    lines = []
+    for x in tiled:
+        line = (f"{x['name']} ({x['path']}): sizes {x['tile_sizes']} strides "
+                f"{x['tile_strides']} offsets {x['tile_offsets_indexing']}")
+        rows = [f"s{r['range_variable']}" for r in x["rows"] if r["parameter"] is not None]
+        if rows:
+            line += f"; one tile per row {', '.join(rows)}"
+        for k, src in enumerate(x["runtime_sources"]):
+            if src["element"] is not None:
+                line += f"; rt{k} = {src['holder']} at {src['element'].split(', domain')[0]}"
+        lines.append(line)
     if args.check:
         from symidx.tiling.check import check_text
 
@@ -116,6 +140,16 @@ def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:
     if args.check and not doc["check"].get("ok", False):
         return 3 if doc["check"].get("undecided") else 1
     return 0
+
+
+def _note_large_sizes(t: Any, sizes: list[int]) -> None:
+    """A tile size above its parameter's extent is kept, as XLA keeps it (a Triton tile is
+    a power of two): one tile along that parameter, masked past its end. Said on stderr."""
+    flat = t.flat_sizes
+    for i, (s, n) in enumerate(zip(sizes, flat)):
+        if s > n:
+            print(f"symidx: note: tile size {s} of parameter d{i} exceeds its extent {n}: "
+                  f"one tile along it, masked past {n}", file=sys.stderr)
 
 
 def _valid(args: argparse.Namespace, t: Any) -> int:

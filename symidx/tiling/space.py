@@ -28,7 +28,20 @@ from dataclasses import dataclass, field
 from sympy import Integer, Symbol
 
 from symidx.errors import SymidxError, UnsupportedOpError
-from symidx.expr import Expr, FloorDiv, Mod, as_expr, dim, rt, sym, terms, var_index, var_kind
+from symidx.expr import (
+    Expr,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    as_expr,
+    dim,
+    rt,
+    sym,
+    terms,
+    var_index,
+    var_kind,
+)
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.facts import array_dims
 from symidx.indexing_map import IndexingMap
@@ -112,6 +125,7 @@ class Space:
     tile_sizes: list[int] | None = None
     root_shape: list[int] = field(default_factory=list)
     root_dims: list[list[int]] = field(default_factory=list)  # per root: its dimension ids
+    root_shapes: list[list[int]] = field(default_factory=list)  # per root: its shape
 
     # ----- the symbols' values
     def subst(self) -> dict[Symbol, Expr]:
@@ -135,7 +149,7 @@ class Space:
                      self.finish(t.replica_ids) if t.replica_ids else None)
 
     def root_tile(self, r: int) -> XTile:
-        shape = self.root_shape
+        shape = self.root_shapes[r] if self.root_shapes else self.root_shape
         ids = self.root_dims[r]
         return self.finish(XTile(tuple(tid(i) * ts(i) for i in ids), tuple(ts(i) for i in ids),
                                  tuple(Integer(1) for _ in ids),
@@ -291,8 +305,10 @@ class Space:
             ub = tile.upper_bounds[i] * c + shift
             if instr.opcode == "pad" and not forward:
                 ub = Integer(extent)          # the operand's extent (XLA's pad rule)
-            elif instr.opcode == "concatenate" and not forward and as_expr(ub).is_Integer:
-                ub = Integer(max(0, min(int(ub), extent)))   # clamped to the operand
+            elif instr.opcode == "concatenate" and not forward:
+                # clamped into the operand (XLA: max(min(bound, extent), 0))
+                ub = Integer(max(0, min(int(ub), extent))) if as_expr(ub).is_Integer \
+                    else Max(Min(ub, Integer(extent)), Integer(0))
             return tile.offsets[i] * c + shift, tile.sizes[i], tile.strides[i] * c, ub
         if not dims_ and len(syms) == 1 and syms[0][0] == 1:
             s = syms[0][1]
@@ -361,10 +377,7 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
     first = roots[0]
     dims: list[Dimension] = []
     seq: dict[tuple[str, str, int], int] = {}
-    if _is_tuple(first):
-        out_shape = array_dims(first.shape.elements[0], first.name)  # type: ignore[union-attr]
-    else:
-        out_shape = array_dims(first.shape, first.name)
+    out_shape = _first_array_dims(first)
     definer = first
     if first.opcode == "get-tuple-element" and first.operands[0].opcode == "scan":
         definer = first.operands[0]
@@ -372,8 +385,21 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
     for i, n in enumerate(out_shape):
         dims.append(Dimension(len(dims), n, "sequential" if i in scan_dims else "parallel",
                               definer.name if i in scan_dims else first.name, i))
-    rts: list[RtVar] = []
-    rt_of: dict[tuple[str, int], int] = {}
+    # Roots of the first root's shape share its dimensions (XLA's same-shape multi-output
+    # fusion); a root of another shape gets parallel dimensions of its own (XLA's Triton
+    # multi-output fusion), numbered after those of the roots before it.
+    root_dims = [list(range(len(out_shape)))]
+    root_shapes = [list(out_shape)]
+    for r in roots[1:]:
+        shape = _first_array_dims(r)
+        if list(shape) == list(out_shape):
+            root_dims.append(list(range(len(out_shape))))
+        else:
+            start = len(dims)
+            for i, n in enumerate(shape):
+                dims.append(Dimension(len(dims), n, "parallel", r.name, i))
+            root_dims.append(list(range(start, len(dims))))
+        root_shapes.append(list(shape))
     for instr in reversed(comp.instructions):
         if instr.opcode == "reduce" and instr.dimensions is not None:
             shape = array_dims(instr.operands[0].shape, instr.operands[0].name)
@@ -387,6 +413,8 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
                 seq[(instr.name, "dot", idx)] = len(dims)
                 dims.append(Dimension(len(dims), shape[d], "sequential", instr.name,
                                       len(dims)))
+    rts: list[RtVar] = []
+    rt_of: dict[tuple[str, int], int] = {}
     for instr in reversed(comp.instructions):
         if instr.opcode == "dynamic-slice":
             src = array_dims(instr.operands[0].shape, instr.operands[0].name)
@@ -396,7 +424,8 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
                 rts.append(RtVar(len(rts), 0, src[j - 1] - out[j - 1],
                                  instr.operands[j].name))
     space = Space(comp, roots, dims, rts, seq, rt_of)
-    space.root_dims = [list(range(len(out_shape))) for _ in roots]
+    space.root_dims = root_dims
+    space.root_shapes = root_shapes
     space.root_shape = list(out_shape)
     if tile_sizes is not None:
         if len(tile_sizes) != len(dims):
@@ -405,6 +434,13 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
             raise SpaceRefusal("tile sizes must be at least 1")
         space.tile_sizes = list(tile_sizes)
     return space
+
+
+def _first_array_dims(instr: HloInstruction) -> tuple[int, ...]:
+    """An instruction's array dimensions; a tuple's first element's (a variadic reduce)."""
+    if _is_tuple(instr):
+        return tuple(array_dims(instr.shape.elements[0], instr.name))  # type: ignore[union-attr]
+    return tuple(array_dims(instr.shape, instr.name))
 
 
 def tile_computation(space: Space) -> list[tuple[HloInstruction, int, XTile]]:

@@ -25,7 +25,7 @@ is not strided (:class:`TileRefusal`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sympy import Add, Integer, Mul, Symbol
 
@@ -62,9 +62,22 @@ class TileRefusal(SymidxError):
 
 @dataclass(frozen=True)
 class SizeAndStride:
+    """How many values an expression takes over the tile (``size``), XLA's ``stride``
+    (signed: a reversed dimension steps down from the origin), and the same values as an
+    ascending box: ``shift`` (the least value minus the value at the origin, <= 0) and
+    ``box_stride`` (>= 0). ``mixed``: strides of both signs were summed, so XLA's offset
+    and stride describe no box."""
+
     size: Expr
     stride: Expr
     constraints: Constraints = field(default_factory=Constraints.always)
+    shift: Expr = Integer(0)
+    box_stride: Expr | None = None
+    mixed: bool = False
+
+    @property
+    def ascending(self) -> Expr:
+        return self.stride if self.box_stride is None else self.box_stride
 
 
 @dataclass(frozen=True)
@@ -80,6 +93,12 @@ class SymbolicTile:
     rt_bounds: tuple[Interval, ...]
     constraints: Constraints
     dim_names: tuple[str, ...] = ()
+    # The box each result's values fill (an ascending strided interval): the offset is
+    # ``offsets[j] + box_shifts[j]``, the stride ``box_strides[j]`` (>= 0). ``mixed[j]``:
+    # XLA's offset and stride of result j are no box (strides of both signs summed).
+    box_shifts: tuple[Expr, ...] = ()
+    box_strides: tuple[Expr, ...] = ()
+    mixed: tuple[bool, ...] = ()
 
     @property
     def rank(self) -> int:
@@ -121,21 +140,63 @@ class SymbolicTile:
     def constraints_text(self) -> str:
         return self.constraints.text(self._names())
 
+    @property
+    def is_mixed(self) -> bool:
+        return any(self.mixed)
+
+    def box_offsets(self) -> tuple[Expr, ...]:
+        return tuple(simplify_expr(as_expr(o) + as_expr(s), {})
+                     for o, s in zip(self.offsets, self.box_shifts or
+                                     [Integer(0)] * len(self.offsets)))
+
+    @property
+    def box_offset_map(self) -> str:
+        return self._map(self.box_offsets(), True)
+
+    @property
+    def box_stride_map(self) -> str:
+        return self._map(self.box_strides or self.strides, False)
+
     def to_text(self) -> str:
-        """XLA's ``SymbolicTile::ToString`` layout."""
+        """XLA's ``SymbolicTile::ToString`` layout; where strides of both signs are summed
+        (XLA's offset and stride are then no box), a last line gives the box."""
         lines = ["Symbolic tile with", f"offset_map: {self.offset_map}",
                  f"size_map: {self.size_map}", f"stride_map: {self.stride_map}"]
         if self.rt_bounds:
             lines.append("rt_vars: " + "".join(t + ", " for t in self.rt_var_texts()))
         if not self.constraints.is_always:
             lines.append("constraints: " + self.constraints_text())
+        if self.is_mixed:
+            lines.append("box (strides of both signs are summed: the offset and stride above "
+                         f"are XLA's, not a box): offset_map: {self.box_offset_map}, "
+                         f"stride_map: {self.box_stride_map}")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, object]:
-        return {"offset_map": self.offset_map, "size_map": self.size_map,
-                "stride_map": self.stride_map, "rt_vars": self.rt_var_texts(),
-                "constraints": self.constraints_text(),
-                "constraint_groups": self.constraints.factored_text(self._names())}
+        out: dict[str, object] = {
+            "offset_map": self.offset_map, "size_map": self.size_map,
+            "stride_map": self.stride_map, "rt_vars": self.rt_var_texts(),
+            "constraints": self.constraints_text(),
+            "constraint_groups": self.constraints.factored_text(self._names())}
+        if self.is_mixed:
+            out["box"] = {"offset_map": self.box_offset_map,
+                          "stride_map": self.box_stride_map,
+                          "mixed": [bool(x) for x in self.mixed]}
+        return out
+
+    def at_unit_sizes(self, dims: Sequence[int]) -> SymbolicTile:
+        """The tile when the tile size along each of ``dims`` is 1 (a gather's rows: each
+        position along them is a tile of its own): sizes, strides, box and constraints
+        with those sizes set to 1."""
+        if not dims:
+            return self
+        ones = {dim(i): Integer(1) for i in dims}
+
+        def sub(xs: Sequence[Expr]) -> tuple[Expr, ...]:
+            return tuple(simplify_expr(as_expr(x).xreplace(ones), {}) for x in xs)
+        return replace(self, sizes=sub(self.sizes), strides=sub(self.strides),
+                       box_shifts=sub(self.box_shifts), box_strides=sub(self.box_strides),
+                       constraints=self.constraints.substitute(ones))
 
     def evaluate(self, tile_sizes: Sequence[int], rt_values: Sequence[int] = ()
                  ) -> tuple[list[int], list[int], list[int]]:
@@ -148,6 +209,14 @@ class SymbolicTile:
             return int(v)
         return ([ev(e) for e in self.offsets], [ev(e) for e in self.sizes],
                 [ev(e) for e in self.strides])
+
+    def evaluate_box(self, tile_sizes: Sequence[int], rt_values: Sequence[int] = ()
+                     ) -> tuple[list[int], list[int], list[int]]:
+        """The box at these tile sizes: per result the least offset, the size and a stride
+        >= 0 (the same values as :meth:`evaluate`, ascending)."""
+        flipped = replace(self, offsets=self.box_offsets(),
+                          strides=self.box_strides or self.strides)
+        return flipped.evaluate(tile_sizes, rt_values)
 
 
 # --------------------------------------------------------------------------- extraction
@@ -191,7 +260,12 @@ class _Extractor:
             if not coeff.is_Integer or isinstance(rest, Mul):
                 raise self.refuse("a product of variables is not a strided expression", e)
             inner = self.extract(rest)
-            return SizeAndStride(inner.size, inner.stride * coeff, inner.constraints)
+            c = int(coeff)
+            shift = inner.shift * c
+            if c < 0:   # the values run down: the least is at the last position
+                shift = shift + inner.ascending * c * (inner.size - 1)
+            return SizeAndStride(inner.size, inner.stride * coeff, inner.constraints,
+                                 shift, inner.ascending * abs(c), inner.mixed)
         if isinstance(e, Mod):
             return self.extract_mod(e)
         if isinstance(e, FloorDiv):
@@ -234,7 +308,10 @@ class _Extractor:
             if not (p.size.is_Integer or _is_dim(p.size)):
                 raise self.refuse("a summand whose size is neither a constant nor a "
                                   "dimension", e)
-        ordered = sorted(parts, key=lambda p: -abs(int(p.stride)))
+        # decreasing strides; of two equal strides, a term over one value (a dimension of
+        # extent 1) goes after: it nests inside any term (size 1 x its stride)
+        ordered = sorted(parts, key=lambda p: (-abs(int(p.stride)),
+                                               self.dim_range_size(p.size) == 1))
         for k in range(1, len(ordered)):
             n = self.dim_range_size(ordered[k].size)
             if n is None:
@@ -243,14 +320,21 @@ class _Extractor:
                 raise self.refuse("the strides of a sum do not nest (size x stride of one "
                                   "term is not the next stride)", e)
         stride: Expr = Integer(0)
+        box_stride: Expr = Integer(0)
         for p in ordered:
             b = self.dim_range_size(p.size)
             if b is None:
                 raise self.refuse("a summand over a dimension that does not start at 0", e)
             cond = FloorDiv(b + 1 - p.size, b)
             stride = cond * stride + (1 - cond) * p.stride
+            box_stride = cond * box_stride + (1 - cond) * p.ascending
         cons = cons.and_dnf(self.sum_constraints(ordered))
-        return SizeAndStride(size, stride, cons)
+        signs = {int(p.stride) > 0 for p in parts if int(p.stride) != 0}
+        mixed = len(signs) > 1 or any(p.mixed for p in parts)
+        shift: Expr = Integer(0)
+        for p in parts:
+            shift = shift + p.shift
+        return SizeAndStride(size, stride, cons, shift, box_stride, mixed)
 
     def sum_constraints(self, ordered: list[SizeAndStride]) -> DNF:
         """(1*, partial?, full*, 1*) in decreasing stride order, as a DNF."""
@@ -316,6 +400,7 @@ def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
     zero = {v: Integer(0) for v in m.dim_vars + m.range_vars}
     ex = _Extractor(m)
     offsets, sizes, strides = [], [], []
+    shifts, box_strides, mixed = [], [], []
     cons = Constraints.always()
     for r in m.results:
         off = simplify_expr(as_expr(r).xreplace(zero), env)
@@ -330,6 +415,10 @@ def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
         offsets.append(off)
         sizes.append(part.size)
         strides.append(part.stride)
+        shifts.append(simplify_expr(as_expr(part.shift), {}))
+        box_strides.append(part.stride if part.box_stride is None or strided.is_Integer
+                           else part.box_stride)
+        mixed.append(part.mixed)
         cons = cons.and_(part.constraints)
     for e in sizes + strides:
         if any(var_kind(v) != "d" for v in free_vars(e)):
@@ -342,4 +431,5 @@ def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
     size_bounds = tuple(Interval(b.lo + 1, b.hi + 1) for b in m.dims)
     dim_names = m.display_names()[:m.num_dims]
     return SymbolicTile(tuple(offsets), tuple(sizes), tuple(strides), size_bounds,
-                        tuple(m.rts[k].bounds for k in used), cons, tuple(dim_names))
+                        tuple(m.rts[k].bounds for k in used), cons, tuple(dim_names),
+                        tuple(shifts), tuple(box_strides), tuple(mixed))

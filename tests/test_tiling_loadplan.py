@@ -1,0 +1,325 @@
+"""Tiles are load plans: a tile holds what its output tile reads for each program id and each
+runtime value it loads with (a gather's rows, a reversed merged dimension), `--check` proves
+exactly that, and the decisions do not depend on the machine's load.
+
+The twin (``tile_twin.py``) runs the reference interpreter with concrete index values and
+loads, per program id and row, the tile at the value its runtime variable's source element
+holds; a difference is a read the program id does not load.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tile_twin import differences
+
+from symidx.cli import main
+from symidx.cli.inputs import load_module
+from symidx.expr import dim
+from symidx.indexing_map import IndexingMap
+from symidx.interval import Interval
+from symidx.syntax import parse_expr
+from symidx.tiling import analysis, symbolic_tile
+from symidx.tiling.check import check_tiling
+
+DATA = Path(__file__).parent / "data" / "tiling"
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def comp_of(name: str):  # type: ignore[no-untyped-def]
+    return analysis.fusion_computation(load_module(str(DATA / name)), "fusion")
+
+
+def tiled_json(capsys: pytest.CaptureFixture[str], name: str, sizes: str,
+               *extra: str) -> dict:  # type: ignore[type-arg]
+    code, out, err = run_cli(capsys, "tile", str(DATA / name), "--fusion", "fusion",
+                             "--sizes", sizes, "--format", "json", *extra)
+    assert code == 0, err
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+INDEX_VALUES = [[[7], [9], [3], [15]], [[-3], [40], [0], [8]], [[5], [5], [5], [5]]]
+
+
+# --------------------------------------------------------------------------- gathers
+@pytest.mark.parametrize("sizes", [[1, 8], [2, 8], [4, 8], [4, 4], [2, 2], [4, 1]])
+def test_a_gather_batch_tile_loads_every_gathered_row(sizes: list[int]) -> None:
+    """A batch tile of 2 or 4 reads 2 or 4 rows of the table, at the values of 2 or 4
+    index elements: the plan loads each row (the twin runs three index vectors, one of
+    them out of range, which the gather clamps)."""
+    comp = comp_of("gather_rows.hlo")
+    for idx in INDEX_VALUES:
+        assert differences(comp, sizes, [None, np.array(idx, dtype=np.int32)]) == 0
+
+
+@pytest.mark.parametrize("sizes", [[8], [4], [1]])
+def test_a_gather_under_a_reduce_loads_one_row_per_reduced_index(sizes: list[int]) -> None:
+    comp = comp_of("gather_reduce.hlo")
+    for idx in INDEX_VALUES:
+        assert differences(comp, sizes, [None, np.array(idx, dtype=np.int32)]) == 0
+
+
+def test_each_runtime_variable_names_the_index_element_feeding_it(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """With a batch tile of 2 the table's tile is two rows (range variable s0 in [0, 1]),
+    and rt0 of row s0 at program id pid_0 is element (2 * pid_0 + s0, 0) of the index
+    operand, named as XLA names it (the fusion's operand)."""
+    doc = tiled_json(capsys, "gather_rows.hlo", "2,8")
+    table = next(x for x in doc["tiled"] if x["name"] == "table")
+    assert table["tile_sizes"] == [1, 8]
+    assert table["runtime_variables"] == ["i"]
+    (source,) = table["runtime_sources"]
+    from symidx.syntax import parse_map
+
+    m = parse_map(source["element"])
+    for pid, row in itertools.product(range(2), range(2)):
+        assert m.evaluate([pid], [row]) == (2 * pid + row, 0)
+    assert table["rows"] == [{"range_variable": 0, "count": 2, "parameter": 0}]
+
+
+def _first_row_only(results: list[analysis.TiledResult]) -> list[analysis.TiledResult]:
+    out = []
+    for r in results:
+        m = r.offsets_map
+        if m.num_ranges:
+            m = IndexingMap.create(m.dims, m.results, [Interval(b.lo, b.lo) for b in m.ranges],
+                                   m.rts, m.constraints)
+        out.append(dataclasses.replace(r, offsets_map=m))
+    return out
+
+
+def test_check_proves_a_gather_per_program_id_and_runtime_value(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--check` proves the plan per program id, row and runtime value; a plan that loads
+    only the first row of each tile (as one row at a runtime offset did) is caught, though
+    the union of its tiles over every runtime value covers the table."""
+    t = analysis.analyze(comp_of("gather_rows.hlo"))
+    assert check_tiling(t, [2, 8])["ok"]
+    real = analysis.tiled_computation
+    monkeypatch.setattr(analysis, "tiled_computation",
+                        lambda *a, **k: _first_row_only(real(*a, **k)))
+    bad = check_tiling(t, [2, 8])
+    table = next(i for i in bad["instructions"] if i["name"] == "table")
+    assert not bad["ok"] and table["covers"] is False
+    comp = comp_of("gather_rows.hlo")
+    twin = differences(comp, [2, 8], [None, np.array(INDEX_VALUES[0], dtype=np.int32)],
+                       results=_first_row_only(real(t, [2, 8], assume_satisfied=True)))
+    assert twin > 0
+
+
+# --------------------------------------------------------------------------- strided sums
+@pytest.mark.parametrize("sizes", [[2, 8], [1, 8], [1, 2], [1, 4], [1, 1], [2, 1]])
+def test_a_reversed_merged_dimension_is_loaded_as_its_box(sizes: list[int]) -> None:
+    """reshape then reverse (``jnp.flip(x.reshape(2, 8), 1)``): output (i, j) reads
+    8 i + 7 - j. A [2, 8] tile reads 0..15: the box starts at its minimum, stride 1."""
+    assert differences(comp_of("flip_merge.hlo"), sizes) == 0
+
+
+def test_the_box_of_a_mixed_sign_sum_starts_at_its_minimum(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    doc = tiled_json(capsys, "flip_merge.hlo", "2,8", "--check")
+    p0 = next(x for x in doc["tiled"] if x["name"] == "p0")
+    assert (p0["tile_sizes"], p0["tile_strides"]) == ([16], [1])
+    assert "-> (0)" in p0["tile_offsets_indexing"]
+    assert doc["check"]["ok"]
+
+
+@st.composite
+def mixed_sums(draw: st.DrawFn) -> IndexingMap:
+    """``sum c_k d_k + c`` with nested strides of both signs (a reshape merging dims some
+    of which a reverse flipped)."""
+    n = draw(st.integers(2, 3))
+    extents = [draw(st.integers(1, 4)) for _ in range(n)]
+    signs = [draw(st.sampled_from([1, -1])) for _ in range(n)]
+    stride, expr, const = 1, 0, 0
+    for k in reversed(range(n)):
+        expr = expr + signs[k] * stride * dim(k)
+        if signs[k] < 0:
+            const += stride * (extents[k] - 1)
+        stride *= extents[k]
+    return IndexingMap.create([Interval(0, e - 1) for e in extents], [expr + const])
+
+
+@given(mixed_sums())
+def test_every_sum_tile_is_its_box_where_its_constraints_hold(m: IndexingMap) -> None:
+    """Where the constraints hold, ``box`` (offset at the minimum, stride >= 0) holds exactly
+    the values the origin tile takes, whatever the signs of the strides."""
+    tile = symbolic_tile(m)
+    holds = tile.constraints.evaluator([dim(i) for i in range(m.num_dims)])
+    for sizes in itertools.product(*[range(1, b.hi + 2) for b in m.dims]):
+        if not holds(list(sizes)):
+            continue
+        offsets, tsizes, strides = tile.evaluate_box(sizes)
+        want = {m.evaluate(p)[0] for p in itertools.product(*[range(s) for s in sizes])}
+        assert strides[0] >= 0
+        assert {offsets[0] + strides[0] * k for k in range(tsizes[0])} == want, (m, sizes)
+
+
+def tile_map(text: str) -> IndexingMap:
+    """A tile map's text (dims, no domain) as a map over a wide domain, to evaluate."""
+    from symidx.syntax import parse_map
+
+    head = text.split("->")[0]
+    names = [n.strip() for n in head.split("[")[0].strip(" ()").split(",") if n.strip()]
+    return parse_map(text + ", domain: " + ", ".join(f"{n} in [0, 1000]" for n in names))
+
+
+def test_a_mixed_sign_map_tile_says_its_box(capsys: pytest.CaptureFixture[str]) -> None:
+    """The map-level tile keeps XLA's offset and stride (its test expects them) and says
+    that they are not a box, with the box beside them."""
+    code, out, _ = run_cli(capsys, "tile", "(d0, d1) -> (d0 * 8 - d1 + 7), domain: "
+                           "d0 in [0, 1], d1 in [0, 7]", "--format", "json")
+    tile = json.loads(out)["tile"]
+    assert code == 0 and tile["offset_map"] == "(d0, d1) -> (7)"
+    box = tile["box"]
+    off, stride = tile_map(box["offset_map"]), tile_map(box["stride_map"])
+    assert off.evaluate([2, 8]) == (0,) and stride.evaluate([2, 8]) == (1,)
+    assert off.evaluate([1, 8]) == (0,) and off.evaluate([2, 1]) == (7,)
+    code, out, _ = run_cli(capsys, "tile", "(d0, d1) -> (d0 * 8 - d1 + 7), domain: "
+                           "d0 in [0, 1], d1 in [0, 7]")
+    assert "not a box" in out
+
+
+# --------------------------------------------------------------------------- decisions
+def test_check_is_bounded_by_counted_work_not_the_wall_clock(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wall clock racing ahead (a busy machine) changes nothing; a budget of counted
+    points or of CPU seconds (a fake CPU clock) leaves the proof undecided, saying which."""
+    t = analysis.analyze(comp_of("dot.hlo"))
+    real_monotonic, real_time = time.monotonic, time.time
+    ticks = itertools.count()
+    monkeypatch.setattr(time, "monotonic", lambda: real_monotonic() + 1000 * next(ticks))
+    monkeypatch.setattr(time, "time", lambda: real_time() + 1000 * next(ticks))
+    assert check_tiling(t, [16, 4, 8])["ok"]
+    small = check_tiling(t, [16, 4, 8], budget=10)
+    assert small["undecided"] and not small["ok"]
+    assert any("budget" in i.get("undecided", "") for i in small["instructions"])
+    monkeypatch.undo()
+    real_cpu = time.process_time
+    cpu = itertools.count()
+    monkeypatch.setattr(time, "process_time", lambda: real_cpu() + 100 * next(cpu))
+    slow = check_tiling(t, [16, 4, 8], deadline=30.0)
+    assert slow["undecided"]
+    assert any("CPU" in i.get("undecided", "") for i in slow["instructions"])
+
+
+def test_the_same_budget_gives_the_same_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["tile", str(DATA / "dot.hlo"), "--fusion", "fusion", "--sizes", "16,4,8",
+            "--check", "--budget", "50", "--format", "json"]
+    first = run_cli(capsys, *argv)
+    second = run_cli(capsys, *argv)
+    assert first[0] == second[0] == 3
+    assert json.loads(first[1])["check"] == json.loads(second[1])["check"]
+
+
+def test_assume_satisfied_skips_the_constraints_but_not_the_concatenate_rule(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """As its help says (and as XLA's constraints_are_known_satisfied): a tiling that
+    violates the constraints is tiled, but 5, which does not divide the concatenated
+    operands' 12, is refused either way, naming the rule. Such tiles would still be sound
+    (masked): --check proves them, and so does the twin."""
+    code, _, err = run_cli(capsys, "tile", str(DATA / "reshape_split.hlo"), "--fusion",
+                           "fusion", "--sizes", "3", "--assume-satisfied")
+    assert code == 0, err
+    for extra, why in (([], "constraints"), (["--assume-satisfied"], "not divisible by tile "
+                                                                    "size 5")):
+        code, _, err = run_cli(capsys, "tile", str(DATA / "concat.hlo"), "--fusion", "fusion",
+                               "--sizes", "8,5", *extra)
+        assert code == 2 and why in err
+    t = analysis.analyze(comp_of("concat.hlo"))
+    assert all(i["covers"] for i in check_tiling(t, [8, 5])["instructions"])
+    assert differences(comp_of("concat.hlo"), [8, 5]) == 0
+
+
+# --------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("flag", [["--check"], ["--smem", "4096"], ["--assume-satisfied"],
+                                  ["--schedule", "transposed-dot"]])
+def test_a_flag_that_needs_sizes_without_them_exits_2(capsys: pytest.CaptureFixture[str],
+                                                       flag: list[str]) -> None:
+    code, out, err = run_cli(capsys, "tile", str(DATA / "dot.hlo"), "--fusion", "fusion",
+                             *flag)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert flag[0] in err and "--sizes" in err
+
+
+def test_a_tile_larger_than_its_dimension_is_one_masked_tile(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """As XLA (a Triton tile is a power of two): kept, one tile along that dimension, the
+    elements past its end masked; said on stderr; --check proves it."""
+    code, out, err = run_cli(capsys, "tile", str(DATA / "dot.hlo"), "--fusion", "fusion",
+                             "--sizes", "64,16,32", "--check", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["check"]["ok"]
+    assert "exceeds" in err and "masked" in err
+    root = doc["tiled"][0]
+    assert root["tile_sizes"] == [16, 32] and "pid_0 in [0, 0]" in root["tile_offsets_indexing"]
+
+
+# --------------------------------------------------------------------------- structure
+def test_runtime_variables_are_listed_outermost_first(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """XLA lists the runtime variables of a tile reached through two dynamic slices from
+    the root down: the outer slice's offset (off2) first."""
+    doc = tiled_json(capsys, "dynamic_slice_chain.hlo", "1")
+    two = [x for x in doc["tiled"] if len(x["runtime_variables"]) == 2]
+    assert two and all(x["runtime_variables"] == ["off2", "off"] for x in two)
+
+
+def test_roots_of_different_shapes_each_get_their_own_program_ids(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "tile", str(DATA / "two_outputs.hlo"), "--fusion",
+                           "fusion", "--format", "json")
+    doc = json.loads(out)
+    assert [p["sizes"] for p in doc["parameters"]] == [[10, 8], [11, 9]]
+    for sizes in ([4, 4, 4, 4], [10, 8, 1, 16], [1, 1, 11, 9]):
+        assert differences(comp_of("two_outputs.hlo"), sizes) == 0
+    doc = tiled_json(capsys, "two_outputs.hlo", "4,4,4,4", "--check")
+    assert doc["check"]["ok"]
+    assert {x["name"] for x in doc["tiled"]} >= {"add", "mul", "p2", "p3"}
+
+
+def test_a_two_output_space_gives_each_root_its_dimensions(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """XLA's TilingSpace for roots of different shapes: one parallel dimension per output
+    dimension of each root; root 1's tile runs over dimensions 2 and 3, to its own bounds."""
+    code, out, _ = run_cli(capsys, "tile", str(DATA / "two_outputs.hlo"), "--fusion",
+                           "fusion", "--space", "--format", "json")
+    doc = json.loads(out)
+    assert [(d["size"], d["dim_id"], d["hlo"]) for d in doc["dimensions"]] == \
+        [(10, 0, "add"), (8, 1, "add"), (11, 0, "mul"), (9, 1, "mul")]
+    root1 = next(t for t in doc["tiles"] if t.get("root") == 1)
+    assert root1["offsets"] == ["tid_2 * ts_2", "tid_3 * ts_3"]
+    assert root1["upper_bounds"] == ["11", "9"]
+
+
+def test_a_concatenate_operand_bound_is_clamped_when_symbolic(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An upper bound that is an expression is clamped into the operand as XLA does:
+    max(min(bound - start, extent), 0)."""
+    tile = json.dumps({"offsets": ["tid_0 * ts_0", "tid_1 * ts_1"], "sizes": ["ts_0", "ts_1"],
+                       "strides": ["1", "1"], "upper_bounds": ["8", "tid_1 * 30"]})
+    code, out, _ = run_cli(capsys, "tile", str(DATA / "concat.hlo"), "--fusion", "fusion",
+                           "--space", "--propagate", "input", "--instruction", "c",
+                           "--input-tile", tile, "--format", "json")
+    assert code == 0
+    tiles = json.loads(out)["tiles"]
+    names = {"tid_1": dim(1)}
+    for k, (start, extent) in enumerate([(0, 12), (12, 12), (24, 8)]):
+        bound = parse_expr(tiles[k]["upper_bounds"][1], names)
+        for tid in range(3):
+            got = bound.xreplace({dim(1): tid})
+            assert int(got) == max(min(tid * 30 - start, extent), 0), (k, tid, bound)
