@@ -42,7 +42,11 @@ def runtime_values(m: Any, pid: int, ranges: Sequence[int], run: Execution
         held = run.values.get((v.source.instruction, 0))
         assert held is not None, f"the run does not know {v.source.instruction}"
         element = v.map.evaluate([pid], list(ranges)[:v.map.num_ranges])
-        value = int(np.asarray(held)[tuple(element)] if element else np.asarray(held))
+        held = np.asarray(held)
+        if any(not 0 <= e < n for e, n in zip(element, held.shape)):
+            out.append([])            # a row past the end: no tile there (masked)
+            continue
+        value = int(held[tuple(element)] if element else held)
         if v.clamped:
             value = min(max(value, v.bounds.lo), v.bounds.hi)
         out.append([value])

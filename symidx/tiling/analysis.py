@@ -32,7 +32,19 @@ from math import prod
 from sympy import Integer, Symbol
 
 from symidx.errors import SymidxError, UnsupportedOpError
-from symidx.expr import Expr, FloorDiv, Mod, as_expr, dim, free_vars, rt, sym, var_index, var_kind
+from symidx.expr import (
+    Expr,
+    FloorDiv,
+    Mod,
+    as_expr,
+    dim,
+    free_vars,
+    rt,
+    sym,
+    terms,
+    var_index,
+    var_kind,
+)
 from symidx.hlo import HloComputation, HloInstruction, HloModule
 from symidx.hlo.facts import array_dims
 from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource, print_map
@@ -633,7 +645,7 @@ def _tiled_one(t: FusionTiling, ti: TiledInstruction, sizes: Sequence[int],
                 if v.bounds.lo == v.bounds.hi})
     results = [as_expr(r).xreplace(at).xreplace(low) + shift
                for r, shift in zip(m.results, shifts)]
-    cons = [(as_expr(e).xreplace(at), i) for e, i in m.constraints]
+    cons = _tile_meets(m, at, sizes, flat, row_params)
     # a parameter narrowed in the instruction's map (a concatenate's operand, a padded
     # operand) keeps only the tiles that meet its range
     cons += [(origin[dim(p)], Interval(b.lo - sizes[p] + 1, b.hi))
@@ -655,6 +667,35 @@ def _tiled_one(t: FusionTiling, ti: TiledInstruction, sizes: Sequence[int],
     return TiledResult(ti.name, ti.path, tsz, tst, om, names,
                        [origins[k][1] if origins[k][0] == "row" else None for k in kept],
                        list(grid_of(t, ti)), [origins[k] for k in kept], kept_rts)
+
+
+def _tile_meets(m: IndexingMap, at: dict[Symbol, Expr], sizes: Sequence[int],
+                flat: Sequence[int], rows: Sequence[int]) -> list[tuple[Expr, Interval]]:
+    """The map's constraints as conditions on a tile: a constraint ``e in [lo, hi]`` holds
+    somewhere in the tile at ``at`` (its origin; rows at their position). ``e`` affine in
+    the tiled dimensions ranges over ``e(origin) + [least, most]`` across the tile, so the
+    tile meets the constraint when ``e(origin)`` lies in ``[lo - most, hi - least]`` (a
+    dynamic-update-slice's window overlapping a tile that starts before it). A constraint
+    that is not affine in them is dropped: every tile is kept, masked (sound)."""
+    out = []
+    for e, interval in m.constraints:
+        e = as_expr(e)
+        least = most = 0
+        affine = True
+        for c, mono in terms(e):
+            tiled = [v for v in free_vars(mono) if var_kind(v) == "d"
+                     and var_index(v) not in rows]
+            if not tiled:
+                continue
+            if not (mono.is_Symbol and var_kind(mono) == "d"):
+                affine = False
+                break
+            span = min(sizes[var_index(mono)], flat[var_index(mono)]) - 1
+            least += min(0, c * span)
+            most += max(0, c * span)
+        if affine:
+            out.append((e.xreplace(at), Interval(interval.lo - most, interval.hi - least)))
+    return out
 
 
 def _runtime_at(v: RuntimeVar, at: dict[Symbol, Expr], ranges: Sequence[Interval],

@@ -144,8 +144,15 @@ class SymbolicTile:
     def is_mixed(self) -> bool:
         return any(self.mixed)
 
+    def _env(self) -> dict[Symbol, Interval]:
+        """The tile sizes' intervals (and the runtime variables'), to simplify with."""
+        env = {dim(i): b for i, b in enumerate(self.size_bounds)}
+        env.update({rt(k): b for k, b in enumerate(self.rt_bounds)})
+        return env
+
     def box_offsets(self) -> tuple[Expr, ...]:
-        return tuple(simplify_expr(as_expr(o) + as_expr(s), {})
+        env = self._env()
+        return tuple(simplify_expr(as_expr(o) + as_expr(s), env)
                      for o, s in zip(self.offsets, self.box_shifts or
                                      [Integer(0)] * len(self.offsets)))
 
@@ -191,9 +198,10 @@ class SymbolicTile:
         if not dims:
             return self
         ones = {dim(i): Integer(1) for i in dims}
+        env = self._env()
 
         def sub(xs: Sequence[Expr]) -> tuple[Expr, ...]:
-            return tuple(simplify_expr(as_expr(x).xreplace(ones), {}) for x in xs)
+            return tuple(simplify_expr(as_expr(x).xreplace(ones), env) for x in xs)
         return replace(self, sizes=sub(self.sizes), strides=sub(self.strides),
                        box_shifts=sub(self.box_shifts), box_strides=sub(self.box_strides),
                        constraints=self.constraints.substitute(ones))
@@ -401,6 +409,7 @@ def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
     ex = _Extractor(m)
     offsets, sizes, strides = [], [], []
     shifts, box_strides, mixed = [], [], []
+    size_env = {dim(i): Interval(b.lo + 1, b.hi + 1) for i, b in enumerate(m.dims)}
     cons = Constraints.always()
     for r in m.results:
         off = simplify_expr(as_expr(r).xreplace(zero), env)
@@ -415,7 +424,7 @@ def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
         offsets.append(off)
         sizes.append(part.size)
         strides.append(part.stride)
-        shifts.append(simplify_expr(as_expr(part.shift), {}))
+        shifts.append(simplify_expr(as_expr(part.shift), size_env))
         box_strides.append(part.stride if part.box_stride is None or strided.is_Integer
                            else part.box_stride)
         mixed.append(part.mixed)
