@@ -48,6 +48,7 @@ from symidx.expr import (
 from symidx.hlo import HloComputation, HloInstruction, HloModule
 from symidx.hlo.facts import array_dims
 from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource, print_map
+from symidx.indexing_map.text import print_expr
 from symidx.interval import Interval
 from symidx.ops import output_to_input
 from symidx.simplify import compose, remove_unused_symbols, simplify
@@ -55,7 +56,7 @@ from symidx.tiling.constraints import Constraints, atom
 from symidx.tiling.symbolic_tile import SymbolicTile, TileRefusal, symbolic_tile
 
 __all__ = ["FusionTiling", "TiledInstruction", "Parameter", "analyze", "AnalysisRefusal",
-           "fusion_computation"]
+           "fusion_computation", "output_dims"]
 
 MAX_TILED = 5000     # most (instruction, path) pairs explored
 
@@ -87,6 +88,9 @@ class TiledInstruction:
     # the map the tile was derived from (``map`` with the dimensions it sees at one value
     # set to that value, when the tile needs it); offsets are computed from it
     tile_map: IndexingMap | None = None
+    # constraints of ``map`` the tile does not hold to (low or interior padding): the tile
+    # is the box around the reads without them; the emitter masks the rest
+    masks: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -135,8 +139,20 @@ def fusion_computation(module: HloModule, fusion: str | None) -> HloComputation:
     return comps[0]
 
 
-def _dims(instr: HloInstruction) -> tuple[int, ...]:
-    return tuple(array_dims(instr.shape, instr.name))
+def output_dims(instr: HloInstruction) -> tuple[int, ...]:
+    """An instruction's output dimensions; for one with several outputs of the same
+    dimensions (a variadic reduce or reduce-window, a sort), theirs: one tile serves all."""
+    elements = getattr(instr.shape, "elements", None)
+    if elements is None:
+        return tuple(array_dims(instr.shape, instr.name))
+    dims = {tuple(array_dims(e, instr.name)) for e in elements}
+    if len(dims) != 1:
+        raise AnalysisRefusal(f"{instr.name} ({instr.opcode}) has outputs of different "
+                              f"shapes {instr.shape}: one tile cannot serve them")
+    return dims.pop()
+
+
+_dims = output_dims
 
 
 def _roots(comp: HloComputation) -> list[HloInstruction]:
@@ -324,12 +340,12 @@ def _walk(tiling: FusionTiling, order: list[_Visit], dot_param: dict[int, list[i
             raise AnalysisRefusal(f"more than {MAX_TILED} tiled instructions (paths); the "
                                   "fusion is too large to tile per path")
         if tile:
-            sym_tile, tile_map = _tile_of(instr, path, m)
+            sym_tile, tile_map, masks = _tile_of(instr, path, m)
         else:
-            sym_tile, tile_map = _NO_TILE, m
+            sym_tile, tile_map, masks = _NO_TILE, m, ()
         rows = _row_parameters(m)
         t = TiledInstruction(instr, path, m, sym_tile.at_unit_sizes(rows), region, grid=grid,
-                             rows=rows, tile_map=tile_map)
+                             rows=rows, tile_map=tile_map, masks=masks)
         seen.add(key)
         tiling.tiled.append(t)
         tiling.constraints = tiling.constraints.and_(t.tile.constraints)
@@ -356,9 +372,13 @@ def _walk(tiling: FusionTiling, order: list[_Visit], dot_param: dict[int, list[i
             # every operand but the last starts a tile: the tile size along the cut
             # divides its extent (XLA checks this when it tiles; here it constrains)
             cut = instr.dimensions[0]
-            for op in instr.operands[:-1]:
-                tiling.constraints = tiling.constraints.and_dnf(
-                    atom(Mod(_dims(op)[cut], t.tile.sizes[cut]), 0, 0))
+            size = as_expr(t.tile.sizes[cut])
+            # a tile spanning the whole concatenated dimension (read whole, as a reduce
+            # or a gather's index vector reads it) starts no tile inside an operand
+            if not (size.is_Integer and int(size) >= _dims(instr)[cut]):
+                for op in instr.operands[:-1]:
+                    tiling.constraints = tiling.constraints.and_dnf(
+                        atom(Mod(_dims(op)[cut], size), 0, 0))
         try:
             groups = output_to_input(instr, 0)
         except UnsupportedOpError as e:
@@ -375,25 +395,44 @@ def _walk(tiling: FusionTiling, order: list[_Visit], dot_param: dict[int, list[i
 
 
 def _tile_of(instr: HloInstruction, path: str, m: IndexingMap
-             ) -> tuple[SymbolicTile, IndexingMap]:
-    """The symbolic tile of ``m`` and the map it is derived from. Where XLA's rules find
-    none, dimensions the instruction sees at one value only (a concatenate's operand, a
-    slice of a merged dimension) are set to that value, which their terms then add to the
-    offset: the tile is the same at every position the instruction reads."""
+             ) -> tuple[SymbolicTile, IndexingMap, tuple[str, ...]]:
+    """The symbolic tile of ``m``, the map it is derived from, and the masks it ignores.
+    Where XLA's rules find none: dimensions the instruction sees at one value only (a
+    concatenate's operand, a slice of a merged dimension) are set to that value, which
+    their terms then add to the offset; and a constraint that is not a high-padding bound
+    (low or interior padding, a concatenate's interleaved operand) becomes a mask: the
+    tile is the box around what the map reads without it (sound, more than is read)."""
     try:
-        return symbolic_tile(m, simplified=True, constant_stride=None), m
+        return symbolic_tile(m, simplified=True, constant_stride=None), m, ()
     except TileRefusal as e:
         first = e
     points = {dim(i): Integer(b.lo) for i, b in enumerate(m.dims) if b.lo == b.hi}
+    tries = [m]
     if points:
         folded = m.replace(results=tuple(as_expr(r).xreplace(points) for r in m.results),
                            constraints=tuple((as_expr(c).xreplace(points), i)
                                              for c, i in m.constraints))
-        folded = simplify(folded, replace_point_dims=False)
-        try:
-            return symbolic_tile(folded, simplified=True, constant_stride=None), folded
-        except TileRefusal:
-            pass
+        tries.insert(0, simplify(folded, replace_point_dims=False))
+    # an expression a constraint pins to one value is that value in the results (the
+    # odd positions of an interleave: d mod 2 in [1, 1])
+    pins = {as_expr(e): Integer(i.lo) for e, i in m.constraints if i.lo == i.hi
+            and not as_expr(e).is_Symbol}
+    if pins:
+        pinned = m.replace(results=tuple(as_expr(r).xreplace(pins) for r in m.results))
+        tries.append(simplify(pinned, replace_point_dims=False))
+    for masks in (False, True):
+        for candidate in tries:
+            if candidate is m and not masks:
+                continue
+            try:
+                tile = symbolic_tile(candidate, simplified=True, constant_stride=None,
+                                     masks=masks)
+            except TileRefusal:
+                continue
+            names = dict(zip(candidate.all_vars, candidate.display_names()))
+            dropped = tuple(f"{print_expr(e, names)} in [{i.lo}, {i.hi}]"
+                            for e, i in candidate.constraints) if masks else ()
+            return tile, candidate, dropped
     raise AnalysisRefusal(f"no symbolic tile for {instr.name} ({instr.opcode}) at "
                           f"{path}: {first.reason}" +
                           (f"; not strided: {first.subexpr}" if first.subexpr else "") +
@@ -612,7 +651,7 @@ def tiled_computation(t: FusionTiling, sizes: Sequence[int], assume_satisfied: b
         for instr, cut in t.concats:
             for k, op in enumerate(instr.operands[:-1]):
                 ts = _tile_size_at(t, instr, cut, sizes)
-                if ts is not None and _dims(op)[cut] % ts:
+                if ts is not None and ts < _dims(instr)[cut] and _dims(op)[cut] % ts:
                     raise AnalysisRefusal(
                         f"{instr.name}: operand {k} ({op.name}) has {_dims(op)[cut]} elements "
                         f"along the concatenated dimension, not divisible by tile size {ts}")

@@ -31,7 +31,6 @@ from math import prod
 from typing import Any
 
 from symidx.errors import SymidxError, TooLargeError
-from symidx.hlo.facts import array_dims
 from symidx.indexing_map import IndexingMap
 
 __all__ = ["check_tiling", "check_text", "POINT_LIMIT", "BUDGET", "Limits"]
@@ -204,7 +203,7 @@ def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 60.0,
     given) in seconds of wall-clock time."""
     import numpy as np
 
-    from symidx.tiling.analysis import tiled_computation
+    from symidx.tiling.analysis import output_dims, tiled_computation
 
     limits = Limits(BUDGET if budget is None else budget, deadline, wall_deadline).start()
     results = tiled_computation(t, sizes, assume_satisfied=True, schedule=schedule,
@@ -213,7 +212,7 @@ def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 60.0,
     ok, undecided = True, False
     footprint_total = 0
     for ti, r in zip(t.tiled, results):
-        shape = list(array_dims(ti.instr.shape, ti.name))
+        shape = list(output_dims(ti.instr))
         entry: dict[str, Any] = {"name": ti.name, "path": ti.path}
         esize = _bytes_per_element(ti.instr)
         footprint = prod(r.tile_sizes) if r.tile_sizes else 1

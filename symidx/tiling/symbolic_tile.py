@@ -380,10 +380,13 @@ def constraints_ignorable(m: IndexingMap) -> Expr | None:
 
 
 def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
-                  constant_stride: int | None = 1) -> SymbolicTile:
+                  constant_stride: int | None = 1, masks: bool = False) -> SymbolicTile:
     """The symbolic tile of ``m`` (see the module docstring); :class:`TileRefusal` when
     XLA's rules give none. A result that is a constant has one element; its stride is
-    ``constant_stride`` (None: 0, XLA's stride of a constant expression)."""
+    ``constant_stride`` (None: 0, XLA's stride of a constant expression). With ``masks``,
+    a constraint that is no high-padding bound (low or interior padding, a concatenate's
+    interleaved operand) is a mask instead of a refusal: the tile is the box around what
+    the map reads without it, a sound over-approximation."""
     if m.is_undefined:
         raise TileRefusal("the map is undefined")
     if m.is_known_empty and m.num_results == 0:   # a scalar read nowhere: the empty tile
@@ -400,6 +403,9 @@ def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
     if masked:
         m = m.replace(constraints=tuple(c for c in m.constraints if c not in masked))
     bad = constraints_ignorable(m)
+    if bad is not None and masks:
+        m = m.replace(constraints=())
+        bad = None
     if bad is not None:
         names = dict(zip(m.all_vars, m.display_names()))
         raise TileRefusal("the map has a constraint that is not a high-padding bound on a "
