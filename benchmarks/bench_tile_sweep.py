@@ -100,9 +100,8 @@ def _called(lines: Sequence[str]) -> list[str]:
     return out
 
 
-def fusions(text: str) -> list[tuple[str, str]]:
+def fusions(comps: dict[str, list[str]]) -> list[tuple[str, str]]:
     """(fusion instruction, fused computation) of every fusion outside fused computations."""
-    comps, _ = computations(text)
     out = []
     for name, lines in comps.items():
         for line in lines[1:]:
@@ -114,10 +113,9 @@ def fusions(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def extract(text: str, fused: str, name: str) -> str:
+def extract(comps: dict[str, list[str]], fused: str, name: str) -> str:
     """The fused computation ``fused`` as the entry of a module of its own (with the
     computations it calls), metadata dropped."""
-    comps, _ = computations(text)
     order, todo, seen = [], [fused], set()
     while todo:
         c = todo.pop()
@@ -170,7 +168,11 @@ def jax_modules() -> list[tuple[str, str]]:
     out = []
     for name, fn, specs in programs():
         args = [jax.ShapeDtypeStruct(shape, dtypes[d]) for shape, d in specs]
-        out.append((f"jax.{name}", jax.jit(fn).lower(*args).compile().as_text()))
+        lowered = jax.jit(fn).lower(*args)
+        out.append((f"jax.{name}", lowered.compile().as_text()))
+        # the program as JAX lowers it, its entry one fusion (as XLA's GPU fusions hold
+        # pads, reduce-windows and scatters the CPU compiler leaves unfused)
+        out.append((f"jax.lowered.{name}", "#whole\n" + lowered.as_text(dialect="hlo")))
     return out
 
 
@@ -227,9 +229,13 @@ def select(modules: list[tuple[str, str]], limit: int) -> list[tuple[str, str]]:
     seen: set[str] = set()
     picked: list[tuple[int, int, str, str]] = []
     for order, (source, text) in enumerate(modules):
-        for inst, fused in fusions(text):
+        comps, entry = computations(text)
+        found = fusions(comps)
+        if text.startswith("#whole") and entry is not None:
+            found = [("entry", entry)]
+        for inst, fused in found:
             name = f"{source}/{inst}"
-            module = extract(text, fused, re.sub(r"[^\w]", "_", name)[:60])
+            module = extract(comps, fused, re.sub(r"[^\w]", "_", name)[:60])
             sig = signature(module)
             if sig in seen:
                 continue

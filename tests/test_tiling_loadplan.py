@@ -323,3 +323,64 @@ def test_a_concatenate_operand_bound_is_clamped_when_symbolic(
         for tid in range(3):
             got = bound.xreplace({dim(1): tid})
             assert int(got) == max(min(tid * 30 - start, extent), 0), (k, tid, bound)
+
+
+def test_a_reshape_tile_proven_inside_one_row_is_propagated(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """XLA's FailsToPropagateToConcatenateThroughBitcast, at its tile sizes [1, 2]: the
+    concatenate's second operand tile starts at 2 tid_1 - 512, a multiple of 2, which
+    divides the 512 of a row, so it never wraps: row (2 tid_1 - 512) / 512, two elements
+    from (2 tid_1 - 512) mod 512. Sizes that do not divide the row are refused, located."""
+    tile = json.dumps({"offsets": ["tid_0", "tid_1 * 2 - 512"], "sizes": ["1", "2"],
+                       "strides": ["1", "1"], "upper_bounds": ["10", "1024"]})
+    code, out, _ = run_cli(capsys, "tile", str(DATA / "concat_of_bitcast.hlo"), "--space",
+                           "--sizes", "1,2", "--propagate", "input", "--instruction", "reshape",
+                           "--input-tile", tile, "--format", "json")
+    assert code == 0
+    (got,) = json.loads(out)["tiles"]
+    assert got["sizes"] == ["1", "1", "2"]
+    names = {"tid_0": dim(0), "tid_1": dim(1)}
+    for t1 in range(256, 768):
+        env = {dim(0): 3, dim(1): t1}
+        offsets = [int(parse_expr(x, names).xreplace(env)) for x in got["offsets"]]
+        bounds = [int(parse_expr(x, names).xreplace(env)) for x in got["upper_bounds"]]
+        flat = 2 * t1 - 512
+        assert offsets == [3, flat // 512, flat % 512]
+        assert bounds == [10, flat // 512 + 1, flat % 512 + 2]
+    code, _, err = run_cli(capsys, "tile", str(DATA / "concat_of_bitcast.hlo"), "--space",
+                           "--sizes", "1,3")
+    assert "may wrap around" in err and "reshape" in err
+
+
+def test_an_all_gather_operand_tile_carries_its_replica_ids(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Given the all-gather's operand tile without its replica ids (the offset within the
+    replica, (tid_1 ts_1) mod 32), propagation through the broadcast below it keeps which
+    replica holds it, (tid_1 ts_1) / 32 of 2 (XLA's CanPropagateReplicaIdThroughBroadcast)."""
+    tile = json.dumps({"offsets": ["tid_0 * ts_0", "(tid_1 * ts_1) mod 32", "tid_2 * ts_2"],
+                       "sizes": ["ts_0", "ts_1", "ts_2"], "strides": ["1", "2", "3"],
+                       "upper_bounds": ["10", "32", "5"]})
+    code, out, _ = run_cli(capsys, "tile", str(DATA / "all_gather_broadcast.hlo"), "--space",
+                           "--propagate", "input", "--instruction", "broadcast",
+                           "--input-tile", tile, "--format", "json")
+    (got,) = json.loads(out)["tiles"]
+    assert code == 0 and got["offsets"] == ["tid_0 * ts_0", "(tid_1 * ts_1) mod 32"]
+    rep = got["replica_ids"]
+    assert rep["offsets"] == ["(tid_1 * ts_1) / 32"] and rep["upper_bounds"] == ["2"]
+
+
+@pytest.mark.parametrize("name, parallel, sequential, rts", [
+    ("ragged_dot.hlo", [256, 64], [8, 128], 1),
+    ("ragged_dot_contracting.hlo", [8, 128, 64], [256], 2)])
+def test_a_ragged_dot_space_has_xla_dimensions(capsys: pytest.CaptureFixture[str], name: str,
+                                               parallel: list[int], sequential: list[int],
+                                               rts: int) -> None:
+    """A ragged non-contracting dimension loops over the groups then the contraction (one
+    runtime variable: the group's size); a ragged contracting dimension is the loop (two:
+    the group's size and start)."""
+    code, out, _ = run_cli(capsys, "tile", str(DATA / name), "--space", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0
+    assert [d["size"] for d in doc["dimensions"] if d["type"] == "parallel"] == parallel
+    assert [d["size"] for d in doc["dimensions"] if d["type"] == "sequential"] == sequential
+    assert len(doc["rt_vars"]) == rts

@@ -23,7 +23,6 @@ import numpy as np
 from reference_interpreter import Execution, execute
 
 from symidx.hlo import HloComputation
-from symidx.hlo.facts import array_dims
 from symidx.tiling import analysis
 
 
@@ -90,7 +89,7 @@ def differences(comp: HloComputation, sizes: Sequence[int],
             continue       # a root tiled along another root's path (shared tile)
         root_result, root_ti = found[0]
         grid = analysis.grid_of(t, root_ti)
-        out_shape = list(array_dims(root.shape, root.name))
+        out_shape = list(analysis.output_dims(root))
         n_root = prod(-(-flat[p] // sizes[p]) for p in grid)
         reads = run.reads[(root.name, 0)]
         owner = np.full(max(1, prod(out_shape)), -1)
@@ -107,7 +106,7 @@ def differences(comp: HloComputation, sizes: Sequence[int],
                     continue     # another root's program ids
                 p = ti.instr.parameter_number
                 assert p is not None
-                shape = list(array_dims(ti.instr.shape, ti.name))
+                shape = list(analysis.output_dims(ti.instr))
                 inner = prod(-(-flat[q] // sizes[q]) for q in ti.region)
                 for sub in range(inner):
                     loaded |= {run.offsets[(p, 0)] + i
