@@ -23,7 +23,7 @@ from tile_twin import differences
 
 from symidx.cli import main
 from symidx.cli.inputs import load_module
-from symidx.expr import dim
+from symidx.expr import FloorDiv, Mod, dim
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.syntax import parse_expr
@@ -166,6 +166,48 @@ def test_every_sum_tile_is_its_box_where_its_constraints_hold(m: IndexingMap) ->
         want = {m.evaluate(p)[0] for p in itertools.product(*[range(s) for s in sizes])}
         assert strides[0] >= 0
         assert {offsets[0] + strides[0] * k for k in range(tsizes[0])} == want, (m, sizes)
+
+
+@st.composite
+def sums_of_parts(draw: st.DrawFn) -> IndexingMap:
+    """``c * d0 + part(d1)`` where the part is ``d1 mod k``, ``d1 floordiv k`` or
+    ``(d1 floordiv j) mod k``, ``c`` its number of values (a reshape that splits one
+    dimension and merges a piece of it with another: the strides nest), either sign."""
+    e0 = draw(st.integers(1, 4))
+    k = draw(st.integers(2, 4))
+    kind = draw(st.sampled_from(["mod", "div", "divmod"]))
+    if kind == "mod":
+        e1 = k * draw(st.integers(1, 3))
+        part, values = Mod(dim(1), k), k
+    elif kind == "div":
+        e1 = k * draw(st.integers(1, 3))
+        part, values = FloorDiv(dim(1), k), e1 // k
+    else:
+        j = draw(st.integers(2, 3))
+        e1 = j * k * draw(st.integers(1, 2))
+        part, values = Mod(FloorDiv(dim(1), j), k), k
+    sign = draw(st.sampled_from([1, -1]))
+    return IndexingMap.create([Interval(0, e0 - 1), Interval(0, e1 - 1)],
+                              [dim(0) * values * sign + part])
+
+
+@given(sums_of_parts())
+def test_a_sum_of_a_dimension_and_a_split_part_is_exact_where_its_constraints_hold(
+        m: IndexingMap) -> None:
+    """Brute force: where the constraints hold, the values the origin tile takes fill the
+    box (offset at the least value, stride >= 0) exactly. Such sums (a transposed split of
+    a reshape, an interleave merged back) were refused."""
+    tile = symbolic_tile(m)
+    holds = tile.constraints.evaluator([dim(i) for i in range(m.num_dims)])
+    checked = 0
+    for sizes in itertools.product(*[range(1, b.hi + 2) for b in m.dims]):
+        if not holds(list(sizes)):
+            continue
+        offsets, tsizes, strides = tile.evaluate_box(sizes)
+        want = {m.evaluate(p)[0] for p in itertools.product(*[range(s) for s in sizes])}
+        assert {offsets[0] + strides[0] * k for k in range(tsizes[0])} == want, (m, sizes)
+        checked += 1
+    assert checked
 
 
 def tile_map(text: str) -> IndexingMap:

@@ -74,6 +74,8 @@ class SizeAndStride:
     shift: Expr = Integer(0)
     box_stride: Expr | None = None
     mixed: bool = False
+    # the most values the expression takes over any tile (None: not known), for a sum
+    extent: int | None = None
 
     @property
     def ascending(self) -> Expr:
@@ -252,16 +254,16 @@ class _Extractor:
 
     def extract(self, e: Expr) -> SizeAndStride:
         if e.is_Integer:
-            return SizeAndStride(Integer(1), Integer(0))
+            return SizeAndStride(Integer(1), Integer(0), extent=1)
         if e.is_Symbol:
             kind = var_kind(e)
             if kind == "d":
-                return SizeAndStride(e, Integer(1))
+                return SizeAndStride(e, Integer(1), extent=self.dim_range_size(e))
             if kind == "s":
                 b = self.m.ranges[var_index(e)]
                 if b.lo != 0:
                     raise self.refuse("a range variable whose interval does not start at 0", e)
-                return SizeAndStride(Integer(b.hi + 1), Integer(1))
+                return SizeAndStride(Integer(b.hi + 1), Integer(1), extent=b.hi + 1)
             raise self.refuse("a runtime variable that is not an additive offset", e)
         if isinstance(e, Mul):
             coeff, rest = e.as_coeff_Mul()
@@ -273,7 +275,7 @@ class _Extractor:
             if c < 0:   # the values run down: the least is at the last position
                 shift = shift + inner.ascending * c * (inner.size - 1)
             return SizeAndStride(inner.size, inner.stride * coeff, inner.constraints,
-                                 shift, inner.ascending * abs(c), inner.mixed)
+                                 shift, inner.ascending * abs(c), inner.mixed, inner.extent)
         if isinstance(e, Mod):
             return self.extract_mod(e)
         if isinstance(e, FloorDiv):
@@ -282,7 +284,9 @@ class _Extractor:
                 raise self.refuse("a division by a non-constant", e)
             if not _is_dim(num):
                 raise self.refuse("a floordiv of something other than a dimension", e)
-            return SizeAndStride(FloorDiv(num + (int(den) - 1), den), Integer(1))
+            n = self.dim_range_size(num)
+            return SizeAndStride(FloorDiv(num + (int(den) - 1), den), Integer(1),
+                                 extent=None if n is None else -(-n // int(den)))
         if isinstance(e, Add):
             return self.combine([self.extract(t) for t in e.args], e)
         raise self.refuse("not a strided expression", e)
@@ -301,9 +305,19 @@ class _Extractor:
                               "floordiv (a non-unit stride under mod)", e)
         size = dividend - FloorDiv(dividend - 1, c) * c
         cons = dnf_or(atom(Mod(c, dividend), 0, 0), atom(Mod(dividend, c), 0, 0))
-        return SizeAndStride(size, Integer(1), Constraints.of(cons))
+        n = self.dim_range_size(lhs if _is_dim(lhs) else lhs.args[0])
+        if n is not None and not _is_dim(lhs):
+            n = -(-n // int(lhs.args[1]))
+        extent = int(c) if n is None else min(int(c), n)
+        return SizeAndStride(size, Integer(1), Constraints.of(cons), extent=extent)
 
     def combine(self, parts: list[SizeAndStride], e: Expr) -> SizeAndStride:
+        """A sum of strided parts (a reshape or bitcast merging dimensions, or a split's
+        pieces merged back): the strides must nest (each part's number of values times its
+        stride is the next larger stride), then the sum takes the product of the sizes with
+        one stride, under the (1*, partial?, full*, 1*) disjunction. A part is a dimension,
+        a range variable, a constant, or a dimension's floordiv or mod by a constant; its
+        ``extent`` (the most values it takes) says when it is full."""
         cons = Constraints.always()
         for p in parts:
             cons = cons.and_(p.constraints)
@@ -313,26 +327,22 @@ class _Extractor:
         for p in parts:
             if not p.stride.is_Integer:
                 raise self.refuse("a summand with a non-constant stride", e)
-            if not (p.size.is_Integer or _is_dim(p.size)):
-                raise self.refuse("a summand whose size is neither a constant nor a "
-                                  "dimension", e)
+            if p.extent is None:
+                raise self.refuse("a summand over a dimension that does not start at 0", e)
         # decreasing strides; of two equal strides, a term over one value (a dimension of
         # extent 1) goes after: it nests inside any term (size 1 x its stride)
-        ordered = sorted(parts, key=lambda p: (-abs(int(p.stride)),
-                                               self.dim_range_size(p.size) == 1))
+        ordered = sorted(parts, key=lambda p: (-abs(int(p.stride)), p.extent == 1))
         for k in range(1, len(ordered)):
-            n = self.dim_range_size(ordered[k].size)
-            if n is None:
-                raise self.refuse("a summand over a dimension that does not start at 0", e)
+            n = ordered[k].extent
+            assert n is not None
             if n * abs(int(ordered[k].stride)) != abs(int(ordered[k - 1].stride)):
                 raise self.refuse("the strides of a sum do not nest (size x stride of one "
                                   "term is not the next stride)", e)
         stride: Expr = Integer(0)
         box_stride: Expr = Integer(0)
         for p in ordered:
-            b = self.dim_range_size(p.size)
-            if b is None:
-                raise self.refuse("a summand over a dimension that does not start at 0", e)
+            b = p.extent
+            assert b is not None
             cond = FloorDiv(b + 1 - p.size, b)
             stride = cond * stride + (1 - cond) * p.stride
             box_stride = cond * box_stride + (1 - cond) * p.ascending
@@ -340,9 +350,11 @@ class _Extractor:
         signs = {int(p.stride) > 0 for p in parts if int(p.stride) != 0}
         mixed = len(signs) > 1 or any(p.mixed for p in parts)
         shift: Expr = Integer(0)
+        extent = 1
         for p in parts:
             shift = shift + p.shift
-        return SizeAndStride(size, stride, cons, shift, box_stride, mixed)
+            extent *= p.extent or 1
+        return SizeAndStride(size, stride, cons, shift, box_stride, mixed, extent)
 
     def sum_constraints(self, ordered: list[SizeAndStride]) -> DNF:
         """(1*, partial?, full*, 1*) in decreasing stride order, as a DNF."""
@@ -356,7 +368,7 @@ class _Extractor:
                     if k == partial:
                         continue
                     if partial < k <= partial + full:
-                        top = self.dim_range_size(p.size)
+                        top = p.extent
                         if top is None:
                             ok = False
                             break
