@@ -426,3 +426,26 @@ def test_a_ragged_dot_space_has_xla_dimensions(capsys: pytest.CaptureFixture[str
     assert [d["size"] for d in doc["dimensions"] if d["type"] == "parallel"] == parallel
     assert [d["size"] for d in doc["dimensions"] if d["type"] == "sequential"] == sequential
     assert len(doc["rt_vars"]) == rts
+
+
+def test_valid_tilings_are_bounded_by_counted_points(capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    """The same budget gives the same answer: enough points list every valid tiling, too
+    few stop at the same place, undecided (exit 3), saying the budget."""
+    argv = ["tile", str(DATA / "tensor_network_rank8.hlo"), "--fusion", "fusion",
+            "--valid-tilings", "--count"]
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == 0
+    for _ in range(2):
+        code, out, err = run_cli(capsys, *argv, "--budget", "5")
+        assert code == 3 and "budget of 5 points" in err and out == ""
+
+
+def test_a_huge_gather_table_is_proven_at_one_runtime_value(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A 200000-row table: the runtime variable moves the read and the tile alike, so one
+    value decides each program id and row; exactness over every value is not judged."""
+    doc = tiled_json(capsys, "gather_huge_table.hlo", "2,8", "--check")
+    table = next(i for i in doc["check"]["instructions"] if i["name"] == "table")
+    assert table["covers"] is True and table["exact"] is None
+    assert doc["check"]["ok"] and not doc["check"]["undecided"]

@@ -154,23 +154,25 @@ def _note_large_sizes(t: Any, sizes: list[int]) -> None:
 
 def _valid(args: argparse.Namespace, t: Any) -> int:
     from symidx.errors import TooLargeError
+    from symidx.tiling.limits import BUDGET, Limits, LimitStop
 
+    limits = Limits(args.budget or BUDGET, args.deadline, args.wall_deadline).start()
     try:
-        return _valid_within_limits(args, t)
-    except TooLargeError as e:
+        return _valid_within_limits(args, t, limits)
+    except (TooLargeError, LimitStop) as e:
         print(f"symidx: valid tilings undecided: {e}", file=sys.stderr)
         return 3
 
 
-def _valid_within_limits(args: argparse.Namespace, t: Any) -> int:
+def _valid_within_limits(args: argparse.Namespace, t: Any, limits: Any) -> int:
     from symidx.tiling.valid import count_valid, valid_tilings
 
     if args.count:
-        n, total = count_valid(t)
+        n, total = count_valid(t, limits=limits)
         emit({"count": n, "candidates": total}, args.format, f"{n} of {total} candidates")
         return 0
     tilings: list[list[int]] = []
-    for k, tiling in enumerate(valid_tilings(t)):
+    for k, tiling in enumerate(valid_tilings(t, limits=limits)):
         if k >= args.limit:
             print(f"symidx: stopped at --limit {args.limit} tilings", file=sys.stderr)
             emit({"tilings": tilings, "truncated": True}, args.format,
