@@ -564,10 +564,7 @@ def _perturbed_pid(t: Any, results: Any, sizes: Sequence[int], grid: list[int], 
             changed.append(np.where(keep, x, y))
         got = runner.run(changed)
         for leaf in leaves:
-            a, b = outs[leaf][out_mask], got[leaf][out_mask]
-            same = np.array_equal(a, b, equal_nan=True) if a.dtype.kind in "fc" else \
-                np.array_equal(a, b)
-            if not same:
+            if not _eq(outs[leaf][out_mask], got[leaf][out_mask]).all():
                 where = np.argwhere(out_mask & ~_eq(outs[leaf], got[leaf]))[0].tolist()
                 return (f"output {leaf} element {where} changed when inputs the tile does "
                         f"not load changed ({'special' if special else 'random'} values)")
@@ -575,11 +572,16 @@ def _perturbed_pid(t: Any, results: Any, sizes: Sequence[int], grid: list[int], 
 
 
 def _eq(a: Any, b: Any) -> Any:
+    """Elementwise equality, NaN equal to NaN (bf16 and the other ml_dtypes floats, whose
+    numpy kind is not 'f', compared as float64)."""
     import numpy as np
 
-    if a.dtype.kind in "fc":
-        return (a == b) | (np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64)))
-    return a == b
+    if a.dtype.kind in "iub":
+        return a == b
+    if a.dtype.kind == "c":
+        return (a == b) | (np.isnan(a) & np.isnan(b))
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    return (x == y) | (np.isnan(x) & np.isnan(y))
 
 
 # --------------------------------------------------------------------------- main

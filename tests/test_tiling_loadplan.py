@@ -23,7 +23,7 @@ from tile_twin import differences
 
 from symidx.cli import main
 from symidx.cli.inputs import load_module
-from symidx.expr import FloorDiv, Mod, dim
+from symidx.expr import FloorDiv, Mod, as_expr, dim, sym
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.syntax import parse_expr
@@ -449,3 +449,30 @@ def test_a_huge_gather_table_is_proven_at_one_runtime_value(
     table = next(i for i in doc["check"]["instructions"] if i["name"] == "table")
     assert table["covers"] is True and table["exact"] is None
     assert doc["check"]["ok"] and not doc["check"]["undecided"]
+
+
+@st.composite
+def windows(draw: st.DrawFn) -> IndexingMap:
+    """``c d0 + s0 + k`` (a reduce-window or convolution's input: a tile of outputs and a
+    window over each), strides that do not nest."""
+    e0, n = draw(st.integers(1, 6)), draw(st.integers(1, 4))
+    c = draw(st.integers(1, 3))
+    sign = draw(st.sampled_from([1, -1]))
+    return IndexingMap.create([Interval(0, e0 - 1)], [sign * c * dim(0) + sym(0)],
+                              [Interval(0, n - 1)])
+
+
+@given(windows())
+def test_the_box_around_a_window_holds_every_value(m: IndexingMap) -> None:
+    """With ``hulls`` (the analysis' fallback), a window's tile is the box from its least
+    to its largest value: every value the origin tile takes is in it; for stride 1 it is
+    exactly those values."""
+    tile = symbolic_tile(m, hulls=True)
+    for (size,) in itertools.product(range(1, m.dims[0].hi + 2)):
+        offsets, tsizes, strides = tile.evaluate_box([size])
+        box = {offsets[0] + strides[0] * k for k in range(tsizes[0])}
+        want = {m.evaluate([p], [s])[0] for p in range(size)
+                for s in range(m.ranges[0].hi + 1)}
+        assert want <= box, (m, size)
+        if abs(int(as_expr(m.results[0]).coeff(dim(0)))) == 1:
+            assert want == box, (m, size)

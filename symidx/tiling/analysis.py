@@ -360,8 +360,9 @@ def _walk(tiling: FusionTiling, order: list[_Visit], dot_param: dict[int, list[i
             stack.append((caller.operands[k], m, f"{path}.caller_operand({k})", region,
                           nest[:-1], grid))
             continue
-        if instr.opcode == "fusion":
-            # a nested fusion (XLA's nested GEMM fusions): tile through its computation
+        if instr.opcode in ("fusion", "call"):
+            # a nested fusion (XLA's nested GEMM fusions) or a call (a computation JAX
+            # lowers a jnp function to): tile through its computation
             stack.append((_nested_root(instr), m, f"{path}.called_root", region,
                           nest + (instr,), grid))
             continue
@@ -420,18 +421,20 @@ def _tile_of(instr: HloInstruction, path: str, m: IndexingMap
     if pins:
         pinned = m.replace(results=tuple(as_expr(r).xreplace(pins) for r in m.results))
         tries.append(simplify(pinned, replace_point_dims=False))
-    for masks in (False, True):
+    for masks, hulls in ((False, False), (True, False), (True, True)):
         for candidate in tries:
             if candidate is m and not masks:
                 continue
             try:
                 tile = symbolic_tile(candidate, simplified=True, constant_stride=None,
-                                     masks=masks)
+                                     masks=masks, hulls=hulls)
             except TileRefusal:
                 continue
             names = dict(zip(candidate.all_vars, candidate.display_names()))
             dropped = tuple(f"{print_expr(e, names)} in [{i.lo}, {i.hi}]"
                             for e, i in candidate.constraints) if masks else ()
+            if hulls:
+                dropped += ("the box around a sum whose strides do not nest (a window)",)
             return tile, candidate, dropped
     raise AnalysisRefusal(f"no symbolic tile for {instr.name} ({instr.opcode}) at "
                           f"{path}: {first.reason}" +
@@ -456,11 +459,15 @@ def _row_parameters(m: IndexingMap) -> tuple[int, ...]:
 def _nested_root(instr: HloInstruction) -> HloInstruction:
     from symidx.hlo.facts import called_computation
 
-    called = called_computation(instr)
+    what = "nested fusion" if instr.opcode == "fusion" else instr.opcode
+    try:
+        called = called_computation(instr)
+    except SymidxError as e:
+        raise AnalysisRefusal(str(e)) from None
     if called is None:
-        raise AnalysisRefusal(f"nested fusion {instr.name} has no fused computation")
+        raise AnalysisRefusal(f"{what} {instr.name} has no called computation")
     if called.root.opcode == "tuple":
-        raise AnalysisRefusal(f"nested fusion {instr.name} has several outputs (a tuple "
+        raise AnalysisRefusal(f"{what} {instr.name} has several outputs (a tuple "
                               "root); tiling through it is not supported")
     return called.root
 

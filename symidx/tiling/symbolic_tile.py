@@ -235,8 +235,9 @@ def _is_dim(e: Expr) -> bool:
 
 
 class _Extractor:
-    def __init__(self, m: IndexingMap):
+    def __init__(self, m: IndexingMap, hulls: bool = False):
         self.m = m
+        self.hulls = hulls
 
     def refuse(self, why: str, e: Expr) -> TileRefusal:
         names = dict(zip(self.m.all_vars, self.m.display_names()))
@@ -327,17 +328,24 @@ class _Extractor:
         for p in parts:
             if not p.stride.is_Integer:
                 raise self.refuse("a summand with a non-constant stride", e)
-            if p.extent is None:
-                raise self.refuse("a summand over a dimension that does not start at 0", e)
-        # decreasing strides; of two equal strides, a term over one value (a dimension of
-        # extent 1) goes after: it nests inside any term (size 1 x its stride)
-        ordered = sorted(parts, key=lambda p: (-abs(int(p.stride)), p.extent == 1))
-        for k in range(1, len(ordered)):
-            n = ordered[k].extent
-            assert n is not None
-            if n * abs(int(ordered[k].stride)) != abs(int(ordered[k - 1].stride)):
-                raise self.refuse("the strides of a sum do not nest (size x stride of one "
-                                  "term is not the next stride)", e)
+        try:
+            for p in parts:
+                if p.extent is None:
+                    raise self.refuse("a summand over a dimension that does not start at "
+                                      "0", e)
+            # decreasing strides; of two equal strides, a term over one value (a dimension
+            # of extent 1) goes after: it nests inside any term (size 1 x its stride)
+            ordered = sorted(parts, key=lambda p: (-abs(int(p.stride)), p.extent == 1))
+            for k in range(1, len(ordered)):
+                n = ordered[k].extent
+                assert n is not None
+                if n * abs(int(ordered[k].stride)) != abs(int(ordered[k - 1].stride)):
+                    raise self.refuse("the strides of a sum do not nest (size x stride of "
+                                      "one term is not the next stride)", e)
+        except TileRefusal:
+            if not self.hulls:
+                raise
+            return self.hull(parts, cons, e)
         stride: Expr = Integer(0)
         box_stride: Expr = Integer(0)
         for p in ordered:
@@ -355,6 +363,32 @@ class _Extractor:
             shift = shift + p.shift
             extent *= p.extent or 1
         return SizeAndStride(size, stride, cons, shift, box_stride, mixed, extent)
+
+    def hull(self, parts: list[SizeAndStride], cons: Constraints, e: Expr) -> SizeAndStride:
+        """The box around a sum whose strides do not nest (a window ``d + s``, a sum of
+        overlapping terms): from the least value to the largest, stepping by the greatest
+        common divisor of the strides. Sound: it holds every value the tile takes, and
+        more where the terms do not tile the range (a labelled over-approximation)."""
+        from math import gcd
+
+        g = 0
+        for p in parts:
+            if not p.ascending.is_Integer:
+                raise self.refuse("a summand whose stride depends on the tile sizes, in a "
+                                  "sum whose strides do not nest", e)
+            g = gcd(g, abs(int(p.ascending)))
+        g = g or 1
+        span: Expr = Integer(0)
+        shift: Expr = Integer(0)
+        for p in parts:
+            span = span + p.ascending * (p.size - 1)
+            shift = shift + p.shift
+        size = FloorDiv(span, g) + 1
+        signs = {int(p.stride) > 0 for p in parts if int(p.stride) != 0}
+        # XLA's fields: the offset at the origin, the stride g (or -g, all terms down)
+        stride = Integer(-g) if signs == {False} else Integer(g)
+        return SizeAndStride(size, stride, cons, shift, Integer(g), len(signs) > 1 or
+                             signs == {False} or any(p.mixed for p in parts), None)
 
     def sum_constraints(self, ordered: list[SizeAndStride]) -> DNF:
         """(1*, partial?, full*, 1*) in decreasing stride order, as a DNF."""
@@ -392,13 +426,16 @@ def constraints_ignorable(m: IndexingMap) -> Expr | None:
 
 
 def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
-                  constant_stride: int | None = 1, masks: bool = False) -> SymbolicTile:
+                  constant_stride: int | None = 1, masks: bool = False,
+                  hulls: bool = False) -> SymbolicTile:
     """The symbolic tile of ``m`` (see the module docstring); :class:`TileRefusal` when
     XLA's rules give none. A result that is a constant has one element; its stride is
     ``constant_stride`` (None: 0, XLA's stride of a constant expression). With ``masks``,
     a constraint that is no high-padding bound (low or interior padding, a concatenate's
     interleaved operand) is a mask instead of a refusal: the tile is the box around what
-    the map reads without it, a sound over-approximation."""
+    the map reads without it, a sound over-approximation. With ``hulls``, a sum whose
+    strides do not nest (a window) is the box around its values (:meth:`_Extractor.hull`),
+    another labelled over-approximation."""
     if m.is_undefined:
         raise TileRefusal("the map is undefined")
     if m.is_known_empty and m.num_results == 0:   # a scalar read nowhere: the empty tile
@@ -424,7 +461,7 @@ def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
                           "result (e.g. low or interior padding)", print_expr(bad, names))
     env = m.variable_bounds()
     zero = {v: Integer(0) for v in m.dim_vars + m.range_vars}
-    ex = _Extractor(m)
+    ex = _Extractor(m, hulls)
     offsets, sizes, strides = [], [], []
     shifts, box_strides, mixed = [], [], []
     size_env = {dim(i): Interval(b.lo + 1, b.hi + 1) for i, b in enumerate(m.dims)}
