@@ -478,6 +478,7 @@ def _one_map(maps: list[IndexingMap]) -> list[IndexingMap]:
     constraints: the box around the pieces, a sound over-approximation of the reads."""
     if len(maps) <= 1:
         return maps
+    maps = [_without_masks(m) for m in maps]
     first = maps[0]
     same = all(m.results == first.results and m.ranges == first.ranges and
                m.rts == first.rts and m.num_dims == first.num_dims for m in maps)
@@ -486,6 +487,19 @@ def _one_map(maps: list[IndexingMap]) -> list[IndexingMap]:
     dims = [Interval(min(m.dims[i].lo for m in maps), max(m.dims[i].hi for m in maps))
             for i in range(first.num_dims)]
     return [IndexingMap.create(dims, first.results, first.ranges, first.rts)]
+
+
+def _without_masks(m: IndexingMap) -> IndexingMap:
+    """A piece whose runtime variables only mask it (a dynamic-update-slice's operand
+    outside a window at a runtime offset): without those variables and their masks."""
+    if not m.num_rts or m.is_known_empty or m.is_undefined:
+        return m
+    in_results = {v for r in m.results for v in free_vars(as_expr(r)) if var_kind(v) == "rt"}
+    if in_results:
+        return m
+    keep = [(e, i) for e, i in m.constraints
+            if not any(var_kind(v) == "rt" for v in free_vars(as_expr(e)))]
+    return remove_unused_symbols(m.replace(constraints=tuple(keep)))[0]
 
 
 def _outer_runtime_first(m: IndexingMap, inner: int) -> IndexingMap:
