@@ -67,8 +67,11 @@ def _analysis(args: argparse.Namespace, t: Any) -> int:
     names = t.names()
     instrs = []
     for ti in t.tiled:
-        instrs.append({"name": ti.name, "path": ti.path, "tile": ti.tile.to_json(),
-                       "indexing_map": print_map(ti.map, "xla").split("\nruntime")[0]})
+        entry = {"name": ti.name, "path": ti.path, "tile": ti.tile.to_json(),
+                 "indexing_map": print_map(ti.map, "xla").split("\nruntime")[0]}
+        if ti.masks:
+            entry["masks"] = list(ti.masks)
+        instrs.append(entry)
     doc = {"parameters": [{"instruction": p.instruction, "sizes": list(p.sizes),
                            "hidden": p.hidden} for p in t.parameters],
            "constraints": _flat_text(t.constraints, names),
@@ -82,6 +85,9 @@ def _analysis(args: argparse.Namespace, t: Any) -> int:
     for ti in t.tiled:
         lines.append(f"{ti.name} ({ti.path})")
         lines.extend("  " + x for x in ti.tile.to_text().splitlines())
+        if ti.masks:
+            lines.append("  masks (the tile is the box around the reads without them): " +
+                         "; ".join(ti.masks))
     emit(doc, args.format, "\n".join(lines))
     return 0
 
@@ -112,6 +118,8 @@ def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:
                  .split("\nruntime")[0],
                  "runtime_variables": r.runtime_variables,
                  "runtime_sources": r.runtime_sources(), "rows": r.rows()}
+        if r.masks:
+            entry["masks"] = r.masks
         tiled.append(entry)
     doc: dict[str, Any] = {"sizes": sizes, "schedule": schedule, "tiled": tiled,
                            "roots": [x.name for x in t.roots]}
@@ -131,6 +139,8 @@ def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:
         for k, src in enumerate(x["runtime_sources"]):
             if src["element"] is not None:
                 line += f"; rt{k} = {src['holder']} at {src['element'].split(', domain')[0]}"
+        if x.get("masks"):
+            line += f"; masked: {'; '.join(x['masks'])}"
         lines.append(line)
     if args.check:
         from symidx.tiling.check import check_text

@@ -573,6 +573,9 @@ class TiledResult:
     # variable: its index among the instruction's map's runtime variables
     range_origins: list[tuple[str, int]] = field(default_factory=list)
     rt_origins: list[int] = field(default_factory=list)
+    # what the tile holds beyond what is read (constraints it ignores: low or interior
+    # padding, an interleave; a window's box): a labelled over-approximation
+    masks: list[str] = field(default_factory=list)
 
     def rows(self) -> list[dict[str, object]]:
         return [{"range_variable": k, "count": b.hi - b.lo + 1, "parameter": p}
@@ -726,7 +729,8 @@ def _tiled_one(t: FusionTiling, ti: TiledInstruction, sizes: Sequence[int],
     names = [_rt_name(t, v.source, k) for k, v in enumerate(om.rts)]
     return TiledResult(ti.name, ti.path, tsz, tst, om, names,
                        [origins[k][1] if origins[k][0] == "row" else None for k in kept],
-                       list(grid_of(t, ti)), [origins[k] for k in kept], kept_rts)
+                       list(grid_of(t, ti)), [origins[k] for k in kept], kept_rts,
+                       list(ti.masks))
 
 
 def _tile_meets(m: IndexingMap, at: dict[Symbol, Expr], sizes: Sequence[int],
@@ -769,7 +773,7 @@ def _runtime_at(v: RuntimeVar, at: dict[Symbol, Expr], ranges: Sequence[Interval
     results = [as_expr(r).xreplace(at) for r in v.map.results]
     src = IndexingMap.create([Interval(0, total - 1)], results, list(ranges),
                              names=["pid_0"] + [None] * len(ranges))
-    return RuntimeVar(v.bounds, v.source, src, v.clamped)
+    return RuntimeVar(v.bounds, v.source, simplify(src, replace_point_dims=False), v.clamped)
 
 
 def program_id_origin(order: Sequence[int], flat: Sequence[int], sizes: Sequence[int]
