@@ -28,13 +28,12 @@ import hashlib
 import itertools
 import json
 import os
-import random
 import re
 import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from math import prod
 from pathlib import Path
 from typing import Any
@@ -103,7 +102,7 @@ def _called(lines: Sequence[str]) -> list[str]:
 def fusions(comps: dict[str, list[str]]) -> list[tuple[str, str]]:
     """(fusion instruction, fused computation) of every fusion outside fused computations."""
     out = []
-    for name, lines in comps.items():
+    for lines in comps.values():
         for line in lines[1:]:
             if " fusion(" in line and "calls=" in line:
                 inst = line.strip().removeprefix("ROOT ").split(" = ")[0].lstrip("%")
@@ -159,10 +158,9 @@ def interest(module: str) -> int:
 # --------------------------------------------------------------------------- corpus
 def jax_modules() -> list[tuple[str, str]]:
     sys.path.insert(0, str(HERE))
-    from sweep_programs import programs  # noqa: E402  (a sibling file, not a package)
-
     import jax
     import jax.numpy as jnp
+    from sweep_programs import programs  # noqa: E402  (a sibling file, not a package)
 
     dtypes = {"f32": jnp.float32, "bf16": jnp.bfloat16, "i32": jnp.int32, "bool": jnp.bool_}
     out = []
@@ -441,7 +439,6 @@ def loaded(result: Any, pid: int, shape: Sequence[int], values: dict[str, Any],
 
 
 def check_fusion(name: str, text: str, args: argparse.Namespace, rng: Any) -> dict[str, Any]:
-    import numpy as np
 
     from symidx.hlo import parse_hlo
     from symidx.hlo.facts import array_dims
@@ -509,8 +506,9 @@ def check_fusion(name: str, text: str, args: argparse.Namespace, rng: Any) -> di
     flat = t.flat_sizes
     for sizes, results in row.pop("sized"):
         row["tilings"] += 1
-        for root_i, root in enumerate(t.roots):
-            found = [(r, ti) for r, ti in zip(results, t.tiled) if ti.path == f"roots[{root_i}]"]
+        for root_i in range(len(t.roots)):
+            found = [(r, ti) for r, ti in zip(results, t.tiled)
+                     if ti.path == f"roots[{root_i}]"]
             if not found:
                 continue
             root_r, root_ti = found[0]

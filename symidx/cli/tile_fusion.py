@@ -7,8 +7,8 @@ import sys
 from typing import Any
 
 from symidx.cli.common import UsageError
-from symidx.errors import SymidxError
 from symidx.cli.tile_emit import emit
+from symidx.errors import SymidxError
 
 
 def _sizes(text: str | None) -> list[int] | None:
@@ -112,7 +112,7 @@ def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:
     results = tiled_computation(t, sizes, args.assume_satisfied, schedule)
     tiled = []
     for r in results:
-        entry = {"name": r.name, "path": r.path, "tile_sizes": r.tile_sizes,
+        entry: dict[str, Any] = {"name": r.name, "path": r.path, "tile_sizes": r.tile_sizes,
                  "tile_strides": r.tile_strides,
                  "tile_offsets_indexing": print_map(r.offsets_map, "xla")
                  .split("\nruntime")[0],

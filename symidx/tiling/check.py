@@ -24,17 +24,15 @@ first warp's read of the first tile (:mod:`symidx.tiling.coalescing`).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
 from symidx.errors import TooLargeError
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
-
-from symidx.tiling.limits import BUDGET, Limits, LimitStop as _Stop
+from symidx.tiling.limits import BUDGET, Limits
+from symidx.tiling.limits import LimitStop as _Stop
 
 __all__ = ["check_tiling", "check_text", "POINT_LIMIT", "BUDGET", "Limits"]
 
@@ -206,7 +204,6 @@ def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 60.0,
     docstring); ``ok`` when every instruction is covered exactly. ``deadline`` is in CPU
     seconds of this process, ``budget`` in enumerated points, ``wall_deadline`` (only when
     given) in seconds of wall-clock time."""
-    import numpy as np
 
     from symidx.tiling.analysis import output_dims, tiled_computation
 

@@ -401,10 +401,7 @@ def _within_one_block(offset: Expr, size: Expr, c: int) -> bool:
         return False
     s = int(size)
     for coeff, mono in terms(as_expr(offset)):
-        if mono == 1 or mono.is_Integer:
-            if coeff % s:
-                return False
-        elif mono.is_Symbol and var_kind(mono) == "d":
+        if mono == 1 or mono.is_Integer or mono.is_Symbol and var_kind(mono) == "d":
             if coeff % s:
                 return False
         else:
