@@ -151,8 +151,15 @@ def signature(module: str) -> str:
     return json.dumps([sorted(ops.items()), sorted(ranks)])
 
 
+RARE = ("gather", "scatter", "concatenate", "pad", "reverse", "reduce-window",
+        "dynamic-update-slice", "dynamic-slice")
+
+
 def interest(module: str) -> int:
-    return len({op for op in INTERESTING if f" {op}(" in module})
+    """How varied a fusion is: its distinct interesting ops, the rare ones (the classes
+    tiles get wrong) counting ten times."""
+    ops = {op for op in INTERESTING if f" {op}(" in module}
+    return len(ops) + 10 * len({op for op in RARE if f" {op}(" in module})
 
 
 # --------------------------------------------------------------------------- corpus
@@ -603,7 +610,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write every row to this file")
     parser.add_argument("--write", help="write the selected fusion modules to this folder")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fault", choices=("none", "short", "first-row"), default="none",
+                        help="break symidx's plans on purpose (tiles one element short, or "
+                             "one row per tile), to see the sweep report them unsound")
     args = parser.parse_args(argv)
+    if args.fault != "none":
+        _inject(args.fault)
     picked = collect(args)
     if args.only:
         picked = [(n, m) for n, m in picked if args.only in n]
@@ -638,6 +650,32 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1, default=str))
     return 0
+
+
+def _inject(fault: str) -> None:
+    """Replace symidx's tiled computation by a broken one (the sweep's self-check)."""
+    import dataclasses
+
+    from symidx.indexing_map import IndexingMap
+    from symidx.interval import Interval
+    from symidx.tiling import analysis
+
+    real = analysis.tiled_computation
+
+    def broken(*a: Any, **k: Any) -> Any:
+        out = []
+        for r in real(*a, **k):
+            if fault == "short" and "." in r.path:       # an operand's tile, not a root's
+                r = dataclasses.replace(r, tile_sizes=[max(1, s - 1) for s in r.tile_sizes])
+            elif r.offsets_map.num_ranges:
+                m = r.offsets_map
+                m = IndexingMap.create(m.dims, m.results,
+                                       [Interval(b.lo, b.lo) for b in m.ranges], m.rts,
+                                       m.constraints)
+                r = dataclasses.replace(r, offsets_map=m)
+            out.append(r)
+        return out
+    analysis.tiled_computation = broken
 
 
 def _rng(seed: int, name: str) -> Any:
