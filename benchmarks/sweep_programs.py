@@ -41,6 +41,13 @@ def programs() -> list[tuple[str, Callable[..., Any], list[Spec]]]:
         out = jnp.stack([a * cos - b * sin, a * sin + b * cos], axis=-1)
         return out.reshape(x.shape)
 
+    def rope_stacked(x: Any, sin: Any, cos: Any) -> Any:
+        # rotate_half on the halves stacked as a dimension of 2 (as XLA's GPU fusions see
+        # it): the second half at offset 1 of that dimension, through a reshape
+        xs = x.reshape(x.shape[:-1] + (2, x.shape[-1] // 2))
+        rot = jnp.concatenate([-xs[..., 1:, :], xs[..., :1, :]], axis=-2).reshape(x.shape)
+        return x * cos + rot * sin
+
     def embed(table: Any, ids: Any) -> Any:
         return table[ids] * jnp.sqrt(jnp.float32(table.shape[-1]))
 
@@ -205,6 +212,8 @@ def programs() -> list[tuple[str, Callable[..., Any], list[Spec]]]:
     return [
         ("rope_llama", rope_llama, [((2, 6, 4, 8), f32), ((6, 1, 8), f32), ((6, 1, 8), f32)]),
         ("rope_gemma", rope_gemma, [((2, 6, 4, 8), f32), ((2, 6), i32)]),
+        ("rope_stacked", rope_stacked, [((2, 6, 4, 8), f32), ((6, 1, 8), f32),
+                                        ((6, 1, 8), f32)]),
         ("rope_interleaved", rope_interleaved, [((2, 6, 8), f32), ((6, 4), f32),
                                                 ((6, 4), f32)]),
         ("embed", embed, [((40, 16), f32), ((4, 6), i32)]),

@@ -476,3 +476,16 @@ def test_the_box_around_a_window_holds_every_value(m: IndexingMap) -> None:
         assert want <= box, (m, size)
         if abs(int(as_expr(m.results[0]).coeff(dim(0)))) == 1:
             assert want == box, (m, size)
+
+
+def test_a_rope_concatenate_through_bitcasts_is_tiled_whole_or_in_halves() -> None:
+    """rotate_half as XLA's GPU fusions see it: the halves stacked as a dimension of 2,
+    the second at offset 1 of it (a term `d3 - 1` with d3 in [1, 1]), concatenated and
+    bitcast back. A tile of the whole head dimension (8) spans the concatenated dimension
+    (no divisibility rule to meet); halves and smaller tiles lie in one operand."""
+    comp = comp_of("rope_stacked.hlo")
+    t = analysis.analyze(comp)
+    for d3 in (1, 2, 4, 8):
+        assert analysis.constraints_hold(t, [1, 2, 4, d3])
+        assert differences(comp, [1, 2, 4, d3]) == 0
+    assert check_tiling(t, [2, 3, 4, 8])["ok"]

@@ -52,7 +52,7 @@ from symidx.indexing_map.text import print_expr
 from symidx.interval import Interval
 from symidx.ops import output_to_input
 from symidx.simplify import compose, remove_unused_symbols, simplify
-from symidx.tiling.constraints import Constraints, atom
+from symidx.tiling.constraints import Constraints, atom, dnf_or
 from symidx.tiling.symbolic_tile import SymbolicTile, TileRefusal, symbolic_tile
 
 __all__ = ["FusionTiling", "TiledInstruction", "Parameter", "analyze", "AnalysisRefusal",
@@ -374,12 +374,14 @@ def _walk(tiling: FusionTiling, order: list[_Visit], dot_param: dict[int, list[i
             # divides its extent (XLA checks this when it tiles; here it constrains)
             cut = instr.dimensions[0]
             size = as_expr(t.tile.sizes[cut])
+            whole = _dims(instr)[cut]
             # a tile spanning the whole concatenated dimension (read whole, as a reduce
-            # or a gather's index vector reads it) starts no tile inside an operand
-            if not (size.is_Integer and int(size) >= _dims(instr)[cut]):
-                for op in instr.operands[:-1]:
-                    tiling.constraints = tiling.constraints.and_dnf(
-                        atom(Mod(_dims(op)[cut], size), 0, 0))
+            # or a gather's index vector reads it, or a tile over a bitcast merging it
+            # with the next) starts no tile inside an operand
+            for op in instr.operands[:-1]:
+                tiling.constraints = tiling.constraints.and_dnf(
+                    dnf_or(atom(Mod(_dims(op)[cut], size), 0, 0),
+                           atom(size, whole, 1 << 62)))
         try:
             groups = output_to_input(instr, 0)
         except UnsupportedOpError as e:
