@@ -29,6 +29,7 @@ from symidx.interval import Interval
 from symidx.syntax import parse_expr
 from symidx.tiling import analysis, symbolic_tile
 from symidx.tiling.check import check_tiling
+from symidx.tiling.valid import valid_tilings
 
 DATA = Path(__file__).parent / "data" / "tiling"
 
@@ -489,3 +490,50 @@ def test_a_rope_concatenate_through_bitcasts_is_tiled_whole_or_in_halves() -> No
         assert analysis.constraints_hold(t, [1, 2, 4, d3])
         assert differences(comp, [1, 2, 4, d3]) == 0
     assert check_tiling(t, [2, 3, 4, 8])["ok"]
+
+
+def test_interior_padding_is_a_mask_on_the_box(capsys: pytest.CaptureFixture[str]) -> None:
+    """lax.pad with interior padding: the operand is read at every other row; its tile is
+    the box around those reads, the constraint listed as a mask (XLA refuses)."""
+    code, out, _ = run_cli(capsys, "tile", str(DATA / "pad_interior.hlo"), "--fusion",
+                           "fusion", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0
+    masked = [i for i in doc["instructions"] if i.get("masks")]
+    assert masked and any("mod 2" in m for i in masked for m in i["masks"])
+    comp = comp_of("pad_interior.hlo")
+    t = analysis.analyze(comp)
+    for sizes in ([1, 1], [2, 4], [4, 13], [9, 16], [3, 5]):
+        assert differences(comp, sizes) == 0, sizes
+    assert all(i["covers"] for i in check_tiling(t, [2, 4])["instructions"])
+
+
+def test_a_call_is_tiled_through_its_computation(capsys: pytest.CaptureFixture[str]) -> None:
+    """JAX lowers jnp.flip to a call; the entry, tiled as one fusion, goes through it (path
+    .called_root), its parameter continuing to the call's operand (.caller_operand)."""
+    code, out, err = run_cli(capsys, "tile", str(DATA / "flip_call.hlo"), "--sizes", "8",
+                             "--format", "json")
+    assert code == 0, err
+    paths = [x["path"] for x in json.loads(out)["tiled"]]
+    assert any(p.endswith(".called_root") for p in paths)
+    assert any(p.endswith(".caller_operand(0)") for p in paths)
+    comp = load_module(str(DATA / "flip_call.hlo")).entry
+    for sizes in ([16], [8], [4], [1]):
+        assert differences(comp, sizes) == 0, sizes
+
+
+def test_a_floordiv_tile_must_not_straddle_blocks(capsys: pytest.CaptureFixture[str]) -> None:
+    """jnp.repeat(x, 3, axis=0): output row r reads row r floordiv 3. A tile of 2 rows
+    starting at row 2 reads rows 0 and 1: two rows, where XLA's size ceil(2 / 3) says one.
+    A fusion's tiles start at every multiple of the tile size, so a floordiv is constrained
+    as a mod is (3 and the tile size divide one another); the tilings left are sound."""
+    comp = comp_of("repeat_rows.hlo")
+    t = analysis.analyze(comp)
+    assert not analysis.constraints_hold(t, [2, 4])
+    assert differences(comp, [2, 4]) > 0            # the tile XLA's rule gives misses a row
+    valid = list(valid_tilings(t))
+    assert {v[0] for v in valid} == {1, 12}
+    for sizes in valid:
+        assert differences(comp, list(sizes)) == 0, sizes
+    code, out, _ = run_cli(capsys, "tile", "(d0) -> (d0 floordiv 3), domain: d0 in [0, 11]")
+    assert "constraints" not in out                 # the map-level tile stays XLA's

@@ -406,7 +406,7 @@ def _tile_of(instr: HloInstruction, path: str, m: IndexingMap
     (low or interior padding, a concatenate's interleaved operand) becomes a mask: the
     tile is the box around what the map reads without it (sound, more than is read)."""
     try:
-        return symbolic_tile(m, simplified=True, constant_stride=None), m, ()
+        return symbolic_tile(m, simplified=True, constant_stride=None, aligned=True), m, ()
     except TileRefusal as e:
         first = e
     points = {dim(i): Integer(b.lo) for i, b in enumerate(m.dims) if b.lo == b.hi}
@@ -429,7 +429,7 @@ def _tile_of(instr: HloInstruction, path: str, m: IndexingMap
                 continue
             try:
                 tile = symbolic_tile(candidate, simplified=True, constant_stride=None,
-                                     masks=masks, hulls=hulls)
+                                     masks=masks, hulls=hulls, aligned=True)
             except TileRefusal:
                 continue
             names = dict(zip(candidate.all_vars, candidate.display_names()))

@@ -235,9 +235,19 @@ def _is_dim(e: Expr) -> bool:
 
 
 class _Extractor:
-    def __init__(self, m: IndexingMap, hulls: bool = False):
+    def __init__(self, m: IndexingMap, hulls: bool = False, aligned: bool = False):
         self.m = m
         self.hulls = hulls
+        self.aligned = aligned
+
+    def alignment(self, d: Expr, c: int) -> Constraints:
+        """With ``aligned``: a floordiv by ``c`` of a dimension tiled by ``d`` takes
+        ``ceil(d / c)`` values at every tile (origins multiples of ``d``) only when one
+        divides the other; otherwise a tile may straddle one more block. XLA's rule has no
+        such constraint (its tests expect none): the map-level tile stays XLA's."""
+        if not self.aligned or c <= 1:
+            return Constraints.always()
+        return Constraints.of(dnf_or(atom(Mod(c, d), 0, 0), atom(Mod(d, c), 0, 0)))
 
     def refuse(self, why: str, e: Expr) -> TileRefusal:
         names = dict(zip(self.m.all_vars, self.m.display_names()))
@@ -283,10 +293,14 @@ class _Extractor:
             num, den = e.args
             if not den.is_Integer:
                 raise self.refuse("a division by a non-constant", e)
+            if self.hulls and (not _is_dim(num) or self.aligned):
+                # as a box: a tile straddling blocks holds one more, no constraint needed
+                return self.hull_floordiv(num, int(den), e)
             if not _is_dim(num):
                 raise self.refuse("a floordiv of something other than a dimension", e)
             n = self.dim_range_size(num)
             return SizeAndStride(FloorDiv(num + (int(den) - 1), den), Integer(1),
+                                 self.alignment(num, int(den)),
                                  extent=None if n is None else -(-n // int(den)))
         if isinstance(e, Add):
             return self.combine([self.extract(t) for t in e.args], e)
@@ -306,6 +320,8 @@ class _Extractor:
                               "floordiv (a non-unit stride under mod)", e)
         size = dividend - FloorDiv(dividend - 1, c) * c
         cons = dnf_or(atom(Mod(c, dividend), 0, 0), atom(Mod(dividend, c), 0, 0))
+        if not _is_dim(lhs):
+            cons = dnf_and(cons, self.alignment(lhs.args[0], int(lhs.args[1])).flat())
         n = self.dim_range_size(lhs if _is_dim(lhs) else lhs.args[0])
         if n is not None and not _is_dim(lhs):
             n = -(-n // int(lhs.args[1]))
@@ -363,6 +379,17 @@ class _Extractor:
             shift = shift + p.shift
             extent *= p.extent or 1
         return SizeAndStride(size, stride, cons, shift, box_stride, mixed, extent)
+
+    def hull_floordiv(self, num: Expr, k: int, e: Expr) -> SizeAndStride:
+        """``(a d + b) floordiv k`` (a padded operand's rows, ``(d - 1) floordiv 2``): over
+        a tile of ``ts`` positions it takes at most ``(a (ts - 1) + k - 1) floordiv k + 1``
+        consecutive values, whatever the alignment (a labelled over-approximation)."""
+        coeff, rest = num.as_coeff_Add()
+        a, d = (rest.as_coeff_Mul() if isinstance(rest, Mul) else (Integer(1), rest))
+        if not (coeff.is_Integer and a.is_Integer and int(a) > 0 and _is_dim(d) and k > 0):
+            raise self.refuse("a floordiv of something other than a dimension", e)
+        size = FloorDiv(int(a) * (d - 1) + (k - 1), k) + 1
+        return SizeAndStride(size, Integer(1), box_stride=Integer(1))
 
     def hull(self, parts: list[SizeAndStride], cons: Constraints, e: Expr) -> SizeAndStride:
         """The box around a sum whose strides do not nest (a window ``d + s``, a sum of
@@ -427,7 +454,7 @@ def constraints_ignorable(m: IndexingMap) -> Expr | None:
 
 def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
                   constant_stride: int | None = 1, masks: bool = False,
-                  hulls: bool = False) -> SymbolicTile:
+                  hulls: bool = False, aligned: bool = False) -> SymbolicTile:
     """The symbolic tile of ``m`` (see the module docstring); :class:`TileRefusal` when
     XLA's rules give none. A result that is a constant has one element; its stride is
     ``constant_stride`` (None: 0, XLA's stride of a constant expression). With ``masks``,
@@ -435,7 +462,10 @@ def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
     interleaved operand) is a mask instead of a refusal: the tile is the box around what
     the map reads without it, a sound over-approximation. With ``hulls``, a sum whose
     strides do not nest (a window) is the box around its values (:meth:`_Extractor.hull`),
-    another labelled over-approximation."""
+    another labelled over-approximation. With ``aligned`` (a fusion's tiles, which start
+    at every multiple of the tile size, not only at the origin), a floordiv of a
+    dimension is constrained as a mod is: its divisor and the tile size divide one
+    another, or a tile may straddle one more block than the size says."""
     if m.is_undefined:
         raise TileRefusal("the map is undefined")
     if m.is_known_empty and m.num_results == 0:   # a scalar read nowhere: the empty tile
@@ -461,7 +491,7 @@ def symbolic_tile(m: IndexingMap, *, simplified: bool = False,
                           "result (e.g. low or interior padding)", print_expr(bad, names))
     env = m.variable_bounds()
     zero = {v: Integer(0) for v in m.dim_vars + m.range_vars}
-    ex = _Extractor(m, hulls)
+    ex = _Extractor(m, hulls, aligned)
     offsets, sizes, strides = [], [], []
     shifts, box_strides, mixed = [], [], []
     size_env = {dim(i): Interval(b.lo + 1, b.hi + 1) for i, b in enumerate(m.dims)}
