@@ -32,8 +32,12 @@ MODULES = (
     "symidx.layout.maps",
     "symidx.layout.shapes",
     "symidx.layout.pictures",
+    "symidx.layout.atoms",
     "symidx.bench",
     "symidx.jax_support",
+    "symidx.cost",
+    "symidx.cost.classic",
+    "symidx.pallas",
 )
 
 HEADER = """# API reference

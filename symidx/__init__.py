@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from symidx.interval import Interval
     from symidx.jax_support import capture, from_jax
     from symidx.ops import input_to_output, output_to_input
+    from symidx.pallas import pallas_report
     from symidx.simplify import compose, remove_unused_symbols, result_ranges, simplify
     from symidx.syntax import parse_expr, parse_map, print_expr, print_map
     from symidx.verify import Verdict, decide, equal
@@ -51,6 +52,7 @@ _LAZY = {
     **dict.fromkeys(("parse_hlo", "parse_module"), "symidx.hlo"),
     **dict.fromkeys(("output_to_input", "input_to_output"), "symidx.ops"),
     **dict.fromkeys(("from_jax", "capture"), "symidx.jax_support"),
+    "pallas_report": "symidx.pallas",
 }
 
 
@@ -88,7 +90,7 @@ __all__ = [
     "parse_map", "parse_expr", "print_map", "print_expr", "equal", "decide", "Verdict",
     "FloorDiv", "Mod", "CeilDiv", "dim", "sym", "rt",
     "parse_hlo", "parse_module", "output_to_input", "input_to_output", "from_jax",
-    "capture",
+    "capture", "pallas_report",
     "SymidxError", "ParseError", "MapError", "UnsupportedOpError", "TooLargeError", "Undecided",
     "HloShapeError", "HloValidationError", "LimitReached", "ArgumentTypeError",
     "__version__",

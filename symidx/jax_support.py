@@ -48,7 +48,7 @@ from symidx.hlo.mlir import mlir_to_hlo
 from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 
 __all__ = ["STAGES", "CapturedModule", "JaxAnalysis", "capture", "from_jax", "compiled_hlo",
-           "lowered_hlo", "load_function", "load_value"]
+           "example_args", "lowered_hlo", "load_function", "load_value"]
 
 #: The stages a module can be taken at: as lowered (StableHLO, before XLA optimises it),
 #: optimised (before scheduling) and scheduled (the module XLA compiles to code).
@@ -292,6 +292,32 @@ def load_value(spec: str) -> Any:
         except AttributeError:
             raise SymidxError(f"{module_name!r} has no attribute {attribute!r}") from None
     return target
+
+
+def example_args(spec: str, args_spec: str | None = None) -> tuple[Any, ...]:
+    """The example arguments for the function ``spec`` (``module:function``): the value
+    named by ``args_spec`` (``module:name``) if given, else ``FUNCTION_example_args`` or
+    ``example_args`` in the function's module; a tuple, or a callable returning one (a
+    single value is one argument). This imports, and so runs, the user's module."""
+    if args_spec is not None:
+        example = load_value(args_spec)
+    else:
+        module_name, _, name = spec.rpartition(":")
+        names = [f"{name}_example_args", "example_args"]
+        for candidate in names:
+            try:
+                example = load_value(f"{module_name}:{candidate}")
+                break
+            except SymidxError:
+                continue
+        else:
+            raise SymidxError(f"no example arguments for {spec}: define {' or '.join(names)} "
+                              f"in {module_name}, or pass --jax-args MODULE:NAME")
+    if callable(example):
+        example = example()
+    if not isinstance(example, (tuple, list)):
+        example = (example,)
+    return tuple(example)
 
 
 def _import(name: str) -> Any:

@@ -178,4 +178,4 @@ def test_a_command_read_by_its_own_parser_reads_as_with_every_command() -> None:
         assert alone.format_usage() == full.format_usage()
     code, _, err = run("maps", TINY, "--bogus")
     assert code == 2 and err.startswith(full.format_usage().rstrip())
-    assert "{format,simplify,compose,verify,maps,bench,layout,batch,corpus,tile}" in err
+    assert "{format,simplify,compose,verify,maps,bench,layout,batch,corpus,tile,pallas}" in err

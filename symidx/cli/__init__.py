@@ -18,7 +18,7 @@ from types import ModuleType
 
 from symidx import __version__
 from symidx._gc import YOUNG_COLLECTION
-from symidx.cli import batch, bench, corpus, layout, maps, mapverbs, tile
+from symidx.cli import batch, bench, corpus, layout, maps, mapverbs, pallas, tile
 from symidx.cli.common import Parser, UsageError
 from symidx.errors import LimitReached, ParseError, SymidxError
 
@@ -27,7 +27,7 @@ __all__ = ["main", "main_entry"]
 #: Allocations between young garbage collections in a ``symidx`` process (see main_entry).
 _YOUNG_COLLECTION = YOUNG_COLLECTION
 
-COMMAND_MODULES = (mapverbs, maps, bench, layout, batch, corpus, tile)
+COMMAND_MODULES = (mapverbs, maps, bench, layout, batch, corpus, tile, pallas)
 
 #: The commands (``symidx COMMAND``) that each of :data:`COMMAND_MODULES` registers: a command
 #: line that starts with one builds the parser of its module alone, the others' arguments
@@ -36,7 +36,7 @@ COMMAND_MODULES = (mapverbs, maps, bench, layout, batch, corpus, tile)
 COMMANDS: dict[str, ModuleType] = {
     **dict.fromkeys(("format", "simplify", "compose", "verify"), mapverbs),
     "maps": maps, "bench": bench, "layout": layout, "batch": batch, "corpus": corpus,
-    "tile": tile,
+    "tile": tile, "pallas": pallas,
 }
 
 

@@ -362,34 +362,13 @@ def _warn_about_the_rest(module: HloModule) -> None:
 
 def _jax_module(spec: str, args_spec: str | None) -> HloModule:
     """The optimised module JAX compiles for the function ``spec`` on its example arguments."""
-    from symidx.jax_support import compiled_hlo, load_function, load_value
+    from symidx.jax_support import compiled_hlo, example_args, load_function
 
     fn = load_function(spec)
-    if args_spec is not None:
-        example = load_value(args_spec)
-    else:
-        module_name, _, name = spec.rpartition(":")
-        example = _first_present(module_name, [f"{name}_example_args", "example_args"], spec)
-    if callable(example):
-        example = example()
-    if not isinstance(example, (tuple, list)):
-        example = (example,)
-    text = compiled_hlo(fn, *example)
+    text = compiled_hlo(fn, *example_args(spec, args_spec))
     from symidx.hlo import parse_hlo
 
     return parse_hlo(text, source=f"<jax: {spec}>")
-
-
-def _first_present(module_name: str, names: list[str], spec: str) -> object:
-    from symidx.jax_support import load_value
-
-    for name in names:
-        try:
-            return load_value(f"{module_name}:{name}")
-        except SymidxError:
-            continue
-    raise SymidxError(f"no example arguments for {spec}: define {' or '.join(names)} in "
-                      f"{module_name}, or pass --jax-args MODULE:NAME")
 
 
 def _index_or_all(text: str) -> int | str:

@@ -5,6 +5,8 @@
                 [--schedule major-to-minor|transposed-dot]
                 [--valid-tilings [--count] [--limit N]] [--space] [--check] [--smem BYTES]
                 [--propagate input|output --instruction NAME --operand K --input-tile T]
+    symidx tile FILE.hlo --fusion NAME --cost|--best|--emitter|--flops-per-element ...
+                (XLA's tiled GPU cost model: see symidx.cli.tile_cost)
 
 The contract the tiling scoreboard runs is ../shared/conformance/TILING.md; the JSON
 documents follow ``symidx/schemas/tiles-1.json``. A refusal (no tile, a tiling that
@@ -17,6 +19,7 @@ import argparse
 import os
 import sys
 
+from symidx.cli import tile_classic, tile_cost
 from symidx.cli.common import UsageError
 from symidx.cli.tile_emit import emit
 
@@ -49,7 +52,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--input-tile")
     p.add_argument("--check", action="store_true",
                    help="with --sizes: prove that the tiles cover what each operand map reads")
-    p.add_argument("--smem", type=int, help="with --sizes: a shared-memory budget in bytes")
+    p.add_argument("--smem", type=int,
+                   help="a shared-memory budget in bytes: what one block keeps live at once, "
+                        "the tiles of the fusion's parameters it loads (with --sizes --check: "
+                        "whether the tiling fits; with --best: a hard limit)")
     p.add_argument("--deadline", type=float, default=60.0,
                    help="CPU seconds of this process for --check and --valid-tilings "
                         "(default 60): work, not wall time, so a busy machine gives the "
@@ -60,6 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--wall-deadline", type=float,
                    help="also stop after this many seconds of wall-clock time (only when "
                         "asked: the verdict then depends on the machine's load)")
+    tile_cost.add_arguments(p)
+    tile_classic.add_arguments(p)  # last: it adds --cost/--device only if still missing
     p.set_defaults(run=run)
 
 
@@ -70,6 +78,8 @@ def _is_file_argument(text: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    if tile_classic.wants_classic(args):
+        return tile_classic.run(args)
     if not _is_file_argument(args.input):
         return _run_map(args)
     from symidx.cli import tile_fusion
@@ -81,7 +91,7 @@ def _run_map(args: argparse.Namespace) -> int:
     from symidx.cli.common import read_map
     from symidx.tiling import TileRefusal, symbolic_tile
 
-    for flag in ("sizes", "fusion", "propagate"):
+    for flag in ("sizes", "fusion", "propagate", *tile_cost.COST_FLAGS):
         if getattr(args, flag):
             raise UsageError(f"symidx tile: --{flag.replace('_', '-')} is for an HLO file")
     m = read_map(args.input, "<map>")

@@ -26,9 +26,12 @@ SIZES_FLAGS = (("check", "--check"), ("smem", "--smem"),
 
 
 def run(args: argparse.Namespace) -> int:
+    from symidx.cli import tile_cost
     from symidx.cli.inputs import load_module
     from symidx.tiling.analysis import AnalysisRefusal, analyze, fusion_computation
 
+    if tile_cost.wanted(args):
+        return tile_cost.run(args, load_module(args.input))
     sizes = _sizes(args.sizes)
     if sizes is None and not args.space:
         for attr, flag in SIZES_FLAGS:

@@ -17,9 +17,11 @@ or row-major (ldmatrix: the rows are the 8 addresses a group of threads supplies
 * :meth:`TVLayout.compose`: with the tile's memory layout (a CuTe layout of the rows x cols
   tile, swizzled or not), ``(t, v) -> offset``: what the thread's registers read.
 
-The atoms (:func:`ldmatrix`, :func:`mma_sm80_16x8x16`) are CuTe's published layouts
-(``include/cute/atom/copy_traits_sm75.hpp``, ``mma_traits_sm80.hpp``), in elements; the
-tests hold them to the PTX ISA's fragment tables, written out independently.
+The atoms (:func:`ldmatrix`, with or without ``.trans``, :func:`mma_sm80_16x8x16`) are
+CuTe's published layouts (``include/cute/atom/copy_traits_sm75.hpp``, ``mma_traits_sm80.hpp``),
+in elements; the tests hold them to the PTX ISA's fragment tables, written out
+independently. The newer atoms (SM90 wgmma, SM100 tensor memory, AMD MFMA/WMMA) are in
+:mod:`symidx.layout.atoms`, which also names every atom (:func:`symidx.layout.atoms.atom`).
 """
 
 from __future__ import annotations
@@ -241,17 +243,28 @@ def _strides(layout: Layout) -> list[int]:
 # Atoms
 
 
-def ldmatrix(n: int = 4) -> TVLayout:
-    """``ldmatrix.sync.aligned.m8n8.x{n}.b16`` (CuTe's ``SM75_U32x{n}_LDSM_N``), in 16-bit
-    elements: the destination layout, ``(thread, value) -> row-major index`` of the
-    ``8n x 8`` tile whose row ``8j + k`` is the ``k``-th row of matrix ``j``. Thread ``t``
-    holds row ``t / 4`` of each matrix, columns ``2 (t % 4)`` and ``+1``.
+def ldmatrix(n: int = 4, trans: bool = False) -> TVLayout:
+    """``ldmatrix.sync.aligned.m8n8.x{n}[.trans].b16``, in 16-bit elements: the destination
+    layout, ``(thread, value) -> row-major index`` of the ``8n x 8`` tile whose row ``8j + k``
+    is the ``k``-th row of matrix ``j`` -- the 16-byte row whose address lane ``8j + k``
+    supplies (:func:`ldmatrix_source`). Value ``2j + h`` is the half ``h`` of register ``j``.
 
-    CuTe states it in bits, ``(32,(32,n)):(32,(1,1024))``; divided by 16 that is
-    ``(32,(2,n)):(2,(1,64))``.
+    Without ``.trans`` (CuTe's ``SM75_U32x{n}_LDSM_N``) thread ``t`` holds row ``t / 4`` of
+    each matrix, columns ``2 (t % 4)`` and ``+1``: in bits CuTe writes
+    ``(32,(32,n)):(32,(1,1024))``, divided by 16 ``(32,(2,n)):(2,(1,64))``.
+
+    With ``.trans`` (``SM75_U16x{2n}_LDSM_T``: each matrix is handed out transposed, so a
+    tile stored M-major reaches the threads as an MMA operand wants it) thread ``t`` holds,
+    of each matrix, column ``t / 4`` of rows ``2 (t % 4)`` and ``+1``: row-major index
+    ``64 j + 16 (t % 4) + 8 h + t / 4``, the layout ``((4,8),(2,n)):((16,1),(8,64))``
+    (CuTe's ``((4,8),(16,2,n)):((256,16),(1,128,1024))`` in bits, divided by 16).
     """
     if n not in (1, 2, 4):
         raise MapError(f"ldmatrix loads 1, 2 or 4 matrices, not {n}")
+    if trans:
+        values = Layout(2, 8) if n == 1 else Layout((2, n), (8, 64))
+        return TVLayout(Layout(((4, 8), values.shape), ((16, 1), values.stride)),
+                        (8 * n, 8), "row", f"SM75_U16x{2 * n}_LDSM_T")
     layout = (Layout((32, 2), (2, 1)) if n == 1 else
               Layout((32, (2, n)), (2, (1, 64))))
     return TVLayout(layout, (8 * n, 8), "row", f"SM75_U32x{n}_LDSM_N")
@@ -287,6 +300,9 @@ ATOMS = {
     "SM75_U32x1_LDSM_N": lambda: ldmatrix(1),
     "SM75_U32x2_LDSM_N": lambda: ldmatrix(2),
     "SM75_U32x4_LDSM_N": lambda: ldmatrix(4),
+    "SM75_U16x2_LDSM_T": lambda: ldmatrix(1, trans=True),
+    "SM75_U16x4_LDSM_T": lambda: ldmatrix(2, trans=True),
+    "SM75_U16x8_LDSM_T": lambda: ldmatrix(4, trans=True),
     "SM80_16x8x16_F32F16F16F32_TN.A": lambda: mma_sm80_16x8x16("A"),
     "SM80_16x8x16_F32F16F16F32_TN.B": lambda: mma_sm80_16x8x16("B"),
     "SM80_16x8x16_F32F16F16F32_TN.C": lambda: mma_sm80_16x8x16("C"),

@@ -240,10 +240,11 @@ def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 60.0,
     out: dict[str, Any] = {"ok": ok and not undecided, "undecided": undecided,
                            "instructions": report,
                            "footprint_bytes": footprint_total,
+                           "smem_bytes": _live_shared_bytes(t, results),
                            "points_enumerated": limits.spent}
     if smem is not None:
         out["smem_budget"] = smem
-        out["fits_smem"] = footprint_total <= smem
+        out["fits_smem"] = out["smem_bytes"] <= smem
     return out
 
 
@@ -270,6 +271,26 @@ def _exactness(ti: Any, r: Any, shape: Sequence[int], limits: Limits, esize: int
     if extra.size:
         out["first_extra"] = _unlinear(int(extra[0]), shape)
     return out
+
+
+def _live_shared_bytes(t: Any, results: Sequence[Any]) -> int:
+    """What one program id keeps live in shared memory at once: the distinct tiles of the
+    fusion's parameters it loads (:func:`symidx.tiling.concrete.tile_shared_bytes`, the one
+    definition ``--best --smem`` uses too), not the intermediates computed from them."""
+    from symidx.tiling.concrete import tile_shared_bytes
+
+    params = {id(p) for p in t.computation.parameters}
+    seen: set[tuple[Any, ...]] = set()
+    total = 0
+    for ti, r in zip(t.tiled, results):
+        if id(ti.instr) not in params:
+            continue
+        key = (ti.name, tuple(r.tile_sizes), tuple(r.tile_strides), str(r.offsets_map))
+        if key in seen:
+            continue
+        seen.add(key)
+        total += tile_shared_bytes(r.tile_sizes, getattr(ti.instr.shape, "bit_width", 32))
+    return total
 
 
 def _contiguity(instr: Any, sizes: Sequence[int], strides: Sequence[int], esize: int
@@ -299,6 +320,7 @@ def check_text(check: dict[str, Any]) -> list[str]:
     """The ``--check`` report as text lines."""
     verdict = "ok" if check["ok"] else ("undecided" if check["undecided"] else "NOT ok")
     lines = [f"check: {verdict}, footprint {check['footprint_bytes']} bytes per program id"
+             f" (parameter tiles live in shared memory: {check['smem_bytes']} bytes)"
              + (f", fits smem {check['smem_budget']}: {check['fits_smem']}"
                 if "smem_budget" in check else "")]
     for e in check["instructions"]:

@@ -15,9 +15,11 @@ pad, a concatenate operand, a dynamic slice) maps dimension ``i``'s offset ``o``
 offset is ``tid * ts - C``); a range variable that is a reduced or contracted dimension
 becomes that sequential dimension's tile; ``x floordiv c`` (a block-scaled dot's scales)
 covers the blocks the tile touches; an all-gather's ``x mod c`` carries the replica ids;
-a constant is a one-element tile. Anything else (a reshape that merges or splits
-dimensions, interior padding, a reversed dimension) is refused with the expression that
-is not handled (:class:`SpaceRefusal`).
+a constant is a one-element tile; ``sum_i c_i * d_i + c`` that linearizes dimensions (a
+reshape that merges them), once tile sizes are assigned, is one strided run when the tile
+is 1s, at most one partial dimension, whole dimensions, 1s (major to minor). Anything else
+(a reshape that splits dimensions, interior padding, a reversed dimension) is refused with
+the expression that is not handled (:class:`SpaceRefusal`).
 """
 
 from __future__ import annotations
@@ -126,7 +128,7 @@ class Space:
     tile_sizes: list[int] | None = None
     root_shape: list[int] = field(default_factory=list)
     root_dims: list[list[int]] = field(default_factory=list)  # per root: its dimension ids
-    root_shapes: list[list[int]] = field(default_factory=list)  # per root: its shape
+    root_shapes: list[list[int]] = field(default_factory=list)  # per root: its dims
 
     # ----- the symbols' values
     def subst(self) -> dict[Symbol, Expr]:
@@ -357,9 +359,55 @@ class Space:
             return Integer(b.lo) + shift, size, Integer(1), Integer(extent)
         if not dims_ and not syms:
             return shift, Integer(1), Integer(1), shift + 1
+        if len(dims_) >= 2 and not syms and self.tile_sizes is not None:
+            merged = self._merged(instr, dims_, shift, tile, m)
+            if merged is not None:
+                return merged
         raise SpaceRefusal(f"{instr.name}: operand {k} dimension {j} is {print_expr(e)}, "
                            "not a shifted dimension (a reshape or bitcast that merges or "
                            "splits dimensions, or interior padding)")
+
+    def _merged(self, instr: HloInstruction, terms_: list[tuple[int, Expr]], shift: Expr,
+                tile: XTile, m: IndexingMap) -> tuple[Expr, Expr, Expr, Expr] | None:
+        """``sum_i c_i * d_i + shift`` that linearizes dimensions (a reshape or bitcast that
+        merges them: each coefficient the next one times the next dimension's extent), for
+        concrete tile sizes of the pattern (1*, partial?, full*, 1*) from major to minor
+        (XLA's collapsed tile): one strided run of ``prod(size_i)`` elements, its stride the
+        innermost dimension's with more than one element. None for any other pattern."""
+        order = sorted(terms_, key=lambda cd: -cd[0])
+        idx = [var_index(d) for _, d in order]
+        extents = [m.dims[i].hi - m.dims[i].lo + 1 for i in idx]
+        coeffs = [c for c, _ in order]
+        if any(c < 1 for c in coeffs) or any(coeffs[a] != coeffs[a + 1] * extents[a + 1]
+                                            for a in range(len(order) - 1)):
+            return None
+        sizes = [as_expr(tile.sizes[i]) for i in idx]
+        if not all(x.is_Integer for x in sizes) or any(
+                as_expr(tile.strides[i]) != 1 for i in idx):
+            return None
+        t = [int(x) for x in sizes]
+        a = 0
+        while a < len(t) and t[a] == 1:
+            a += 1
+        b = len(t)
+        while b > a and t[b - 1] == 1:
+            b -= 1
+        # between a and b: at most one partial dimension, then whole ones
+        inner = [q for q in range(a, b) if t[q] != extents[q]]
+        if inner and inner[-1] != a:
+            return None
+        size = 1
+        for x in t:
+            size *= x
+        last = max((q for q in range(len(t)) if t[q] > 1), default=None)
+        stride = Integer(coeffs[last]) if last is not None else Integer(0)
+        offset: Expr = shift
+        ub: Expr = shift + 1
+        for c, i, x in zip(coeffs, idx, t):
+            o = tile.offsets[i]
+            offset = offset + c * o
+            ub = ub + c * Min(o + (x - 1), tile.upper_bounds[i] - 1)
+        return offset, Integer(size), stride, ub
 
     def _rt_id(self, instr: HloInstruction, j: int, r: int) -> int:
         if (instr.name, j + 1) in self.rt_of:
@@ -436,32 +484,35 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
         roots = list(root.operands)
     elif _is_tuple(root):      # a variadic reduce: one root tile per output
         roots = [root] * len(root.shape.elements)  # type: ignore[union-attr]
-    first = roots[0]
     dims: list[Dimension] = []
     seq: dict[tuple[str, str, int], int] = {}
-    out_shape = _first_array_dims(first)
-    definer = first
-    if first.opcode == "get-tuple-element" and first.operands[0].opcode == "scan":
-        definer = first.operands[0]
-    scan_dims = set(definer.dimensions or ()) if definer.opcode == "scan" else set()
-    for i, n in enumerate(out_shape):
-        dims.append(Dimension(len(dims), n, "sequential" if i in scan_dims else "parallel",
-                              definer.name if i in scan_dims else first.name, i))
-    # Roots of the first root's shape share its dimensions (XLA's same-shape multi-output
-    # fusion); a root of another shape gets parallel dimensions of its own (XLA's Triton
-    # multi-output fusion), numbered after those of the roots before it.
-    root_dims = [list(range(len(out_shape)))]
-    root_shapes = [list(out_shape)]
-    for r in roots[1:]:
-        shape = _first_array_dims(r)
-        if list(shape) == list(out_shape):
-            root_dims.append(list(range(len(out_shape))))
+    # A root of a shape no earlier root has gets parallel dimensions of its own (XLA's
+    # TilingSpace::Create appends them root by root); roots of one shape share them, and a
+    # variadic root (a tuple-shaped reduce or scan) has one set.
+    root_dims: list[list[int]] = []
+    root_shapes: list[list[int]] = []
+    placed: dict[object, list[int]] = {}
+    for r in roots:
+        if _is_tuple(r):
+            shape = array_dims(r.shape.elements[0], r.name)  # type: ignore[union-attr]
         else:
-            start = len(dims)
-            for i, n in enumerate(shape):
-                dims.append(Dimension(len(dims), n, "parallel", r.name, i))
-            root_dims.append(list(range(start, len(dims))))
+            shape = array_dims(r.shape, r.name)
         root_shapes.append(list(shape))
+        if id(r) in placed or tuple(shape) in placed:
+            root_dims.append(placed.get(id(r)) or placed[tuple(shape)])
+            continue
+        definer = r
+        if r.opcode == "get-tuple-element" and r.operands[0].opcode == "scan":
+            definer = r.operands[0]
+        scan_dims = set(definer.dimensions or ()) if definer.opcode == "scan" else set()
+        ids = []
+        for i, n in enumerate(shape):
+            ids.append(len(dims))
+            dims.append(Dimension(len(dims), n, "sequential" if i in scan_dims else "parallel",
+                                  definer.name if i in scan_dims else r.name, i))
+        placed[id(r)] = ids
+        placed[tuple(shape)] = ids
+        root_dims.append(ids)
     for instr in reversed(comp.instructions):
         if instr.opcode == "reduce" and instr.dimensions is not None:
             shape = array_dims(instr.operands[0].shape, instr.operands[0].name)
@@ -508,7 +559,7 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
     space = Space(comp, roots, dims, rts, seq, rt_of)
     space.root_dims = root_dims
     space.root_shapes = root_shapes
-    space.root_shape = list(out_shape)
+    space.root_shape = root_shapes[0]
     if tile_sizes is not None:
         if len(tile_sizes) != len(dims):
             raise SpaceRefusal(f"{len(tile_sizes)} tile sizes for {len(dims)} dimensions")
@@ -516,13 +567,6 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
             raise SpaceRefusal("tile sizes must be at least 1")
         space.tile_sizes = list(tile_sizes)
     return space
-
-
-def _first_array_dims(instr: HloInstruction) -> tuple[int, ...]:
-    """An instruction's array dimensions; a tuple's first element's (a variadic reduce)."""
-    if _is_tuple(instr):
-        return tuple(array_dims(instr.shape.elements[0], instr.name))  # type: ignore[union-attr]
-    return tuple(array_dims(instr.shape, instr.name))
 
 
 def tile_computation(space: Space) -> list[tuple[HloInstruction, int, XTile]]:
