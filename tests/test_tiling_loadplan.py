@@ -247,6 +247,9 @@ def test_check_is_bounded_by_counted_work_not_the_wall_clock(
     monkeypatch.setattr(time, "monotonic", lambda: real_monotonic() + 1000 * next(ticks))
     monkeypatch.setattr(time, "time", lambda: real_time() + 1000 * next(ticks))
     assert check_tiling(t, [16, 4, 8])["ok"]
+    asked = check_tiling(t, [16, 4, 8], wall_deadline=30.0)      # only when asked for
+    assert asked["undecided"]
+    assert any("wall-clock" in i.get("undecided", "") for i in asked["instructions"])
     small = check_tiling(t, [16, 4, 8], budget=10)
     assert small["undecided"] and not small["ok"]
     assert any("budget" in i.get("undecided", "") for i in small["instructions"])
