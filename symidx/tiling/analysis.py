@@ -4,7 +4,9 @@ constraints, and the tiled computation for concrete tile sizes.
 * **Parameters** (the tiling space): the output dimensions of the real root (a dot root:
   its contracting dimensions first), then one hidden parameter per contracting dimension
   of every other dot (visited from the root down). Reduced dimensions get none: as in XLA
-  they stay range variables, so a tile spans the whole reduced extent.
+  they stay range variables, so a tile spans the whole reduced extent. A root of another
+  shape that the real root's tiles do not write whole gets output parameters of its own
+  (its *grid*: program ids of its own). A ``call`` is tiled through as a nested fusion.
 * **Tiled instructions**: one per (instruction, path from the root), the composed map from
   the parameter space to the instruction's output (a dot's contracting range variables
   become its hidden parameters), duplicates merged; each gets its symbolic tile.
@@ -21,6 +23,12 @@ constraints, and the tiled computation for concrete tile sizes.
   the instruction feeds; or under XLA's transposed-dot schedule (a dot root with one
   non-contracting dimension per side, no other dot): the same with the root's m and n
   parameters swapped, so that consecutive program ids walk down m.
+* **Load plans**: a tile holds what its program id's output tile reads at every runtime
+  value it is loaded with. The parameters a runtime variable's source reads (a gather's
+  batch dimensions) are *rows*: each position of a tile along them is a tile of its own
+  (a range variable of the offsets map), and each runtime variable's source map says, for
+  (pid_0, rows), which element of which instruction feeds it. Where XLA's rules give no
+  tile, the fallbacks of :func:`_tile_of` give one (or a located refusal).
 """
 
 from __future__ import annotations
