@@ -6,11 +6,18 @@ from __future__ import annotations
 __all__ = ["terminal_safe", "markdown_safe"]
 
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c != 0x09}
+# the characters that reorder or hide what follows (bidirectional overrides and isolates,
+# zero-width characters, line and paragraph separators, the byte-order mark)
+_CONTROLS.update({c: f"\\u{c:04x}" for c in (0x061C, *range(0x200B, 0x2010),
+                                             *range(0x2028, 0x202F), *range(0x2060, 0x206A),
+                                             0xFEFF)})
 
 
 def terminal_safe(text: str) -> str:
     """``text`` with the characters a terminal acts on (escape sequences, carriage returns,
-    newlines, other C0 and C1 controls) shown as ``\\xNN``: printed, never obeyed."""
+    newlines, other C0 and C1 controls) shown as ``\\xNN``, and those that reorder or hide
+    the text after them (bidirectional overrides, zero-width characters) as ``\\uNNNN``:
+    printed, never obeyed."""
     return text.translate(_CONTROLS)
 
 

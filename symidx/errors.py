@@ -15,6 +15,10 @@ class SymidxError(Exception):
     """Base class of every error symidx raises deliberately."""
 
 
+EXCERPT_WIDTH = 100
+"""Characters of the offending line a :class:`ParseError`'s excerpt shows at most."""
+
+
 class ParseError(SymidxError, ValueError):
     """Text that does not parse. Carries the 1-based line and column of the spot.
 
@@ -37,10 +41,35 @@ class ParseError(SymidxError, ValueError):
         super().__init__(f"{where}line {self.line}, column {self.column}: {message}")
 
     def excerpt(self) -> str:
-        """The offending line and a caret under the column (tabs kept for alignment)."""
-        shown = self.line_text[:200]
-        pad = "".join("\t" if ch == "\t" else " " for ch in self.line_text[: self.column - 1])
-        return f"{shown}\n{pad[:200]}^"
+        """The offending line and a caret under the column (tabs kept for alignment): at
+        most about :data:`EXCERPT_WIDTH` characters of it as shown, around the column
+        (``...`` where it is cut), and what a terminal would act on -- escape sequences,
+        carriage returns, NULs, the rest of a binary file -- shown as ``\\xNN``
+        (:func:`symidx._text.terminal_safe`), never sent to it."""
+        from symidx._text import terminal_safe
+
+        line, at = self.line_text, self.column - 1
+        lo = max(0, at - EXCERPT_WIDTH)  # each character shows as one or more
+        shown = [terminal_safe(ch) for ch in line[lo:at + EXCERPT_WIDTH]]
+        at -= lo
+        start, end, width = at, at, 0  # the window shown[start:end], ``width`` wide
+
+        def fits(piece: str, budget: int) -> bool:
+            return width + len(piece) <= budget
+
+        while start > 0 and fits(shown[start - 1], EXCERPT_WIDTH // 2):  # half before
+            start -= 1
+            width += len(shown[start])
+        while end < len(shown) and fits(shown[end], EXCERPT_WIDTH):  # the rest after
+            width += len(shown[end])
+            end += 1
+        while start > 0 and fits(shown[start - 1], EXCERPT_WIDTH):  # more before if room
+            start -= 1
+            width += len(shown[start])
+        before = ("..." if lo + start > 0 else "") + "".join(shown[start:at])
+        after = "".join(shown[at:end]) + ("..." if lo + end < len(line) else "")
+        pad = "".join("\t" if ch == "\t" else " " for ch in before)
+        return f"{before}{after}\n{pad}^"
 
 
 class UnsupportedOpError(SymidxError):

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from symidx._display import Rich, Shown
 from symidx.analysis import FusionMaps, module_fusion_maps
 from symidx.errors import SymidxError
 from symidx.hlo import HloModule, parse_hlo
@@ -57,7 +58,7 @@ STAGES: tuple[str, ...] = ("lowered", "optimized", "scheduled")
 
 
 @dataclass(frozen=True)
-class JaxAnalysis:
+class JaxAnalysis(Rich):
     """What :func:`from_jax` found: the optimised HLO text, the parsed module and, for every
     fusion instruction (in text order), its map groups: one
     :class:`~symidx.analysis.FusionMaps` per output (output-to-input) or per operand
@@ -75,13 +76,16 @@ class JaxAnalysis:
 
         return fusions_document(self.module, self.direction, self.fusions)
 
-    def _repr_html_(self) -> str:
+    def _shown_(self) -> Shown:
         """A table of the fusions' map groups (what a notebook shows)."""
         from symidx.analysis.display import groups_table_html
 
-        title = html.escape(f"module {self.module.name}: {len(self.fusions)} fusion groups, "
-                            f"{Direction(self.direction).text}")
-        return f"<p>{title}</p>\n" + groups_table_html(self.fusions, self.direction)
+        title = (f"module {self.module.name}: {len(self.fusions)} fusion groups, "
+                 f"{Direction(self.direction).text}")
+        text = "\n".join([title] + [f"  {f.instr.name} {f.index}: {len(f.groups)} groups"
+                                     for f in self.fusions])
+        return Shown(text, f"<p>{html.escape(title)}</p>\n"
+                     + groups_table_html(self.fusions, self.direction))
 
     def fusion(self, name: str, index: int = 0) -> FusionMaps:
         """The maps of fusion ``name`` for its output (or operand) ``index``."""

@@ -10,7 +10,8 @@ maps. Two procedures:
   counting enumerates all but the innermost dimension (so the product of the outer extents
   is bounded by ``limit``);
 * **explicit** (always there): the points themselves, enumerated with numpy from the maps'
-  domain boxes (at most ``limit`` points per map), as sorted integer keys.
+  domain boxes (at most ``limit`` points per map), exactly: as ``int64`` rows when every
+  coordinate fits, as rows of Python integers when one does not (``2**63``, ``-2**64``).
 
 ``backend="auto"`` takes isl when it is installed and the maps are Presburger. Sets of
 different backends do not mix.
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from symidx._arith import fits_int64, int_array, python_ints
 from symidx.errors import MapError, TooLargeError, Undecided
 from symidx.expr import dim
 from symidx.indexing_map import IndexingMap
@@ -66,18 +68,24 @@ class PointSet:
         self._check(other)
         if self.backend == "isl":
             return PointSet(self.rank, "isl", self._isl.intersect(other._isl))
+        if self._wide(other):
+            return self._from_tuples(self._tuples() & other._tuples())
         return self._explicit(np.intersect1d(self._keys(), other._keys()))
 
     def union(self, other: PointSet) -> PointSet:
         self._check(other)
         if self.backend == "isl":
             return PointSet(self.rank, "isl", self._isl.union(other._isl).coalesce())
+        if self._wide(other):
+            return self._from_tuples(self._tuples() | other._tuples())
         return self._explicit(np.union1d(self._keys(), other._keys()))
 
     def subtract(self, other: PointSet) -> PointSet:
         self._check(other)
         if self.backend == "isl":
             return PointSet(self.rank, "isl", self._isl.subtract(other._isl).coalesce())
+        if self._wide(other):
+            return self._from_tuples(self._tuples() - other._tuples())
         return self._explicit(np.setdiff1d(self._keys(), other._keys()))
 
     __and__ = intersect
@@ -118,10 +126,13 @@ class PointSet:
             isl = isl_module()
             text = ", ".join(int_text(int(v)) for v in point)
             return bool(isl.Set(f"{{ [{text}] }}").is_subset(self._isl))
-        if any(not -2**63 <= int(v) < 2**63 for v in point):
-            return False  # an explicit set holds int64 points only (see images())
         rows = self._rows_or_empty()
-        return bool(np.any(np.all(rows == np.asarray(point, dtype=np.int64), axis=1)))
+        wanted = tuple(int(v) for v in point)
+        if rows.dtype == object:
+            return wanted in self._tuples()
+        if not fits_int64(min(wanted, default=0), max(wanted, default=0)):
+            return False  # every row is int64: a coordinate past it is in none
+        return bool(np.any(np.all(rows == int_array(list(wanted)), axis=1)))
 
     def sample(self) -> Point | None:
         """One point of the set, or None if it is empty."""
@@ -155,9 +166,22 @@ class PointSet:
     def _rows_or_empty(self) -> np.ndarray:
         return self._rows if self._rows is not None else np.zeros((0, self.rank), np.int64)
 
+    def _wide(self, other: PointSet) -> bool:
+        """Does either set hold a coordinate past int64 (rows of Python integers)?"""
+        return self._rows_or_empty().dtype == object or other._rows_or_empty().dtype == object
+
+    def _tuples(self) -> set[Point]:
+        return {tuple(int(v) for v in row) for row in self._rows_or_empty().tolist()}
+
+    def _from_tuples(self, points: set[Point]) -> PointSet:
+        """The set of these points, sorted, as int64 rows when every coordinate fits."""
+        ordered = sorted(points)
+        rows = int_array(ordered) if ordered else np.zeros((0, self.rank), np.int64)
+        return PointSet(self.rank, "explicit", rows=rows.reshape(len(ordered), self.rank))
+
     def _keys(self) -> np.ndarray:
-        """Each row as one structured value (numpy's set operations compare them whole);
-        a set of 0-tuples is [0] when it holds the empty tuple."""
+        """Each row (int64) as one structured value (numpy's set operations compare them
+        whole); a set of 0-tuples is [0] when it holds the empty tuple."""
         rows = np.ascontiguousarray(self._rows_or_empty())
         if not self.rank:
             return np.zeros(min(len(rows), 1), dtype=np.int64)
@@ -206,11 +230,12 @@ def images(maps: Sequence[IndexingMap], backend: str = "auto",
                 raise MapError(f"isl cannot hold this map's image: {e.reason}") from None
         return PointSet(rank, "isl", found.coalesce())
     tables = [relation(m, limit)[:, m.num_dims:] for m in maps if not m.is_known_empty]
+    if any(t.dtype == object for t in tables):  # a coordinate past int64: Python integers
+        found = PointSet(rank, "explicit", rows=python_ints(np.concatenate(
+            [python_ints(t) for t in tables])))
+        return found._from_tuples(found._tuples())
     rows = np.concatenate(tables) if tables else np.zeros((0, rank), np.int64)
-    if rows.dtype == object:  # relation() keeps Python integers only past int64
-        raise TooLargeError("the image has points past 64-bit integers, which the explicit "
-                            "backend does not hold (the isl backend does)")
-    keys = PointSet(rank, "explicit", rows=np.ascontiguousarray(rows, dtype=np.int64))._keys()
+    keys = PointSet(rank, "explicit", rows=np.ascontiguousarray(rows))._keys()  # int64 rows
     return PointSet(rank, "explicit")._explicit(np.unique(keys))
 
 

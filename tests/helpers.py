@@ -97,3 +97,39 @@ def _same_at_random_points(a: IndexingMap, b: IndexingMap, count: int = 20_000) 
     assert np.array_equal(ma, mb)
     for x, y in zip(ra, rb):
         assert np.array_equal(np.broadcast_to(x, (count,))[ma], np.broadcast_to(y, (count,))[ma])
+
+
+def mlir_affine(m: IndexingMap) -> bool:
+    """Could MLIR read ``m``'s results as an ``affine_map`` (written here from MLIR's rules,
+    apart from symidx's own check): products with at most one factor holding a dimension,
+    floordiv/ceildiv/mod by a divisor free of dimensions that is at least 1 at every point
+    of the variables' box (checked at its corners and, for a symbolic divisor, everywhere
+    in a small box), no min or max, 64-bit constants."""
+    from sympy import Max, Min, preorder_traversal
+
+    from symidx.expr import CeilDiv, FloorDiv, Mod
+
+    if m.is_known_empty or m.is_undefined:
+        return True  # printed as the words KNOWN EMPTY, UNDEFINED
+    dims = set(m.all_vars[:m.num_dims])
+    box = dict(zip(m.all_vars, m.all_bounds))
+    for r in m.results:
+        for node in preorder_traversal(r):
+            if node.is_Integer and not -(2**63) <= int(node) < 2**63:
+                return False
+            if node.is_Mul and len([a for a in node.args if a.free_symbols & dims]) > 1:
+                return False
+            if node.is_Pow and node.args[0].free_symbols & dims:
+                return False
+            if isinstance(node, (Min, Max)) or type(node).__name__ in ("Min", "Max"):
+                return False
+            if isinstance(node, (FloorDiv, CeilDiv, Mod)):
+                divisor = node.args[1]
+                if divisor.free_symbols & dims:
+                    return False
+                names = sorted(divisor.free_symbols, key=str)
+                ranges = [range(box[v].lo, box[v].hi + 1) for v in names]
+                if any(int(divisor.subs(dict(zip(names, p)))) < 1
+                       for p in itertools.product(*ranges)):
+                    return False
+    return True

@@ -27,6 +27,7 @@ FAÇADE = "symidx"
 #: The floors, lowest first. A package's floor holds all of its modules.
 FLOORS: dict[str, int] = {
     "symidx.errors": 0, "symidx._gc": 0, "symidx._arith": 0, "symidx._text": 0,
+    "symidx._display": 0, "symidx._budget": 0,
     "symidx.interval": 1,
     "symidx.expr": 2,
     "symidx.indexing_map": 3,

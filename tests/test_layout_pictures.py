@@ -249,7 +249,14 @@ def test_tv_picture_labels_thread_and_value(tmp_path) -> None:
     for (r, c), text in labels.items():
         by_thread.setdefault(text.split("\n")[0], set()).add(colours[(r, c)])
     assert len(by_thread) == 32 and all(len(s) == 1 for s in by_thread.values())
-    assert len({next(iter(s)) for s in by_thread.values()}) == 32
+    # CuTe's drawers (print_latex's TikzColor_TV): eight pastels by thread mod 8
+    pastels = [(175, 175, 255), (175, 255, 175), (255, 255, 175), (255, 175, 175),
+               (210, 210, 255), (210, 255, 210), (255, 255, 210), (255, 210, 210)]
+    for name, found in by_thread.items():
+        rgb = tuple(round(255 * x) for x in next(iter(found))[:3])
+        assert rgb == pastels[int(name[1:]) % 8]
+    distinct = cells_and_colours(tv_figure(tv, style="distinct").axes[0])
+    assert len(set(distinct.values())) == 32
     save(fig, str(tmp_path / "tv.svg"))
     assert "<svg" in (tmp_path / "tv.svg").read_text()[:400]
 
@@ -274,3 +281,71 @@ def test_docs_pictures_are_legible_sizes() -> None:
         assert f"({name})" in text, name
         width, height = png_size(docs / name)
         assert 200 <= width <= 1800 and 150 <= height <= 1800, (name, width, height)
+
+
+def outlined(ax) -> set[tuple[int, int]]:
+    """(row, col) of the cells outlined as a highlight on ``ax``."""
+    return {(int(p.get_y()), int(p.get_x())) for p in ax.patches
+            if p.get_linewidth() > 1.5 and p.get_facecolor()[3] == 0}
+
+
+@pytest.mark.parametrize(("text", "spec"), [("(8,8):(8,1)", "0:2,0:4"),
+                                            ("Sw<3,3,3> o (8,64):(64,1)", "1,:"),
+                                            ("(8,8):(1,8)", ":,3")])
+def test_a_highlight_outlines_the_elements_and_where_they_are_stored(text, spec) -> None:
+    pytest.importorskip("matplotlib")
+    from symidx.layout import cute
+    from symidx.layout.pictures import cute_picture, figure, parse_highlight
+
+    layout = cute.parse_layout(text)
+    h = parse_highlight(spec)
+    drawing = figure(cute_picture(layout), highlight=h)
+    grid_ax, memory_ax = drawing.axes[:2]
+    rows, cols = cute.size(layout.shape[0]), cute.size(layout.shape[1])
+    expected = {(r, c) for r in range(rows) for c in range(cols) if h.holds(r, c)}
+    assert outlined(grid_ax) == expected
+    width = min(rows * cols, 32)                 # memory rows: 32 slots, offset order
+    stored = {layout(r, c) for r, c in expected}
+    assert outlined(memory_ax) == {divmod(o, width) for o in stored}
+    assert "highlighted: rows" in drawing.figure.get_suptitle()
+
+
+@pytest.mark.parametrize(("spec", "rows", "cols"), [
+    ("0:8,0:16", (0, 8), (0, 16)), ("3", (3, 4), None), (":,5", None, (5, 6)),
+    ("2:", (2, 1 << 62), None)])
+def test_highlights_read(spec, rows, cols) -> None:
+    from symidx.layout.pictures import parse_highlight
+
+    h = parse_highlight(spec)
+    assert (h.rows, h.cols) == (rows, cols)
+
+
+@pytest.mark.parametrize(("spec", "column"), [("a", 1), ("1,2,3", 4), ("4:2", 1), ("0,x", 3)])
+def test_bad_highlights_are_located(spec, column) -> None:
+    from symidx.errors import ParseError
+    from symidx.layout.pictures import parse_highlight
+
+    with pytest.raises(ParseError) as found:
+        parse_highlight(spec)
+    assert found.value.column == column
+
+
+def test_figures_are_drawings_that_show_as_images() -> None:
+    """Every picture function returns a Drawing (never a bare Figure): it shows as PNG and
+    SVG, and keeps the Figure."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from symidx._display import Drawing
+    from symidx.layout import banks, cute, views
+    from symidx.layout.pictures import banks_figure, cute_picture, figure, tv_figure
+    from symidx.layout.tv import mma_sm80_16x8x16
+
+    report = banks.bank_conflicts(views.view(cute.parse_layout("(32,32):(32,1)")),
+                                  cute.Layout(32, 32))
+    for drawing in (tv_figure(mma_sm80_16x8x16("A")), figure(cute_picture(
+            cute.parse_layout("(4,4):(4,1)"))), banks_figure("a column", report)):
+        assert isinstance(drawing, Drawing) and isinstance(drawing.figure, Figure)
+        assert drawing._repr_png_()[:4] == b"\x89PNG"
+        assert "<svg" in drawing._repr_svg_()
+        assert drawing.axes == drawing.figure.axes

@@ -201,10 +201,14 @@ def test_a_nested_layout_shows_its_grid(text):
     layout = cute.parse_layout(text)
     picture = cute_picture(layout)  # drawn by the picture code, independently
     assert layout.grid_values() == picture.values()
-    assert layout._repr_html_() == f"<pre>{html.escape(grid_text(picture))}</pre>"
-    if importlib.util.find_spec("matplotlib") is not None:
+    if importlib.util.find_spec("matplotlib") is not None:  # the picture, not the text
+        assert layout._repr_html_() is None
         assert layout._repr_png_()[:4] == b"\x89PNG"
         assert "<svg" in layout._repr_svg_()
+    with pytest.MonkeyPatch.context() as patch:             # no matplotlib: the text grid
+        patch.setitem(sys.modules, "matplotlib", None)
+        assert layout._repr_html_() == f"<pre>{html.escape(grid_text(picture))}</pre>"
+        assert layout._repr_png_() is None
 
 
 def test_variables_sort_and_pickle_as_plain_symbols():
@@ -229,4 +233,8 @@ def test_hlo_shapes_show_as_their_text_in_a_notebook() -> None:
     shape = parse_shape("f32[3,5]{1,0:T(2,2)}")
     assert shape._repr_html_() == "<code>f32[3,5]{1,0:T(2,2)}</code>"
     assert parse_shape("(f32[2], s32[])")._repr_html_() == "<code>(f32[2], s32[])</code>"
-    assert "<pre>" in xla_picture(shape)._repr_html_()
+    picture = xla_picture(shape)
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert picture._repr_html_() is None and picture._repr_png_()[:4] == b"\x89PNG"
+    else:
+        assert "<pre>" in picture._repr_html_()

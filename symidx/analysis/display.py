@@ -16,12 +16,11 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
-from symidx.analysis.records import FusionMaps
+from symidx._display import html_table
+from symidx.analysis.records import FusionMaps, group_rows
 from symidx.ops import OUTPUT_TO_INPUT, Direction
-from symidx.syntax import print_map
 
 __all__ = ["groups_table_html"]
 
@@ -32,17 +31,5 @@ def groups_table_html(found: Sequence[FusionMaps], direction: Direction) -> str:
     over-approximated."""
     selector, label = ("output", "operand") if direction == OUTPUT_TO_INPUT \
         else ("input", "output")
-    rows = [f"<table><tr><th>fusion</th><th>{selector}</th><th>{label}</th><th>maps</th>"
-            f"<th>note</th></tr>"]
-    for f in found:
-        for g in f.groups:
-            leaf = "" if g.leaf is None else f", leaf {g.leaf}"
-            maps = "<br>".join(html.escape(print_map(m, "xla")) for m in g.maps)
-            note = (f"unsupported op: {g.unsupported}" if g.unsupported is not None
-                    else f"over-approximation ({g.opaque})" if g.opaque is not None
-                    else "" if g.maps else "not read")
-            rows.append(f"<tr><td>{html.escape(f.instr.name)}</td><td>{f.index}</td>"
-                        f"<td>{g.index}{leaf} ({html.escape(g.name)})</td><td>{maps}</td>"
-                        f"<td>{html.escape(note)}</td></tr>")
-    rows.append("</table>")
-    return "\n".join(rows)
+    rows = [row for f in found for row in group_rows(f.instr.name, f.index, f.groups)]
+    return html_table(["fusion", selector, label, "maps", "note"], rows, raw=(3,))

@@ -8,36 +8,87 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from symidx._display import Rich, Shown, html_table
 from symidx.errors import SymidxError
 from symidx.fusion import Origin, Reached
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.indexing_map import IndexingMap
 
-__all__ = ["ComputationMaps", "FusionMaps"]
+__all__ = ["ComputationMaps", "FusionMaps", "group_rows"]
+
+
+def group_rows(place: str, index: object, groups: tuple[Reached, ...]) -> list[list[str]]:
+    """One table row per group: where (``place``, ``index``), the group's operand or
+    output (number, leaf, instruction), its maps (HTML: XLA's one-line form, one a line)
+    and what is unknown or over-approximated."""
+    import html
+
+    from symidx.syntax import print_map
+
+    rows = []
+    for g in groups:
+        leaf = "" if g.leaf is None else f", leaf {g.leaf}"
+        maps = "<br>".join(html.escape(print_map(m, "xla")) for m in g.maps)
+        note = (f"unsupported op: {g.unsupported}" if g.unsupported is not None
+                else f"over-approximation ({g.opaque})" if g.opaque is not None
+                else "" if g.maps else "not read")
+        rows.append([place, str(index), f"{g.index}{leaf} ({g.name})", maps, note])
+    return rows
+
+
+def _text(title: str, groups: tuple[Reached, ...]) -> str:
+    from symidx.syntax import print_map
+
+    lines = [title]
+    for g in groups:
+        leaf = "" if g.leaf is None else f", leaf {g.leaf}"
+        lines.append(f"  {g.index}{leaf} ({g.name} {g.shape})".rstrip())
+        lines += [f"    {print_map(m, 'xla')}" for m in g.maps]
+        if g.unsupported is not None:
+            lines.append(f"    unsupported op: {g.unsupported}")
+        elif g.opaque is not None:
+            lines.append(f"    over-approximation ({g.opaque})")
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)
-class FusionMaps:
+class FusionMaps(Rich):
     """The map groups of one fusion instruction for one of its outputs (output-to-input) or
-    inputs (input-to-output): ``index``. ``computation`` is the computation holding it."""
+    inputs (input-to-output): ``index``. ``computation`` is the computation holding it.
+    A notebook shows a table of the groups."""
 
     instr: HloInstruction
     computation: str
     index: int
     groups: tuple[Reached, ...]
 
+    def _shown_(self) -> Shown:
+        title = (f"fusion {self.instr.name} (in {self.computation}), index {self.index}: "
+                 f"{len(self.groups)} group{'s' if len(self.groups) != 1 else ''} of maps")
+        return Shown(_text(title, self.groups), html_table(
+            ["fusion", "index", "group", "maps", "note"],
+            group_rows(self.instr.name, self.index, self.groups), title, raw=(3,)))
+
 
 @dataclass(frozen=True)
-class ComputationMaps:
+class ComputationMaps(Rich):
     """A whole computation analysed as one fusion, for one output leaf of its root
     (output-to-input; groups per parameter leaf) or one parameter leaf (input-to-output;
     groups per root output leaf): ``index`` is the output or parameter number, ``leaf``
-    the parameter's leaf when it is a tuple."""
+    the parameter's leaf when it is a tuple. A notebook shows a table of the groups."""
 
     computation: HloComputation
     index: int
     groups: tuple[Reached, ...]
     leaf: int | None = None
+
+    def _shown_(self) -> Shown:
+        at = f"{self.index}" + ("" if self.leaf is None else f", leaf {self.leaf}")
+        title = (f"computation {self.computation.name}, index {at}: {len(self.groups)} "
+                 f"group{'s' if len(self.groups) != 1 else ''} of maps")
+        return Shown(_text(title, self.groups), html_table(
+            ["computation", "index", "group", "maps", "note"],
+            group_rows(self.computation.name, at, self.groups), title, raw=(3,)))
 
 
 def group_index(group: Reached) -> int:

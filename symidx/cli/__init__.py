@@ -1,8 +1,10 @@
 """The ``symidx`` command line.
 
 ``main(argv)`` prints to stdout and returns the exit code: 0 success, 1 a negative answer
-(``verify`` found the maps different), 2 bad input or usage, 3 undecided or stopped at a
-limit (``--timeout``, ``--max-maps``), 130 interrupted (Ctrl-C). Bad input is reported on
+(``verify`` found the maps different; ``corpus``: some modules failed), 2 bad input or
+usage, 3 undecided or stopped at a limit (``--cpu-limit``, ``--timeout``, ``--max-maps``),
+4 (``corpus``) no module analysed ok, 130 interrupted (Ctrl-C; 143 SIGTERM, 129 SIGHUP where
+a command handles them). Bad input is reported on
 stderr as one line with its location (and the offending line with a caret under the spot),
 never as a traceback.
 
@@ -18,6 +20,7 @@ from types import ModuleType
 
 from symidx import __version__
 from symidx._gc import YOUNG_COLLECTION
+from symidx._text import terminal_safe
 from symidx.cli import batch, bench, corpus, layout, maps, mapverbs, pallas, tile
 from symidx.cli.common import Parser, UsageError
 from symidx.errors import LimitReached, ParseError, SymidxError
@@ -73,14 +76,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(e, file=sys.stderr)
         return 2
     except LimitReached as e:
-        print(f"symidx: stopped: {e}", file=sys.stderr)
+        print(f"symidx: stopped: {terminal_safe(str(e))}", file=sys.stderr)
         return 3
-    except ParseError as e:
-        print(f"symidx: error: {e}", file=sys.stderr)
+    except ParseError as e:  # the message and the excerpt quote the input: made safe to show
+        print(f"symidx: error: {terminal_safe(str(e))}", file=sys.stderr)
         print(e.excerpt(), file=sys.stderr)
         return 2
     except SymidxError as e:
-        print(f"symidx: error: {e}", file=sys.stderr)
+        print(f"symidx: error: {terminal_safe(str(e))}", file=sys.stderr)
         return 2
     except RecursionError:
         print("symidx: error: input nested too deeply", file=sys.stderr)

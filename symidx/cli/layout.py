@@ -4,33 +4,47 @@ width (``--contiguity``), shared-memory bank conflicts of a warp's access (``--b
 
 The layout is an XLA shape with its layout (``f32[3,5]{1,0:T(2,2)}``; text with ``[``), a
 nested ``shape:stride`` layout (``((4,2),(4,3)):((4,16),(1,32))``) or a composed one
-(``Sw<3,4,3> o (8,64):(64,1)``: a swizzle of a layout's offsets).
+(``Sw<3,4,3> o (8,64):(64,1)``, ``S<3,4,3> o 0 o (8,64):(64,1)``: a swizzle of a layout's
+offsets), in any spelling :func:`symidx.layout.text.parse_layout` reads; or Triton's
+layout text (``#ttg.blocked<{...}>``, ``tensor<32x64xf16, #ttg...>``,
+``!ttg.memdesc<...>``: :mod:`symidx.layout.ttgir`), converted to its linear layout.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from symidx._text import too_long
 from symidx.cli.common import UsageError, add_style, need
-from symidx.errors import MapError, ParseError, TooLargeError
+from symidx.cli.layout_args import answer, highlight, parse_ints
+from symidx.cli.layout_args import grid_or_note as _grid
+from symidx.errors import MapError
 
 if TYPE_CHECKING:
     from symidx.hlo.shape import Shape
     from symidx.layout import cute
-
-_INT = re.compile(r"\s*(-?\d+)\s*")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "layout", help="a layout's offsets: its indexing map and grid, an element's offset, "
                        "or a PNG picture")
-    p.add_argument("layout", help="an XLA shape with layout, e.g. 'f32[3,5]{1,0:T(2,2)}', or a "
-                                  "nested layout, e.g. '((4,2),(4,3)):((4,16),(1,32))'")
+    p.add_argument("layout", help="an XLA shape with layout, e.g. 'f32[3,5]{1,0:T(2,2)}'; a "
+                                  "nested layout, e.g. '((4,2),(4,3)):((4,16),(1,32))', swizzled "
+                                  "as CuTe prints it ('Sw<3,3,3> o _0 o (_8,_64):(_64,_1)', "
+                                  "'S<3,3,3> o 0 o (8,64):(64,1)'); or Triton's layout text: "
+                                  "'#ttg.blocked<{...}>' (with --shape), 'tensor<32x64xf16, "
+                                  "#ttg...>', '!ttg.memdesc<...>'")
+    p.add_argument("--shape", metavar="A,B,...",
+                   help="the tensor shape of a Triton layout given without its type")
+    p.add_argument("--ttgir", metavar="FILE",
+                   help="read the alias definitions (#blocked = #ttg...) of this TTGIR module, "
+                        "for a layout that names them")
+    p.add_argument("--highlight", metavar="ROWS,COLS",
+                   help="with --png: outline rows and columns of the grid (an index i, a range "
+                        "a:b, or ':'), e.g. a tile '0:8,0:16' or a column ':,5', and the "
+                        "memory they are stored in")
     p.add_argument("--index", metavar="I,J,...",
                    help="print only this element's physical offset: one integer per dim (XLA) "
                         "or per top-level mode (nested; split colexicographically inside it)")
@@ -56,7 +70,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--warp", metavar="PATTERN",
                    help="with --banks: a shape:stride layout from lane to the row-major "
                         "linear index of the logical element it reads (r * cols + c, for "
-                        "every kind of layout); default 32:N for --vector N (64:N on AMD)")
+                        "every kind of layout); default 32:N for --vector N (64:N on AMD). "
+                        "For a Triton shared layout, the register layout that reads it "
+                        "('#ttg.blocked<...>'): each lane reads the vector Triton picks")
     p.add_argument("--access", choices=("lanes", "ldmatrix", "tma"), default="lanes",
                    help="with --banks: each lane reads --vector elements (scalar, 64/128-bit "
                         "vector, ds_read_b64/b128; default), ldmatrix rows of 16 bytes "
@@ -67,36 +83,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--machine", choices=("nvidia", "cdna3", "cdna4"), default="nvidia",
                    help="with --banks: nvidia (32 banks, 32 lanes; default), cdna3 (AMD LDS, "
                         "32 banks, wave64), cdna4 (AMD LDS, 64 banks, wave64)")
-    p.add_argument("--vector", type=int, default=1, metavar="N",
+    p.add_argument("--vector", type=int, default=None, metavar="N",
                    help="with --banks: elements each lane reads, along the memory-minor "
-                        "dimension (default 1)")
+                        "dimension (default 1; for a Triton register layout, the width Triton "
+                        "picks)")
     p.add_argument("--element-bits", type=int, default=None, metavar="BITS",
                    help="element size of a nested layout for --contiguity and --banks "
                         "(default 32; an XLA shape has its own)")
     add_style(p)
     p.set_defaults(run=run)
-
-
-def parse_ints(text: str, option: str) -> tuple[int, ...]:
-    """``"2,3"`` -> ``(2, 3)``; the empty string is ``()`` (a scalar's index)."""
-    if not text.strip():
-        return ()
-    values = []
-    pos = 0
-    while True:
-        match = _INT.match(text, pos)
-        if match is None:
-            raise ParseError(f"{option} expects integers separated by commas", text, pos)
-        reason = too_long(match.group(1))
-        if reason is not None:
-            raise ParseError(f"{option}: {reason}", text, pos)
-        values.append(int(match.group(1)))
-        pos = match.end()
-        if pos == len(text):
-            return tuple(values)
-        if text[pos] != ",":
-            raise ParseError(f"{option} expects integers separated by commas", text, pos)
-        pos += 1
 
 
 def parse_spec(text: str) -> Shape | cute.Layout | cute.ComposedLayout:
@@ -115,11 +110,19 @@ def run(args: argparse.Namespace) -> int:
 
     if args.png:
         need("matplotlib", "plot", "--png")
+    if args.highlight is not None and not args.png:
+        raise UsageError("symidx layout: --highlight is for --png")
+    if re.match(r"\s*(#|tensor\s*<|!ttg\.)", args.layout):  # Triton's text
+        from symidx.cli.layout_triton import run_triton
 
+        return run_triton(args)
+    for flag in ("--shape", "--ttgir"):
+        if getattr(args, flag[2:]) is not None:
+            raise UsageError(f"symidx layout: {flag} is for a Triton layout")
     spec = parse_spec(args.layout)
     if args.banks or args.contiguity:
         return _question(spec, args)
-    for flag, given in (("--warp", args.warp is not None), ("--vector", args.vector != 1),
+    for flag, given in (("--warp", args.warp is not None), ("--vector", args.vector is not None),
                         ("--element-bits", args.element_bits is not None),
                         ("--access", args.access != "lanes"), ("--matrices", args.matrices != 4),
                         ("--machine", args.machine != "nvidia")):
@@ -157,15 +160,13 @@ def _run_xla(shape: Shape, block: tuple[int, ...] | None, args: argparse.Namespa
         print(_grid(lambda: pictures.grid_text(pictures.xla_picture(shape, block))))
     if args.png:
         pictures.save_png(pictures.xla_picture(shape, block, pictures.FIGURE_LIMIT), args.png,
-                          args.colour)
+                          args.colour, highlight(args))
 
 
 def _question(spec: Shape | cute.Layout | cute.ComposedLayout, args: argparse.Namespace
               ) -> int:
     """--contiguity or --banks."""
     from symidx.layout import (
-        banks,
-        contiguity,
         cute,  # sympy loads when a layout is asked for
         views,
     )
@@ -180,26 +181,7 @@ def _question(spec: Shape | cute.Layout | cute.ComposedLayout, args: argparse.Na
     bits = 32 if args.element_bits is None else args.element_bits
     if bits < 1:
         raise UsageError("symidx layout: --element-bits must be positive")
-    v = views.view(spec, bits)
-    if args.contiguity:
-        if args.warp is not None or args.vector != 1:
-            raise UsageError("symidx layout: --warp and --vector are for --banks")
-        if args.png:
-            raise UsageError("symidx layout: --png draws a layout or, with --banks, its "
-                             "banks")
-        print(contiguity.contiguity_text(v, contiguity.contiguity(v)))
-        return 0
-    warp = None if args.warp is None else cute.parse_layout(args.warp)
-    report = banks.bank_conflicts(v, warp, args.vector, access=args.access,
-                                  machine=banks.MACHINES[args.machine],
-                                  matrices=args.matrices)
-    print(banks.banks_text(v, warp, args.vector, report))
-    if args.png:
-        from symidx.layout import pictures
-
-        default = f"{banks.MACHINES[args.machine].lanes}:{args.vector}"
-        pictures.save_banks_png(f"{v.title}, warp {warp or default}", report, args.png)
-    return 0
+    return answer(views.view(spec, bits), args)
 
 
 def _run_cute(layout: cute.Layout | cute.ComposedLayout, args: argparse.Namespace) -> None:
@@ -218,15 +200,7 @@ def _run_cute(layout: cute.Layout | cute.ComposedLayout, args: argparse.Namespac
         print(_grid(lambda: pictures.grid_text(pictures.cute_picture(layout))))
     if args.png:
         pictures.save_png(pictures.cute_picture(layout, limit=pictures.FIGURE_LIMIT), args.png,
-                          args.colour)
-
-
-def _grid(draw: Callable[[], str]) -> str:
-    """The grid, or a note saying why it is not drawn (too large, or no elements)."""
-    try:
-        return draw()
-    except (TooLargeError, MapError) as e:
-        return f"(no grid: {e})"
+                          args.colour, highlight(args))
 
 
 def xla_summary(shape: Shape) -> str:

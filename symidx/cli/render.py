@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from symidx._text import terminal_safe
 from symidx.analysis.documents import (
     Context,
     computations_document,
@@ -42,7 +43,9 @@ __all__ = ["render_computations", "render_computation_text", "render_fusions", "
 
 def _group_text(g: Reached, direction: Direction, index: int, style: str,
                 explain: bool, context: Context | None = None) -> str:
-    """A group headed by what it is (``index``: the output, or input, the record is for)."""
+    """A group headed by what it is (``index``: the output, or input, the record is for).
+    What the module wrote (source locations, a custom call's target in a reason) is made
+    safe to show: a module's metadata never sends escape sequences to a terminal."""
     label = "operand" if direction == OUTPUT_TO_INPUT else "output"
     leaf = "" if g.leaf is None else f", leaf {g.leaf}"
     lines = [f"{label} {g.index}{leaf} (%{g.name}: {g.shape})" if g.shape
@@ -50,12 +53,12 @@ def _group_text(g: Reached, direction: Direction, index: int, style: str,
     if explain and context is not None:
         source = context.finder.location(g.name, context.outer)
         if source is not None:
-            lines.append(f"source: {source}")
+            lines.append(f"source: {terminal_safe(str(source))}")
     if g.unsupported is not None:
-        lines.append(f"unknown indexing (unsupported op: {g.unsupported})")
+        lines.append(f"unknown indexing (unsupported op: {terminal_safe(str(g.unsupported))})")
         return "\n".join(lines)
     if g.opaque is not None:
-        lines.append(f"over-approximation ({g.opaque})")
+        lines.append(f"over-approximation ({terminal_safe(str(g.opaque))})")
     if not g.maps:
         lines.append(f"(not read by output {index})" if direction == OUTPUT_TO_INPUT
                      else f"(not reached from input {index})")
@@ -71,8 +74,8 @@ def _along(origin: Origin, context: Context | None) -> str:
     """``at:`` lines: the source locations along a map's path."""
     if context is None:
         return ""
-    return "".join(f"\nat: {loc}" for _, loc in context.finder.along(origin.path,
-                                                                     context.inner))
+    return "".join(f"\nat: {terminal_safe(str(loc))}"
+                   for _, loc in context.finder.along(origin.path, context.inner))
 
 
 def _describe(origin: Origin) -> str:

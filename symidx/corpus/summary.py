@@ -21,25 +21,42 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from symidx._display import Rich, Shown, html_table
 from symidx._text import markdown_safe, terminal_safe
 from symidx.corpus.record import STATUSES
 from symidx.corpus.results import read_records
 from symidx.errors import SymidxError
 
-__all__ = ["Summary", "error_kind", "write_report"]
+__all__ = ["Summary", "error_kind", "report_picture", "write_report"]
 
-#: How many errors, ops and slowest modules the summary lists.
+#: How many errors, ops and slowest modules the summary on a terminal lists (a report lists
+#: every kind of failure).
 SHOWN = 8
 
 _LOCATION = re.compile(r"^.*?line \d+, column \d+: ")
-_NAME = re.compile(r"%[\w.\-]+")
+# Names: HLO names (%add.5), quoted names ('fused_computation.3', "x"), and the numbered
+# names XLA gives instructions and computations (add.5, fused_computation.12, while.370).
+_NAMES = re.compile(r"%[\w.\-]+|'[^'\n]*'|\"[^\"\n]*\"|(?<![\w.])[A-Za-z_][\w\-]*(?:\.\d+)+\b")
+# A limit reached says how far the work got: that part differs from module to module.
+_LIMIT = re.compile(r"^(ran out of .*?) after .*$")
 
 
-def error_kind(message: str) -> str:
-    """A message without what differs between modules of the same kind of failure (the file,
-    line and column, instruction names), so that equal kinds count together."""
-    text = _NAME.sub("%…", _LOCATION.sub("", message))
+def error_kind(message: str, file: str | None = None) -> str:
+    """A message without what differs between modules of the same kind of failure -- the
+    file (``file``, where the message names it), line and column; the names of
+    instructions and computations; how far work that ran out of a limit got -- so that
+    equal kinds count together."""
+    text = _LOCATION.sub("", message)
+    if file:
+        text = text.replace(file, "FILE")
+    text = _LIMIT.sub(r"\1", text)
+    text = _NAMES.sub(lambda m: "%…" if m.group(0)[:1] == "%" else "…", text)
     return text if len(text) <= 120 else text[:119] + "…"
+
+
+def report_picture(path: str) -> str:
+    """The plot a Markdown report at ``path`` writes beside itself (``NAME.png``)."""
+    return os.path.splitext(path)[0] + ".png"
 
 
 def _label(record: dict[str, Any]) -> str:
@@ -47,8 +64,8 @@ def _label(record: dict[str, Any]) -> str:
 
 
 @dataclass
-class Summary:
-    """Counters over records (see the module docstring)."""
+class Summary(Rich):
+    """Counters over records (see the module docstring). A notebook shows its tables."""
 
     statuses: Counter[str] = field(default_factory=Counter)
     #: Of the modules analysed (status ``ok``): by what was analysed (``fusions``,
@@ -81,12 +98,13 @@ class Summary:
 
     def add(self, record: dict[str, Any]) -> None:
         self.statuses[record["status"]] += 1
+        if record["status"] != "ok":  # every failed module, repeats too: counts add up
+            kind = error_kind(record.get("message") or "", record.get("file"))
+            self.errors[f"{record['status']}: {kind}"] += 1
         if record.get("duplicate_of") is not None:
             self.duplicates += 1
             return
-        if record["status"] != "ok":
-            self.errors[f"{record['status']}: {error_kind(record.get('message') or '')}"] += 1
-        else:
+        if record["status"] == "ok":
             self.analysed[record.get("analysed") or "unknown"] += 1
             counts = record.get("counts") or {}
             self.groups += counts.get("groups") or 0
@@ -116,9 +134,14 @@ class Summary:
         if self.analysed:
             lines.append(self.analysed_text())
         if self.errors:
-            lines.append("most common errors:")
+            lines.append(f"failures by kind ({len(self.errors)} kinds, "
+                         f"{sum(self.errors.values())} modules):")
             lines += [f"  {n:5d}  {terminal_safe(kind)}"
                       for kind, n in _most_common(self.errors, SHOWN)]
+            rest = _most_common(self.errors)[SHOWN:]
+            if rest:
+                lines.append(f"  and {len(rest)} more kinds ({sum(n for _, n in rest)} "
+                             f"modules): every one in --report")
         for title, counter in (("unsupported ops", self.unsupported),
                                ("opaque (over-approximated)", self.opaque)):
             if counter:
@@ -129,6 +152,12 @@ class Summary:
                 f"{terminal_safe(label)} ({size // 1024} KiB) {seconds:.2f} s"
                 for seconds, label, size in sorted(self.slowest, reverse=True)))
         return "\n".join(lines)
+
+    def _shown_(self) -> Shown:
+        first = self.text().split("\n", 1)[0]
+        parts = [html_table(header, rows, caption) for caption, header, rows in self.tables()
+                 if rows]
+        return Shown(self.text(), f"<p>{html.escape(first)}</p>\n" + "\n".join(parts))
 
     def analysed_text(self) -> str:
         """``ok: 144 by their fusions, 313 whole (entry computation, no fusion); 12 gave
@@ -148,8 +177,8 @@ class Summary:
                 ["maps", str(self.maps)]] if self.analysed else []),
             ("Modules by status", ["status", "modules"],
              [[s, str(self.statuses[s])] for s in STATUSES]),
-            ("Most common errors", ["modules", "error"],
-             [[str(n), kind] for kind, n in _most_common(self.errors, SHOWN * 2)]),
+            ("Failures by kind", ["modules", "status: failure"],
+             [[str(n), kind] for kind, n in _most_common(self.errors)]),
             ("Unsupported ops", ["op", "groups of maps"],
              [[op, str(n)] for op, n in _most_common(self.unsupported)]),
             ("Opaque ops (over-approximated)", ["reason", "groups of maps"],
@@ -181,17 +210,13 @@ def write_report(summary: Summary, path: str, title: str) -> None:
                 f'src="data:image/png;base64,{picture}">']
         for caption, header, rows in summary.tables():
             if rows:
-                body.append(f"<h2>{html.escape(caption)}</h2>\n<table>\n<tr>"
-                            + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>\n"
-                            + "\n".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>"
-                                                         for c in row) + "</tr>"
-                                        for row in rows) + "\n</table>")
+                body.append(f"<h2>{html.escape(caption)}</h2>\n" + html_table(header, rows))
         text = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
                 f"<title>{html.escape(title)}</title><style>"
                 "td,th{padding:2px 8px;text-align:left}</style></head><body>\n"
                 + "\n".join(body) + "\n</body></html>\n")
     else:
-        image = os.path.splitext(path)[0] + ".png"
+        image = report_picture(path)
         _write(image, png)
         link = urllib.parse.quote(os.path.basename(image))
         parts = [f"# {markdown_safe(title)}", f"![analysis time against module size]({link})"]

@@ -10,6 +10,7 @@ from typing import Any
 
 from sympy import Add, Expr, Mul, Pow, Symbol
 
+from symidx._arith import int_array, python_ints
 from symidx.errors import MapError
 from symidx.expr.nodes import CeilDiv, FloorDiv, Max, Min, Mod, _IntegerDivision
 
@@ -124,7 +125,7 @@ def evaluate_exact(exprs: Sequence[Expr], variables: Sequence[Symbol],
     anywhere."""
     import numpy as np
 
-    arrays = [np.asarray(v) for v in values]
+    arrays = [int_array(v) for v in values]
     position = {v: i for i, v in enumerate(variables)}
     magnitude: dict[Expr, int] = {}
     for v, a in zip(variables, arrays):
@@ -151,10 +152,10 @@ def evaluate_exact(exprs: Sequence[Expr], variables: Sequence[Symbol],
             size = _magnitude_of(e, sizes)
             magnitude[e] = size
             if size >= INT64_SAFE or any(s >= INT64_SAFE for s in sizes):
-                args = [_as_python(x) for x in args]
+                args = [x if isinstance(x, int) else python_ints(x) for x in args]
             got = _apply(e, args, undefined)
             if size < INT64_SAFE:
-                got = _as_int64(got)
+                got = int_array(got)  # proven to fit: int64
             if e in shared:
                 memo[e] = got
         return got
@@ -228,23 +229,3 @@ def _apply(e: Expr, args: list[Any], undefined: list[Any]) -> Any:
     if isinstance(e, Max):
         return np.maximum(*args)
     raise MapError(f"unsupported expression {e}")
-
-
-def _as_python(x: Any) -> Any:
-    """An int64 array (or scalar) as an array of Python integers."""
-    import numpy as np
-
-    if isinstance(x, int):
-        return x
-    a = np.asarray(x)
-    return a if a.dtype == object else a.astype(object)
-
-
-def _as_int64(x: Any) -> Any:
-    """A value known to fit in int64, as int64."""
-    import numpy as np
-
-    if isinstance(x, int):
-        return np.int64(x)
-    a = np.asarray(x)
-    return a if a.dtype == np.int64 else a.astype(np.int64)

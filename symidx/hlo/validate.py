@@ -4,6 +4,9 @@
 ``validate=False``). Each instruction is checked for:
 
 * its operand count, for the opcodes of fixed arity (:data:`~symidx.hlo.infer.ARITY`);
+* its attributes: only those its opcode takes (:func:`check_attributes`, from the table
+  :mod:`symidx.hlo.attribute_table`; checked without ``validate`` too, as XLA's parser
+  checks them);
 * its declared shape against the shape :func:`~symidx.hlo.infer.infer_shape` gives it, and
   the attributes and called computations that inference reads (permutations, broadcast and
   reduce dimensions, slice bounds, windows, gather/scatter dimension numbers, parameters of
@@ -39,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from symidx._arith import ceil_div
 from symidx.errors import HloValidationError
+from symidx.hlo.attribute_table import COMMON, own_attributes, unexpected_attribute
 from symidx.hlo.facts import branch_attributes
 from symidx.hlo.infer import (
     ARITY,
@@ -63,8 +67,8 @@ from symidx.hlo.shape import UNBOUNDED_SIZE, Shape, ShapeLike, TupleShape
 if TYPE_CHECKING:
     from symidx.hlo.ir import HloInstruction, HloModule
 
-__all__ = ["check_operand_counts", "located", "validate_instruction", "validate_module",
-           "violations"]
+__all__ = ["check_attributes", "check_operand_counts", "located", "validate_instruction",
+           "validate_module", "violations"]
 
 
 def validate_module(module: HloModule) -> None:
@@ -78,11 +82,13 @@ def validate_module(module: HloModule) -> None:
 
 def check_operand_counts(module: HloModule) -> None:
     """What XLA's parser itself checks beyond syntax: each opcode of fixed arity has that
-    many operands (``add(p0)`` is refused). Raises a located
-    :class:`~symidx.errors.HloValidationError` at the first that does not."""
+    many operands (``add(p0)`` is refused), and carries only attributes the opcode takes
+    (``add(p0, p1), dimensions={0}`` is refused: :func:`check_attributes`). Raises a
+    located :class:`~symidx.errors.HloValidationError` at the first that does not."""
     arity = ARITY.get
     for computation in module.computations.values():
         for instr in computation.instructions:
+            check_attributes(instr)
             expected = arity(instr.opcode)  # check_arity's own test first: it is most often met
             if expected is None or len(instr.operands) == expected:
                 continue
@@ -90,6 +96,22 @@ def check_operand_counts(module: HloModule) -> None:
                 check_arity(instr)
             except InferenceError as err:
                 raise _located(instr, str(err), err.attribute) from None
+
+
+def check_attributes(instr: HloInstruction) -> None:
+    """Raise a :class:`~symidx.errors.HloValidationError` at the first attribute of
+    ``instr`` its opcode does not take, as XLA's parser refuses it (the table is
+    :mod:`symidx.hlo.attribute_table`; an opcode it does not know is let through)."""
+    if not instr.attributes:
+        return
+    bad = unexpected_attribute(instr.opcode, instr.attributes)
+    if bad is None:
+        return
+    own = sorted(own_attributes(instr.opcode))
+    takes = f"takes {', '.join(own)}" if own else "takes no attribute of its own"
+    raise _located(instr, f"{instr.opcode} %{instr.name}: unexpected attribute {bad}= "
+                          f"({instr.opcode} {takes}, besides those every instruction may "
+                          f"carry: {', '.join(sorted(COMMON))})", bad)
 
 
 def violations(module: HloModule) -> list[HloValidationError]:
@@ -128,6 +150,7 @@ def _located(instr: HloInstruction, message: str, attribute: str | None) -> HloV
 
 
 def _check(instr: HloInstruction) -> None:
+    check_attributes(instr)
     special = _CHECKS.get(instr.opcode)
     if special is not None:
         special(instr)

@@ -57,8 +57,9 @@ from typing import TYPE_CHECKING
 
 from sympy import Integer
 
+from symidx._arith import int_array
 from symidx.errors import SymidxError
-from symidx.expr import Expr, compile_expr
+from symidx.expr import Expr, evaluate_exact
 from symidx.hlo.facts import called_computation, hlo_reference
 from symidx.hlo.ir import HloComputation, HloInstruction
 from symidx.hlo.moves import MOVES_ELEMENTS
@@ -293,11 +294,14 @@ def table_runs(instr: Holder, element: Sequence[Expr], x: Expr, span: Interval
     import numpy as np
 
     positions = np.arange(span.lo, span.hi + 1, dtype=np.int64)
-    index = [np.broadcast_to(compile_expr(r, [x])([positions]), positions.shape)
-             for r in element]
+    # exactly: an element past int64 is outside the table, never wrapped into it
+    got, defined = evaluate_exact(list(element), [x], [positions])
+    if defined is not None and not defined.all():
+        return None  # a divisor is 0 somewhere along the span
+    index = [np.broadcast_to(int_array(i), positions.shape) for i in got]
     if not all(((i >= 0) & (i < n)).all() for i, n in zip(index, table.shape)):
         return None
-    values = table[tuple(index)]
+    values = table[tuple(int_array(i) for i in index)]
     starts = [0] + [k for k in range(1, len(values)) if values[k] != values[k - 1]]
     if not splits(len(starts)):
         return None

@@ -24,6 +24,7 @@ from typing import Any
 
 from sympy import Integer, Symbol
 
+from symidx._arith import fits_int64, int_array
 from symidx.errors import MapError, TooLargeError, expect_type
 from symidx.expr import (
     Expr,
@@ -479,7 +480,7 @@ class IndexingMap:
         self._require_defined()
         if len(values) != len(self.all_vars):
             raise MapError("wrong number of value arrays for this map's variables")
-        arrays = [np.asarray(v) for v in values]
+        arrays = [int_array(v) for v in values]
         shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
         mask = np.ones(shape, dtype=bool)
         for a, b in zip(arrays, self.all_bounds):
@@ -490,7 +491,9 @@ class IndexingMap:
             mask &= defined
         for v, (_, interval) in zip(got[len(self.results):], self.constraints):
             mask &= (v >= interval.lo) & (v <= interval.hi)
-        results = [np.broadcast_to(np.asarray(r), shape) for r in got[:len(self.results)]]
+        # a result that is a constant past int64 is a Python integer: int_array keeps it
+        # one (np.asarray would make 2**63 a uint64, and a table of it a float64)
+        results = [np.broadcast_to(int_array(r), shape) for r in got[:len(self.results)]]
         return results, mask
 
     def domain_size(self) -> int:
@@ -550,6 +553,8 @@ def print_map(m: IndexingMap, style: str = "doc") -> str:
     variables = m.all_vars
     table = dict(zip(variables, names))
     printer = ExprPrinter(table, style)
+    if style == "mlir":
+        _require_affine(m, printer)
     nd, nr = m.num_dims, m.num_ranges
     dims, ranges, rts = names[:nd], names[nd:nd + nr], names[nd + nr:]
     results = ", ".join(printer.top(r) for r in m.results)
@@ -571,6 +576,21 @@ def print_map(m: IndexingMap, style: str = "doc") -> str:
     else:
         text = head + (",\ndomain:\n" + ",\n".join(domain) if domain else "")
     return text + _provenance_text(m, rts, style)
+
+
+def _require_affine(m: IndexingMap, printer: ExprPrinter) -> None:
+    """A :class:`MapError` naming the part of a result an MLIR ``affine_map`` cannot
+    write (:mod:`symidx.indexing_map.affine`), if any: the style must not print a map that
+    MLIR would refuse to read."""
+    from symidx.indexing_map.affine import non_affine_reason
+
+    found = non_affine_reason(m.results, frozenset(m.all_vars[:m.num_dims]),
+                              m.variable_bounds())
+    if found is not None:
+        node, reason = found
+        raise MapError(f"not an affine map, so the mlir style cannot print it: "
+                       f"{printer.top(node)} is {reason} (the doc and xla styles print "
+                       f"any map)")
 
 
 def _interval_text(b: Interval) -> str:
@@ -746,9 +766,9 @@ def box_points(box: Sequence[Interval], chunk: int = 1 << 20) -> Iterator[tuple[
     import numpy as np
 
     def axis(lo: int, hi: int) -> Any:
-        if lo >= -(1 << 63) and hi < 1 << 63:
+        if fits_int64(lo, hi):
             return np.arange(lo, hi + 1, dtype=np.int64)
-        return np.asarray(range(lo, hi + 1), dtype=object)
+        return np.asarray(range(lo, hi + 1), dtype=object)  # Python integers
 
     if not box:
         yield ()

@@ -13,6 +13,12 @@
   maps, and bitcasts between two layouts of one buffer.
 * :mod:`symidx.layout.grid` and :mod:`symidx.layout.pictures` -- a layout drawn as a grid of
   offsets (text, as the TLA seed draws one) or as a PNG (matplotlib, optional).
+* :mod:`symidx.layout.text` -- the one reader of layout text (CuTe C++'s and the CuTe DSL's
+  printed forms).
+* :mod:`symidx.layout.linear`, :mod:`symidx.layout.triton`, :mod:`symidx.layout.ttgir` and
+  :mod:`symidx.layout.holders` -- Triton's linear layouts, its encodings converted to them
+  as Triton converts them, read from TTGIR, and who holds each element (drawn; the banks
+  of a copy at Triton's vector width).
 """
 
 from __future__ import annotations

@@ -35,12 +35,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 
 from symidx._arith import ceil_div
+from symidx._display import Rich, Shown
 from symidx.errors import MapError, TooLargeError
 from symidx.layout import cute
 from symidx.layout.views import LayoutView
@@ -60,6 +61,8 @@ __all__ = [
     "Machine",
     "bank_conflicts",
     "banks_text",
+    "describe",
+    "per_bank_text",
     "serve",
 ]
 
@@ -96,11 +99,12 @@ MACHINES = {m.name: m for m in (NVIDIA_SMEM, AMD_LDS_CDNA3, AMD_LDS)}
 
 
 @dataclass(frozen=True)
-class BankReport:
+class BankReport(Rich):
     """``words[b]``: the distinct words of bank ``b`` touched, per phase;
     ``lanes[(phase, word)]``: the lanes that touch that word; ``wavefronts``: the cycles
     the request takes (the sum over phases of the busiest bank); ``ideal``: with no
-    conflict (one per phase)."""
+    conflict (one per phase); ``title``: what was asked (the command line's first line).
+    A notebook shows the request drawn, the summary in its title."""
 
     phases: int
     words: dict[int, list[set[int]]] = field(default_factory=dict)
@@ -108,6 +112,24 @@ class BankReport:
     banks: int = BANKS
     access: str = "lanes"
     machine: str = "nvidia"
+    title: str = ""
+
+    def summary(self) -> str:
+        """``4 wavefronts for 4 without conflicts`` (and the conflict's degree)."""
+        return (f"{self.wavefronts} wavefront{'s' if self.wavefronts != 1 else ''} for "
+                f"{self.ideal} without conflicts"
+                + ("" if self.wavefronts == self.ideal else
+                   f" ({self.degree:g}-way bank conflict)"))
+
+    def _shown_(self) -> Shown:
+        title = self.title or f"a request on {self.machine} ({self.banks} banks)"
+
+        def draw() -> object:
+            from symidx.layout.pictures import banks_figure
+
+            return banks_figure(title, self)
+
+        return Shown(f"{title}:\n{self.summary()}", draw=draw, drawable=bool(self.lanes))
 
     @property
     def wavefronts(self) -> int:
@@ -218,6 +240,12 @@ def bank_conflicts(v: LayoutView, warp: cute.Layout | None = None, vector: int =
                    matrices: int = 4) -> BankReport:
     """The banks one request touches (see the module docstring for the model, the access
     kinds and the lane convention)."""
+    found = _conflicts(v, warp, vector, access, machine, matrices)
+    return replace(found, title=describe(v, warp, vector, found))
+
+
+def _conflicts(v: LayoutView, warp: cute.Layout | None, vector: int, access: Access,
+               machine: Machine, matrices: int) -> BankReport:
     bits = v.element_bits
     if access == "tma":
         if warp is not None or vector != 1:
@@ -275,8 +303,9 @@ def _tma(v: LayoutView, machine: Machine) -> BankReport:
     return serve(requests, bits, machine, "tma")
 
 
-def banks_text(v: LayoutView, warp: cute.Layout | None, vector: int, r: BankReport) -> str:
-    """A summary, then per bank the distinct words it serves and which lanes read them."""
+def describe(v: LayoutView, warp: cute.Layout | None, vector: int, r: BankReport) -> str:
+    """What was asked: ``banks of LAYOUT (16-bit elements), lanes, warp ..., on nvidia (32
+    banks)``."""
     if r.access == "tma":
         what = "a TMA copy of the whole box in 128-byte lines"
     else:
@@ -286,11 +315,18 @@ def banks_text(v: LayoutView, warp: cute.Layout | None, vector: int, r: BankRepo
         what = (f"{r.access}, warp {warp_text}" + (
             f", {vector} element{'s' if vector != 1 else ''} per lane"
             if r.access == "lanes" else ""))
-    lines = [f"banks of {v.title} ({v.element_bits}-bit elements), {what}, on {r.machine} "
-             f"({r.banks} banks):",
-             f"{r.wavefronts} wavefront{'s' if r.wavefronts != 1 else ''} for "
-             f"{r.ideal} without conflicts"
-             + ("" if r.wavefronts == r.ideal else f" ({r.degree:g}-way bank conflict)")]
+    return (f"banks of {v.title} ({v.element_bits}-bit elements), {what}, on {r.machine} "
+            f"({r.banks} banks)")
+
+
+def banks_text(v: LayoutView, warp: cute.Layout | None, vector: int, r: BankReport) -> str:
+    """A summary, then per bank the distinct words it serves and which lanes read them."""
+    return f"{describe(v, warp, vector, r)}:\n{r.summary()}\n" + per_bank_text(r)
+
+
+def per_bank_text(r: BankReport) -> str:
+    """Per bank, the distinct words it serves and which lanes read them."""
+    lines: list[str] = []
     by_bank: dict[int, list[str]] = defaultdict(list)
     for (phase, word), readers in sorted(r.lanes.items()):
         prefix = f"phase {phase} " if r.phases > 1 else ""

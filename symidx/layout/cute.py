@@ -8,7 +8,10 @@ one namespace for the pieces, under CuTe's names.
 * :mod:`symidx.layout.algebra` -- ``coalesce``, ``filter``, ``composition``, ``complement``,
   the inverses, ``logical_divide`` / ``logical_product`` and their zipped, tiled, flat,
   blocked and raked forms, ``slice_and_offset``;
-* :mod:`symidx.layout.swizzle` -- ``Swizzle`` (``Sw<B,M,S>``) and ``ComposedLayout``.
+* :mod:`symidx.layout.swizzle` -- ``Swizzle`` (``Sw<B,M,S>``) and ``ComposedLayout``;
+* :mod:`symidx.layout.text` -- :func:`parse_layout`, the one reader of layout text: CuTe
+  C++'s and the CuTe DSL's printed forms (``Sw<3,4,3> o _0 o (_8,_64):(_64,_1)``,
+  ``S<3,4,3> o 0 o (8,64):(64,1)``, ``!cute.composed_layout<"...">``).
 
 >>> from symidx.layout import cute
 >>> a = cute.parse_layout("((4,2),(4,3)):((4,16),(1,32))")
@@ -96,7 +99,6 @@ from symidx.layout.nested import (
     make_identity_layout,
     make_layout,
     make_layout_tile,
-    parse_layout,
     row_major,
     size,
     to_grid,
@@ -105,9 +107,12 @@ from symidx.layout.swizzle import (
     ComposedLayout,
     Swizzle,
     composed_values,
-    parse_any_layout,
     swizzle_expr,
 )
+from symidx.layout.text import parse_layout, parse_swizzle
+
+#: The old name of :func:`parse_layout`, which reads composed layouts too.
+parse_any_layout = parse_layout
 
 
 def rank(x: IntTuple | Layout) -> int:
@@ -131,7 +136,8 @@ __all__ = [
     "format_int_tuple", "fractal_layout", "from_modes", "has_none", "idx2crd",
     "inner_product", "is_int", "is_tuple", "layout_values", "left_inverse", "logical_divide",
     "logical_product", "make_layout", "make_layout_tile", "max_common_vector", "offset2crd",
-    "parse_any_layout", "parse_layout", "prefix_product", "product", "product_each",
+    "parse_any_layout", "parse_layout", "parse_swizzle", "prefix_product", "product",
+    "product_each",
     "raked_product", "rank", "right_inverse", "row_major", "shape_div", "signum", "size",
     "slice_", "slice_and_offset", "suffix_product", "swizzle_expr", "tiled_divide",
     "tiled_product", "to_grid", "tuple_max", "unflatten", "zip_layouts", "zipped_divide",

@@ -52,21 +52,26 @@ def save(fig: Any, path: str) -> None:
         raise SymidxError(f"cannot write {path}: {e.strerror or e}") from None
 
 
-def grid_figure(title: str, values: Sequence[Sequence[int]]) -> Any:
-    """A grid of offsets: one cell per value, shaded by the offset, row and column numbers
-    at the sides."""
+def grid_figure(title: str, values: Sequence[Sequence[int]], shade: str = "offset") -> Any:
+    """A grid of offsets: one cell per value, shaded by the offset (``shade="bank"``: a hue
+    per shared-memory bank of a 32-bit element, ``offset mod 32``, so that a swizzle shows),
+    row and column numbers at the sides."""
     n_rows, n_cols = len(values), len(values[0])
     fig = figure(figsize=(0.45 * n_cols + 1, 0.45 * n_rows + 1), layout="constrained")
     from matplotlib.patches import Rectangle
 
     ax = fig.subplots()
     shades = colormap("Blues")
+    hues = colormap("hsv")
     top = max(1, max(max(row) for row in values))
     digits = max(len(str(v)) for row in values for v in row)
     for r, row in enumerate(values):
         for c, v in enumerate(row):
-            ax.add_patch(Rectangle((c, r), 1, 1, facecolor=shades(0.1 + 0.5 * v / top),
-                                   edgecolor="0.25", linewidth=0.6))
+            face = (hues(0.92 * (v % 32) / 31) if shade == "bank"
+                    else shades(0.1 + 0.5 * v / top))
+            ax.add_patch(Rectangle((c, r), 1, 1, facecolor=face, alpha=0.55 if
+                                   shade == "bank" else 1.0, edgecolor="0.25",
+                                   linewidth=0.6))
             ax.text(c + 0.5, r + 0.5, str(v), ha="center", va="center",
                     fontsize=min(9.0, 22.0 / max(digits, 2)))
     ax.set_xlim(0, n_cols)

@@ -4,7 +4,9 @@
   ``Swizzle`` (``.bits``, ``.base``, ``.shift``) and ``ComposedLayout`` (``.layoutB``,
   ``.offset``, ``.layoutA``: ``layoutB o offset o layoutA``);
 * anything else with plain-int ``.shape`` and ``.stride`` tuples (a CuTe DSL layout whose
-  shape and stride are static, symidx's own :class:`~symidx.layout.nested.Layout`).
+  shape and stride are static, symidx's own :class:`~symidx.layout.nested.Layout`);
+* anything else that prints as CuTe prints a layout (a CuTe DSL ``ComposedLayout`` prints
+  ``S<3,4,3> o 0 o (8,64):(64,1)``), read by :func:`symidx.layout.text.parse_layout`.
 
 :func:`as_layout` returns the symidx value, or raises :class:`~symidx.errors.MapError`
 naming what it could not read.
@@ -12,6 +14,7 @@ naming what it could not read.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from symidx.errors import MapError
@@ -44,8 +47,23 @@ def as_layout(obj: object) -> Layout | ComposedLayout | Swizzle:
         shape = _plain(o.shape, f"{obj!r}'s shape")
         stride = _plain(o.stride, f"{obj!r}'s stride")
         return Layout(shape, stride)
+    printed = str(obj)
+    if _PRINTED.match(printed):  # a CuTe DSL object read by the text it prints
+        from symidx.errors import ParseError
+        from symidx.layout.text import parse_layout, parse_swizzle
+
+        try:
+            return parse_swizzle(printed) if ":" not in printed else parse_layout(printed)
+        except ParseError as e:
+            raise MapError(f"cannot read a layout from {type(obj).__name__} {printed!r}: "
+                           f"{e.message}") from None
     raise MapError(f"cannot read a layout from {type(obj).__name__} {obj!r}: expected a "
-                   f"symidx or pycute Layout, Swizzle or ComposedLayout")
+                   f"symidx or pycute Layout, Swizzle or ComposedLayout, or an object that "
+                   f"prints as CuTe prints one")
+
+
+#: Text that looks like CuTe's printed layouts: a swizzle, a shape:stride or a composition.
+_PRINTED = re.compile(r"\s*(S\s*<|Sw\s*<|[(_\d])")
 
 
 def _plain(t: object, what: str) -> IntTuple:

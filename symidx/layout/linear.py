@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from symidx._display import Rich, Shown
 from symidx.errors import MapError, ParseError, TooLargeError
 from symidx.expr import Expr, FloorDiv, Mod, add, dim, scale
 from symidx.indexing_map import IndexingMap
@@ -85,7 +86,7 @@ def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class LinearLayout:
+class LinearLayout(Rich):
     """``bases``: per input dimension (in order), one output vector per bit; ``outs``: the
     output dimensions (in order) with their sizes (powers of two)."""
 
@@ -521,6 +522,21 @@ class LinearLayout:
             bases = [("register", reg_bases), ("lane", lane_bases), ("warp", warp_bases),
                      ("block", block_bases)]
         return cls.create(bases, outs, require_surjective=False)
+
+    def _shown_(self) -> Shown:
+        """A notebook shows who holds each element (a distributed layout) or each
+        element's offset (a shared one), drawn (:mod:`symidx.layout.holders`); its text
+        without matplotlib or past rank 2."""
+        if len(self.outs) > 2 or not ({"lane", "offset"} & set(self.in_dims)) or \
+                self.total_in_dim_size() > 1 << 14:
+            return Shown(str(self))
+
+        def draw() -> object:
+            from symidx.layout.holders import drawing
+
+            return drawing(self)
+
+        return Shown(str(self), draw=draw)
 
     def __str__(self) -> str:
         if not self.bases and not self.outs:

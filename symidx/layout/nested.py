@@ -23,7 +23,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from symidx._arith import ceil_div
+from symidx._arith import INT64_MAX, ceil_div, int_array
+from symidx._display import Rich, Shown
 from symidx._text import too_long
 from symidx.errors import MapError, ParseError, TooLargeError
 from symidx.layout.grid import draw_grid
@@ -100,7 +101,7 @@ def crd2offset(crd: IntTuple, shape: IntTuple, stride: IntTuple) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class Layout:
+class Layout(Rich):
     """A ``shape:stride`` layout: a frozen, hashable value; call it to map coordinates.
 
     >>> a = Layout(((4, 2), (4, 3)), ((4, 16), (1, 32)))
@@ -181,26 +182,18 @@ class Layout:
         columns = [rest(j) for j in range(size(rest))]
         return [[first(i) + c for c in columns] for i in range(size(first))]
 
-    def _repr_html_(self) -> str:
-        import html
-
+    def _shown_(self) -> Shown:
+        """A notebook shows the grid of offsets, drawn (its text without matplotlib)."""
         if size(self) > _SHOWN or self.has_basis:
-            return f"<pre>{html.escape(str(self))}</pre>"
-        return f"<pre>{html.escape(draw_grid(str(self), self.grid_values()))}</pre>"
+            return Shown(str(self))
+        values = self.grid_values()
 
-    def _repr_png_(self) -> bytes | None:
-        return self._image("png")
+        def draw() -> Any:
+            from symidx.layout.figures import grid_figure
 
-    def _repr_svg_(self) -> str | None:
-        found = self._image("svg")
-        return None if found is None else found.decode("utf-8")
+            return grid_figure(str(self), values)
 
-    def _image(self, fmt: str) -> bytes | None:
-        if size(self) > _SHOWN or self.has_basis:
-            return None
-        from symidx.layout.figures import grid_image
-
-        return grid_image(str(self), self.grid_values(), fmt)
+        return Shown(str(self), draw=draw, fallback=draw_grid(str(self), values))
 
 
 #: Most elements a notebook draws of a layout (more: its text).
@@ -318,11 +311,18 @@ def layout_values(layout: Layout, count: int | None = None) -> np.ndarray:
 
 def evaluate_layout(layout: Layout, index: np.ndarray) -> np.ndarray:
     """``layout(i)`` for every non-negative int ``i`` of ``index``, vectorised; indices past
-    the size spill into the last mode, as ``layout(i)`` does."""
+    the size spill into the last mode, as ``layout(i)`` does. Offsets are int64: a layout
+    whose offsets at these indices could pass it is a :class:`~symidx.errors.TooLargeError`
+    (checked in Python integers first), never a wrapped offset."""
     require_int_strides(layout, "evaluate_layout")
-    index = np.asarray(index, dtype=np.int64)
-    out = np.zeros(index.shape, dtype=np.int64)
+    index = int_array(index)
     modes = flat_modes(layout)
+    low, high = (int(index.min()), int(index.max())) if index.size else (0, 0)
+    bound = offset_bound(modes, min(low, 0), max(high, 0))
+    if bound > INT64_MAX:
+        raise TooLargeError(f"{layout}: offsets reach {bound} in magnitude, past 64-bit "
+                            f"integers")
+    out = np.zeros(index.shape, dtype=np.int64)
     for k, (s, d) in enumerate(modes):
         digit = index if k == len(modes) - 1 else index % s
         out += digit * d
@@ -330,14 +330,34 @@ def evaluate_layout(layout: Layout, index: np.ndarray) -> np.ndarray:
     return out
 
 
+def offset_bound(modes: list[tuple[int, int]], low: int, high: int) -> int:
+    """A bound on ``|layout(i)|`` for every ``i`` in ``[low, high]`` (``low <= 0 <=
+    high``; ``modes``: the flattened (shape, stride) pairs), in Python integers: each
+    mode's largest coordinate times the size of its stride, the last taking what spills
+    past the others (``i // below`` rounds down: a negative ``i`` spills one more)."""
+    bound, below = 0, 1
+    for k, (s, d) in enumerate(modes):
+        spill = max(high // below, ceil_div(-low, below))
+        last = k == len(modes) - 1
+        # below the last mode, i mod s: any residue when i may be negative
+        digit = spill if last else (s - 1 if low < 0 else min(s - 1, spill))
+        bound += digit * abs(d)
+        below *= s
+    return bound
+
+
 # ---------------------------------------------------------------------------------------------
 # Text
 
 
 def parse_layout(text: str) -> Layout:
-    """Parse CuTe's text ``shape:stride``, e.g. ``((4,2),(4,3)):((4,16),(1,32))``.
+    """Parse CuTe's text ``shape:stride``, e.g. ``((4,2),(4,3)):((4,16),(1,32))``: the
+    plain piece of :func:`symidx.layout.text.parse_layout`, the one layout reader (which
+    reads swizzled and composed layouts and the CuTe DSL's types too).
 
-    Static ints may carry TLA's underscore (``(_2,4):(_12,_1)``); strides may be negative.
+    Static ints may carry CuTe's and TLA's underscore (``(_2,4):(_12,_1)``); strides may be
+    negative or basis strides (``1@0``, ``_1@1``, ``1@0@1`` for mode 1 of mode 0, as CuTe
+    prints ``E<1,0>``... reversed: the last ``@`` is the outermost mode).
     """
     parser = _Parser(text)
     shape = parser.int_tuple()
@@ -345,13 +365,18 @@ def parse_layout(text: str) -> Layout:
     stride_at = parser.skip_space()
     stride = parser.int_tuple()
     parser.expect_end()
+    if any(isinstance(v, ScaledBasis) for v in flatten(shape)):
+        raise ParseError("a shape holds ints, not basis strides", text, 0)
     for value, at in parser.leaves[: len(flatten(shape))]:
         if value < 1:
             raise ParseError("shape entries must be positive", text, at)
     if not congruent(shape, stride):
         raise ParseError(f"stride is not congruent to shape {format_int_tuple(shape)}",
                          text, stride_at)
-    return Layout(shape, stride)
+    try:
+        return Layout(shape, stride)
+    except MapError as e:
+        raise ParseError(str(e), text, stride_at) from None
 
 
 class _Parser:
@@ -391,7 +416,7 @@ class _Parser:
                 items.append(self.int_tuple())
             self.expect(")", "expected ',' or ')'")
             return tuple(items)
-        return self.integer()
+        return self.leaf()
 
     def integer(self) -> int:
         start = self.skip_space()
@@ -411,6 +436,26 @@ class _Parser:
         self.leaves.append((value, start))
         self.pos = end
         return value
+
+    def leaf(self) -> Any:
+        """An int, or a basis stride ``V@M[@M...]`` (CuTe prints ``E<i,j>`` scaled by
+        ``V`` as ``V@j@i``)."""
+        if self.peek() == "?":
+            raise ParseError("a dynamic value ('?', as the CuTe DSL prints one) has no "
+                             "value to compute offsets with", self.text, self.pos)
+        value = self.integer()
+        modes: list[int] = []
+        while self.text.startswith("@", self.pos):
+            self.pos += 1
+            at = self.pos
+            mode = self.integer()
+            self.leaves.pop()
+            if mode < 0:
+                raise ParseError("a basis mode is non-negative", self.text, at)
+            modes.append(mode)
+        if not modes:
+            return value
+        return ScaledBasis(value, tuple(reversed(modes)))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from symidx._display import Drawing, Rich, Shown
 from symidx.errors import MapError, SymidxError, TooLargeError
 from symidx.layout import cute, xla
 from symidx.layout.figures import image, save
@@ -48,10 +49,11 @@ from symidx.layout.shapes import (
     size_in_elements,
 )
 
-__all__ = ["FIGURE_LIMIT", "LEGIBLE", "MAX_INCHES", "MIN_FONT", "PICTURE_LIMIT", "SUMMARY",
-           "Cell", "Colour", "Picture", "bank_of", "banks_figure", "colour_keys", "cute_picture",
-           "figure", "grid_text", "picture_image", "save", "save_banks_png", "save_png",
-           "tv_figure", "xla_picture"]
+__all__ = ["CUTE_TV_COLOURS", "FIGURE_LIMIT", "LEGIBLE", "MAX_INCHES", "MIN_FONT",
+           "PICTURE_LIMIT", "SUMMARY", "Cell", "Colour", "Highlight", "Picture", "bank_of",
+           "banks_figure", "colour_keys", "cute_picture", "figure", "grid_text",
+           "offsets_picture", "owner_figure", "parse_highlight", "picture_image", "save",
+           "save_banks_png", "save_png", "tv_figure", "xla_picture"]
 
 PICTURE_LIMIT = 4096
 """Most elements (and buffer slots) a picture holds by default (the text grid's limit)."""
@@ -88,7 +90,7 @@ class Cell:
 
 
 @dataclass(frozen=True, slots=True)
-class Picture:
+class Picture(Rich):
     """A layout's picture: ``title`` (the layout's text), the ``grid`` and ``memory``
     panels (see the module docstring)."""
 
@@ -97,18 +99,11 @@ class Picture:
     memory: tuple[Cell, ...]
     element_bits: int = 32
 
-    # Jupyter shows a picture drawn (with matplotlib, the plot extra), else its text grid.
-    def _repr_png_(self) -> bytes | None:
-        return _image_or_none(self, "png")
-
-    def _repr_svg_(self) -> str | None:
-        found = _image_or_none(self, "svg")
-        return None if found is None else found.decode("utf-8")
-
-    def _repr_html_(self) -> str:
-        import html
-
-        return f"<pre>{html.escape(grid_text(self))}</pre>"
+    def _shown_(self) -> Shown:
+        """A notebook shows the picture drawn (:func:`figure`), else its text grid."""
+        return Shown(f"picture of {self.title}", draw=lambda: figure(self),
+                     drawable=max(len(self.grid), len(self.memory)) <= FIGURE_LIMIT,
+                     fallback=grid_text(self))
 
     def values(self) -> list[list[int]]:
         """The offsets of the elements, one list per grid row."""
@@ -119,13 +114,6 @@ class Picture:
         for c in elements:
             out[c.row][c.col] = c.offset
         return out
-
-
-def _image_or_none(picture: Picture, fmt: str) -> bytes | None:
-    try:
-        return picture_image(picture, fmt)
-    except SymidxError:  # no matplotlib: the notebook shows the text grid instead
-        return None
 
 
 def grid_text(picture: Picture) -> str:
@@ -252,6 +240,17 @@ def cute_picture(layout: cute.Layout | cute.ComposedLayout, element_bits: int = 
     return Picture(str(layout), tuple(grid), tuple(memory), element_bits)
 
 
+def offsets_picture(title: str, values: np.ndarray, element_bits: int = 32,
+                    limit: int = PICTURE_LIMIT) -> Picture:
+    """The picture of a 2-D array of offsets (element ``(r, c)`` -> ``values[r, c]``: a
+    layout given by its offsets, such as a Triton shared layout); no tiles."""
+    n_rows, n_cols = values.shape
+    _check_size(title, n_rows * n_cols, limit)
+    grid = [Cell(r, c, int(values[r, c]), None) for r in range(n_rows) for c in range(n_cols)]
+    _check_size(f"the buffer of {title}", int(values.max() - values.min()) + 1, limit)
+    return Picture(title, tuple(grid), tuple(_reached(grid, n_cols)), element_bits)
+
+
 # ---------------------------------------------------------------------------------------------
 # Drawing (matplotlib, object-oriented)
 
@@ -376,15 +375,18 @@ def _index_ticks(ax: Any, rows: int, cols: int, fontsize: float) -> None:
 
 def _draw_cells(ax: Any, cells: Sequence[Cell], face: Callable[[Cell], Any],
                 label: Callable[[Cell], str] | None, rows: int, cols: int,
-                font: float) -> None:
+                font: float, marked: Callable[[Cell], bool] | None = None) -> None:
     """The cells as one image (``ax.images[0]``: RGBA per cell, transparent where no cell
-    is), padding hatched, thin cell borders, and the labels."""
+    is), padding hatched, thin cell borders, and the labels; with ``marked``, the marked
+    cells (a highlight) outlined thick and the others faded."""
     from matplotlib.colors import to_rgba
     from matplotlib.patches import Rectangle
 
     rgba = np.zeros((rows, cols, 4))
     for c in cells:
         rgba[c.row, c.col] = to_rgba(face(c))
+        if marked is not None and not marked(c):
+            rgba[c.row, c.col, :3] = 1 - 0.3 * (1 - rgba[c.row, c.col, :3])
     ax.imshow(rgba, extent=(0, cols, rows, 0), interpolation="nearest", aspect="equal")
     for c in cells:
         if c.padding:
@@ -397,7 +399,13 @@ def _draw_cells(ax: Any, cells: Sequence[Cell], face: Callable[[Cell], Any],
     if label is not None:
         for c in cells:
             ax.text(c.col + 0.5, c.row + 0.5, label(c), ha="center", va="center",
-                    fontsize=font, color="0.45" if c.padding else "black")
+                    fontsize=font, color="0.45" if c.padding or (
+                        marked is not None and not marked(c)) else "black")
+    if marked is not None:
+        for c in cells:
+            if marked(c):
+                ax.add_patch(Rectangle((c.col, c.row), 1, 1, facecolor="none",
+                                       edgecolor="black", linewidth=1.6, zorder=3))
     ax.set_xlim(0, cols)
     ax.set_ylim(rows, 0)
     ax.set_aspect("equal")
@@ -405,17 +413,25 @@ def _draw_cells(ax: Any, cells: Sequence[Cell], face: Callable[[Cell], Any],
     _index_ticks(ax, rows, cols, 6.0 if max(rows, cols) > LEGIBLE else 7.0)
 
 
-def figure(picture: Picture, colour: Colour = "auto", memory: bool | None = None) -> Any:
-    """The picture as a matplotlib ``Figure``: the grid (logical index -> offset, rows and
-    columns numbered) and -- by default when colouring by tile -- the memory panel,
+def figure(picture: Picture, colour: Colour = "auto", memory: bool | None = None,
+           highlight: Highlight | None = None) -> Drawing:
+    """The picture drawn (a :class:`~symidx._display.Drawing`; its ``figure`` is the
+    matplotlib ``Figure``): the grid (logical index -> offset, rows and columns numbered)
+    and -- by default when colouring by tile, or with a highlight -- the memory panel,
     coloured by ``colour`` with a legend (tiles) or a colour scale (banks, offsets mod K),
-    under the size policy (module docstring)."""
+    under the size policy (module docstring). ``highlight`` (:func:`parse_highlight`:
+    rows and columns of the grid, e.g. a slice or a tile) outlines those elements and the
+    slots of memory they are stored in, and fades the others."""
     _matplotlib()
     from matplotlib.figure import Figure
 
     mode, k = _colour_mode(picture, colour)
     keys = colour_keys(picture, colour)
-    show_memory = (mode == "tile") if memory is None else memory
+    show_memory = (mode == "tile" or highlight is not None) if memory is None else memory
+    marked_grid = None if highlight is None else {
+        (c.row, c.col) for c in picture.grid if not c.padding and highlight.holds(c.row, c.col)}
+    marked_offsets = None if marked_grid is None else {
+        c.offset for c in picture.grid if (c.row, c.col) in marked_grid}
     grid, g_rows, g_cols, g_cut = _crop(picture.grid)
     panels = [("grid", grid, g_rows, g_cols)]
     cut = g_cut
@@ -451,8 +467,15 @@ def figure(picture: Picture, colour: Colour = "auto", memory: bool | None = None
     label = (lambda c: str(c.offset)) if legible else None
     titles = {"grid": "logical index (row, column) -> offset",
               "memory": "memory (offset order)"}
+    def marked_in(panel: str) -> Callable[[Cell], bool] | None:
+        if marked_grid is None or marked_offsets is None:
+            return None
+        if panel == "grid":
+            return lambda c: (c.row, c.col) in marked_grid
+        return lambda c: not c.padding and c.offset in marked_offsets
+
     for ax, (panel, cells, n_rows, n_cols) in zip(axes, panels):
-        _draw_cells(ax, cells, face_of(panel), label, n_rows, n_cols, font)
+        _draw_cells(ax, cells, face_of(panel), label, n_rows, n_cols, font, marked_in(panel))
         ax.set_title(titles[panel], fontsize=9)
     if mode == "tile":
         from matplotlib.patches import Patch
@@ -486,68 +509,185 @@ def figure(picture: Picture, colour: Colour = "auto", memory: bool | None = None
         notes.append(f"offsets not printed (cells too small at {rows}x{cols}): colour only")
     if cut:
         notes.append(f"only the first {SUMMARY} rows and columns are drawn")
+    if highlight is not None and marked_offsets is not None:
+        notes.append(f"highlighted: {highlight} ({len(marked_grid or ())} elements, "
+                     f"{_ranges(sorted(marked_offsets))})")
     fig.suptitle(picture.title + ("\n" + "; ".join(notes) if notes else ""), fontsize=10)
-    return fig
+    return Drawing(fig)
 
 
-def save_png(picture: Picture, path: str, colour: Colour = "auto") -> None:
+def _ranges(offsets: Sequence[int]) -> str:
+    """``offsets 0-7, 64-71`` (runs of consecutive offsets; the first few)."""
+    if not offsets:
+        return "no offsets"
+    runs: list[list[int]] = [[offsets[0], offsets[0]]]
+    for o in offsets[1:]:
+        if o == runs[-1][1] + 1:
+            runs[-1][1] = o
+        else:
+            runs.append([o, o])
+    shown = [f"{a}-{b}" if b > a else str(a) for a, b in runs[:6]]
+    more = f", ... ({len(runs)} runs)" if len(runs) > 6 else ""
+    return "offsets " + ", ".join(shown) + more
+
+
+@dataclass(frozen=True)
+class Highlight:
+    """Rows and columns of a picture's grid: per axis a half-open range ``(start, stop)``
+    (None: all of it). :func:`parse_highlight` reads ``"0:4,8:16"``, ``"2,:"``."""
+
+    rows: tuple[int, int] | None
+    cols: tuple[int, int] | None
+
+    def holds(self, row: int, col: int) -> bool:
+        return all(r is None or r[0] <= v < r[1] for r, v in ((self.rows, row),
+                                                               (self.cols, col)))
+
+    def __str__(self) -> str:
+        def one(r: tuple[int, int] | None) -> str:
+            return ":" if r is None else str(r[0]) if r[1] == r[0] + 1 else f"{r[0]}:{r[1]}"
+        return f"rows {one(self.rows)}, columns {one(self.cols)}"
+
+
+def parse_highlight(text: str) -> Highlight:
+    """``ROWS,COLS`` of a grid, each an index ``i``, a range ``a:b`` (``b`` excluded;
+    either end may be left out) or ``:`` (all); one item alone is the rows. A tile:
+    ``0:8,0:16``; a row: ``3``; a column: ``:,5``."""
+    from symidx.errors import ParseError
+
+    parts = text.split(",")
+    if len(parts) > 2:
+        raise ParseError("a highlight is ROWS[,COLS]", text, len(parts[0]) + len(parts[1]) + 1)
+    found: list[tuple[int, int] | None] = []
+    at = 0
+    for part in parts:
+        item = part.strip()
+        try:
+            if item in ("", ":"):
+                found.append(None)
+            elif ":" in item:
+                a, b = item.split(":", 1)
+                lo = int(a) if a.strip() else 0
+                hi = int(b) if b.strip() else 1 << 62
+                if lo < 0 or hi <= lo:
+                    raise ValueError
+                found.append((lo, hi))
+            else:
+                i = int(item)
+                if i < 0:
+                    raise ValueError
+                found.append((i, i + 1))
+        except ValueError:
+            raise ParseError("expected an index i, a range a:b or ':'", text, at) from None
+        at += len(part) + 1
+    return Highlight(found[0], found[1] if len(found) > 1 else None)
+
+
+def save_png(picture: Picture, path: str, colour: Colour = "auto",
+             highlight: Highlight | None = None) -> None:
     """Draw ``picture`` (:func:`figure`) and write it (PNG, or SVG for a ``.svg`` path)."""
-    save(figure(picture, colour), path)
+    save(figure(picture, colour, highlight=highlight), path)
 
 
 def picture_image(picture: Picture, fmt: str = "png", colour: Colour = "auto") -> bytes:
     """``picture`` drawn (:func:`figure`) as an image in memory: ``png`` or ``svg``."""
-    return image(figure(picture, colour), fmt)
+    return image(figure(picture, colour).figure, fmt)
 
 
-def tv_figure(tv: Any, colour: str = "thread") -> Any:
-    """A thread-value layout (:class:`~symidx.layout.tv.TVLayout`) as CuTe's drawers show
-    one: the tile, each element labelled with the thread ``T`` and value ``V`` holding it,
-    coloured by thread (``colour="value"``: by value), with a colour scale."""
+#: CuTe's thread-value colours (``TikzColor_TV`` of ``print_latex``): eight pastels, by
+#: thread mod 8.
+CUTE_TV_COLOURS = ((175, 175, 255), (175, 255, 175), (255, 255, 175), (255, 175, 175),
+                   (210, 210, 255), (210, 255, 210), (255, 255, 210), (255, 210, 210))
+
+
+def tv_figure(tv: Any, colour: str = "thread", style: str = "cute",
+              highlight: Highlight | None = None) -> Drawing:
+    """A thread-value layout (:class:`~symidx.layout.tv.TVLayout`) as CuTe's drawers
+    (``print_latex``, ``print_svg``) show one: the tile, each element labelled with the
+    thread ``T`` and value ``V`` holding it, coloured by thread (``colour="value"``: by
+    value) with CuTe's eight colours (thread mod 8); ``style="distinct"`` gives every
+    thread its own colour, with a colour scale. ``highlight`` outlines rows and columns of
+    the tile (:func:`parse_highlight`)."""
+    rows, cols = tv.tile
+    if max(rows, cols) > SUMMARY:
+        raise TooLargeError(f"a {rows}x{cols} tile; TV pictures draw at most {SUMMARY}")
+    order = "column" if tv.order == "col" else "row"
+    return owner_figure(f"{tv.name or tv.layout}", f"{tv.layout}: (thread, value) -> "
+                        f"{order}-major index of the {rows}x{cols} tile", tv.owner(),
+                        tv.threads, tv.values, colour=colour, style=style,
+                        highlight=highlight)
+
+
+def owner_figure(title: str, subtitle: str, owner: np.ndarray, threads: int, values: int,
+                 labels: tuple[str, str] = ("T", "V"), colour: str = "thread",
+                 style: str = "cute", highlight: Highlight | None = None,
+                 copies: np.ndarray | None = None) -> Drawing:
+    """Who holds each element of a tile: ``owner`` is ``(rows, cols, 2)``, the thread and
+    value (register) of each element (``-1``: none); each cell labelled ``T<t> V<v>``
+    (``labels``), coloured by thread or by value, CuTe's way (``style="cute"``: eight
+    colours, by thread mod 8) or one colour each (``"distinct"``, with a colour scale).
+    ``copies`` (``rows x cols``) counts the holders of each element, when several do (a
+    broadcast): the cell shows how many more."""
     _matplotlib()
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import BoundaryNorm, ListedColormap
     from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
 
-    rows, cols = tv.tile
-    if max(rows, cols) > SUMMARY:
-        raise TooLargeError(f"a {rows}x{cols} tile; TV pictures draw at most {SUMMARY}")
-    owner = tv.owner()
-    n = tv.threads if colour == "thread" else tv.values
     if colour not in ("thread", "value"):
         raise MapError(f"colour is 'thread' or 'value', not {colour!r}")
-    palette = _palette(n)
+    if style not in ("cute", "distinct"):
+        raise MapError(f"style is 'cute' or 'distinct', not {style!r}")
+    rows, cols = owner.shape[:2]
+    if max(rows, cols) > SUMMARY:
+        raise TooLargeError(f"a {rows}x{cols} tile; these pictures draw at most {SUMMARY}")
+    n = threads if colour == "thread" else values
+    palette: list[Any] = ([(r / 255, g / 255, b / 255, 1.0) for r, g, b in CUTE_TV_COLOURS]
+                          if style == "cute" else _palette(n))
     cells = [Cell(r, c, 0, None, bool(owner[r, c, 0] < 0)) for r in range(rows)
              for c in range(cols)]
     k = 0 if colour == "thread" else 1
 
     def face(c: Cell) -> Any:
-        return "white" if c.padding else palette[int(owner[c.row, c.col, k])]
+        return "white" if c.padding else palette[int(owner[c.row, c.col, k]) % len(palette)]
 
     def label(c: Cell) -> str:
         t, v = owner[c.row, c.col]
-        return "" if c.padding else f"T{t}\nV{v}"
+        more = "" if copies is None or copies[c.row, c.col] <= 1 else \
+            f"\n+{int(copies[c.row, c.col]) - 1}"
+        return "" if c.padding else f"{labels[0]}{t}\n{labels[1]}{v}{more}"
 
     inch = min(0.55, (MAX_INCHES - 4.4) / max(cols, 1), (MAX_INCHES - 2) / max(rows, 1))
-    font = _font_for(inch, len(f"T{tv.threads - 1}"), 2)
+    lines = 3 if copies is not None and int(copies.max()) > 1 else 2
+    font = _font_for(inch, len(f"{labels[0]}{threads - 1}"), lines)
     legible = font >= MIN_FONT
     fig = Figure(figsize=(inch * cols + 2.4, inch * rows + 1.6), layout="constrained")
     ax = fig.subplots()
-    _draw_cells(ax, cells, face, label if legible else None, rows, cols, font)
-    norm = BoundaryNorm([i - 0.5 for i in range(n + 1)], n)
-    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=ListedColormap(palette)), ax=ax,
-                       location="right", shrink=0.9, aspect=30)
-    bar.set_ticks(list(range(0, n, 1 if n <= 32 else max(1, n // 16))))
-    bar.ax.tick_params(labelsize=6)
-    bar.set_label(colour, fontsize=8)
-    order = "column" if tv.order == "col" else "row"
-    fig.suptitle(f"{tv.name or tv.layout}\n{tv.layout}: (thread, value) -> {order}-major "
-                 f"index of the {rows}x{cols} tile"
-                 + ("" if legible else "; labels left out (too many cells)"), fontsize=9)
-    return fig
+    marked = None if highlight is None else (lambda c: highlight.holds(c.row, c.col))
+    _draw_cells(ax, cells, face, label if legible else None, rows, cols, font, marked)
+    if style == "cute":
+        shown = min(len(palette), n)
+        handles = [Patch(facecolor=palette[i], edgecolor="0.3",
+                         label=f"{colour} {i}" + (" + 8j" if n > 8 else ""))
+                   for i in range(shown)]
+        fig.legend(handles=handles, loc="outside right upper", fontsize=7,
+                   title=f"colour = {colour} mod 8" if n > 8 else f"colour = {colour}",
+                   title_fontsize=8)
+    else:
+        norm = BoundaryNorm([i - 0.5 for i in range(n + 1)], n)
+        bar = fig.colorbar(ScalarMappable(norm=norm, cmap=ListedColormap(palette)), ax=ax,
+                           location="right", shrink=0.9, aspect=30)
+        bar.set_ticks(list(range(0, n, 1 if n <= 32 else max(1, n // 16))))
+        bar.ax.tick_params(labelsize=6)
+        bar.set_label(colour, fontsize=8)
+    notes = "" if legible else "; labels left out (too many cells)"
+    if highlight is not None:
+        notes += f"; highlighted: {highlight}"
+    fig.suptitle(f"{title}\n{subtitle}{notes}", fontsize=9)
+    return Drawing(fig)
 
 
-def banks_figure(title: str, report: Any) -> Any:
+def banks_figure(title: str, report: Any) -> Drawing:
     """A request to the banks (a :class:`~symidx.layout.banks.BankReport`): a column per
     bank, a row per ``banks x 4`` bytes of words touched; each word touched labelled with
     the lanes reading it, coloured by how many distinct words its bank serves in that phase
@@ -601,7 +741,7 @@ def banks_figure(title: str, report: Any) -> Any:
     bar.set_label("distinct words the bank serves in the phase", fontsize=7)
     fig.suptitle(f"{title}\n{report.wavefronts} wavefronts, {report.ideal} without conflicts "
                  f"(cells: the lanes reading the word)", fontsize=9)
-    return fig
+    return Drawing(fig)
 
 
 def save_banks_png(title: str, report: Any, path: str) -> None:

@@ -7,9 +7,9 @@ other bits: the bits ``[M + max(0,S), +B)`` (YYY) into the bits ``[M - min(0,S),
 shared-memory banks.
 
 A :class:`ComposedLayout` ``outer o offset o inner`` maps a coordinate ``c`` to
-``outer(offset + inner(c))``; CuTe prints ``Sw<3,4,3> o _0 o (8,64):(64,1)``. Text of the
-forms ``Sw<B,M,S> o (shape):(stride)`` and ``Sw<B,M,S> o OFFSET o (shape):(stride)`` parses
-with :func:`parse_any_layout` (an outer ``shape:stride`` layout is accepted too).
+``outer(offset + inner(c))``; CuTe prints ``Sw<3,4,3> o _0 o (_8,_64):(_64,_1)``, the
+CuTe DSL ``S<3,4,3> o 0 o (8,64):(64,1)``: both read with
+:func:`symidx.layout.text.parse_layout`, the one layout reader.
 
 XOR is not affine, but each swizzled bit is the sum of two bits mod 2, so a swizzle is
 exactly a quasi-affine map over the offset's bits: :func:`swizzle_expr` builds
@@ -19,27 +19,26 @@ mod 2)`` for a non-negative ``e`` -- exact on every point, no piecewise cases.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from symidx._text import too_long
-from symidx.errors import MapError, ParseError, TooLargeError
+from symidx._arith import fits_int64
+from symidx._display import Rich, Shown
+from symidx.errors import MapError, TooLargeError
 from symidx.expr import Expr, FloorDiv, Mod, add, scale
+from symidx.layout.grid import draw_grid
 from symidx.layout.int_tuple import Coord, is_int, rank
-from symidx.layout.nested import Layout, _Parser, evaluate_layout, parse_layout, size
+from symidx.layout.nested import Layout, evaluate_layout, size
 
 __all__ = [
     "ComposedLayout",
     "Swizzle",
     "composed_values",
-    "parse_any_layout",
     "swizzle_expr",
 ]
 
-_SWIZZLE = re.compile(r"\s*Sw\s*<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>\s*")
 
 
 #: The largest bits, base or |shift| a swizzle may have (far past any 64-bit offset, but
@@ -124,7 +123,7 @@ def swizzle_expr(sw: Swizzle, e: Expr) -> Expr:
 
 
 @dataclass(frozen=True, slots=True)
-class ComposedLayout:
+class ComposedLayout(Rich):
     """``outer o offset o inner``: ``c -> outer(offset + inner(c))`` (CuTe's
     ``ComposedLayout``). ``outer`` is a :class:`Swizzle` or a :class:`Layout`."""
 
@@ -156,6 +155,27 @@ class ComposedLayout:
         middle = f" o {self.offset}" if self.offset else ""
         return f"{self.outer}{middle} o {self.inner}"
 
+    def _shown_(self) -> Shown:
+        """A notebook shows the grid of offsets (rows: mode 0), drawn with a hue per bank
+        of a 32-bit element so that the swizzle shows (its text without matplotlib)."""
+        if size(self.inner) > _SHOWN or len(self) > 2 or self.inner.has_basis:
+            return Shown(str(self))
+        rows = size(self.inner[0]) if len(self) == 2 else 1
+        cols = size(self.inner) // rows
+        flat = composed_values(self).tolist()
+        values = [[flat[r + rows * c] for c in range(cols)] for r in range(rows)]
+
+        def draw() -> object:
+            from symidx.layout.figures import grid_figure
+
+            return grid_figure(str(self), values, shade="bank")
+
+        return Shown(str(self), draw=draw, fallback=draw_grid(str(self), values))
+
+
+#: Most elements a notebook draws of a composed layout (more: its text).
+_SHOWN = 4096
+
 
 def composed_values(layout: Layout | ComposedLayout, index: np.ndarray | None = None
                     ) -> np.ndarray:
@@ -165,75 +185,14 @@ def composed_values(layout: Layout | ComposedLayout, index: np.ndarray | None = 
     values = evaluate_layout(inner, index)
     if not isinstance(layout, ComposedLayout):
         return values
+    if values.size:  # the offset added in Python integers first: int64 must not wrap
+        low, high = int(values.min()) + layout.offset, int(values.max()) + layout.offset
+        if not fits_int64(low, high):
+            raise TooLargeError(f"{layout}: offsets reach {high if high > 0 else low}, past "
+                                f"64-bit integers")
     values = values + layout.offset
     if isinstance(layout.outer, Swizzle):
         if (values < 0).any():
             raise MapError(f"{layout}: a swizzle of a negative offset")
         return layout.outer.apply(values)
     return evaluate_layout(layout.outer, values)
-
-
-def parse_any_layout(text: str) -> Layout | ComposedLayout:
-    """A ``shape:stride`` layout, or a composed one: ``Sw<B,M,S> o (shape):(stride)``,
-    ``Sw<B,M,S> o OFFSET o (shape):(stride)`` (``_0`` as CuTe prints it is accepted), or
-    ``LAYOUT o LAYOUT``."""
-    parts = _split_o(text)
-    if len(parts) == 1:
-        return _layout_part(text, *parts[0])
-    if len(parts) not in (2, 3):
-        raise ParseError("a composed layout is OUTER o [OFFSET o] INNER", text, parts[3][1])
-    outer_text, outer_at = parts[0]
-    match = _SWIZZLE.fullmatch(outer_text)
-    if match is not None:
-        try:
-            outer: Swizzle | Layout = Swizzle(*(int(g) for g in match.groups()))
-        except (MapError, ValueError) as e:  # ValueError: past Python's digit limit
-            indent = len(outer_text) - len(outer_text.lstrip())
-            reason = next((r for g in match.groups() if (r := too_long(g))), None)
-            raise ParseError(reason or str(e), text, outer_at + indent) from None
-    else:
-        outer = _layout_part(text, outer_text, outer_at)
-    offset = 0
-    if len(parts) == 3:
-        offset = _offset_part(text, *parts[1])
-    inner = _layout_part(text, *parts[-1])
-    return ComposedLayout(outer, offset, inner)
-
-
-def _split_o(text: str) -> list[tuple[str, int]]:
-    """The pieces between the composition operators `` o `` (outside brackets), each with
-    its start offset."""
-    pieces: list[tuple[str, int]] = []
-    level = 0
-    start = 0
-    i = 0
-    while i < len(text):
-        c = text[i]
-        level += c in "(<"
-        level -= c in ")>"
-        if (level == 0 and c == "o" and (i == 0 or text[i - 1].isspace())
-                and (i + 1 == len(text) or text[i + 1].isspace())):
-            pieces.append((text[start:i], start))
-            start = i + 1
-        i += 1
-    pieces.append((text[start:], start))
-    return pieces
-
-
-def _layout_part(text: str, piece: str, at: int) -> Layout:
-    try:
-        return parse_layout(piece)
-    except ParseError as e:
-        raise ParseError(e.message, text, at + e.offset) from None
-
-
-def _offset_part(text: str, piece: str, at: int) -> int:
-    parser = _Parser(piece)
-    try:
-        value = parser.integer()
-        parser.expect_end()
-    except ParseError as e:
-        raise ParseError(f"expected an integer offset: {e.message}", text,
-                         at + e.offset) from None
-    return value
-

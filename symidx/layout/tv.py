@@ -31,6 +31,7 @@ from typing import Literal
 
 import numpy as np
 
+from symidx._display import Rich, Shown
 from symidx.errors import MapError, TooLargeError
 from symidx.expr import FloorDiv, Mod, dim
 from symidx.indexing_map import IndexingMap
@@ -81,7 +82,7 @@ class TVCheck:
 
 
 @dataclass(frozen=True, slots=True)
-class TVLayout:
+class TVLayout(Rich):
     """``layout``: ``(thread, value) -> index`` into a ``tile = (rows, cols)`` tile numbered
     in ``order`` (``"col"``: ``row + rows*col``; ``"row"``: ``row*cols + col``)."""
 
@@ -231,6 +232,25 @@ class TVLayout:
         what = f"{self.name}: " if self.name else ""
         return (f"{what}{self.layout}  (thread, value) -> {self.order}-major index of a "
                 f"{self.tile[0]}x{self.tile[1]} tile")
+
+    def _shown_(self) -> Shown:
+        """A notebook shows the tile as CuTe's drawers do (:func:`~symidx.layout.pictures.
+        tv_figure`); its text: the thread holding each element."""
+        from symidx.layout.grid import draw_grid
+
+        rows, cols = self.tile
+        if not self.check().injective or max(rows, cols) > 128:
+            return Shown(str(self))
+        owner = self.owner()
+        text = draw_grid(f"{self}\nthread holding each element",
+                         [[int(owner[r, c, 0]) for c in range(cols)] for r in range(rows)])
+
+        def draw() -> object:
+            from symidx.layout.pictures import tv_figure
+
+            return tv_figure(self)
+
+        return Shown(str(self), draw=draw, fallback=text)
 
 
 def _strides(layout: Layout) -> list[int]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from symidx._arith import int_array
 from symidx.errors import TooLargeError
 from symidx.layout import cute
 
@@ -104,6 +105,9 @@ def _xla_view(shape: Shape) -> LayoutView:
             i, digit = np.divmod(i, n)
             index.append(digit)
         values, _ = offset_map.evaluate_arrays(list(reversed(index)))
-        return np.asarray(values[0], dtype=np.int64)
+        got = int_array(values[0])  # exact: int64 only when every offset fits
+        if got.dtype != np.int64:
+            raise TooLargeError(f"{s}: offsets reach past 64-bit integers")
+        return got
 
     return LayoutView(str(s), dims, shapes.element_size_in_bits(s), minor, False, offsets)

@@ -10,7 +10,7 @@ from typing import Any
 
 from sympy import Symbol
 
-from symidx._arith import ceil_div
+from symidx._arith import ceil_div, int_array
 from symidx.expr import ONE, Expr, bounds, dim, renamed, rt, sym, terms
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
@@ -143,39 +143,33 @@ def _decided(constraints: tuple[tuple[Expr, Interval], ...],
         found = _search(rows, los, his)
         if found is not None:
             return found
-    elif _holds(constraints, box, [_np_column(c) for c in zip(*candidates)]):
+    elif _holds(constraints, box, [int_array(list(c)) for c in zip(*candidates)]):
         return True
     size = 1
     for _, iv in box:
         size *= iv.size
     if size > FEASIBILITY_LIMIT:
         return None
-    import numpy as np
+    from symidx.indexing_map.map import box_points
 
-    axes = [np.arange(iv.lo, iv.hi + 1, dtype=np.int64) for _, iv in box]
-    return _holds(constraints, box, [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")])
-
-
-def _np_column(values: Sequence[int]) -> Any:
-    """``values`` as a numpy int64 array."""
-    import numpy as np
-
-    return np.array(values, dtype=np.int64)
+    (grids,) = box_points([iv for _, iv in box], chunk=size)
+    return _holds(constraints, box, list(grids))
 
 
 def _holds(constraints: tuple[tuple[Expr, Interval], ...],
            box: tuple[tuple[Symbol, Interval], ...], grids: list[Any]) -> bool:
     """Does one of the points (``grids``: one array of values per variable of ``box``)
-    satisfy every constraint?"""
+    satisfy every constraint? Computed exactly (:func:`symidx.expr.evaluate_exact`: a
+    product past int64 does not wrap); where a divisor is 0 a constraint has no value and
+    does not hold."""
     import numpy as np
 
-    from symidx.expr import compile_expr
+    from symidx.expr import evaluate_exact
 
-    order = [v for v, _ in box]
-    mask = np.ones(grids[0].shape, dtype=bool)
-    for e, iv in constraints:
-        value = compile_expr(e, order)(grids)
-        mask &= (value >= iv.lo) & (value <= iv.hi)
+    values, defined = evaluate_exact([e for e, _ in constraints], [v for v, _ in box], grids)
+    mask = np.ones(grids[0].shape, dtype=bool) if defined is None else defined
+    for value, (_, iv) in zip(values, constraints):
+        mask = mask & (value >= iv.lo) & (value <= iv.hi)
     return bool(mask.any())
 
 

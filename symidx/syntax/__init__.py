@@ -25,17 +25,21 @@ __all__ = ["parse_map", "parse_expr", "print_map", "print_expr", "STYLES", "Styl
            "FOREIGN_STYLES", "SYNTAXES", "MAX_DEPTH", "detect_syntax"]
 
 
-def parse_map(text: str, source: str = "", *, syntax: str = "xla") -> IndexingMap:
+def parse_map(text: str, source: str = "", *, syntax: str = "xla",
+              allow_empty: bool = True) -> IndexingMap:
     """Parse one indexing map. ``syntax``: ``xla`` (symidx's and XLA's text, the
     default), ``mlir``, ``inductor``, ``tvm``, ``isl``, or ``auto`` to tell from the text
-    (:func:`detect_syntax`); see :mod:`symidx.syntax.foreign`."""
+    (:func:`detect_syntax`); see :mod:`symidx.syntax.foreign`. ``allow_empty``: an
+    interval written empty (``d0 in [5, 3]``) makes the map KNOWN EMPTY, as XLA's parser
+    reads it; with False it is a :class:`~symidx.errors.ParseError` at the interval, as
+    the command line reads the maps a user writes."""
     if syntax == "xla":
         from symidx.syntax.parser import parse_map as parse_xla
 
-        return parse_xla(text, source)
+        return parse_xla(text, source, allow_empty=allow_empty)
     from symidx.syntax.foreign import parse_foreign
 
-    return parse_foreign(text, syntax, source)
+    return parse_foreign(text, syntax, source, allow_empty=allow_empty)
 
 
 def __getattr__(name: str) -> Any:

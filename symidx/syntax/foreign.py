@@ -50,7 +50,7 @@ from symidx.expr import CeilDiv, Expr, FloorDiv, Mod, dim, max_of, min_of, sym
 from symidx.expr import bounds as bounds_of
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
-from symidx.syntax.parser import MAX_DEPTH
+from symidx.syntax.parser import EMPTY_INTERVAL, MAX_DEPTH
 from symidx.syntax.parser import parse_map as parse_xla
 from symidx.syntax.tokens import Token, TokenCursor, describe
 
@@ -94,18 +94,21 @@ def detect_syntax(text: str) -> str:
     return "xla"  # nothing says otherwise: read as symidx's text, and its errors
 
 
-def parse_foreign(text: str, syntax: str = "auto", source: str = "") -> IndexingMap:
-    """The map ``text`` writes in ``syntax`` (one of :data:`SYNTAXES`, or ``auto``)."""
+def parse_foreign(text: str, syntax: str = "auto", source: str = "", *,
+                  allow_empty: bool = True) -> IndexingMap:
+    """The map ``text`` writes in ``syntax`` (one of :data:`SYNTAXES`, or ``auto``).
+    ``allow_empty``: as :func:`symidx.syntax.parse_map` (an interval written ``[5, 3]``
+    is refused when False)."""
     if syntax == "auto":
         syntax = detect_syntax(text)
     if syntax == "xla":
-        return parse_xla(text, source)
+        return parse_xla(text, source, allow_empty=allow_empty)
     if syntax == "mlir":
-        return _parse_mlir(text, source)
+        return _parse_mlir(text, source, allow_empty)
     if syntax in ("inductor", "tvm"):
-        return _Reader(text, source, syntax).expression_map()
+        return _Reader(text, source, syntax, allow_empty).expression_map()
     if syntax == "isl":
-        return _Reader(text, source, syntax).isl_map()
+        return _Reader(text, source, syntax, allow_empty).isl_map()
     raise MapError(f"unknown syntax {syntax!r}; choose one of auto, {', '.join(SYNTAXES)}")
 
 
@@ -115,7 +118,7 @@ _ALIAS_RE = re.compile(r"#[A-Za-z_][\w$.]*\s*=\s*")
 _AFFINE_HEAD_RE = re.compile(r"affine_map\s*<\s*\(([^)]*)\)\s*(?:\[([^\]]*)\])?")
 
 
-def _parse_mlir(text: str, source: str) -> IndexingMap:
+def _parse_mlir(text: str, source: str, allow_empty: bool = True) -> IndexingMap:
     """``affine_map<...>`` (``#map = `` before it is dropped); without a ``domain:``, each
     variable gets :data:`INDEX`."""
     aliases = list(_ALIAS_RE.finditer(text))
@@ -137,7 +140,7 @@ def _parse_mlir(text: str, source: str) -> IndexingMap:
                  if n.strip()]
         text = text.rstrip() + "\ndomain: " + ", ".join(f"{n} in {INDEX}" for n in names) \
             if names else text
-    return parse_xla(text, source)
+    return parse_xla(text, source, allow_empty=allow_empty)
 
 
 # --------------------------------------------------------------------------- tokens
@@ -165,10 +168,11 @@ _Node = tuple[Any, ...]
 class _Reader(TokenCursor):
     """Recursive descent over the tokens (depth bounded by :data:`MAX_DEPTH`)."""
 
-    def __init__(self, text: str, source: str, syntax: str) -> None:
+    def __init__(self, text: str, source: str, syntax: str, allow_empty: bool = True) -> None:
         self.text = text
         self.source = source
         self.syntax = syntax
+        self.allow_empty = allow_empty
         self.tokens = _tokens(text, source)
         self.pos = 0
         self.depth = 0
@@ -333,11 +337,14 @@ class _Reader(TokenCursor):
             start = self.peek()
             node = self.expr()
             self.expect("in", "'in' after a domain expression")
+            bracket = self.peek().offset
             self.expect("[", "'['")
             lo = self.signed_int()
             self.expect(",", "','")
             hi = self.signed_int()
             self.expect("]", "']'")
+            if lo > hi and not self.allow_empty:
+                raise self.error(EMPTY_INTERVAL, bracket)
             if node[0] == "var":
                 bounds.append((node[1], Interval(lo, hi), start.offset))
             else:

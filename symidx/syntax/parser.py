@@ -287,8 +287,9 @@ class _Header:
 
 
 class _MapParser:
-    def __init__(self, text: str, source: str = ""):
+    def __init__(self, text: str, source: str = "", allow_empty: bool = True):
         self.lx = _Lexer(text, source)
+        self.allow_empty = allow_empty
 
     # -- header ------------------------------------------------------------------------
     def header(self) -> _Header:
@@ -362,11 +363,14 @@ class _MapParser:
                 continue
             expr = _ExprParser(lx).parse()
             lx.expect("in", "'in' after a domain expression")
+            bracket = lx.peek().offset
             lx.expect("[", "'['")
             lo = self.lx.signed_int()
             lx.expect(",", "','")
             hi = self.lx.signed_int()
             lx.expect("]", "']'")
+            if lo > hi and not self.allow_empty:
+                raise lx.error(EMPTY_INTERVAL, bracket)
             entries.append((expr, lo, hi, tok.offset))
 
     def _at_section_end(self) -> bool:
@@ -491,8 +495,16 @@ class _MapParser:
         return IndexingMap.create([intervals[n] for n, _ in dims], results)
 
 
-def parse_map(text: str, source: str = "") -> IndexingMap:
-    """Parse one indexing map in any supported spelling (see the module docstring)."""
+EMPTY_INTERVAL = ("empty interval: its low end is above its high end (a map that reads "
+                  "nothing is written KNOWN EMPTY)")
+"""Why an interval written ``[lo, hi]`` with ``lo > hi`` is refused."""
+
+
+def parse_map(text: str, source: str = "", *, allow_empty: bool = True) -> IndexingMap:
+    """Parse one indexing map in any supported spelling (see the module docstring).
+    ``allow_empty``: an interval written empty (``d0 in [5, 3]``) makes the map KNOWN
+    EMPTY, as XLA's parser reads it; False refuses it, a :class:`ParseError` at the
+    interval (the command line reads what a user wrote so)."""
     if not isinstance(text, str):
         raise TypeError("parse_map takes a str")
     special = _SPECIAL.match(text)
@@ -500,7 +512,7 @@ def parse_map(text: str, source: str = "") -> IndexingMap:
         word = special.group(1)
         return (IndexingMap.undefined() if word == "UNDEFINED"
                 else IndexingMap.known_empty())
-    p = _MapParser(text, source)
+    p = _MapParser(text, source, allow_empty)
     header = p.header()
     entries: list[tuple[Any, int, int, int]] = []
     hlo_lines: dict[str, tuple[str, Any]] = {}

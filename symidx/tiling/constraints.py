@@ -23,7 +23,7 @@ from typing import Any
 from sympy import Symbol
 
 from symidx.errors import TooLargeError
-from symidx.expr import Expr, as_expr, compile_expr, free_vars
+from symidx.expr import Expr, as_expr, compile_expr, evaluate_exact, free_vars
 from symidx.indexing_map.text import print_expr
 
 __all__ = ["Atom", "Conj", "DNF", "TRUE", "FALSE", "Constraints", "dnf_or", "dnf_and",
@@ -229,9 +229,12 @@ class _Evaluator:
     arrays (then the answer is a boolean array)."""
 
     def __init__(self, cons: Constraints, variables: Sequence[Symbol]):
+        self.variables = list(variables)
+        self.exprs: list[list[list[tuple[Expr, int, int]]]] = [
+            [list(c) for c in d] for g in cons.groups for d in g]
         self.dnfs: list[list[list[tuple[Any, int, int]]]] = [
-            [[(compile_expr(e, list(variables)), lo, hi) for e, lo, hi in c] for c in d]
-            for g in cons.groups for d in g]
+            [[(compile_expr(e, self.variables), lo, hi) for e, lo, hi in c] for c in d]
+            for d in self.exprs]
 
     def __call__(self, values: Sequence[Any]) -> Any:
         if values and not isinstance(values[0], int) and hasattr(values[0], "shape"):
@@ -256,18 +259,20 @@ class _Evaluator:
         return False
 
     def vectorised(self, values: Sequence[Any]) -> Any:
+        """Over arrays of values, exactly (:func:`symidx.expr.evaluate_exact`: a product of
+        tile sizes past int64 does not wrap); where a divisor is 0 a constraint does not
+        hold, as :meth:`dnf_holds` says."""
         import numpy as np
 
         shape = np.broadcast_shapes(*(np.shape(v) for v in values))
         result = np.ones(shape, dtype=bool)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            for dnf in self.dnfs:
-                any_conj = np.zeros(shape, dtype=bool)
-                for conj in dnf:
-                    ok = np.ones(shape, dtype=bool)
-                    for fn, lo, hi in conj:
-                        v = np.asarray(fn(values))
-                        ok &= (v >= lo) & (v <= hi)
-                    any_conj |= ok
-                result &= any_conj
+        for dnf in self.exprs:
+            any_conj = np.zeros(shape, dtype=bool)
+            for conj in dnf:
+                got, defined = evaluate_exact([e for e, _, _ in conj], self.variables, values)
+                ok = np.ones(shape, dtype=bool) if defined is None else defined
+                for v, (_, lo, hi) in zip(got, conj):
+                    ok = ok & (v >= lo) & (v <= hi)
+                any_conj |= ok
+            result &= any_conj
         return result

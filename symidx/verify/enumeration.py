@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from symidx._arith import fits_int64, int_array, narrowest, python_ints
 from symidx.errors import MapError, TooLargeError, Undecided
 from symidx.indexing_map import IndexingMap
 from symidx.indexing_map.map import box_points
@@ -30,7 +31,6 @@ __all__ = ["relation", "decide_by_enumeration", "probe", "image_at", "box_points
 EXHAUSTIVE_LIMIT = 2_000_000
 """Points of the variable box (dims, range and runtime variables) enumerated at most."""
 
-_INT64 = 1 << 63
 _CHUNK = 1 << 18
 
 
@@ -52,14 +52,14 @@ def relation(m: IndexingMap, limit: int = EXHAUSTIVE_LIMIT,
             deadline.check("enumerating the domain")
         results, mask = m.evaluate_arrays(list(coords))
         if not coords:  # no variables at all: one point
-            cols = [np.asarray([r]).reshape(-1) for r in results]
+            cols = [int_array(r).reshape(-1) for r in results]
             rows.append(np.stack(cols, axis=1) if cols else np.zeros((1, 0), np.int64))
             continue
         keep = np.broadcast_to(mask, coords[0].shape)
         cols = list(coords[:nd]) + [np.broadcast_to(r, coords[0].shape) for r in results]
         rows.append(_stack([c[keep] for c in cols]) if cols
                     else np.zeros((int(keep.sum()), 0), np.int64))
-    table = _narrowest(np.concatenate(rows)) if rows else np.zeros((0, width), np.int64)
+    table = narrowest(_concatenate(rows)) if rows else np.zeros((0, width), np.int64)
     if width == 0:
         return table[:1]
     return _unique_rows(table)
@@ -125,7 +125,7 @@ def probe(a: IndexingMap, b: IndexingMap, samples: int = 256) -> Verdict | None:
         return None
     corners = list(itertools.islice(itertools.product(*((x.lo, x.hi) for x in hull)), 64))
     fractions = _fractions(len(hull), samples)
-    coords = [_int_array([c[i] for c in corners]
+    coords = [int_array([c[i] for c in corners]
                          + [x.lo + x.size * int(f * 2**53) // 2**53  # in integers:
                             for f in fractions[i].tolist()])       # sizes of any length
               for i, x in enumerate(hull)]
@@ -148,27 +148,19 @@ def _fractions(count: int, samples: int) -> np.ndarray:
     return np.random.default_rng(0).random((count, samples))
 
 
-def _int_array(values: Sequence[int]) -> np.ndarray:
-    """Integers as int64 when they all fit, else as an array of Python integers."""
-    if all(-_INT64 <= v < _INT64 for v in values):
-        return np.asarray(values, dtype=np.int64)
-    return np.asarray(values, dtype=object)
-
-
-def _narrowest(table: np.ndarray) -> np.ndarray:
-    """An array of Python integers as int64 when every value fits (else unchanged)."""
-    if table.dtype != object or not table.size:
-        return table.astype(np.int64)
-    if min(table.flat) >= -_INT64 and max(table.flat) < _INT64:
-        return table.astype(np.int64)
-    return table
-
-
 def _stack(columns: list[np.ndarray]) -> np.ndarray:
-    """Columns side by side (of Python integers if any column holds them)."""
-    if any(c.dtype == object for c in columns):
-        columns = [c.astype(object) for c in columns]
+    """Columns side by side (of Python integers if any column holds them: numpy would
+    make a column of int64 beside one of uint64 a float64)."""
+    if any(c.dtype != np.int64 for c in columns):
+        columns = [python_ints(c) for c in columns]
     return np.stack(columns, axis=1)
+
+
+def _concatenate(tables: list[np.ndarray]) -> np.ndarray:
+    """Tables one under the other, exactly (of Python integers if any table holds them)."""
+    if any(t.dtype != np.int64 for t in tables):
+        tables = [python_ints(t) for t in tables]
+    return np.concatenate(tables)
 
 
 def _function_image(m: IndexingMap, inside: Any, key: Point) -> Image:
@@ -204,7 +196,7 @@ def image_at(m: IndexingMap, point: Point, limit: int = 1_000_000,
                 return frozenset([()])
             continue
         table = _stack([np.broadcast_to(r, coords[0].shape)[keep] for r in results])
-        found.update(tuple(int(v) for v in row) for row in _unique_rows(_narrowest(table)))
+        found.update(tuple(int(v) for v in row) for row in _unique_rows(narrowest(table)))
     return frozenset(found)
 
 
@@ -220,8 +212,10 @@ def _row_keys(rows: np.ndarray, lows: list[int], spans: list[int]) -> np.ndarray
     sure the keys fit)."""
     keys = np.zeros(len(rows), dtype=np.int64)
     for k in range(rows.shape[1]):
-        column = rows[:, k] - lows[k]  # in [0, spans[k]): fits in int64
-        keys = keys * spans[k] + column.astype(np.int64)
+        column = rows[:, k]
+        if not fits_int64(lows[k], lows[k]):  # another table's low, past int64
+            column = python_ints(column)
+        keys = keys * spans[k] + int_array(column - lows[k])  # in [0, spans[k]): int64
     return keys
 
 
@@ -281,6 +275,6 @@ def _difference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _image_at(rel: np.ndarray, key: Point) -> Image:
     n = len(key)
-    hit = np.all(rel[:, :n] == _int_array(key), axis=1) if n else \
+    hit = np.all(rel[:, :n] == int_array(list(key)), axis=1) if n else \
         np.ones(len(rel), dtype=bool)
     return frozenset(tuple(int(v) for v in row[n:]) for row in rel[hit])

@@ -50,8 +50,13 @@ def message(value: Any) -> bytes:
     return HEADER.pack(len(data)) + data
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to kill this process when its parent dies (no orphan left computing)."""
+def _die_with_parent(parent: int | None = None) -> None:
+    """Ask Linux to kill this process when its parent dies (no orphan left computing). A
+    parent that died before the request (a busy machine starts this process slowly) is
+    not there to die again: ``parent``, the pid of the process that started this one, no
+    longer being the parent, this process ends at once."""
+    import os
+
     try:
         import ctypes
         import signal
@@ -60,10 +65,12 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not Linux: the closed stdin ends it when idle
         pass
+    if parent is not None and os.getppid() != parent:
+        os._exit(0)
 
 
 def main() -> None:
-    _die_with_parent()
+    _die_with_parent(int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else None)
     import islpy as isl
 
     source, sink = sys.stdin.buffer, sys.stdout.buffer
