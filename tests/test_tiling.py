@@ -239,8 +239,8 @@ def test_check_detects_a_wrong_tiling() -> None:
     real = analysis.tiled_computation
 
     def short(tiling, sizes, assume_satisfied=False,  # type: ignore[no-untyped-def]
-              schedule="major-to-minor"):
-        out = real(tiling, sizes, assume_satisfied)
+              schedule="major-to-minor", **kwargs):
+        out = real(tiling, sizes, assume_satisfied, **kwargs)
         for r in out:
             r.tile_sizes = [max(1, s - 1) for s in r.tile_sizes]
         return out

@@ -1,26 +1,21 @@
-"""The tile-executing twin: a fusion evaluated tile by tile with the derived tiles.
-
-The numpy reference interpreter (``reference_interpreter.py``, independent of
-``symidx.ops``) says which parameter elements each output element reads. For a tiling, a
-program id computes the root's tile from the tiles of the parameters at that program id
-(and, inside a dot's region, at every step of its contraction loop). The twin checks the
-whole output is reproduced this way: every output element lies in exactly one root tile,
-and every parameter element it reads lies in a tile its program id loads. 0 differences.
+"""The tile-executing twin (``tile_twin.py``): a fusion evaluated tile by tile with the
+derived tiles. The numpy reference interpreter (``reference_interpreter.py``, independent of
+``symidx.ops``) says which parameter elements each output element reads; every output
+element must lie in exactly one root tile, and every parameter element it reads in a tile
+its program id loads (inside a dot's region, at any step of its contraction loop). 0
+differences.
 """
 
 from __future__ import annotations
 
 import itertools
-from math import prod
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import assume, given, settings
-from reference_interpreter import execute
+from tile_twin import differences as twin_differences
 
 from symidx.cli.inputs import load_module
-from symidx.hlo.facts import array_dims
 from symidx.strategies import hlo_modules
 from symidx.tiling import analysis
 from symidx.tiling.valid import valid_tilings
@@ -30,56 +25,10 @@ CASES = ["diamond.hlo", "dot.hlo", "bitcast.hlo", "concat.hlo", "mixed.hlo",
          "reshape_split.hlo", "slice_concat.hlo", "nested_gemm.hlo"]
 
 
-def tile_elements(result: analysis.TiledResult, pid: int, shape: list[int]) -> set[int]:
-    """Linear indices of the in-bounds elements of one tile."""
-    m = result.offsets_map
-    if not m.constraints_hold([pid], [b.lo for b in m.ranges], [v.bounds.lo for v in m.rts]):
-        # pids whose origin lies outside this instruction's range (a concatenate operand)
-        return set()
-    offsets = m.evaluate([pid], [b.lo for b in m.ranges], [v.bounds.lo for v in m.rts])
-    out = set()
-    for k in itertools.product(*[range(s) for s in result.tile_sizes]):
-        idx = [o + st * kk for o, st, kk in zip(offsets, result.tile_strides, k)]
-        if all(0 <= i < n for i, n in zip(idx, shape)):
-            out.add(int(np.ravel_multi_index(idx, shape)) if shape else 0)
-    return out
-
-
 def differences(path: Path, sizes: list[int], schedule: str = "major-to-minor") -> int:
-    module = load_module(str(path))
-    comp = analysis.fusion_computation(module, "fusion")
-    t = analysis.analyze(comp)
-    results = analysis.tiled_computation(t, sizes, assume_satisfied=True, schedule=schedule)
-    run = execute(comp, [None] * len(comp.parameters))
-    root = comp.root
-    out_shape = list(array_dims(root.shape, root.name))
-    flat = t.flat_sizes
-    outs = t.output_params
-    n_root = prod(-(-flat[p] // sizes[p]) for p in outs)
-    reads = run.reads[(root.name, 0)]
-    owner = np.full(max(1, prod(out_shape)), -1)
-    diffs = 0
-    root_result = next(r for r, ti in zip(results, t.tiled) if ti.path == "roots[0]")
-    for pid in range(n_root):
-        outputs = tile_elements(root_result, pid, out_shape)
-        for e in outputs:
-            diffs += owner[e] != -1           # written twice
-            owner[e] = pid
-        loaded: set[int] = set()
-        for r, ti in zip(results, t.tiled):
-            if not any(ti.instr is q for q in comp.parameters):
-                continue     # not a load from memory (nested fusions' parameters included)
-            p = ti.instr.parameter_number
-            assert p is not None
-            shape = list(array_dims(ti.instr.shape, ti.name))
-            inner = prod(-(-flat[q] // sizes[q]) for q in ti.region)
-            for sub in range(inner):
-                loaded |= {run.offsets[(p, 0)] + i
-                           for i in tile_elements(r, pid * inner + sub, shape)}
-        for e in outputs:
-            diffs += len(set(reads[e]) - loaded)     # a read the tile did not load
-    diffs += int((owner == -1).sum())                # an output element no tile writes
-    return diffs
+    """The twin's differences for the fusion in ``path`` (see ``tile_twin.py``)."""
+    comp = analysis.fusion_computation(load_module(str(path)), "fusion")
+    return twin_differences(comp, sizes, schedule=schedule)
 
 
 @pytest.mark.parametrize("name", CASES)

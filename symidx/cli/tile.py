@@ -33,11 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "(default: the entry computation is the fusion)")
     p.add_argument("--sizes", help="a tiling: comma-separated tile sizes in parameter order")
     p.add_argument("--schedule", choices=("major-to-minor", "transposed-dot"),
-                   default="major-to-minor",
                    help="with --sizes: how program ids walk the tiles (default major-to-minor; "
                         "transposed-dot: a dot root's m dimension fastest)")
     p.add_argument("--assume-satisfied", action="store_true",
-                   help="with --sizes: do not check the constraints")
+                   help="with --sizes: do not check the tile-size constraints (XLA's "
+                        "constraints_are_known_satisfied); a concatenate whose operands are "
+                        "not whole tiles along the cut is still refused, as XLA refuses it")
     p.add_argument("--valid-tilings", action="store_true",
                    help="the tilings (powers of two and the full size per parameter) that "
                         "satisfy the constraints; with --device: each with its cost on that "
@@ -57,8 +58,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a shared-memory budget in bytes: what one block keeps live at once, "
                         "the tiles of the fusion's parameters it loads (with --sizes --check: "
                         "whether the tiling fits; with --best: a hard limit)")
-    p.add_argument("--deadline", type=float, default=30.0,
-                   help="seconds for --check and --valid-tilings (default 30)")
+    p.add_argument("--deadline", type=float, default=60.0,
+                   help="CPU seconds of this process for --check and --valid-tilings "
+                        "(default 60): work, not wall time, so a busy machine gives the "
+                        "same verdict")
+    p.add_argument("--budget", type=int,
+                   help="points --check and --valid-tilings may enumerate (counted work: the "
+                        "verdict is the same on every machine; default 20000000)")
+    p.add_argument("--wall-deadline", type=float,
+                   help="also stop after this many seconds of wall-clock time (only when "
+                        "asked: the verdict then depends on the machine's load)")
     tile_cost.add_arguments(p)
     tile_classic.add_arguments(p)  # last: it adds --cost/--device only if still missing
     p.set_defaults(run=run)

@@ -44,7 +44,14 @@ def _parse_tile(text: str, space: Any) -> Any:
         parts.append(tuple(parse_expr(str(v), names) for v in vals))
     if len({len(p) for p in parts}) > 1:
         raise UsageError("symidx tile: --input-tile lists differ in length")
-    return space.finish(XTile(parts[0], parts[1], parts[2], parts[3]))
+    replica = None
+    if isinstance(doc.get("replica_ids"), dict):
+        rep = doc["replica_ids"]
+        got = [tuple(parse_expr(str(v), names) for v in rep.get(key) or [])
+               for key in ("offsets", "sizes", "strides", "upper_bounds")]
+        replica = XTile(got[0], got[1], got[2], got[3])
+    return space.replica_ids_of(space.finish(XTile(parts[0], parts[1], parts[2], parts[3],
+                                                   replica)))
 
 
 def run(args: argparse.Namespace, module: Any, comp: Any, sizes: list[int] | None) -> int:

@@ -170,6 +170,20 @@ class Constraints:
                 out = out.and_dnf(d, limit)
         return out
 
+    def substitute(self, values: Mapping[Symbol, Expr]) -> Constraints:
+        """The constraints with variables replaced (atoms that become constants fold)."""
+        out = Constraints.always()
+        for g in self.groups:
+            for d in g:
+                new: DNF = FALSE
+                for conj in d:
+                    c: DNF = TRUE
+                    for e, lo, hi in conj:
+                        c = dnf_and(c, atom(as_expr(e).xreplace(dict(values)), lo, hi))
+                    new = dnf_or(new, c)
+                out = out.and_dnf(new)
+        return out
+
     def group_variables(self) -> list[list[Symbol]]:
         return [sorted(frozenset().union(*(_vars_of(d) for d in g)), key=str)
                 for g in self.groups]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sympy import Integer, Symbol
 
@@ -33,6 +34,7 @@ from symidx.errors import SymidxError, UnsupportedOpError
 from symidx.expr import (
     Expr,
     FloorDiv,
+    Max,
     Min,
     Mod,
     as_expr,
@@ -168,6 +170,30 @@ class Space:
                 "rt_vars": [{"id": r.id, "bounds": [r.lo, r.hi], "hlo": r.hlo} for r in self.rts]}
 
     # ----- propagation
+    def replica_ids_of(self, tile: XTile) -> XTile:
+        """``tile`` with its replica ids, when it is the tile of an all-gather's operand
+        given without them: an offset ``x mod c`` along the gathered dimension, ``c`` that
+        operand's extent there, is the offset within replica ``x floordiv c`` (of
+        ``gathered extent / c`` replicas)."""
+        if tile.replica_ids is not None:
+            return tile
+        for g in self.comp.instructions:
+            if g.opcode != "all-gather" or not g.dimensions or not g.operands:
+                continue
+            d = g.dimensions[0]
+            src = array_dims(g.operands[0].shape, g.operands[0].name)
+            out = array_dims(g.shape, g.name) if not _is_tuple(g) else ()
+            if d >= len(src) or d >= len(out) or not src[d]:
+                continue
+            c, n = src[d], out[d] // src[d]
+            for off in tile.offsets:
+                e = as_expr(off)
+                if isinstance(e, Mod) and e.args[1].is_Integer and int(e.args[1]) == c:
+                    return XTile(tile.offsets, tile.sizes, tile.strides, tile.upper_bounds,
+                                 XTile((FloorDiv(e.args[0], c),), (Integer(1),),
+                                       (Integer(1),), (Integer(n),)))
+        return tile
+
     def to_input(self, instr: HloInstruction, tile: XTile) -> list[XTile]:
         if instr.opcode == "get-tuple-element":
             return [tile]
@@ -247,7 +273,9 @@ class Space:
             sizes.append(s)
             strides.append(st)
             ubs.append(ub)
-        replica = None
+        # an all-gather's operand says which replica holds it; below it, the operands of
+        # the ops that compute that operand keep the replica ids (XLA carries them)
+        replica = tile.replica_ids
         if self._replica:
             o, ub = self._replica[0]
             replica = XTile((o,), (Integer(1),), (Integer(1),), (ub,))
@@ -263,6 +291,12 @@ class Space:
             if st != 1:
                 raise SpaceRefusal(f"{instr.name}: operand {k} dimension {j} is "
                                    f"{print_expr(e)}, a non-unit stride under a division")
+            if instr.opcode in ("reshape", "bitcast") and _within_one_block(o, size, c):
+                # every tile lies in one block of c (its size divides c and its offset is
+                # a multiple of its size): one block, and the part of it the tile holds
+                if isinstance(e, FloorDiv):
+                    return FloorDiv(o, c), Integer(1), Integer(1), FloorDiv(o, c) + 1
+                return Mod(o, c), size, st, Mod(o, c) + size
             if isinstance(e, FloorDiv):
                 # the tile's elements, divided: ceil(size / c) of them
                 new_ub = FloorDiv(ub + (c - 1), c)
@@ -273,7 +307,9 @@ class Space:
                 return FloorDiv(o, c), blocks, Integer(1), new_ub
             if instr.opcode != "all-gather":
                 raise SpaceRefusal(f"{instr.name}: operand {k} dimension {j} is "
-                                   f"{print_expr(e)}, a tile that may wrap around")
+                                   f"{print_expr(e)}, a tile that may wrap around (not "
+                                   f"proven to lie in one block of {c}: that needs concrete "
+                                   f"tile sizes dividing {c} and offsets multiple of them)")
             # an all-gather's operand: the offset within the replica, and which replica
             self._replica.append((FloorDiv(o, c), FloorDiv(ub + (c - 1), c)))
             return Mod(o, c), size, st, Integer(extent)
@@ -306,8 +342,10 @@ class Space:
             ub = tile.upper_bounds[i] * c + shift
             if instr.opcode == "pad" and not forward:
                 ub = Integer(extent)          # the operand's extent (XLA's pad rule)
-            elif instr.opcode == "concatenate" and not forward and as_expr(ub).is_Integer:
-                ub = Integer(max(0, min(int(ub), extent)))   # clamped to the operand
+            elif instr.opcode == "concatenate" and not forward:
+                # clamped into the operand (XLA: max(min(bound, extent), 0))
+                ub = Integer(max(0, min(int(ub), extent))) if as_expr(ub).is_Integer \
+                    else Max(Min(ub, Integer(extent)), Integer(0))
             return tile.offsets[i] * c + shift, tile.sizes[i], tile.strides[i] * c, ub
         if not dims_ and len(syms) == 1 and syms[0][0] == 1:
             s = syms[0][1]
@@ -392,6 +430,33 @@ class Space:
         return None
 
 
+def _ragged(instr: HloInstruction) -> Any:
+    from symidx.ops.linalg import ragged_dot
+
+    try:
+        return ragged_dot(instr)
+    except SymidxError as e:
+        raise SpaceRefusal(f"{instr.name}: {e}") from None
+
+
+def _within_one_block(offset: Expr, size: Expr, c: int) -> bool:
+    """Does every tile ``[offset, offset + size)`` lie in one block ``[k c, (k + 1) c)``?
+    Proven when the size is a constant dividing ``c`` and every term of the offset (tile
+    ids times constants, a constant) is a multiple of it; runtime variables or symbolic
+    tile sizes leave it unproven."""
+    size = as_expr(size)
+    if not size.is_Integer or int(size) < 1 or c % int(size):
+        return False
+    s = int(size)
+    for coeff, mono in terms(as_expr(offset)):
+        if mono == 1 or mono.is_Integer or mono.is_Symbol and var_kind(mono) == "d":
+            if coeff % s:
+                return False
+        else:
+            return False
+    return True
+
+
 def _pick(xs: tuple[Expr, ...], keep: Sequence[int]) -> tuple[Expr, ...]:
     return tuple(xs[i] for i in keep)
 
@@ -448,8 +513,6 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
         placed[id(r)] = ids
         placed[tuple(shape)] = ids
         root_dims.append(ids)
-    rts: list[RtVar] = []
-    rt_of: dict[tuple[str, int], int] = {}
     for instr in reversed(comp.instructions):
         if instr.opcode == "reduce" and instr.dimensions is not None:
             shape = array_dims(instr.operands[0].shape, instr.operands[0].name)
@@ -463,7 +526,29 @@ def build_space(comp: HloComputation, tile_sizes: Sequence[int] | None = None) -
                 seq[(instr.name, "dot", idx)] = len(dims)
                 dims.append(Dimension(len(dims), shape[d], "sequential", instr.name,
                                       len(dims)))
+        elif instr.opcode == "ragged-dot":
+            # XLA's ProcessRaggedDot: a ragged non-contracting dimension loops over the
+            # groups, then the contraction; a ragged contracting dimension is the loop
+            rd = _ragged(instr)
+            loops = ([("group", rd.groups)] if not rd.leading else []) + \
+                [("dot", rd.lhs[d]) for d in rd.lhs_contracting]
+            for idx, (kind, size) in enumerate(loops):
+                seq[(instr.name, kind, idx)] = len(dims)
+                dims.append(Dimension(len(dims), size, "sequential", instr.name, len(dims)))
+    rts: list[RtVar] = []
+    rt_of: dict[tuple[str, int], int] = {}
     for instr in reversed(comp.instructions):
+        if instr.opcode == "ragged-dot":
+            # the size of the current group (rows or contracting positions it holds), and
+            # for a ragged contracting dimension also where the group starts
+            rd = _ragged(instr)
+            ragged = instr.attr_int_list("lhs_ragged_dims") or (0,)
+            extent = rd.lhs[ragged[0]]
+            names = [instr.operands[2].name] + ([f"{instr.name}.group_start"]
+                                               if rd.leading else [])
+            for j, hlo in enumerate(names):
+                rt_of[(instr.name, 10_000 + j)] = len(rts)
+                rts.append(RtVar(len(rts), 0, extent, hlo))
         if instr.opcode == "dynamic-slice":
             src = array_dims(instr.operands[0].shape, instr.operands[0].name)
             out = array_dims(instr.shape, instr.name)

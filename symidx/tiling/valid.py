@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from symidx.errors import TooLargeError
 from symidx.expr import dim, var_index
+from symidx.tiling.limits import Limits
 
 if TYPE_CHECKING:
     from symidx.tiling.analysis import FusionTiling
@@ -38,11 +39,13 @@ def candidates(n: int) -> list[int]:
 GROUP_LIMIT = 20_000_000     # most candidate points one group may span
 
 
-def group_solutions(cons: Constraints, cands: Sequence[Sequence[int]]
+def group_solutions(cons: Constraints, cands: Sequence[Sequence[int]],
+                    limits: Limits | None = None
                     ) -> tuple[list[list[int]], list[list[tuple[int, ...]]]]:
     """Per group: its parameters and their valid value tuples, found by evaluating the
     group's DNFs (never multiplied out) over the grid of its parameters' candidates at
-    once, with numpy."""
+    once, with numpy. ``limits`` counts the candidate points evaluated (and the CPU
+    seconds spent): :class:`~symidx.tiling.limits.LimitStop` past them."""
     import numpy as np
 
     params_of, sols = [], []
@@ -52,6 +55,8 @@ def group_solutions(cons: Constraints, cands: Sequence[Sequence[int]]
         if grid_size > GROUP_LIMIT:
             raise TooLargeError(f"a constraint group over {len(ps)} parameters spans "
                                 f"{grid_size} candidate tilings (limit {GROUP_LIMIT})")
+        if limits is not None:
+            limits.spend(grid_size)
         ev = type(cons)((g,)).evaluator([dim(p) for p in ps])
         axes = np.meshgrid(*[np.asarray(cands[p], dtype=np.int64) for p in ps],
                            indexing="ij")
@@ -64,29 +69,31 @@ def group_solutions(cons: Constraints, cands: Sequence[Sequence[int]]
     return params_of, sols
 
 
-def _parts(t: FusionTiling, cands: Sequence[Sequence[int]] | None = None
+def _parts(t: FusionTiling, cands: Sequence[Sequence[int]] | None = None,
+           limits: Limits | None = None
            ) -> tuple[list[int], Sequence[Sequence[int]], list[list[int]],
                       list[list[tuple[int, ...]]], list[int]]:
     flat = t.flat_sizes
     cands = cands or [candidates(n) for n in flat]
-    params_of, sols = group_solutions(t.constraints, cands)
+    params_of, sols = group_solutions(t.constraints, cands, limits)
     constrained = {p for ps in params_of for p in ps}
     free = [p for p in range(len(flat)) if p not in constrained]
     return flat, cands, params_of, sols, free
 
 
-def count_valid(t: FusionTiling, cands: Sequence[Sequence[int]] | None = None
-                ) -> tuple[int, int]:
+def count_valid(t: FusionTiling, cands: Sequence[Sequence[int]] | None = None,
+                limits: Limits | None = None) -> tuple[int, int]:
     """(valid tilings, candidate tilings), by multiplying per group."""
-    flat, cands, params_of, sols, free = _parts(t, cands)
+    flat, cands, params_of, sols, free = _parts(t, cands, limits)
     n = prod(len(s) for s in sols) * prod(len(cands[p]) for p in free)
     return n, prod(len(c) for c in cands)
 
 
-def valid_tilings(t: FusionTiling, cands: Sequence[Sequence[int]] | None = None
-                  ) -> Iterator[tuple[int, ...]]:
-    """Every valid tiling, in lexicographic order of the candidates, lazily."""
-    flat, cands, params_of, sols, free = _parts(t, cands)
+def valid_tilings(t: FusionTiling, cands: Sequence[Sequence[int]] | None = None,
+                  limits: Limits | None = None) -> Iterator[tuple[int, ...]]:
+    """Every valid tiling, in lexicographic order of the candidates, lazily (each one
+    listed counts a point of ``limits``)."""
+    flat, cands, params_of, sols, free = _parts(t, cands, limits)
     for picked in product(*sols):
         value = [0] * len(flat)
         for ps, vals in zip(params_of, picked):
@@ -95,4 +102,6 @@ def valid_tilings(t: FusionTiling, cands: Sequence[Sequence[int]] | None = None
         for rest in product(*[cands[p] for p in free]):
             for p, v in zip(free, rest):
                 value[p] = v
+            if limits is not None:
+                limits.spend(1)
             yield tuple(value)
