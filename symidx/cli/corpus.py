@@ -72,7 +72,7 @@ ENGINES = {"local": None, "ray": ("ray", "ray"), "dask": ("distributed", "dask")
 HOOK_VARIABLE = "SYMIDX_CORPUS_TEST_HOOK"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("corpus", help="analyse many modules into a JSON-lines results file "
                                       "(resumable; local processes, Ray or Dask)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

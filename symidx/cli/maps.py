@@ -76,7 +76,7 @@ if TYPE_CHECKING:
 SEMANTICS_HEADER = "semantics: finite (every input assumed finite)"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("maps", help="the indexing maps of one HLO instruction, or of every "
                                     "fusion of a module",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the map core (sympy) loads when a command runs, not for --h
     from symidx.interval import Interval
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("format", help="parse a map and print it in canonical text, unchanged")
     p.add_argument("map", help="map text, or - to read it from stdin")
     add_style(p)

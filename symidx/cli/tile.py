@@ -24,7 +24,7 @@ from symidx.cli.common import UsageError
 from symidx.cli.tile_emit import emit
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("tile", help="the symbolic tile of a map, or the tiling of a fusion",
                        description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("input", help="a map in XLA's text, or an HLO file (- for stdin)")
