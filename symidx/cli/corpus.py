@@ -104,7 +104,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="carry on a run: skip the modules already in RESULTS (without it, "
                         "RESULTS must not hold records yet)")
     p.add_argument("--direction", choices=("output-to-input", "input-to-output"),
-                   default="output-to-input")
+                   default="output-to-input",
+                   help="the direction of every record's maps, as symidx maps --direction "
+                        "(default output-to-input)")
     p.add_argument("--computation", metavar="NAME",
                    help="analyse computation NAME (ENTRY: the entry computation) whole, "
                         "instead of every fusion")
