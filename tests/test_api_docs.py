@@ -97,3 +97,64 @@ def test_the_walk_finds_a_new_module_and_leaves_out_private_ones(tmp_path: Path)
         (tmp_path / name).write_text("")
     assert _generator().module_names(tmp_path, "pkg") == [
         "pkg", "pkg.new", "pkg.sub", "pkg.sub.deep"]
+
+
+# --- the README's table of the code ----------------------------------------------------------
+
+FILE_NAME = re.compile(r"`([\w/]+(?:\.py|/))`")
+
+
+def readme_rows(text: str) -> list[tuple[list[str], list[str]]]:
+    """Per row of the README's "Layout of the code" table: the paths of its first cell and
+    the files and folders (``x.py``, ``x/``) its second cell names."""
+    section = text.split("## Layout of the code", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = line.split(" | ")
+        if line.startswith("| `") and len(cells) == 2:
+            rows.append((FILE_NAME.findall(cells[0]), FILE_NAME.findall(cells[1])))
+    return rows
+
+
+def misplaced(root: Path, rows: list[tuple[list[str], list[str]]]) -> list[str]:
+    """Each file or folder a row names that is neither a path from ``root`` nor found (as a
+    path suffix) in one of the folders of the row's first cell."""
+    problems = []
+    for heads, names in rows:
+        folders = [root / h if h.endswith("/") else (root / h).parent for h in heads]
+        for name in names:
+            stem = name.rstrip("/")
+            if (root / stem).exists() or any(
+                    (f / stem).exists() or any(p.as_posix().endswith("/" + stem)
+                                               for p in f.rglob("*")) for f in folders):
+                continue
+            problems.append(f"{', '.join(heads)}: {name} is not there")
+    return problems
+
+
+def test_the_readme_table_has_a_row_per_package() -> None:
+    heads = {h.rstrip("/").removesuffix(".py").replace("/", ".")
+             for row_heads, _ in readme_rows((ROOT / "README.md").read_text())
+             for h in row_heads}
+    wanted = {name for name in FLOORS if not name.split(".")[-1].startswith("_")}
+    assert wanted - heads == set()
+
+
+def test_every_file_the_readme_table_names_is_there() -> None:
+    rows = readme_rows((ROOT / "README.md").read_text())
+    assert len(rows) >= 15 and sum(len(names) for _, names in rows) > 100
+    problems = misplaced(ROOT, rows)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_readme_table_check_can_fail(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "sub" / "real.py").write_text("")
+    (tmp_path / "pkg" / "top.py").write_text("")
+    text = ("## Layout of the code\n\n| a | b |\n|---|---|\n"
+            "| `pkg/` | `real.py`, `sub/`, `gone.py`, `ghost/` |\n"
+            "| `pkg/top.py`, `pkg/sub/` | `real.py` and `top.py` |\n\n## Next\n| `x/` | `y.py` |\n")
+    rows = readme_rows(text)
+    assert rows == [(["pkg/"], ["real.py", "sub/", "gone.py", "ghost/"]),
+                    (["pkg/top.py", "pkg/sub/"], ["real.py", "top.py"])]
+    assert misplaced(tmp_path, rows) == ["pkg/: gone.py is not there", "pkg/: ghost/ is not there"]
