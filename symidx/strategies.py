@@ -246,7 +246,7 @@ class _Builder:
         """A second operand and its dims: an earlier array whose dims ``fits`` (when arrays
         are shared), or a new parameter of the dims ``new()`` draws."""
         earlier = [(name, d) for name, d in self.values if fits(d)] if self.shared else []
-        choice = draw(st.sampled_from([None, *earlier]))
+        choice: tuple[str, Dims] | None = draw(st.sampled_from([None, *earlier]))
         if choice is not None:
             return choice
         dims = new()

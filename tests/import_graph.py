@@ -64,11 +64,13 @@ def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def read_imports(module: str, path: Path, known: Mapping[str, Path], root: Path
-                 ) -> list[Import]:
-    """The imports of package modules that ``module`` (the file ``path``) makes anywhere
-    in its source, once per statement and target, in source order."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+def read_imports(module: str, path: Path, known: Mapping[str, Path], root: Path,
+                 tree: ast.Module | None = None) -> list[Import]:
+    """The imports of package modules that ``module`` (the file ``path``, parsed as
+    ``tree`` when given) makes anywhere in its source, once per statement and target, in
+    source order."""
+    if tree is None:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     file = path.relative_to(root).as_posix()
     found = set()
     for node in ast.walk(tree):
@@ -86,14 +88,17 @@ def read_imports(module: str, path: Path, known: Mapping[str, Path], root: Path
     return sorted(found, key=lambda i: (i.line, i.target))
 
 
-def import_graph(root: Path, package: str) -> nx.DiGraph:
+def import_graph(root: Path, package: str,
+                 trees: Mapping[str, ast.Module] | None = None) -> nx.DiGraph:
     """Modules as nodes, an edge ``a -> b`` when ``a`` imports ``b`` (not itself), with the
-    list of those imports in the edge's ``imports``."""
+    list of those imports in the edge's ``imports``. ``trees``: the files already parsed,
+    by path from ``root`` (``pkg/sub/mod.py``), so that the tree is parsed once."""
     known = find_modules(root, package)
     graph = nx.DiGraph()
     graph.add_nodes_from(known)
     for module, path in known.items():
-        for imp in read_imports(module, path, known, root):
+        tree = None if trees is None else trees.get(path.relative_to(root).as_posix())
+        for imp in read_imports(module, path, known, root, tree):
             if imp.target == module:
                 continue
             if not graph.has_edge(module, imp.target):

@@ -9,7 +9,7 @@ opcode names. Two tables in different places that hold the same opcodes state on
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from itertools import combinations
 from pathlib import Path
 
@@ -43,12 +43,17 @@ def _names(value: ast.expr) -> set[str] | None:
     return None
 
 
-def opcode_tables(root: Path, opcodes: Iterable[str]) -> dict[str, frozenset[str]]:
-    """``path:NAME`` -> opcodes, for every opcode table at module level under ``root``."""
+def opcode_tables(root: Path, opcodes: Iterable[str],
+                  trees: Mapping[str, ast.Module] | None = None) -> dict[str, frozenset[str]]:
+    """``path:NAME`` -> opcodes, for every opcode table at module level under ``root``.
+    ``trees``: the files already parsed, by path from ``root``'s parent (``pkg/mod.py``)."""
     known = set(opcodes)
     tables: dict[str, frozenset[str]] = {}
     for path in sorted(root.rglob("*.py")):
-        for stmt in ast.parse(path.read_text(), str(path)).body:
+        rel = path.relative_to(root.parent).as_posix()
+        tree = trees[rel] if trees is not None and rel in trees else \
+            ast.parse(path.read_text(), str(path))
+        for stmt in tree.body:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 target, value = stmt.targets[0], stmt.value
             elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from importlib import resources
+from typing import Any
 
 from sympy import Integer
 
@@ -150,12 +151,12 @@ def round_trip_pair(k: int, wrong: bool = False) -> list[IndexingMap]:
 # --- the operations -----------------------------------------------------------------------------
 
 
-def compose_pair(b: Backend, maps: list) -> object:
+def compose_pair(b: Backend, maps: list[Any]) -> object:
     """One composition: ``maps[1] ∘ maps[0]``."""
     return b.compose(maps[0], maps[1])
 
 
-def compose_chain(b: Backend, maps: list) -> object:
+def compose_chain(b: Backend, maps: list[Any]) -> object:
     """Compose the maps in order, simplifying after every step."""
     acc = maps[0]
     for m in maps[1:]:
@@ -163,19 +164,19 @@ def compose_chain(b: Backend, maps: list) -> object:
     return acc
 
 
-def simplify_one(b: Backend, maps: list) -> object:
+def simplify_one(b: Backend, maps: list[Any]) -> object:
     """Simplify ``maps[0]``."""
     return b.simplify(maps[0])
 
 
-def compare_equal(b: Backend, maps: list) -> object:
+def compare_equal(b: Backend, maps: list[Any]) -> object:
     """Decide ``maps[0] == maps[1]`` on their domain; the pair is equal."""
     if not b.equal(maps[0], maps[1]):
         raise SymidxError(f"{b.name} finds an equal benchmark pair different")
     return True
 
 
-def compare_unequal(b: Backend, maps: list) -> object:
+def compare_unequal(b: Backend, maps: list[Any]) -> object:
     """Decide ``maps[0] == maps[1]`` on their domain; the pair is different."""
     if b.equal(maps[0], maps[1]):
         raise SymidxError(f"{b.name} finds a different benchmark pair equal")

@@ -44,7 +44,7 @@ from symidx.errors import LimitReached
 INTERNAL_ERROR = 70
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("batch", help="answer JSON-lines commands from stdin, one per line",
                        description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)

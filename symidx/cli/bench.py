@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("bench", help="time composition, simplification and verification, "
                                      "beside islpy and MLIR where installed",
                        description="Prints a table: per case and size, each engine's median "

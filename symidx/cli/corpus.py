@@ -72,7 +72,7 @@ ENGINES = {"local": None, "ray": ("ray", "ray"), "dask": ("distributed", "dask")
 HOOK_VARIABLE = "SYMIDX_CORPUS_TEST_HOOK"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("corpus", help="analyse many modules into a JSON-lines results file "
                                       "(resumable; local processes, Ray or Dask)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -104,7 +104,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="carry on a run: skip the modules already in RESULTS (without it, "
                         "RESULTS must not hold records yet)")
     p.add_argument("--direction", choices=("output-to-input", "input-to-output"),
-                   default="output-to-input")
+                   default="output-to-input",
+                   help="the direction of every record's maps, as symidx maps --direction "
+                        "(default output-to-input)")
     p.add_argument("--computation", metavar="NAME",
                    help="analyse computation NAME (ENTRY: the entry computation) whole, "
                         "instead of every fusion")

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from symidx.layout import cute
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "layout", help="a layout's offsets: its indexing map and grid, an element's offset, "
                        "or a PNG picture")

@@ -76,7 +76,7 @@ if TYPE_CHECKING:
 SEMANTICS_HEADER = "semantics: finite (every input assumed finite)"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("maps", help="the indexing maps of one HLO instruction, or of every "
                                     "fusion of a module",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -102,7 +102,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--all", action="store_true",
                    help="the maps of every fusion of the module (not with --instruction)")
     p.add_argument("--direction", choices=("output-to-input", "input-to-output"),
-                   default="output-to-input")
+                   default="output-to-input",
+                   help="output-to-input (default): the operand elements an output element "
+                        "reads; input-to-output: the output elements an input element reaches")
     p.add_argument("--operand", type=_index_or_all, default=None, metavar="K",
                    help="output-to-input: only operand K; input-to-output: input K (default 0;"
                         " with --all: every input; with --computation, K is a parameter "

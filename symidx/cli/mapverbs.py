@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the map core (sympy) loads when a command runs, not for --h
     from symidx.interval import Interval
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("format", help="parse a map and print it in canonical text, unchanged")
     p.add_argument("map", help="map text, or - to read it from stdin")
     add_style(p)
@@ -39,8 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_simplify)
 
     p = sub.add_parser("compose", help="second ∘ first (first applied first), simplified")
-    p.add_argument("first")
-    p.add_argument("second")
+    p.add_argument("first", help="the map applied first")
+    p.add_argument("second", help="the map applied to first's results")
     p.add_argument("--no-simplify", action="store_true", help="print the raw composition")
     add_style(p)
     add_syntax(p)
@@ -54,8 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "min, max) are decided whatever their size; others are enumerated while "
                     "small enough. With --trace and one map: simplify it and decide every "
                     "rewrite step and the whole chain.")
-    p.add_argument("a")
-    p.add_argument("b", nargs="?")
+    p.add_argument("a", help="map A")
+    p.add_argument("b", nargs="?", help="map B (left out with --trace)")
     p.add_argument("--trace", action="store_true",
                    help="check every step of the simplifier's trace of map A, and A against "
                         "its simplified form")

@@ -21,7 +21,7 @@ from symidx.cli.common import UsageError
 __all__ = ["register", "run"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("pallas", help="check the block specs of a JAX function's pallas_calls "
                                       "(bounds, edge blocks, output blocks written twice or "
                                       "never, footprint) without running the kernel",

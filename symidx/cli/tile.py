@@ -24,11 +24,12 @@ from symidx.cli.common import UsageError
 from symidx.cli.tile_emit import emit
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("tile", help="the symbolic tile of a map, or the tiling of a fusion",
                        description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("input", help="a map in XLA's text, or an HLO file (- for stdin)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default) or json (the symidx.tiles/1 document)")
     p.add_argument("--fusion", help="the fusion instruction of the entry computation to tile "
                                     "(default: the entry computation is the fusion)")
     p.add_argument("--sizes", help="a tiling: comma-separated tile sizes in parameter order")
@@ -48,10 +49,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --valid-tilings: most tilings listed (default 100000; with "
                         "--device the cheapest)")
     p.add_argument("--space", action="store_true", help="the experimental tiling-space view")
-    p.add_argument("--propagate", choices=("input", "output"))
-    p.add_argument("--instruction")
-    p.add_argument("--operand", type=int, default=0)
-    p.add_argument("--input-tile")
+    p.add_argument("--propagate", choices=("input", "output"),
+                   help="the tiling-space view (--space) of one step: carry --input-tile "
+                        "through --instruction, from its output to its operands (input) or "
+                        "from operand --operand to its outputs (output)")
+    p.add_argument("--instruction", metavar="NAME",
+                   help="with --propagate: the instruction of the fused computation to "
+                        "propagate through")
+    p.add_argument("--operand", type=int, default=0, metavar="K",
+                   help="with --propagate output: the operand the tile is of (default 0)")
+    p.add_argument("--input-tile", metavar="TILE",
+                   help="with --propagate: the tile, root:R (the space's tile of root R) or a "
+                        "JSON object of offsets, sizes, strides and upper_bounds over tid_i, "
+                        "ts_i and rt_i")
     p.add_argument("--check", action="store_true",
                    help="with --sizes: prove that the tiles cover what each operand map reads")
     p.add_argument("--smem", type=int,

@@ -28,7 +28,8 @@ import os
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
-from symidx.corpus.record import SCHEMA, semantics_name
+from symidx.analysis import semantics_name
+from symidx.corpus.record import SCHEMA
 from symidx.errors import SymidxError
 
 if TYPE_CHECKING:

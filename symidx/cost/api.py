@@ -78,7 +78,8 @@ class FusionTiles:
         """The tile set to cost ``flat`` with (experimental: the space with the sizes
         assigned, as XLA propagates a concrete tiling)."""
         if self.tiler != "experimental":
-            return self._symbolic
+            symbolic: TileSet = self._symbolic
+            return symbolic
         return _experimental(self.computation, self.xla_flags, list(flat))
 
     def flat(self, roots: Sequence[Sequence[int]]) -> list[int]:

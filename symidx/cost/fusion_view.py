@@ -115,8 +115,9 @@ def _backend_kind(instr: HloInstruction) -> str:
     config = instr.backend_config_json()
     if isinstance(config, dict):
         fusion = config.get("fusion_backend_config")
-        if isinstance(fusion, dict) and isinstance(fusion.get("kind"), str):
-            return fusion["kind"]
+        kind = fusion.get("kind") if isinstance(fusion, dict) else None
+        if isinstance(kind, str):
+            return kind
     return ""
 
 

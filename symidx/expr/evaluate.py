@@ -193,7 +193,8 @@ def _magnitude_of(e: Expr, sizes: list[int]) -> int:
             product *= s
         return product
     if isinstance(e, Pow):
-        return sizes[0] ** abs(int(e.args[1]))
+        power: int = sizes[0] ** abs(int(e.args[1]))  # int ** int is Any to mypy
+        return power
     # floordiv, ceildiv (through -a), mod (|a mod b| < |b|), min, max: no larger than an
     # argument
     return max(sizes)

@@ -406,7 +406,7 @@ def _constant_predicate(instr: HloInstruction, element: tuple[Expr, ...]) -> Pre
 
 #: The interval of ``a - b`` where ``compare(a, b, direction)`` holds (``NE``: see
 #: :func:`_interval_predicate`), in terms of the difference's bounds ``lo``, ``hi``.
-_DIRECTIONS = {
+_DIRECTIONS: dict[str, Callable[[int, int], tuple[int, int]]] = {
     "EQ": lambda lo, hi: (0, 0),
     "LT": lambda lo, hi: (lo, -1),
     "LE": lambda lo, hi: (lo, 0),

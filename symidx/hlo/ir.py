@@ -158,9 +158,10 @@ class HloInstruction:
         if not text:
             return None
         try:
-            return json.loads(text)
+            decoded: object = json.loads(text)
         except ValueError:
             return None
+        return decoded
 
     def _attribute_error(self, key: str, message: str) -> ParseError:
         doc = self._document or SourceText("", "")

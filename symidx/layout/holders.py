@@ -131,7 +131,7 @@ def vector_width(registers: Any, shared: Any, element_bits: int, max_bits: int =
                                registers.out_dims)
     mem = shared.sublayout(["offset"], shared.out_dims)
     cvt = regs.invert_and_compose(mem)
-    run = cvt.num_consecutive_in_out()
+    run: int = cvt.num_consecutive_in_out()
     return max(1, min(run, max_bits // max(element_bits, 1)))
 
 

@@ -121,7 +121,7 @@ def E(*mode: int) -> ScaledBasis:  # noqa: N802  (CuTe's name)
     return ScaledBasis(1, tuple(mode))
 
 
-class ArithTuple(tuple):
+class ArithTuple(tuple[Any, ...]):
     """A coordinate that adds element by element (CuTe's ``ArithmeticTuple``): the value of
     a layout with basis strides. Shorter tuples are padded with zeros; an int 0 is the
     neutral element; nested modes are nested ArithTuples."""

@@ -13,7 +13,7 @@ intersection does too. So ``d0 * 2 + d1 * 2 + 1`` with ``d0 + d1 in [0, 5]`` lie
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from math import ceil, floor
 
@@ -72,7 +72,8 @@ def linear_bounds(expr: Expr, env: Mapping[Symbol, Interval],
     return walk(expr).intersect(constrained_bounds(expr, env, known))
 
 
-def _through_sums(e: Linear, sums: list[tuple[Linear, Interval]], walk) -> Interval:
+def _through_sums(e: Linear, sums: list[tuple[Linear, Interval]],
+                  walk: Callable[[Expr], Interval]) -> Interval:
     """The intersection of ``t*[L, U] + range(e - t*s)`` over the known sums ``s in
     [L, U]`` and the multipliers ``t`` that cancel a term of ``s`` in ``e``."""
     best = Interval(-(1 << 62), 1 << 62)

@@ -207,7 +207,8 @@ class _ExprParser:
     def _innermost_is_call(ops: list[Any]) -> bool:
         for o in reversed(ops):
             if o[0] in ("(", "call"):
-                return o[0] == "call"
+                innermost: bool = o[0] == "call"
+                return innermost
         return False
 
     def _reduce_to_barrier(self, ops: list[Any], operands: list[Any]) -> None:

@@ -106,7 +106,7 @@ class Deadline(TimeBudget):
             raise Undecided(f"out of {spent} while {doing}")
 
 
-def box_size(bounds: tuple) -> int:
+def box_size(bounds: tuple[Any, ...]) -> int:
     """How many integer points a box of intervals holds."""
     size = 1
     for b in bounds:
