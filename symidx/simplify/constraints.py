@@ -14,7 +14,8 @@ from sympy import Add, Integer
 from symidx._arith import ceil_div
 from symidx.expr import ONE, Expr, FloorDiv, Mod, from_terms, terms
 from symidx.interval import Interval
-from symidx.simplify.rules import Context, positive_divisor
+from symidx.simplify.context import Context
+from symidx.simplify.rules import positive_divisor
 
 Constraint = tuple[Expr, Interval]
 ConstraintRule = Callable[[Expr, Interval, Context], "Constraint | None"]

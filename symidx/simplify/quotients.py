@@ -25,6 +25,8 @@ Each rule is ``rule(node, ctx) -> Expr | None`` (:mod:`symidx.simplify.context`)
 
 from __future__ import annotations
 
+from typing import Any
+
 from sympy import Add, Integer, Mul, Symbol
 
 from symidx.expr import ONE, Expr, FloorDiv, Mod, Terms, add, from_terms, scale, terms
@@ -73,14 +75,15 @@ def _divisions(node: Expr) -> list[tuple[int, Expr]]:
     """The terms ``k*F(x, c)`` and ``k*M(x, c)`` of a sum, read off its shape. The rules of
     a node are tried one after another, so the last node's answer is kept."""
     if _LAST[0] is node:
-        return _LAST[1]
+        known: list[tuple[int, Expr]] = _LAST[1]
+        return known
     found = [(k, m) for k, m in map(_monomial, node._args) if type(m) is FloorDiv or
              type(m) is Mod]
-    _LAST[:] = [node, found]
+    _LAST[0], _LAST[1] = node, found
     return found
 
 
-_LAST: list = [None, []]  # the last sum :func:`_divisions` read, and its division terms
+_LAST: list[Any] = [None, []]  # the last sum :func:`_divisions` read, and its division terms
 
 
 def _span(parts: Terms, ctx: Context) -> tuple[int, int] | None:

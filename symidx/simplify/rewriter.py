@@ -19,10 +19,9 @@ from sympy import Add, Mul, Symbol
 
 from symidx.expr import ONE, Expr, Terms, bounds, constrained_bounds, rebuild, terms
 from symidx.interval import Interval
+from symidx.simplify.context import Context, Rule
 from symidx.simplify.rules import (
     RULES,
-    Context,
-    Rule,
     has_operation_term,
     is_plain,
     sum_of_terms,
