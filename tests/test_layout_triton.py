@@ -380,3 +380,18 @@ def test_aliases_from_a_ttgir_file(tmp_path) -> None:
     code, out, _ = run_cli("#ttg.slice<{dim = 0, parent = #blocked}>", "--shape", "64",
                            "--ttgir", str(module))
     assert code == 0 and out.startswith("distributed layout of a 64 tensor")
+
+
+def test_a_linear_layout_without_a_shape_takes_the_smallest_its_bases_reach() -> None:
+    # lanes walk rows 1, 2, 4, 8, 16 and registers columns 1, 2: 32 rows of 4 columns
+    linear = ("#ttg.linear<{register = [[0, 1], [0, 2]], lane = [[1, 0], [2, 0], [4, 0], "
+              "[8, 0], [16, 0]], warp = [], block = []}>")
+    code, out, _ = run_cli(linear)
+    assert code == 0 and out.startswith("distributed layout of a 32x4 tensor")
+    assert "smallest shape the bases reach" in out
+    code, out, _ = run_cli(linear, "--index", "3,1")
+    assert (code, out) == (0, "register 1, lane 3, warp 0, block 0\n")
+    # a basis of zeros broadcasts: it widens no dimension; 3 = 0b11 uses two bits
+    code, out, _ = run_cli("#ttg.linear<{register = [[0, 0], [3, 0]], lane = [], warp = [], "
+                           "block = []}>")
+    assert code == 0 and out.startswith("distributed layout of a 4x1 tensor")

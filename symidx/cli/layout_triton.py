@@ -27,6 +27,10 @@ def run_triton(args: argparse.Namespace) -> int:
             raise UsageError(f"symidx layout: --shape {args.shape} differs from the type's "
                              f"shape {'x'.join(map(str, shape))}")
         shape = tuple(given)
+    smallest = getattr(found.encoding, "smallest_shape", None)
+    inferred = shape is None and smallest is not None
+    if inferred:
+        shape = smallest()
     if shape is None:
         raise UsageError("symidx layout: a Triton layout needs the tensor's shape: --shape "
                          "A,B,... or the type ('tensor<32x64xf16, #ttg...>')")
@@ -52,6 +56,9 @@ def run_triton(args: argparse.Namespace) -> int:
         _print_index(ll, shape, index, shared)
     else:
         print(summary(ll, shape, shared))
+        if inferred:
+            print("(the smallest shape the bases reach; --shape or the tensor type gives "
+                  "the tensor's)")
         print()
         print(_bases_text(ll))
         print()

@@ -613,6 +613,12 @@ class Linear(Encoding):
     def rank(self) -> int:
         return max((len(b) for _, bs in self.bases for b in bs), default=0)
 
+    def smallest_shape(self) -> tuple[int, ...]:
+        """The smallest power-of-two shape holding every element the bases reach: along
+        each dimension, two to the number of bits the bases' components use there (a
+        combination of bases XORs components, so it never sets a higher bit)."""
+        return _smallest_shape(self.bases, self.rank)
+
     def to_linear(self, shape: Sequence[int]) -> LinearLayout:
         shape = _check_shape(shape, self.rank, "the linear layout")
         return LinearLayout.create([(n, [list(b) for b in bs]) for n, bs in self.bases],
@@ -638,6 +644,12 @@ class SharedLinear(Encoding):
     def rank(self) -> int:
         return max((len(b) for _, bs in self.bases for b in bs), default=0)
 
+    def smallest_shape(self) -> tuple[int, ...]:
+        """The smallest power-of-two shape holding every element the bases reach: along
+        each dimension, two to the number of bits the bases' components use there (a
+        combination of bases XORs components, so it never sets a higher bit)."""
+        return _smallest_shape(self.bases, self.rank)
+
     def to_linear(self, shape: Sequence[int]) -> LinearLayout:
         shape = _check_shape(shape, self.rank, "the shared linear layout")
         return LinearLayout.create([(n, [list(b) for b in bs]) for n, bs in self.bases],
@@ -648,3 +660,12 @@ class SharedLinear(Encoding):
         return ("#ttg.shared_linear<{" + ", ".join(
             f"{n} = [" + ", ".join(_list(b) for b in bs) + "]" for n, bs in self.bases)
             + f"}}, alignment = {self.alignment}>")
+
+
+def _smallest_shape(bases: tuple[tuple[str, Bases], ...], rank: int) -> tuple[int, ...]:
+    used = [0] * rank
+    for _, bs in bases:
+        for b in bs:
+            for k, component in enumerate(b):
+                used[k] |= component
+    return tuple(1 << bits.bit_length() for bits in used)
