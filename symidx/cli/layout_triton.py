@@ -29,7 +29,7 @@ def run_triton(args: argparse.Namespace) -> int:
         shape = tuple(given)
     smallest = getattr(found.encoding, "smallest_shape", None)
     inferred = shape is None and smallest is not None
-    if inferred:
+    if shape is None and smallest is not None:
         shape = smallest()
     if shape is None:
         raise UsageError("symidx layout: a Triton layout needs the tensor's shape: --shape "
