@@ -159,8 +159,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("symidx maps: give either FILE ... or --jax MODULE:FUNCTION")
     if args.jax is not None:
         module = _jax_module(args.jax, args.jax_args)
-        args.all = args.instruction is None
-        _emit_one(module_output(module, args), args.format)
+        # a JAX program's fusions, all of them unless one instruction is asked for
+        _emit_one(module_output(module, args, every_fusion=args.instruction is None),
+                  args.format)
         return 0
     from symidx.cli.inputs import module_sources, report_failure
 
@@ -201,8 +202,10 @@ def run(args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
-def module_output(module: HloModule, args: argparse.Namespace) -> Any:
-    """What ``symidx maps`` prints for one module: text, or a JSON document (a dict)."""
+def module_output(module: HloModule, args: argparse.Namespace,
+                  every_fusion: bool | None = None) -> Any:
+    """What ``symidx maps`` prints for one module: text, or a JSON document (a dict).
+    ``every_fusion`` (default ``--all``) asks for every fusion's maps."""
     from symidx.analysis import (
         documents,
         find_instruction,
@@ -225,9 +228,9 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
         found = list(records)
         output = documents.computations_document(module, direction, found, args.explain,
                                                  finite) \
-            if as_json else render_computations(module, direction, found, "text",
-                                                args.style, args.explain)
-    elif args.all:
+            if as_json else render_computations(module, direction, found, args.style,
+                                                args.explain)
+    elif args.all if every_fusion is None else every_fusion:
         found = module_fusion_maps(module, direction, operand=args.operand, output=args.output,
                                    physical=args.physical, analysis=analysis,
                                    progress=Progress(f"module {module.name}"))
@@ -235,7 +238,7 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
             print(f"symidx: note: module {module.name or '(unnamed)'} has no fusions; "
                   f"--computation ENTRY analyses its entry computation whole", file=sys.stderr)
         output = documents.fusions_document(module, direction, found, args.explain, finite) \
-            if as_json else render_fusions(module, direction, found, "text", args.style,
+            if as_json else render_fusions(module, direction, found, args.style,
                                                   args.explain)
     else:
         instr = find_instruction(module, args.instruction)
@@ -244,7 +247,7 @@ def module_output(module: HloModule, args: argparse.Namespace) -> Any:
         index = (args.output if direction == OUTPUT_TO_INPUT else args.operand) or 0
         output = documents.instruction_document(module, instr, direction, groups, index,
                                              args.explain, finite) \
-            if as_json else render_maps(module, instr, direction, groups, index, "text",
+            if as_json else render_maps(module, instr, direction, groups, index,
                                                args.style, args.explain)
     if args.verify:
         _warn_about_the_rest(module)

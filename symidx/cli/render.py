@@ -21,11 +21,7 @@ from collections.abc import Sequence
 from symidx._text import terminal_safe
 from symidx.analysis.documents import (
     Context,
-    computations_document,
-    dumps,
-    fusions_document,
     instruction_context,
-    instruction_document,
 )
 from symidx.analysis.records import ComputationMaps, FusionMaps, group_index
 from symidx.analysis.sources import SourceFinder
@@ -93,26 +89,22 @@ def _groups_text(groups: Sequence[Reached], direction: Direction, index: int, st
 
 
 def render_maps(module: HloModule, instr: HloInstruction, direction: Direction,
-                groups: Sequence[Reached], index: int, fmt: str = "text", style: str = "doc",
+                groups: Sequence[Reached], index: int, style: str = "doc",
                 explain: bool = False) -> str:
     """One instruction's groups for its output ``index`` (output-to-input) or input
-    ``index`` (input-to-output). JSON: ``{"schema", "module", "direction", "instruction",
-    "opcode", "output"|"input", "operands": [groups]}``."""
-    if fmt == "json":
-        return dumps(instruction_document(module, instr, direction, groups, index, explain))
+    ``index`` (input-to-output), as text (the JSON document is
+    :func:`symidx.analysis.documents.instruction_document`)."""
     context = instruction_context(SourceFinder(module), instr) if explain else None
     return _groups_text(groups, direction, index, style, explain, context)
 
 
 def render_fusions(module: HloModule, direction: Direction, found: Sequence[FusionMaps],
-                   fmt: str = "text", style: str = "doc", explain: bool = False) -> str:
+                   style: str = "doc", explain: bool = False) -> str:
     """Every fusion's groups (``symidx maps --all``): text blocks headed ``fusion NAME``
     (``fusion NAME output K`` for an output of a multi-output fusion, ``fusion NAME input
-    K`` input-to-output); JSON ``{..., "fusions": [{"instruction", "computation",
-    "calls", "kind", "output"|"input", "operands"}]}``."""
+    K`` input-to-output); the JSON document is
+    :func:`symidx.analysis.documents.fusions_document`."""
     selector = "output" if direction == OUTPUT_TO_INPUT else "input"
-    if fmt == "json":
-        return dumps(fusions_document(module, direction, found, explain))
     blocks = []
     finder = SourceFinder(module)
     for f in found:
@@ -127,13 +119,11 @@ def render_fusions(module: HloModule, direction: Direction, found: Sequence[Fusi
 
 
 def render_computations(module: HloModule, direction: Direction,
-                        found: Sequence[ComputationMaps], fmt: str = "text",
-                        style: str = "doc", explain: bool = False) -> str:
+                        found: Sequence[ComputationMaps], style: str = "doc",
+                        explain: bool = False) -> str:
     """A whole computation's groups (``symidx maps --computation``): text blocks headed
-    ``computation NAME output K`` (``input K[, leaf L]`` input-to-output); JSON ``{...,
-    "computations": [{"computation", "output"|"input", "leaf", "operands"}]}``."""
-    if fmt == "json":
-        return dumps(computations_document(module, direction, found, explain))
+    ``computation NAME output K`` (``input K[, leaf L]`` input-to-output); the JSON
+    document is :func:`symidx.analysis.documents.computations_document`."""
     finder = SourceFinder(module) if explain else None
     return "\n\n".join(render_computation_text(c, direction, style, explain, finder)
                        for c in found)
