@@ -603,11 +603,13 @@ class NVMMAShared(Encoding):
                 f"{self.element_bitwidth}{extra}{rank}{_cga_text(self.cga_layout)}}}>")
 
 
-@dataclass(frozen=True, slots=True)
-class Linear(Encoding):
-    """``#ttg.linear``: a distributed layout given by its bases."""
+class _GivenBases(Encoding):
+    """An encoding given by its linear layout's bases (``#ttg.linear``,
+    ``#ttg.shared_linear``)."""
 
+    __slots__ = ()
     bases: tuple[tuple[str, Bases], ...]
+    _what = "the linear layout"
 
     @property
     def rank(self) -> int:
@@ -617,13 +619,25 @@ class Linear(Encoding):
         """The smallest power-of-two shape holding every element the bases reach: along
         each dimension, two to the number of bits the bases' components use there (a
         combination of bases XORs components, so it never sets a higher bit)."""
-        return _smallest_shape(self.bases, self.rank)
+        used = [0] * self.rank
+        for _, bs in self.bases:
+            for b in bs:
+                for k, component in enumerate(b):
+                    used[k] |= component
+        return tuple(1 << bits.bit_length() for bits in used)
 
     def to_linear(self, shape: Sequence[int]) -> LinearLayout:
-        shape = _check_shape(shape, self.rank, "the linear layout")
+        shape = _check_shape(shape, self.rank, self._what)
         return LinearLayout.create([(n, [list(b) for b in bs]) for n, bs in self.bases],
                                    [(f"dim{k}", s) for k, s in enumerate(shape)],
                                    require_surjective=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Linear(_GivenBases):
+    """``#ttg.linear``: a distributed layout given by its bases."""
+
+    bases: tuple[tuple[str, Bases], ...]
 
     def text(self) -> str:
         return LinearLayout(self.bases, ()).to_text() if not self.bases else \
@@ -633,39 +647,15 @@ class Linear(Encoding):
 
 
 @dataclass(frozen=True, slots=True)
-class SharedLinear(Encoding):
+class SharedLinear(_GivenBases):
     """``#ttg.shared_linear``: a shared layout given by its bases (``offset``, ``block``)."""
 
     bases: tuple[tuple[str, Bases], ...]
     alignment: int = 16
     kind = "shared"
-
-    @property
-    def rank(self) -> int:
-        return max((len(b) for _, bs in self.bases for b in bs), default=0)
-
-    def smallest_shape(self) -> tuple[int, ...]:
-        """The smallest power-of-two shape holding every element the bases reach: along
-        each dimension, two to the number of bits the bases' components use there (a
-        combination of bases XORs components, so it never sets a higher bit)."""
-        return _smallest_shape(self.bases, self.rank)
-
-    def to_linear(self, shape: Sequence[int]) -> LinearLayout:
-        shape = _check_shape(shape, self.rank, "the shared linear layout")
-        return LinearLayout.create([(n, [list(b) for b in bs]) for n, bs in self.bases],
-                                   [(f"dim{k}", s) for k, s in enumerate(shape)],
-                                   require_surjective=False)
+    _what = "the shared linear layout"
 
     def text(self) -> str:
         return ("#ttg.shared_linear<{" + ", ".join(
             f"{n} = [" + ", ".join(_list(b) for b in bs) + "]" for n, bs in self.bases)
             + f"}}, alignment = {self.alignment}>")
-
-
-def _smallest_shape(bases: tuple[tuple[str, Bases], ...], rank: int) -> tuple[int, ...]:
-    used = [0] * rank
-    for _, bs in bases:
-        for b in bs:
-            for k, component in enumerate(b):
-                used[k] |= component
-    return tuple(1 << bits.bit_length() for bits in used)
