@@ -29,27 +29,38 @@ FAÇADE = "symidx"
 FLOORS: dict[str, int] = {
     "symidx.errors": 0, "symidx._gc": 0, "symidx._arith": 0, "symidx._text": 0,
     "symidx._display": 0, "symidx._budget": 0,
-    "symidx.interval": 1,
-    "symidx.expr": 2,
-    "symidx.indexing_map": 3,
-    "symidx.syntax": 4,
-    "symidx.simplify": 5,
-    "symidx.verify": 6, "symidx.pointsets": 6,
-    "symidx.hlo": 7,
-    "symidx.ops": 8, "symidx.layout": 8,
-    "symidx.fusion": 9,
-    "symidx.analysis": 10, "symidx.jax_support": 10, "symidx.pallas": 10,
-    "symidx.bench": 10, "symidx.strategies": 10, "symidx.corpus": 10, "symidx.tiling": 10,
-    "symidx.cost": 11,
-    "symidx.cli": 12, "symidx.__main__": 12,
+    "symidx.hlo": 1,
+    "symidx.interval": 2,
+    "symidx.expr": 3,
+    "symidx.indexing_map": 4,
+    "symidx.syntax": 5,
+    "symidx.simplify": 6,
+    "symidx.verify": 7, "symidx.pointsets": 7,
+    "symidx.lowering": 8,
+    "symidx.ops": 9, "symidx.layout": 9,
+    "symidx.fusion": 10,
+    "symidx.analysis": 11, "symidx.jax_support": 11, "symidx.pallas": 11,
+    "symidx.bench": 11, "symidx.strategies": 11, "symidx.corpus": 11, "symidx.tiling": 11,
+    "symidx.cost": 12,
+    "symidx.cli": 13, "symidx.__main__": 13,
 }
 WHERE = ("FLOORS in tests/test_architecture.py (then python docs/gen_api.py writes the "
          "table in docs/architecture.md)")
 
 #: Packages that import nothing of each other, whatever their floors: the op rules read the
-#: XLA layouts of HLO shapes from the hlo floor (``symidx.hlo.layouts``, which a bitcast
-#: needs), never the layouts library, and the layouts library needs no op rule.
+#: XLA layouts of HLO shapes from the lowering floor (``symidx.lowering.layouts``, which a
+#: bitcast needs), never the layouts library, and the layouts library needs no op rule.
 APART = (("symidx.ops", "symidx.layout"), ("symidx.layout", "symidx.ops"))
+
+#: The map core: what a map is and what is done with one (its text, its simplification,
+#: its comparison, its image), knowing nothing of HLO.
+MAP_CORE = ("symidx.interval", "symidx.expr", "symidx.indexing_map", "symidx.syntax",
+            "symidx.simplify", "symidx.verify", "symidx.pointsets")
+#: The HLO front end (the module text read, facts about instructions, values folded before
+#: the run), which knows nothing of maps; and the floor that turns HLO into maps (the
+#: resolver of runtime values, XLA's layouts as maps), between the two and below their users.
+FRONT_END, LOWERING = "symidx.hlo", "symidx.lowering"
+MAP_USERS = ("symidx.ops", "symidx.layout", "symidx.fusion")
 
 #: The most lines a module under symidx/ may have.
 MAX_LINES = 900
@@ -97,6 +108,124 @@ def test_no_upward_import(graph: nx.DiGraph) -> None:
 def test_ops_and_layout_are_apart(graph: nx.DiGraph) -> None:
     problems = ig.apart(graph, APART, FAÇADE)
     assert not problems, _report(problems)
+
+
+def front_end_imports(graph: nx.DiGraph, front_end: str, core: tuple[str, ...],
+                      exempt: str) -> list[str]:
+    """Each import by a module of ``front_end`` of a module of one of ``core``'s packages,
+    at any depth (inside a function and under ``if TYPE_CHECKING:`` too)."""
+    return ig.apart(graph, [(front_end, package) for package in core], exempt)
+
+
+def test_the_hlo_front_end_imports_nothing_of_the_map_core(graph: nx.DiGraph) -> None:
+    problems = front_end_imports(graph, FRONT_END, MAP_CORE, FAÇADE)
+    assert not problems, _report(problems)
+
+
+def misplaced_floors(floors: dict[str, int], stack: list[tuple[str, ...]]) -> list[str]:
+    """Each module of ``stack`` (groups of modules, lowest first) whose floor is not above
+    every floor of the group below it."""
+    problems = []
+    for below, above in zip(stack, stack[1:]):
+        top = max(floors[m] for m in below)
+        problems += [f"{m} is on floor {floors[m]}, not above {', '.join(below)} "
+                     f"(up to floor {top})" for m in above if floors[m] <= top]
+    return problems
+
+
+def test_the_floors_stack_front_end_core_lowering_users() -> None:
+    """The HLO front end under the map core, the lowering floor above the core and under
+    the op rules, the layouts and the fusion that use it."""
+    problems = misplaced_floors(FLOORS, [(FRONT_END,), MAP_CORE, (LOWERING,), MAP_USERS])
+    assert not problems, _report(problems)
+
+
+def test_the_front_end_checks_can_fail(tmp_path: Path) -> None:
+    g = _tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/hlo/__init__.py": "",
+        "pkg/hlo/parser.py": "import pkg.errors\n",
+        "pkg/hlo/values.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                              "    from pkg.expr.nodes import Expr\n"
+                              "def f():\n    from pkg import simplify\n"),
+        "pkg/errors.py": "",
+        "pkg/expr/__init__.py": "", "pkg/expr/nodes.py": "",
+        "pkg/simplify.py": "from pkg.hlo import parser\n",
+        "pkg/lowering.py": "from pkg.expr import nodes\nfrom pkg.hlo import parser\n",
+    })
+    assert front_end_imports(g, "pkg.hlo", ("pkg.expr", "pkg.simplify"), "pkg") == [
+        "pkg/hlo/values.py:3: pkg.hlo.values imports pkg.expr.nodes (pkg.hlo does not import "
+        "pkg.expr)",
+        "pkg/hlo/values.py:5: pkg.hlo.values imports pkg.simplify (pkg.hlo does not import "
+        "pkg.simplify)"]
+    floors = {"pkg.hlo": 2, "pkg.expr": 1, "pkg.simplify": 3, "pkg.lowering": 3}
+    assert misplaced_floors(floors, [("pkg.hlo",), ("pkg.expr", "pkg.simplify"),
+                                     ("pkg.lowering",)]) == [
+        "pkg.expr is on floor 1, not above pkg.hlo (up to floor 2)",
+        "pkg.lowering is on floor 3, not above pkg.expr, pkg.simplify (up to floor 3)"]
+
+
+def reexport_shims(files: dict[str, ast.Module]) -> list[str]:
+    """Each module (a package's ``__init__.py`` aside) that defines nothing: its body is a
+    docstring, imports and ``__all__``, a second address for another module's names.
+    Importers import from the module that defines the names; a package's ``__init__`` may
+    gather its modules' names under the package's."""
+    def plumbing(node: ast.stmt) -> bool:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            return True
+        if isinstance(node, ast.Expr):
+            return isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) else []
+        return bool(targets) and all(isinstance(t, ast.Name) and t.id == "__all__"
+                                     for t in targets)
+
+    return [f"{path}: defines nothing, only re-exports (import from where the names are)"
+            for path, tree in files.items()
+            if not path.endswith("/__init__.py")
+            and any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in tree.body)
+            and all(plumbing(n) for n in tree.body)]
+
+
+def test_no_module_only_re_exports() -> None:
+    problems = reexport_shims(_python_files(ROOT, "symidx"))
+    assert not problems, _report(problems)
+
+
+def test_the_re_export_check_can_fail() -> None:
+    trees = {path: ast.parse(text) for path, text in {
+        "pkg/layout/xla.py": '"""Shim."""\nfrom pkg.hlo.xla import *\n'
+                             'from pkg.hlo.xla import __all__\n',
+        "pkg/layout/old.py": "from pkg.low import f as g\n__all__: list[str] = ['g']\n",
+        "pkg/layout/__init__.py": "from pkg.hlo import xla\n__all__ = ['xla']\n",
+        "pkg/layout/maps.py": "from pkg.hlo.maps import f\ndef g():\n    return f\n",
+        "pkg/layout/empty.py": '"""Nothing yet."""\n',
+    }.items()}
+    assert reexport_shims(trees) == [
+        "pkg/layout/xla.py: defines nothing, only re-exports (import from where the names are)",
+        "pkg/layout/old.py: defines nothing, only re-exports (import from where the names are)"]
+
+
+def test_the_layouts_library_gives_the_xla_layouts_under_its_name() -> None:
+    """``from symidx.layout import xla, shapes`` (the documented spelling) gives the modules
+    of the lowering floor, ``shapes`` loaded on first use; ``symidx.layout.maps`` keeps the
+    XLA maps beside CuTe's."""
+    import subprocess
+    import sys
+
+    probe = """
+import sys
+import symidx.layout as layout
+print("symidx.lowering.layouts.shapes" in sys.modules, "symidx.simplify" in sys.modules)
+from symidx.layout import shapes, xla
+from symidx.layout.maps import xla_offset_map
+from symidx.lowering.layouts import maps
+print(xla.__name__, shapes.__name__, xla_offset_map is maps.xla_offset_map)
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.splitlines()
+    assert out == ["False False",
+                   "symidx.lowering.layouts.xla symidx.lowering.layouts.shapes True"]
 
 
 def test_no_import_cycle(graph: nx.DiGraph) -> None:
@@ -429,7 +558,7 @@ def test_checker_finds_a_submodule_importing_its_package_init(tmp_path: Path) ->
 # --- runtime values: one owner, one table of moves (docs/architecture.md) --------------------
 
 #: The module that resolves runtime values, and the one table of ops that move values.
-RESOLVER, MOVES_TABLE = "symidx/hlo/values.py", "symidx/hlo/moves.py"
+RESOLVER, MOVES_TABLE = "symidx/lowering/values.py", "symidx/hlo/moves.py"
 
 
 def _type_checking_lines(tree: ast.Module) -> set[int]:
@@ -453,14 +582,16 @@ def _imported(node: ast.AST) -> set[str]:
     return set()
 
 
-def value_owners(files: dict[str, ast.Module], floor: str, fold: str) -> list[str]:
-    """Outside the package ``floor`` (a path prefix), the places that resolve a runtime
+def value_owners(files: dict[str, ast.Module], owners: tuple[str, ...], fold: str
+                 ) -> list[str]:
+    """Outside ``owners`` (path prefixes: the hlo front end, which folds values, and the
+    resolver, which asks it), the places that resolve a runtime
     value themselves: a call of ``hlo_reference`` (the text of a holder: a runtime
     variable's source comes from the resolver's ``value_source``) or an import of the
     folding module ``fold`` other than for its types (under ``if TYPE_CHECKING:``)."""
     problems = []
     for path, tree in files.items():
-        if path.startswith(floor):
+        if path.startswith(owners):
             continue
         types_only = _type_checking_lines(tree)
         for node in _nodes(tree):
@@ -499,7 +630,8 @@ def move_tables(files: dict[str, ast.Module], table: str, moves: set[str]) -> li
 
 
 def test_runtime_values_have_one_owner() -> None:
-    problems = value_owners(_python_files(ROOT, "symidx"), "symidx/hlo/", "symidx.hlo.fold")
+    problems = value_owners(_python_files(ROOT, "symidx"), ("symidx/hlo/", RESOLVER),
+                            "symidx.hlo.fold")
     assert not problems, _report(problems)
 
 
@@ -512,7 +644,9 @@ def test_one_table_of_the_ops_that_move_values() -> None:
 
 def test_checker_finds_values_resolved_outside_the_resolver(tmp_path: Path) -> None:
     files = {
-        "pkg/hlo/values.py": "from pkg.hlo.fold import fold\nhlo_reference(x)\n",
+        "pkg/hlo/facts.py": "from pkg.hlo.fold import fold\nhlo_reference(x)\n",
+        "pkg/lowering/values.py": "from pkg.hlo.fold import fold\nhlo_reference(x)\n",
+        "pkg/lowering/layouts.py": "from pkg.hlo.fold import fold\n",
         "pkg/ops/a.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                          "    from pkg.hlo.fold import Value\n"),
         "pkg/ops/b.py": "from pkg.hlo.facts import hlo_reference\nname = hlo_reference(i)\n",
@@ -520,7 +654,8 @@ def test_checker_finds_values_resolved_outside_the_resolver(tmp_path: Path) -> N
         "pkg/fusion/d.py": "from pkg.hlo import fold\nimport pkg.hlo.fold\n",
     }
     trees = {path: ast.parse(text) for path, text in files.items()}
-    assert value_owners(trees, "pkg/hlo/", "pkg.hlo.fold") == [
+    assert value_owners(trees, ("pkg/hlo/", "pkg/lowering/values.py"), "pkg.hlo.fold") == [
+        "pkg/lowering/layouts.py:1: imports pkg.hlo.fold (ask the resolver)",
         "pkg/ops/b.py:2: calls hlo_reference (ask the resolver: value_source)",
         "pkg/fusion/c.py:2: imports pkg.hlo.fold (ask the resolver)",
         "pkg/fusion/d.py:1: imports pkg.hlo.fold (ask the resolver)",

@@ -349,9 +349,9 @@ def test_a_table_is_never_read_at_an_element_past_int64():
 
     from symidx.expr import dim
     from symidx.hlo import parse_shape
-    from symidx.hlo.values import KnownValue, table_runs
     from symidx.indexing_map import ValueSource
     from symidx.interval import Interval
+    from symidx.lowering.values import KnownValue, table_runs
 
     x = dim(0)
     table = KnownValue(ValueSource("t"), parse_shape("s32[4]"), np.array([10, 20, 30, 40]))

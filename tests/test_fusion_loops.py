@@ -22,9 +22,9 @@ from symidx.fusion.loops import MAP_LIMIT, UNROLL_LIMIT, _Unroller, merged, trip
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, Shape, parse_hlo
 from symidx.hlo.leaves import leaves
-from symidx.hlo.values import KnownValue
 from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
 from symidx.interval import Interval
+from symidx.lowering.values import KnownValue
 from symidx.simplify import compose
 from symidx.simplify.finish import finish
 from symidx.syntax import print_map

@@ -137,7 +137,7 @@ def test_a_fused_scatter_knows_the_table_its_caller_passes(last: int) -> None:
 
 
 #: More scatter positions than the rule splits its maps by
-#: (:data:`symidx.hlo.values.SCATTER_SPLIT_LIMIT`): the index stays a runtime variable
+#: (:data:`symidx.lowering.values.SCATTER_SPLIT_LIMIT`): the index stays a runtime variable
 #: naming the table outside the fusion, which the sweep then reads.
 LONG_TABLE = [3, 3, 7, 0, 30, 12, -1, 5, 5, 5, 9, 1, 2, 14, 8, 8, 11, 4, 6, 13]
 

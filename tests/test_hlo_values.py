@@ -1,4 +1,4 @@
-"""symidx.hlo.values: the one resolver of what an index operand holds (constants, iotas,
+"""symidx.lowering.values: the one resolver of what an index operand holds (constants, iotas,
 tables and the policy that splits maps by them, a caller's fill, the typed source of a
 runtime variable), and symidx.hlo.moves, the one table of ops that move values unchanged.
 
@@ -12,7 +12,9 @@ from sympy import Integer
 from symidx.expr import dim, sym
 from symidx.hlo import HloComputation, HloInstruction, Shape, parse_hlo
 from symidx.hlo.moves import MOVES_ELEMENTS, MOVES_VALUES, PASSES_WHOLE
-from symidx.hlo.values import (
+from symidx.indexing_map import IndexingMap, ValueSource
+from symidx.interval import Interval
+from symidx.lowering.values import (
     SCATTER_SPLIT_LIMIT,
     SPAN_LIMIT,
     SPLIT_LIMIT,
@@ -33,8 +35,6 @@ from symidx.hlo.values import (
     table_span,
     value_source,
 )
-from symidx.indexing_map import IndexingMap, ValueSource
-from symidx.interval import Interval
 from symidx.ops._common import known_start
 
 d0, d1 = dim(0), dim(1)
@@ -307,7 +307,7 @@ def test_values_known_in_a_computation_follow_its_single_caller() -> None:
     table is that table; one filled by an entry parameter depends on an input
     (``reads_input``), and so is unknown without evaluating; ``known_values`` knows neither
     (it does not leave the computation)."""
-    from symidx.hlo.values import known_in, reads_input
+    from symidx.lowering.values import known_in, reads_input
 
     module = parse_hlo("""HloModule m
 f {

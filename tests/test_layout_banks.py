@@ -17,7 +17,7 @@ from symidx.errors import MapError
 from symidx.layout import banks, cute, views
 from symidx.layout.banks import AMD_LDS, AMD_LDS_CDNA3, NVIDIA_SMEM
 from symidx.layout.cute import E, Layout
-from symidx.layout.shapes import array_shape
+from symidx.lowering.layouts.shapes import array_shape
 
 
 def twin(phases: list[list[list[int]]], bits: int, n_banks: int) -> int:

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from test_layout_cute import layouts as cute_layouts
 
 from symidx.errors import MapError
-from symidx.hlo.layouts import xla
 from symidx.indexing_map import IndexingMap
 from symidx.layout import cute
 from symidx.layout.maps import (
@@ -23,6 +22,7 @@ from symidx.layout.maps import (
     xla_offset_to_logical_map,
     xla_physical_index_map,
 )
+from symidx.lowering.layouts import xla
 from symidx.ops.shape_ops import transpose_operand_map
 from symidx.simplify import compose, simplify
 from symidx.syntax import parse_map, print_map

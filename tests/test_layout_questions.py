@@ -14,7 +14,7 @@ from symidx.errors import MapError, ParseError
 from symidx.layout import banks, contiguity, cute, views
 from symidx.layout.cute import ComposedLayout, Layout, Swizzle
 from symidx.layout.maps import cute_map
-from symidx.layout.shapes import array_shape
+from symidx.lowering.layouts.shapes import array_shape
 
 
 def swizzle_twin(b: int, m: int, s: int, x: int) -> int:

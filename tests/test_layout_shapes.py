@@ -1,6 +1,6 @@
-"""XLA layouts of HLO shapes (symidx.layout.shapes): the seeds' numbers from shape text, sizes
-and memory spaces, and for random shapes, layouts and tiles the indexing maps, the integer
-functions and the numpy twin of test_layout_xla (brute force) agree point by point. Also the
+"""XLA layouts of HLO shapes (symidx.lowering.layouts.shapes): the seeds' numbers from shape
+text, sizes and memory spaces, and for random shapes, layouts and tiles the indexing maps, the
+integer functions and the numpy twin of test_layout_xla (brute force) agree point by point. Also the
 layers built on them: bitcasts between tiled layouts and ``--physical`` maps of tiled shapes.
 """
 
@@ -18,8 +18,8 @@ from test_layout_xla import SEED000_FIGURE2, naive_buffer
 from symidx.analysis import instruction_maps
 from symidx.errors import MapError, ParseError, UnsupportedOpError
 from symidx.hlo import Shape, parse_hlo, parse_shape
-from symidx.layout import shapes, xla
-from symidx.layout.shapes import (
+from symidx.lowering.layouts import shapes, xla
+from symidx.lowering.layouts.shapes import (
     block_offset_map,
     element_size_in_bits,
     logical_index,

@@ -1,4 +1,4 @@
-"""XLA layouts (symidx.layout.xla): the seeds' worked examples, then a brute-force twin.
+"""XLA layouts (symidx.lowering.layouts.xla): the seeds' worked examples, then a brute-force twin.
 
 Golden tests are named after the seed they mirror (000 tiled layout, 001 shapes and layout,
 004 the older padded layout). The twin (:func:`naive_buffer`) builds the physical buffer
@@ -16,8 +16,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from symidx.errors import MapError, ParseError, SymidxError
-from symidx.layout import xla
-from symidx.layout.xla import (
+from symidx.lowering.layouts import xla
+from symidx.lowering.layouts.xla import (
     COMBINE,
     XLA_COMBINE_DIMENSION,
     default_minor_to_major,

@@ -40,7 +40,7 @@ from ops_check import (
 from reference_hlo import box, dependencies
 from symidx.hlo import parse_hlo
 from symidx.hlo.facts import hlo_reference
-from symidx.hlo.values import SCATTER_SPLIT_LIMIT, value_source
+from symidx.lowering.values import SCATTER_SPLIT_LIMIT, value_source
 from symidx.ops import input_to_output, num_outputs, opaque_reason, output_to_input
 from symidx.syntax import print_map
 
@@ -370,7 +370,7 @@ def test_scatter_reads_known_indices_where_they_are_held(case) -> None:
     reads what scatter reads with those values in its indices operand (the reference, by
     brute force) -- exactly, and input-to-output relates the same pairs, when the maps are
     split per scatter position (each folds its values; past
-    :data:`~symidx.hlo.values.SCATTER_SPLIT_LIMIT` positions a variable with a single start
+    :data:`~symidx.lowering.values.SCATTER_SPLIT_LIMIT` positions a variable with a single start
     may be fixed, see ``symidx.ops.scatter``: at least what is read) -- and every runtime
     variable left names the holder, not the parameter."""
     params, root, extra, values = case

@@ -14,8 +14,9 @@ from reference_hlo import Index, box, dependencies
 from symidx import equal, simplify
 from symidx.analysis import instruction_maps
 from symidx.hlo import HloComputation, HloInstruction, Shape, parse_hlo, parse_shape
-from symidx.layout import cute, xla
+from symidx.layout import cute
 from symidx.layout.maps import cute_map, xla_offset_map
+from symidx.lowering.layouts import xla
 from symidx.ops import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT
 from symidx.strategies import (
     HLO_OPCODES,

@@ -16,7 +16,7 @@ from symidx.cli import main
 from symidx.expr import dim
 from symidx.hlo.shape import parse_shape
 from symidx.indexing_map import IndexingMap
-from symidx.layout.xla import linear_index
+from symidx.lowering.layouts.xla import linear_index
 from symidx.tiling.coalescing import tile_coalescing, tile_read_map
 
 DATA = Path(__file__).parent / "data" / "tiling"

@@ -19,7 +19,7 @@ physical offsets is built and judged as XLA judges it:
    hero's threads and count as coalesced, as in XLA.
 2. **Composition.** Thread map, then the fusion's output-to-operand maps
    (:mod:`symidx.fusion`), then the operand's layout (logical index -> linear offset,
-   :func:`symidx.layout.shapes.offset_map`).
+   :func:`symidx.lowering.layouts.shapes.offset_map`).
 3. **Judgement** (XLA's ``IsIndexingCoalesced``): threads ``0..31`` only; runtime
    variables at the midpoint of their interval; every range variable but the last at its
    lower bound; the offset split into ``f(thread) + g(s)`` (a term in both: not coalesced);
@@ -45,7 +45,7 @@ from symidx.errors import SymidxError
 from symidx.expr import Expr, FloorDiv, Mod, add, dim, scale, sym
 from symidx.hlo import HloInstruction, Shape, TupleShape
 from symidx.indexing_map import IndexingMap
-from symidx.layout import shapes, xla
+from symidx.lowering.layouts import shapes, xla
 from symidx.simplify import compose, remove_unused_symbols, simplify
 
 __all__ = [

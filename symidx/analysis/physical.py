@@ -1,7 +1,7 @@
 """Map groups between physical indices (``symidx maps --physical``): the physical index
 addresses the array a layout stores -- dims in major-to-minor order, each tile split into
 (tile count, tile size) dims (``f32[3,5]{1,0:T(2,2)}`` is ``f32[2,3,2,2]``); padding slots
-have no image (:func:`symidx.layout.shapes.logical_index_map`).
+have no image (:func:`symidx.lowering.layouts.shapes.logical_index_map`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from symidx.errors import SymidxError
 from symidx.fusion import Reached
 from symidx.hlo import HloInstruction, Shape, TupleShape
 from symidx.indexing_map import IndexingMap
-from symidx.layout.shapes import logical_index_map, physical_index_map
+from symidx.lowering.layouts.shapes import logical_index_map, physical_index_map
 from symidx.ops import OUTPUT_TO_INPUT, Direction, finish
 from symidx.simplify import compose
 

@@ -99,7 +99,7 @@ def parse_spec(text: str) -> Shape | cute.Layout | cute.ComposedLayout:
     from symidx.layout import cute  # sympy loads when a layout is asked for
 
     if "[" in text:
-        from symidx.layout.shapes import array_shape
+        from symidx.lowering.layouts.shapes import array_shape
 
         return array_shape(text)
     return cute.parse_any_layout(text)
@@ -142,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_xla(shape: Shape, block: tuple[int, ...] | None, args: argparse.Namespace) -> None:
-    from symidx.layout import pictures, shapes
+    from symidx.layout import pictures
+    from symidx.lowering.layouts import shapes
     from symidx.syntax import print_map
 
     if args.index is not None:
@@ -205,7 +206,7 @@ def _run_cute(layout: cute.Layout | cute.ComposedLayout, args: argparse.Namespac
 
 def xla_summary(shape: Shape) -> str:
     """One line: elements, slots, bytes, physical shape, memory space."""
-    from symidx.layout import shapes
+    from symidx.lowering.layouts import shapes
 
     space = shape.layout_or_default.memory_space
     physical = ",".join(str(n) for n in shapes.physical_shape(shape))

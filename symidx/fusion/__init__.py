@@ -8,7 +8,7 @@ called computation -- a fusion, a ``call``, conditional branches, asynchronous w
 found in one table (:data:`symidx.fusion.steps.STEPS`); a ``while`` loop is whole in
 :mod:`symidx.fusion.loops`, ``scan`` in :mod:`symidx.fusion.scan`. The runtime variables a
 sweep meets are followed to the instruction holding their value
-(:mod:`symidx.fusion.runtime`), which asks :mod:`symidx.hlo.values` what it holds.
+(:mod:`symidx.fusion.runtime`), which asks :mod:`symidx.lowering.values` what it holds.
 
 Outputs and operands of tuple shape are counted in array leaves (:mod:`symidx.hlo.leaves`).
 

@@ -15,7 +15,7 @@ and what that state fixes of the conditionals and inner loops of the body
 (:meth:`Specializer.fixed`): a conditional's branch (a ``cond`` on the parity of the
 counter) and the initial state of an inner loop whose trip count is not known otherwise
 (an inner loop whose trip count is the outer counter). The body is then analysed once per
-distinct such facts (:attr:`symidx.hlo.values.Scope.fixed`).
+distinct such facts (:attr:`symidx.lowering.values.Scope.fixed`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.facts import branch_attributes, branch_of
 from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
-from symidx.hlo.values import (
+from symidx.indexing_map import IndexingMap, ValueSource
+from symidx.lowering.values import (
     MAX_DEPTH,
     KnownValue,
     counter_dtype,
@@ -37,7 +38,6 @@ from symidx.hlo.values import (
     known_leaves,
     value_source,
 )
-from symidx.indexing_map import IndexingMap, ValueSource
 from symidx.simplify.finish import finish
 
 # The evaluator needs numpy: it is imported when a loop is analysed, not at start-up.
@@ -125,7 +125,7 @@ def trip_count(instr: HloInstruction, body: HloComputation, condition: HloComput
     initial state's values when an enclosing loop knows more of them than the constants
     of ``instr``'s computation give; by default those, in ``comp`` (the computation
     holding ``instr``, if known) followed to the caller that fills its parameters
-    (:func:`symidx.hlo.values.known_leaves`: XLA's CPU compiler wraps a loop in a
+    (:func:`symidx.lowering.values.known_leaves`: XLA's CPU compiler wraps a loop in a
     ``call``)."""
     stated = _stated(instr)
     state = _padded(known_leaves(instr.operands[0], comp) if init is None else init,
@@ -220,7 +220,7 @@ class Specializer:
 
     def fixed(self, k: int, state: State) -> Fixed:
         """What state ``k`` (its known values ``state``) fixes of the computation's
-        conditionals and loops, as :attr:`symidx.hlo.values.Scope.fixed` holds it: a
+        conditionals and loops, as :attr:`symidx.lowering.values.Scope.fixed` holds it: a
         conditional's branch where its index is known in that state and not before the run
         whatever the state (a ``cond`` on the parity of the counter), the initial state of
         an inner loop whose trip count is not known before the run, where the state knows
@@ -415,7 +415,7 @@ def producer(instr: HloInstruction, leaf: int) -> HloInstruction | None:
 
 def frozen_state(state: Sequence[Value | None]) -> Hashable:
     """A loop state's known values as a hashable key (per leaf: None, or the type, shape
-    and bytes of its array), as :attr:`symidx.hlo.values.Scope.fixed` holds them."""
+    and bytes of its array), as :attr:`symidx.lowering.values.Scope.fixed` holds them."""
     return tuple(None if v is None else (v.dtype.str, v.shape, v.tobytes()) for v in state)
 
 

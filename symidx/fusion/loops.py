@@ -81,10 +81,10 @@ from symidx.fusion.reached import Reached, Step, Traced, identity_step
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.leaves import leaf_count, leaf_source, leaves
-from symidx.hlo.values import Scope, value_source
 from symidx.indexing_map import IndexingMap
 from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 from symidx.interval import Interval
+from symidx.lowering.values import Scope, value_source
 from symidx.ops.basic import every_element, from_scalar, to_scalar
 from symidx.simplify import compose, result_ranges
 from symidx.simplify.finish import finish

@@ -36,7 +36,9 @@ from symidx.expr import Expr, bounds, max_of, min_of, rt
 from symidx.fusion.values import Scope, index_value
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.same_value import value_numbering
-from symidx.hlo.values import (
+from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
+from symidx.interval import Interval
+from symidx.lowering.values import (
     Holder,
     KnownValue,
     integer_range,
@@ -47,8 +49,6 @@ from symidx.hlo.values import (
     table_span,
     value_source,
 )
-from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
-from symidx.interval import Interval
 from symidx.ops import output_to_input
 from symidx.simplify import compose, simplify
 from symidx.simplify.finish import finish
@@ -63,7 +63,7 @@ def runtime_sources(instr: HloInstruction,
                     ) -> dict[ValueSource, HloInstruction]:
     """The instructions the runtime variables of a step's maps may name, by that name.
 
-    A plain op's variables name its operands (:func:`symidx.hlo.values.value_source`), or,
+    A plain op's variables name its operands (:func:`symidx.lowering.values.value_source`), or,
     for an operand position in ``known``, the instruction its rule read that operand's
     values from (:func:`symidx.ops.rule`). Maps through a called computation name its
     ``parameter(N)``: ``parameters`` gives the instruction of the caller that fills
@@ -81,7 +81,7 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, Holder],
     """``m`` with each runtime variable whose ``source`` is a key of ``sources`` followed to the
     instruction holding its value: replaced by the value when that is known (a constant or
     an iota), otherwise re-pointed at that instruction. A source may also give the values
-    known in place of its instruction (:class:`symidx.hlo.values.KnownValue`: a loop
+    known in place of its instruction (:class:`symidx.lowering.values.KnownValue`: a loop
     counter in one state), read as a constant holding them.
 
     ``comp``: the computation holding the instructions of ``sources`` (by default
@@ -137,8 +137,8 @@ def split_by_tables(m: IndexingMap, sources: Mapping[ValueSource, Holder], clamp
     replaced by the clamped value when ``clamp`` says the interval is still the op's
     clamping interval (see :func:`resolve_runtime_vars`), and otherwise stays. A table read
     along several dimensions, more runs than the table-splitting policy allows
-    (:data:`symidx.hlo.values.SPLIT_LIMIT`), or a dimension longer than
-    :data:`symidx.hlo.values.SPAN_LIMIT` leave ``m`` whole, for
+    (:data:`symidx.lowering.values.SPLIT_LIMIT`), or a dimension longer than
+    :data:`symidx.lowering.values.SPAN_LIMIT` leave ``m`` whole, for
     :func:`resolve_runtime_vars` to narrow the variable's interval. ``comp``: the
     computation holding the instructions of ``sources``, as for
     :func:`resolve_runtime_vars`."""
@@ -238,7 +238,7 @@ def _table_runs(m: IndexingMap, holder: _Holder, var: RuntimeVar, fresh: bool,
     """(variable, first, last position, value) per run of equal values that a constant
     integer table holds at the elements ``holder`` reads along one variable of ``m``: a
     dimension, or a range variable when ``m`` is fresh from its rule (see
-    :func:`_shares_range_vars`); the runs as :func:`symidx.hlo.values.table_runs` finds
+    :func:`_shares_range_vars`); the runs as :func:`symidx.lowering.values.table_runs` finds
     them, under the table-splitting policy."""
     element = holder.element
     if element.is_known_empty or element.is_undefined:

@@ -55,10 +55,10 @@ from symidx.hlo.asynchronous import (
 from symidx.hlo.facts import branch_attributes, branch_of, called_computation
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.hlo.validate import located
-from symidx.hlo.values import known_in, known_values
 from symidx.indexing_map import IndexingMap, ValueSource
 from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
 from symidx.interval import Interval
+from symidx.lowering.values import known_in, known_values
 from symidx.ops import (
     input_to_output,
     library_computation,
@@ -592,7 +592,7 @@ def chosen_branch(instr: HloInstruction, count: int, scope: Scope | None) -> int
     """The branch a ``conditional`` of ``count`` branches runs whatever the input values:
     where an enclosing loop fixes it at the state the analysis serves (a ``cond`` on the
     parity of a loop's counter: :attr:`Scope.fixed`), or where its branch index (or
-    predicate) folds from constants and iotas (:func:`symidx.hlo.values.known_in`, in the
+    predicate) folds from constants and iotas (:func:`symidx.lowering.values.known_in`, in the
     scope's computation, its parameters followed to a single caller). HLO runs the last
     branch for an index outside ``[0, count - 1]``; a predicate runs branch 0 when true.
     None when the branch index is a runtime value."""

@@ -14,7 +14,7 @@ integer expression of the index, when it is one of:
 
 * an ``iota`` (the index along ``iota_dimension``), a constant read at a fixed element or a
   constant whose elements are all equal (an integral value), as the resolver reads them
-  (:func:`symidx.hlo.values.leaf_value`);
+  (:func:`symidx.lowering.values.leaf_value`);
 * an op that moves elements (``broadcast``, ``reshape``, ``transpose``, ``slice``,
   ``reverse``, ``copy``, ``bitcast``): the value of its operand at the element its map reads;
 * ``add``, ``subtract``, ``negate``, ``abs``, ``multiply`` by a constant, ``maximum``,
@@ -29,7 +29,7 @@ integer expression of the index, when it is one of:
 * a ``fusion`` or ``call`` (the value of its computation's root), and a parameter (the
   operand that fills it: the call the walk came through, the call a computation analysed
   per call runs in, or the single caller), followed between computations by a
-  :class:`Scope` (the resolver's: :mod:`symidx.hlo.values`).
+  :class:`Scope` (the resolver's: :mod:`symidx.lowering.values`).
 
 Every value must be held exactly by the element type at every index: an integer type's
 range, a floating-point type's exactly representable integers (``2^24`` for ``f32``).
@@ -62,7 +62,9 @@ from sympy import Symbol
 from symidx.expr import Expr, FloorDiv, Mod, bounds, dim, max_of, min_of, sym
 from symidx.hlo import HloInstruction, Shape
 from symidx.hlo.moves import MOVES_ELEMENTS as _MOVES
-from symidx.hlo.values import (
+from symidx.indexing_map import IndexingMap
+from symidx.interval import Interval
+from symidx.lowering.values import (
     MAX_DEPTH,
     Scope,
     cross,
@@ -74,12 +76,10 @@ from symidx.hlo.values import (
     literal_at,
     literal_elements,
 )
-from symidx.indexing_map import IndexingMap
-from symidx.interval import Interval
 from symidx.ops import output_to_input
 from symidx.simplify import simplify
 
-#: ``Scope`` and ``filling`` are the resolver's (:mod:`symidx.hlo.values`), named here too
+#: ``Scope`` and ``filling`` are the resolver's (:mod:`symidx.lowering.values`), named here too
 #: for the sweeps that walk values with them.
 __all__ = ["index_value", "index_predicate", "select_constraints",
            "nonzero_where", "filling",

@@ -247,9 +247,10 @@ class HloComputation:
     #: Which instructions hold the same value (:func:`symidx.hlo.same_value.value_numbering`
     #: fills it on first use).
     _same_value: object | None = None
-    #: The values of its instructions known before the run
-    #: (:func:`symidx.hlo.values.folded` fills it on first use).
-    _folded: object | None = None
+    #: What the resolver of runtime values keeps of this computation, on the floor above
+    #: (:func:`symidx.lowering.values.folded` fills it on first use: the values of its
+    #: instructions known before the run); opaque to the hlo floor.
+    resolver_memo: object | None = None
 
     def instruction(self, name: str) -> HloInstruction:
         """The instruction called ``name`` (a leading ``%`` is ignored);

@@ -1,7 +1,7 @@
 """The one table of opcodes that move values unchanged.
 
 Four walks need it: :mod:`symidx.hlo.leaves` (which operand leaf a tuple leaf is),
-:mod:`symidx.hlo.fold` (the values known before the run), :mod:`symidx.hlo.values` (what an
+:mod:`symidx.hlo.fold` (the values known before the run), :mod:`symidx.lowering.values` (what an
 index operand holds, followed back to where it is held) and :mod:`symidx.fusion.values`
 (values an output index decides). Each op of the table moves values in one or both of two
 ways:
@@ -14,7 +14,7 @@ ways:
 
 A ``convert`` moves an integer unchanged only when it widens (or keeps) the integer type:
 that depends on the types, not on the opcode, so it is not in the table
-(:func:`symidx.hlo.values.preserves_integers`).
+(:func:`symidx.lowering.values.preserves_integers`).
 
 >>> sorted(MOVES_ELEMENTS)
 ['bitcast', 'broadcast', 'copy', 'reshape', 'reverse', 'slice', 'transpose']

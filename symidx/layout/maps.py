@@ -11,10 +11,10 @@
   offset; :func:`cute_from_map` reads such a layout back from any map whose offset is a sum
   of per-dimension layout functions (an XLA tiled layout whose tiles divide the dims is one).
 
-The integer functions in :mod:`symidx.layout.xla` and :mod:`symidx.layout.cute` compute the
-same values point by point; the tests hold the two to each other. The XLA maps are those of
-the hlo floor, :mod:`symidx.hlo.layouts.maps` (a bitcast's op rule reads them), re-exported
-here.
+The integer functions in :mod:`symidx.lowering.layouts.xla` and :mod:`symidx.layout.cute`
+compute the same values point by point; the tests hold the two to each other. The XLA maps
+are those of the lowering floor, :mod:`symidx.lowering.layouts.maps` (a bitcast's op rule
+reads them), given here beside CuTe's.
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ from sympy import Add, Integer
 
 from symidx.errors import MapError, TooLargeError
 from symidx.expr import Expr, FloorDiv, Mod, add, dim, scale
-from symidx.hlo.layouts.maps import (
+from symidx.indexing_map import IndexingMap
+from symidx.layout import cute
+from symidx.lowering.layouts.maps import (
     row_major_reshape_map,
     xla_logical_index_map,
     xla_offset_map,
     xla_offset_to_logical_map,
     xla_physical_index_map,
 )
-from symidx.indexing_map import IndexingMap
-from symidx.layout import cute
 from symidx.simplify import simplify
 
 __all__ = [

@@ -38,10 +38,11 @@ import numpy as np
 
 from symidx._display import Drawing, Rich, Shown
 from symidx.errors import MapError, SymidxError, TooLargeError
-from symidx.layout import cute, xla
+from symidx.layout import cute
 from symidx.layout.figures import image, save
 from symidx.layout.grid import draw_grid
-from symidx.layout.shapes import (
+from symidx.lowering.layouts import xla
+from symidx.lowering.layouts.shapes import (
     ArrayShape,
     array_shape,
     check_block,
@@ -189,7 +190,7 @@ def xla_picture(shape: ArrayShape, block: Sequence[int] | None = None,
             grid.append(Cell(*position(padded), p, tile, True))
     if block is not None:
         memory = _reached(grid, 1 + max(c.col for c in memory))
-    from symidx.layout.shapes import element_size_in_bits
+    from symidx.lowering.layouts.shapes import element_size_in_bits
 
     return Picture(str(s), tuple(grid), tuple(memory), element_size_in_bits(s))
 

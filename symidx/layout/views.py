@@ -92,7 +92,7 @@ def view(layout: cute.Layout | cute.ComposedLayout | Shape, element_bits: int = 
 
 
 def _xla_view(shape: Shape) -> LayoutView:
-    from symidx.layout import shapes
+    from symidx.lowering.layouts import shapes
 
     s = shapes.array_shape(shape)
     dims = tuple(s.dims)

@@ -11,8 +11,8 @@ from symidx.expr import Expr, bounds, sym
 from symidx.hlo.facts import attribute as attribute  # the families check attributes with it
 from symidx.hlo.facts import require as require
 from symidx.hlo.ir import HloInstruction
-from symidx.hlo.values import held_at
 from symidx.interval import Interval
+from symidx.lowering.values import held_at
 
 
 def var_or_zero(size: int, new_range: list[tuple[int, int]]) -> Expr:
@@ -31,7 +31,7 @@ def clamp(value: int, lo: int, hi: int) -> int:
 def known_start(instr: HloInstruction, element: Sequence[Expr], feasible: Interval,
                 env: Mapping[Symbol, Interval]) -> Expr | None:
     """The start index held by ``instr`` at ``element``, when a map can hold it exactly
-    (:func:`symidx.hlo.values.held_at`):
+    (:func:`symidx.lowering.values.held_at`):
 
     * an integer constant at a constant element: its value clamped to ``feasible``, as HLO
       clamps start indices;

@@ -16,12 +16,12 @@ that fit (``[0, operand_dim - window_size]``), with provenance ``source`` (the i
 instruction) and a map to the element holding it. They are *not* clamped: a run-time value
 outside the interval means the window is skipped and nothing is read. Indices known whatever
 the run (a constant, an iota, integer ops of them in the same computation or the
-computations it calls: :func:`symidx.hlo.values.known_values`; or held by the instruction
+computations it calls: :func:`symidx.lowering.values.known_values`; or held by the instruction
 outside the computation that fills the indices parameter, when the caller of the rule
 passes it as ``known``: :func:`scatter_indices`) are folded into the maps: at
 a fixed element their value (a window that does not fit makes the map empty); an iota at a
 varying one, its index, with the fit as a constraint; a small known table
-(:data:`symidx.hlo.values.SCATTER_SPLIT_LIMIT` scatter positions at most) splits each map
+(:data:`symidx.lowering.values.SCATTER_SPLIT_LIMIT` scatter positions at most) splits each map
 into one per scatter position, each with its values. Where only one start fits (the window
 spans the operand along that dim), the simplifier fixes a variable to that start: the map
 then no longer says that another run-time value skips the window, so for such a value it
@@ -73,9 +73,9 @@ from sympy import Integer
 from symidx.expr import Expr, dim, rt, sym
 from symidx.hlo import HloInstruction, WindowDim
 from symidx.hlo.facts import Dims, num_outputs, operand_dims, output_dims, result_reads
-from symidx.hlo.values import SCATTER_SPLIT_LIMIT, held_at, known_values, splits, value_source
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
+from symidx.lowering.values import SCATTER_SPLIT_LIMIT, held_at, known_values, splits, value_source
 from symidx.ops._common import attribute, require, var_or_zero
 from symidx.ops.basic import from_scalar, identity, to_scalar
 from symidx.ops.reduction import reduce_window_operand_map, reduce_window_output_map
@@ -209,7 +209,7 @@ class Indices:
     """The instruction holding a scatter's indices (its indices operand, or the instruction
     outside the computation that fills it: :func:`scatter_indices`), with the values it
     holds whatever the run when they fold from constants and iotas
-    (:func:`symidx.hlo.values.known_values`)."""
+    (:func:`symidx.lowering.values.known_values`)."""
 
     instr: HloInstruction
     table: np.ndarray | None
@@ -222,7 +222,7 @@ class Indices:
 def _known_index(indices: Indices, element: Sequence[Expr]) -> Expr | None:
     """The index held at ``element`` when a map can hold it (not clamped): a known value
     read at a fixed element, an integer ``iota`` that does not wrap
-    (:func:`symidx.hlo.values.held_at`)."""
+    (:func:`symidx.lowering.values.held_at`)."""
     return held_at(indices.instr, element, indices.table)
 
 

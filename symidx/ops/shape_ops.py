@@ -237,8 +237,8 @@ def _reshape_in(instr: HloInstruction, operand_index: int) -> list[list[Indexing
 def bitcast_map(src: Shape, dst: Shape) -> IndexingMap:
     """Logical index of ``dst`` -> logical index of ``src`` when ``dst`` is a bitcast of
     ``src`` (the same buffer); :class:`MapError` when the element or buffer sizes differ.
-    See :func:`symidx.hlo.layouts.shapes.reinterpret_map`."""
-    from symidx.hlo.layouts.shapes import reinterpret_map  # layouts load for bitcasts only
+    See :func:`symidx.lowering.layouts.shapes.reinterpret_map`."""
+    from symidx.lowering.layouts.shapes import reinterpret_map  # layouts load for bitcasts only
 
     return reinterpret_map(src, dst)
 

@@ -42,9 +42,9 @@ from sympy import Integer
 from symidx.expr import Expr, FloorDiv, Mod, dim, rt, sym
 from symidx.hlo import HloInstruction
 from symidx.hlo.facts import Dims, operand_dims, output_dims
-from symidx.hlo.values import value_source
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
+from symidx.lowering.values import value_source
 from symidx.ops._common import attribute, known_start, require, var_or_zero
 from symidx.ops.basic import from_scalar, identity, to_scalar
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule

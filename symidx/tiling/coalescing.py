@@ -7,7 +7,7 @@ the tile, the tile's elements numbered in the operand's physical order (major to
 its layout says). Along dimension ``j`` element ``k`` of the tile is at
 ``offset_j(pid) + stride_j * k``. The map ``(thread, pid) -> operand logical index`` is
 composed with the operand's layout (logical index -> linear offset,
-:func:`symidx.layout.shapes.offset_map`) and judged by
+:func:`symidx.lowering.layouts.shapes.offset_map`) and judged by
 :func:`symidx.analysis.coalescing.is_indexing_coalesced` (threads 0..31, other dims at 0,
 runtime variables at their midpoint, XLA's transaction estimate at 128 bytes).
 
@@ -29,7 +29,7 @@ from symidx.analysis.coalescing import WARP, is_indexing_coalesced
 from symidx.expr import Expr, FloorDiv, Mod, add, as_expr, dim, scale
 from symidx.indexing_map import IndexingMap, print_map
 from symidx.interval import Interval
-from symidx.layout import shapes, xla
+from symidx.lowering.layouts import shapes, xla
 from symidx.simplify import compose, simplify
 
 __all__ = ["tile_read_map", "tile_coalescing"]

@@ -13,9 +13,9 @@ from sympy import Integer
 from symidx.expr import Expr, dim, rt, substitute, sym
 from symidx.hlo import HloInstruction, Shape
 from symidx.hlo.leaves import leaves
-from symidx.hlo.values import value_source
 from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.interval import Interval
+from symidx.lowering.values import value_source
 
 Groups = list[list[IndexingMap]]
 Dims = tuple[int, ...]

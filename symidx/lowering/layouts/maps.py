@@ -10,7 +10,7 @@ where the CuTe layouts' maps are).
 * :func:`row_major_reshape_map` — one row-major shape read as another (a bitcast's middle
   step), on :func:`linearise` and :func:`delinearise`.
 
-The integer functions in :mod:`symidx.hlo.layouts.xla` compute the same values point by
+The integer functions in :mod:`symidx.lowering.layouts.xla` compute the same values point by
 point; the tests hold the two to each other.
 """
 
@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from sympy import Integer
 
 from symidx.expr import Expr, FloorDiv, Mod, add, dim, scale
-from symidx.hlo.layouts import xla
 from symidx.indexing_map import IndexingMap
+from symidx.lowering.layouts import xla
 from symidx.simplify import simplify
 
 __all__ = [

@@ -4,9 +4,9 @@ Every function here takes an HLO array shape -- a :class:`~symidx.hlo.shape.Shap
 text, e.g. ``f32[3,5]{1,0:T(2,2)}`` or ``bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)S(1)}``
 -- and reads its layout: ``minor_to_major`` (default ``{rank-1,...,0}``), tiles ``T(..)``,
 tail padding ``L(n)``, element size ``E(n)`` and memory space ``S(n)``. The work is done by
-the integer functions of :mod:`symidx.hlo.layouts.xla` and the maps of
-:mod:`symidx.hlo.layouts.maps` (what XLA's ``IndexUtil`` and ``ShapeUtil::ArraySize``
-provide). :mod:`symidx.layout.shapes` re-exports every name.
+the integer functions of :mod:`symidx.lowering.layouts.xla` and the maps of
+:mod:`symidx.lowering.layouts.maps` (what XLA's ``IndexUtil`` and ``ShapeUtil::ArraySize``
+provide). :mod:`symidx.layout` gives it under its own name, ``symidx.layout.shapes``.
 
 Sizes follow XLA: an element takes ``E(n)`` bits when the layout says so (sub-byte types
 are then packed, ``s4[3]{0:E(4)}`` is 2 bytes), otherwise whole bytes
@@ -21,9 +21,9 @@ from types import MappingProxyType
 
 from symidx._arith import ceil_div
 from symidx.errors import MapError
-from symidx.hlo.layouts import maps, xla
 from symidx.hlo.shape import UNBOUNDED_SIZE, Shape, parse_shape
 from symidx.indexing_map import IndexingMap
+from symidx.lowering.layouts import maps, xla
 from symidx.simplify import compose, simplify
 
 __all__ = [
@@ -84,7 +84,7 @@ def array_shape(shape: ArrayShape) -> Shape:
 
 def layout_parts(shape: ArrayShape) -> tuple[xla.Dims, tuple[int, ...], xla.Tiles]:
     """The dims, ``minor_to_major`` and tiles of ``shape``, as the functions of
-    :mod:`symidx.layout.xla` take them."""
+    :mod:`symidx.lowering.layouts.xla` take them."""
     s = array_shape(shape)
     layout = s.layout_or_default
     return s.dims, layout.minor_to_major, tuple(t.dims for t in layout.tiles)

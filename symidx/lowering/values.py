@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, cast
 from sympy import Integer
 
 from symidx._arith import int_array
-from symidx.errors import SymidxError
+from symidx.errors import NotFoundError, SymidxError
 from symidx.expr import Expr, evaluate_exact
 from symidx.hlo.facts import called_computation, hlo_reference
 from symidx.hlo.ir import HloComputation, HloInstruction
@@ -251,9 +251,9 @@ class _Folded:
 
 
 def _kept(comp: HloComputation) -> _Folded:
-    found = comp._folded
+    found = comp.resolver_memo
     if found is None:
-        found = comp._folded = _Folded(comp)
+        found = comp.resolver_memo = _Folded(comp)
     return cast(_Folded, found)
 
 
@@ -333,7 +333,10 @@ def known_leaves(instr: HloInstruction, comp: HloComputation | None
 
 
 def _holds(comp: HloComputation, instr: HloInstruction) -> bool:
-    return comp._by_name.get(instr.name) is instr
+    try:
+        return comp.instruction(instr.name) is instr
+    except NotFoundError:
+        return False
 
 
 class _FilledByCaller(Mapping[int, Sequence["Value | None"]]):
