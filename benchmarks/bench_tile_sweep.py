@@ -449,7 +449,7 @@ def check_fusion(name: str, text: str, args: argparse.Namespace, rng: Any) -> di
 
     from symidx.hlo import parse_hlo
     from symidx.hlo.facts import array_dims
-    from symidx.tiling import analysis
+    from symidx.tiling import analysis, tiled
     from symidx.tiling.valid import valid_tilings
 
     row: dict[str, Any] = {"name": name, "tilings": 0, "pids": 0, "unsound": [],
@@ -483,7 +483,7 @@ def check_fusion(name: str, text: str, args: argparse.Namespace, rng: Any) -> di
     holders: dict[str, Any] = {}
     for sizes in picks_l:
         try:
-            results = cpu_limited(args.cpu, lambda s=sizes: analysis.tiled_computation(t, s))
+            results = cpu_limited(args.cpu, lambda s=sizes: tiled.tiled_computation(t, s))
         except Exception as e:  # noqa: BLE001
             row.setdefault("tiling_refused", []).append(f"{list(sizes)}: {e}")
             continue
@@ -519,7 +519,7 @@ def check_fusion(name: str, text: str, args: argparse.Namespace, rng: Any) -> di
             if not found:
                 continue
             root_r, root_ti = found[0]
-            grid = analysis.grid_of(t, root_ti)
+            grid = tiled.grid_of(t, root_ti)
             n_pids = prod(-(-flat[p] // sizes[p]) for p in grid)
             pids = sorted({0, n_pids - 1, n_pids // 2, int(rng.integers(0, n_pids))})
             leaves = _root_leaves(comp, root_i, n_out)
@@ -547,12 +547,12 @@ def _perturbed_pid(t: Any, results: Any, sizes: Sequence[int], grid: list[int], 
     import numpy as np
 
     from symidx.hlo.facts import array_dims
-    from symidx.tiling import analysis
+    from symidx.tiling import tiled
 
     flat = t.flat_sizes
     masks = [np.zeros(tuple(array_dims(p.shape, p.name)), dtype=bool) for p in params]
     for r, ti in zip(results, t.tiled):
-        if not any(ti.instr is q for q in params) or analysis.grid_of(t, ti) != grid:
+        if not any(ti.instr is q for q in params) or tiled.grid_of(t, ti) != grid:
             continue
         k = params.index(next(q for q in params if q is ti.instr))
         inner = prod(-(-flat[q] // sizes[q]) for q in ti.region)
@@ -658,9 +658,9 @@ def _inject(fault: str) -> None:
 
     from symidx.indexing_map import IndexingMap
     from symidx.interval import Interval
-    from symidx.tiling import analysis
+    from symidx.tiling import tiled
 
-    real = analysis.tiled_computation
+    real = tiled.tiled_computation
 
     def broken(*a: Any, **k: Any) -> Any:
         out = []
@@ -675,7 +675,7 @@ def _inject(fault: str) -> None:
                 r = dataclasses.replace(r, offsets_map=m)
             out.append(r)
         return out
-    analysis.tiled_computation = broken
+    tiled.tiled_computation = broken
 
 
 def _rng(seed: int, name: str) -> Any:

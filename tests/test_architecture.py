@@ -62,8 +62,9 @@ MAP_CORE = ("symidx.interval", "symidx.expr", "symidx.indexing_map", "symidx.syn
 FRONT_END, LOWERING = "symidx.hlo", "symidx.lowering"
 MAP_USERS = ("symidx.ops", "symidx.layout", "symidx.fusion")
 
-#: The most lines a module under symidx/ may have.
-MAX_LINES = 900
+#: The most lines a module under symidx/ may have: the longest module's today
+#: (symidx/simplify/rules.py), on the way down to 800.
+MAX_LINES = 804
 
 
 @functools.cache

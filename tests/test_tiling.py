@@ -229,14 +229,14 @@ def test_runtime_offsets_are_named_by_the_fusion_operand(capsys: pytest.CaptureF
 def test_check_detects_a_wrong_tiling() -> None:
     """Tiles one element short of the map's reads are found (the check can fail)."""
     from symidx.cli.inputs import load_module
-    from symidx.tiling import analysis
+    from symidx.tiling import analysis, tiled
     from symidx.tiling.check import check_tiling
 
     t = analysis.analyze(analysis.fusion_computation(load_module(str(DATA / "concat.hlo")),
                                                      "fusion"))
     good = check_tiling(t, [8, 4])
     assert good["ok"]
-    real = analysis.tiled_computation
+    real = tiled.tiled_computation
 
     def short(tiling, sizes, assume_satisfied=False,  # type: ignore[no-untyped-def]
               schedule="major-to-minor", **kwargs):
@@ -244,11 +244,11 @@ def test_check_detects_a_wrong_tiling() -> None:
         for r in out:
             r.tile_sizes = [max(1, s - 1) for s in r.tile_sizes]
         return out
-    analysis.tiled_computation = short
+    tiled.tiled_computation = short
     try:
         bad = check_tiling(t, [8, 4])
     finally:
-        analysis.tiled_computation = real
+        tiled.tiled_computation = real
     assert not bad["ok"]
     assert any(not i["covers"] for i in bad["instructions"])
 

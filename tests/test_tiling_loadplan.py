@@ -27,7 +27,7 @@ from symidx.expr import FloorDiv, Mod, as_expr, dim, sym
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.syntax import parse_expr
-from symidx.tiling import analysis, symbolic_tile
+from symidx.tiling import analysis, symbolic_tile, tiled
 from symidx.tiling.check import check_tiling
 from symidx.tiling.valid import valid_tilings
 
@@ -91,7 +91,7 @@ def test_each_runtime_variable_names_the_index_element_feeding_it(
     assert table["rows"] == [{"range_variable": 0, "count": 2, "parameter": 0}]
 
 
-def _first_row_only(results: list[analysis.TiledResult]) -> list[analysis.TiledResult]:
+def _first_row_only(results: list[tiled.TiledResult]) -> list[tiled.TiledResult]:
     out = []
     for r in results:
         m = r.offsets_map
@@ -109,8 +109,8 @@ def test_check_proves_a_gather_per_program_id_and_runtime_value(
     the union of its tiles over every runtime value covers the table."""
     t = analysis.analyze(comp_of("gather_rows.hlo"))
     assert check_tiling(t, [2, 8])["ok"]
-    real = analysis.tiled_computation
-    monkeypatch.setattr(analysis, "tiled_computation",
+    real = tiled.tiled_computation
+    monkeypatch.setattr(tiled, "tiled_computation",
                         lambda *a, **k: _first_row_only(real(*a, **k)))
     bad = check_tiling(t, [2, 8])
     table = next(i for i in bad["instructions"] if i["name"] == "table")
@@ -490,7 +490,7 @@ def test_a_rope_concatenate_through_bitcasts_is_tiled_whole_or_in_halves() -> No
     comp = comp_of("rope_stacked.hlo")
     t = analysis.analyze(comp)
     for d3 in (1, 2, 4, 8):
-        assert analysis.constraints_hold(t, [1, 2, 4, d3])
+        assert tiled.constraints_hold(t, [1, 2, 4, d3])
         assert differences(comp, [1, 2, 4, d3]) == 0
     assert check_tiling(t, [2, 3, 4, 8])["ok"]
 
@@ -532,7 +532,7 @@ def test_a_floordiv_tile_must_not_straddle_blocks(capsys: pytest.CaptureFixture[
     as a mod is (3 and the tile size divide one another); the tilings left are sound."""
     comp = comp_of("repeat_rows.hlo")
     t = analysis.analyze(comp)
-    assert not analysis.constraints_hold(t, [2, 4])
+    assert not tiled.constraints_hold(t, [2, 4])
     assert differences(comp, [2, 4]) > 0            # the tile XLA's rule gives misses a row
     valid = list(valid_tilings(t))
     assert {v[0] for v in valid} == {1, 12}

@@ -13,14 +13,8 @@ from sympy import Integer
 from symidx.cli import main
 from symidx.expr import dim
 from symidx.hlo import parse_module
-from symidx.tiling.analysis import (
-    AnalysisRefusal,
-    analyze,
-    fusion_computation,
-    program_id_origin,
-    schedule_dims,
-    tiled_computation,
-)
+from symidx.tiling.analysis import AnalysisRefusal, analyze, fusion_computation
+from symidx.tiling.tiled import program_id_origin, schedule_dims, tiled_computation
 
 DATA = Path(__file__).parent / "data" / "tiling"
 

@@ -23,7 +23,7 @@ import numpy as np
 from reference_interpreter import Execution, execute
 
 from symidx.hlo import HloComputation
-from symidx.tiling import analysis
+from symidx.tiling import analysis, tiled
 
 
 def runtime_values(m: Any, pid: int, ranges: Sequence[int], run: Execution
@@ -52,7 +52,7 @@ def runtime_values(m: Any, pid: int, ranges: Sequence[int], run: Execution
     return out
 
 
-def tile_elements(result: analysis.TiledResult, pid: int, shape: list[int],
+def tile_elements(result: tiled.TiledResult, pid: int, shape: list[int],
                   run: Execution) -> set[int]:
     """Linear indices of the in-bounds elements one program id loads: every row (range
     variable of the offsets map) at the runtime values this run gives it."""
@@ -72,12 +72,12 @@ def tile_elements(result: analysis.TiledResult, pid: int, shape: list[int],
 
 def differences(comp: HloComputation, sizes: Sequence[int],
                 arguments: Sequence[object] = (), schedule: str = "major-to-minor",
-                results: list[analysis.TiledResult] | None = None) -> int:
+                results: list[tiled.TiledResult] | None = None) -> int:
     """The number of differences between the output computed tile by tile and the
     reference run with ``arguments`` (integer parameters' values)."""
     t = analysis.analyze(comp)
     if results is None:
-        results = analysis.tiled_computation(t, sizes, assume_satisfied=True,
+        results = tiled.tiled_computation(t, sizes, assume_satisfied=True,
                                              schedule=schedule, enforce_concatenate=False)
     run = execute(comp, list(arguments) + [None] * (len(comp.parameters) - len(arguments)))
     flat = t.flat_sizes
@@ -88,7 +88,7 @@ def differences(comp: HloComputation, sizes: Sequence[int],
         if not found:
             continue       # a root tiled along another root's path (shared tile)
         root_result, root_ti = found[0]
-        grid = analysis.grid_of(t, root_ti)
+        grid = tiled.grid_of(t, root_ti)
         out_shape = list(analysis.output_dims(root))
         n_root = prod(-(-flat[p] // sizes[p]) for p in grid)
         reads = run.reads[(root.name, 0)]
@@ -102,7 +102,7 @@ def differences(comp: HloComputation, sizes: Sequence[int],
             for r, ti in zip(results, t.tiled):
                 if not any(ti.instr is q for q in comp.parameters):
                     continue     # not a load from memory (nested fusions' parameters too)
-                if analysis.grid_of(t, ti) != grid:
+                if tiled.grid_of(t, ti) != grid:
                     continue     # another root's program ids
                 p = ti.instr.parameter_number
                 assert p is not None

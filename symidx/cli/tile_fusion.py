@@ -108,7 +108,7 @@ def _flat_text(cons: Any, names: Any) -> str:
 
 def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:
     from symidx.indexing_map import print_map
-    from symidx.tiling.analysis import tiled_computation
+    from symidx.tiling.tiled import tiled_computation
 
     schedule = args.schedule or "major-to-minor"
     _note_large_sizes(t, sizes)

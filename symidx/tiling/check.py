@@ -123,7 +123,7 @@ def _uncovered(t: Any, ti: Any, r: Any, sizes: Sequence[int], schedule: str,
     row and runtime values does not hold (None: every read is covered)."""
     import numpy as np
 
-    from symidx.tiling.analysis import schedule_dims
+    from symidx.tiling.tiled import schedule_dims
 
     m = ti.map
     if m.num_results == 0:
@@ -205,7 +205,8 @@ def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 60.0,
     seconds of this process, ``budget`` in enumerated points, ``wall_deadline`` (only when
     given) in seconds of wall-clock time."""
 
-    from symidx.tiling.analysis import output_dims, tiled_computation
+    from symidx.tiling.analysis import output_dims
+    from symidx.tiling.tiled import tiled_computation
 
     limits = Limits(BUDGET if budget is None else budget, deadline, wall_deadline).start()
     results = tiled_computation(t, sizes, assume_satisfied=True, schedule=schedule,
