@@ -111,15 +111,21 @@ def test_ops_and_layout_are_apart(graph: nx.DiGraph) -> None:
     assert not problems, _report(problems)
 
 
-def front_end_imports(graph: nx.DiGraph, front_end: str, core: tuple[str, ...],
-                      exempt: str) -> list[str]:
-    """Each import by a module of ``front_end`` of a module of one of ``core``'s packages,
-    at any depth (inside a function and under ``if TYPE_CHECKING:`` too)."""
-    return ig.apart(graph, [(front_end, package) for package in core], exempt)
+def imports_between(graph: nx.DiGraph, importers: tuple[str, ...],
+                    imported: tuple[str, ...], exempt: str) -> list[str]:
+    """Each import by a module of one of the packages ``importers`` of a module of one of
+    the packages ``imported``, at any depth (inside a function and under
+    ``if TYPE_CHECKING:`` too)."""
+    return ig.apart(graph, [(a, b) for a in importers for b in imported], exempt)
 
 
 def test_the_hlo_front_end_imports_nothing_of_the_map_core(graph: nx.DiGraph) -> None:
-    problems = front_end_imports(graph, FRONT_END, MAP_CORE, FAÇADE)
+    problems = imports_between(graph, (FRONT_END,), MAP_CORE, FAÇADE)
+    assert not problems, _report(problems)
+
+
+def test_the_map_core_imports_nothing_of_hlo(graph: nx.DiGraph) -> None:
+    problems = imports_between(graph, MAP_CORE, (FRONT_END, LOWERING), FAÇADE)
     assert not problems, _report(problems)
 
 
@@ -154,11 +160,14 @@ def test_the_front_end_checks_can_fail(tmp_path: Path) -> None:
         "pkg/simplify.py": "from pkg.hlo import parser\n",
         "pkg/lowering.py": "from pkg.expr import nodes\nfrom pkg.hlo import parser\n",
     })
-    assert front_end_imports(g, "pkg.hlo", ("pkg.expr", "pkg.simplify"), "pkg") == [
+    assert imports_between(g, ("pkg.hlo",), ("pkg.expr", "pkg.simplify"), "pkg") == [
         "pkg/hlo/values.py:3: pkg.hlo.values imports pkg.expr.nodes (pkg.hlo does not import "
         "pkg.expr)",
         "pkg/hlo/values.py:5: pkg.hlo.values imports pkg.simplify (pkg.hlo does not import "
         "pkg.simplify)"]
+    assert imports_between(g, ("pkg.expr", "pkg.simplify"), ("pkg.hlo",), "pkg") == [
+        "pkg/simplify.py:1: pkg.simplify imports pkg.hlo.parser (pkg.simplify does not import "
+        "pkg.hlo)"]
     floors = {"pkg.hlo": 2, "pkg.expr": 1, "pkg.simplify": 3, "pkg.lowering": 3}
     assert misplaced_floors(floors, [("pkg.hlo",), ("pkg.expr", "pkg.simplify"),
                                      ("pkg.lowering",)]) == [
