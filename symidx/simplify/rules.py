@@ -20,7 +20,6 @@ from math import gcd
 from typing import Protocol
 
 from sympy import Add, Integer, Mul, Pow, Symbol
-from sympy.core.add import _args_sortkey
 
 from symidx._arith import ceil_div
 from symidx.expr import (
@@ -137,34 +136,9 @@ def _times(*factors: Expr) -> Expr:
     return kept[0] if len(kept) == 1 else Mul(*kept)
 
 
-_MONOMIALS = frozenset({Symbol, FloorDiv, Mod, CeilDiv, Min, Max})
-"""The types of monomial :func:`sum_of_terms` builds directly (``add`` does too)."""
-
-
 def sum_of_terms(parts: Terms) -> Expr:
-    """:func:`~symidx.expr.from_terms` (the same expression), built directly when every
-    monomial is a variable or one of our operations: like monomials merged, each scaled
-    once, in sympy's canonical order; anything else goes to ``from_terms``."""
-    coeffs: dict[Expr, int] = {}
-    const = 0
-    for c, m in parts:
-        if m is ONE:
-            const += c
-        elif type(m) in _MONOMIALS:
-            coeffs[m] = coeffs.get(m, 0) + c
-        else:
-            return from_terms(parts)
-    out = [m if c == 1 else Mul._from_args((Integer(c), m), True)
-           for m, c in coeffs.items() if c]
-    if not out:
-        return Integer(const)
-    if len(out) == 1 and not const:
-        return out[0]
-    if len(out) > 1:
-        out.sort(key=_args_sortkey)
-    if const:
-        out.insert(0, Integer(const))
-    return Add._from_args(out, True)
+    """:func:`~symidx.expr.from_terms`: the sum of ``[(coefficient, monomial)]``."""
+    return from_terms(parts)
 
 
 def is_plain(e: Expr) -> bool:
