@@ -183,21 +183,21 @@ def substitute(exprs: Sequence[Expr], mapping: Mapping[Symbol, Expr]) -> list[Ex
     # no id is reused. A variable is looked up by value (an equal symbol may be another
     # object).
     memo: dict[int, Expr] = {}
+    remembered = memo.get
+    replaced = mapping.get
 
-    def walk(e: Expr) -> Expr:
-        got = memo.get(id(e))
+    def walk(e: Expr) -> Expr:  # a compound expression
+        got = remembered(id(e))
         if got is not None:
             return got
         args = e._args
-        if not args:
-            new = mapping.get(e, e) if e.is_Symbol else e
-        else:
-            new_args = tuple([walk(a) for a in args])
-            new = e if all(map(is_, new_args, args)) else rebuild(e, new_args)
+        new_args = tuple([(walk(a) if a._args else replaced(a, a) if a.is_Symbol else a)
+                          for a in args])
+        new = e if all(map(is_, new_args, args)) else rebuild(e, new_args)
         memo[id(e)] = new
         return new
 
-    return [walk(e) for e in exprs]
+    return [walk(e) if e._args else replaced(e, e) if e.is_Symbol else e for e in exprs]
 
 
 #: Expressions with their range and runtime variables renumbered (see :func:`shifted`):

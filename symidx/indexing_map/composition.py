@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from symidx.errors import MapError
-from symidx.expr import dim, shifted
+from symidx.expr import shifted
 from symidx.indexing_map.map import IndexingMap, RuntimeVar
 
 __all__ = ["compose_with"]
@@ -44,20 +44,30 @@ def compose_with(first: IndexingMap, second: IndexingMap,
         n = len(f_results)
         f_results = tuple(moved[:n])
         f_constraints = tuple(zip(moved[n:], (iv for _, iv in f_constraints)))
-    plug = {dim(i): r for i, r in enumerate(f_results)}
+    plug = dict(zip(second.dim_vars, f_results))
     g_results, g_constraints = second.substitute(plug)
-    constraints = list(g_constraints) + list(f_constraints)
-    env = dict(zip(first.dim_vars, first.dims))
+    constraints = list(g_constraints)
+    constraints += f_constraints
+    env = None
     for r, interval in zip(f_results, second.dims):
-        if r.is_Integer and int(r) in interval:
-            continue
-        if r.is_Symbol and r in env and env[r] in interval:
-            continue  # the common case, checked without work; the simplifier does the rest
+        if r.is_Integer:
+            if r.p in interval:
+                continue
+        elif r.is_Symbol:
+            if env is None:
+                env = dict(zip(first.dim_vars, first.dims))
+            if r in env and env[r] in interval:
+                continue  # the common case, checked without work; the simplifier does the rest
         constraints.append((r, interval))
     rts = tuple(_compose_provenance(v, first, tidy) for v in second.rts) + first.rts
     names = _composed_names(first, second)
-    return IndexingMap.create(first.dims, g_results, second.ranges + first.ranges, rts,
-                              constraints, names, check=False)
+    composed = IndexingMap.create(first.dims, g_results, second.ranges + first.ranges, rts,
+                                  constraints, names, check=False)
+    if first.divides_by_constants and second.divides_by_constants:
+        # substitution leaves constant divisors constant: nothing to walk for zero divisors
+        composed._cache["constant_divisors"] = True
+        composed._cache["zeros"] = ()
+    return composed
 
 
 def _compose_provenance(var: RuntimeVar, first: IndexingMap,
