@@ -226,3 +226,22 @@ def test_constrained_bounds_use_a_constrained_sum_inside_a_larger_one():
         == Interval(0, 16)  # 1028 // 64 = 16
     assert constrained_bounds(x - d1 + 1, env, {x: Interval(0, 1023)}) == Interval(1, 947)
 
+
+
+# --- the order of a sum's terms -----------------------------------------------------------------
+@given(st.lists(expressions([d0, d1, s0, dim(10), rt(0)], max_depth=3), min_size=2,
+                max_size=6, unique=True))
+def test_canonical_order_is_sympys(terms):
+    """symidx sorts a sum's terms itself (``compare``, a faster ``Basic.compare``): the
+    order must be the one sympy's own key gives, or sums would not be canonical."""
+    from functools import cmp_to_key
+
+    from sympy.core.add import _args_sortkey
+
+    from symidx.expr import canonical_order, compare
+
+    expected = sorted(terms, key=_args_sortkey)
+    assert canonical_order(list(terms)) == expected
+    assert sorted(terms, key=cmp_to_key(compare)) == expected
+    for a, b in itertools.combinations(terms, 2):
+        assert compare(a, b) == a.compare(b)

@@ -658,6 +658,30 @@ def sum_recombine_div_mod(node: Expr, ctx: Context) -> Expr | None:
     return None
 
 
+def recombine_as_written(node: Expr) -> Expr | None:
+    """:func:`sum_recombine_div_mod` for a pair whose quotient is written as it is found,
+    before anything in the sum is simplified: ``k*c*F(x, c) + k*M(x, c) = k*x`` for a
+    nonzero constant ``c`` and the same ``x`` in both (Euclid, for every integer ``x``).
+    What composing a linearisation with a delinearisation writes (``(x floordiv 20) * 20
+    + x mod 20``); found by a look at the sum's terms, without simplifying ``F(x, c)``
+    and ``M(x, c)`` first, which would cost more than the whole sum then does."""
+    parts = terms(node)
+    quotients = {mono._args: k for k, mono in parts
+                 if type(mono) is FloorDiv and mono._args[1].is_Integer}
+    if not quotients:
+        return None
+    for k, mono in parts:
+        if type(mono) is not Mod:
+            continue
+        args = mono._args
+        if not args[1].is_Integer or quotients.get(args) != k * args[1].p:
+            continue
+        rest = [(kk, m) for kk, m in parts
+                if m is not mono and not (type(m) is FloorDiv and m._args == args)]
+        return add([sum_of_terms(rest), scale(k, args[0])])
+    return None
+
+
 def sum_to_mod(node: Expr, ctx: Context) -> Expr | None:
     """``m*x - m*c*F(x, c) = m*M(x, c)`` (``M(x, c) = x - c*F(x, c)`` by definition, for
     any nonzero ``c``, a constant or not): when a sum holds ``-m*c*F(x, c)`` and every
