@@ -245,3 +245,26 @@ def test_canonical_order_is_sympys(terms):
     assert sorted(terms, key=cmp_to_key(compare)) == expected
     for a, b in itertools.combinations(terms, 2):
         assert compare(a, b) == a.compare(b)
+
+
+def test_exact_evaluation_holds_no_array_once_it_returns():
+    """Its recursive walk is a reference cycle, which only the cyclic collector frees: the
+    arrays it holds (the inputs, the shared sub-expressions' values) are let go on return,
+    or an enumeration would keep every chunk's arrays until a collection (hundreds of MB
+    in ``symidx bench``)."""
+    import gc
+    import weakref
+
+    from symidx.expr import evaluate_exact
+
+    shared = FloorDiv(d0 * 100 + d1, 7)
+    x, y = np.arange(1000, dtype=np.int64), np.arange(1000, dtype=np.int64)
+    refs = [weakref.ref(x), weakref.ref(y)]
+    gc.disable()
+    try:
+        results, _ = evaluate_exact([shared + 1, Mod(shared, 3)], [d0, d1], [x, y])
+        assert list(results[1][:3]) == [(i * 101 // 7) % 3 for i in range(3)]
+        del x, y, results
+        assert [r() for r in refs] == [None, None]
+    finally:
+        gc.enable()

@@ -197,7 +197,9 @@ def substitute(exprs: Sequence[Expr], mapping: Mapping[Symbol, Expr]) -> list[Ex
         memo[id(e)] = new
         return new
 
-    return [walk(e) if e._args else replaced(e, e) if e.is_Symbol else e for e in exprs]
+    done = [walk(e) if e._args else replaced(e, e) if e.is_Symbol else e for e in exprs]
+    memo.clear()  # ``walk`` (recursive) is a reference cycle, collected late: not its memo
+    return done
 
 
 #: Expressions with their range and runtime variables renumbered (see :func:`shifted`):

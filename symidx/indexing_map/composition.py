@@ -56,7 +56,8 @@ def compose_with(first: IndexingMap, second: IndexingMap,
         elif r.is_Symbol:
             if env is None:
                 env = dict(zip(first.dim_vars, first.dims))
-            if r in env and env[r] in interval:
+            b = env.get(r)
+            if b is not None and interval.lo <= b.lo and b.hi <= interval.hi:
                 continue  # the common case, checked without work; the simplifier does the rest
         constraints.append((r, interval))
     rts = tuple(_compose_provenance(v, first, tidy) for v in second.rts) + first.rts

@@ -184,8 +184,12 @@ class IndexingMap:
         name_t = _normal_names(names, len(dim_t) + len(range_t) + len(rt_t))
         built = cls(dim_t, result_t, range_t, rt_t, _sorted_constraints(merged), name_t)
         if check:  # internal callers that only rename variables of checked maps skip this
-            built._cache["constant_divisors"] = not built._check_variables()
-        if empty or built._has_empty_interval():
+            divides = built._check_variables()
+            built._cache["constant_divisors"] = not divides
+            if not divides:
+                built._cache["zeros"] = ()
+        if empty or _any_empty(dim_t) or _any_empty(range_t) or _any_empty(
+                [r.bounds for r in rt_t]) or _any_empty(merged.values()):
             return built.as_known_empty()
         return built
 
@@ -275,11 +279,6 @@ class IndexingMap:
             else:
                 added.append((Max(divisor, -divisor), Interval(1, max(-span.lo, span.hi))))
         return self.replace(constraints=self.constraints + tuple(added))
-
-    def _has_empty_interval(self) -> bool:
-        return any(i.is_empty for i in itertools.chain(
-            self.dims, self.ranges, (r.bounds for r in self.rts),
-            (c for _, c in self.constraints)))
 
     # --- identity ----------------------------------------------------------------------
     @property
@@ -652,6 +651,11 @@ def _narrow(dims: tuple[Interval, ...], ranges: tuple[Interval, ...],
     new_rts = tuple(replace(v, bounds=v.bounds.intersect(narrow[nd + nr + i]))
                     if nd + nr + i in narrow else v for i, v in enumerate(rts))
     return new_dims, new_ranges, new_rts
+
+
+def _any_empty(intervals: Iterable[Interval]) -> bool:
+    """Is one of the intervals empty?"""
+    return any(b.lo > b.hi for b in intervals)
 
 
 def _interval(value: Interval | int | tuple[int, int], size: bool = False) -> Interval:
