@@ -652,3 +652,17 @@ def test_feasibility_answers_are_kept_only_in_the_memo_a_caller_opens():
     with feasibility_memo(second):
         assert remove_unused_symbols(window(2))[0].is_known_empty
     assert list(second.values()) == [False] and len(first) == 2
+
+
+def test_clear_caches_forgets_the_simplifiers_memos_too():
+    """A benchmark clears the caches before every sample: no sample may reuse the folds or
+    variables an earlier one remembered."""
+    from symidx.expr import clear_caches
+    from symidx.simplify import memo, passes
+
+    m = parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 99], s0 in [0, 3], "
+                  "d0 * 6 + 5 in [0, 35], s0 floordiv 2 in [0, 0]")
+    simplify(m)
+    assert passes._FOLDED and passes._FOLDED_BY_VALUE and memo._VARIABLES
+    clear_caches()
+    assert not passes._FOLDED and not passes._FOLDED_BY_VALUE and not memo._VARIABLES

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cmp_to_key
 from operator import is_
 from typing import cast
@@ -19,8 +19,10 @@ from symidx.expr.walks import _SCANNED, scan
 
 
 def clear_caches() -> None:
-    """Forget every memoised result (sympy's cache and symidx's own), e.g. so that a
-    benchmark measures work on fresh expressions."""
+    """Forget every memoised result (sympy's cache and symidx's own: these of the
+    expressions, and those the floors above register with :func:`on_clear_caches`, the
+    simplifier's), e.g. so that a benchmark measures work on fresh expressions and no
+    sample reuses what an earlier one found."""
     from sympy.core.cache import clear_cache
 
     clear_cache()
@@ -28,6 +30,17 @@ def clear_caches() -> None:
     _SHIFTED.clear()
     _RENAMED.clear()
     _SCANNED.clear()
+    for forget in _CLEARERS:
+        forget()
+
+
+_CLEARERS: list[Callable[[], None]] = []
+
+
+def on_clear_caches(forget: Callable[[], None]) -> None:
+    """Have :func:`clear_caches` also call ``forget`` (a memo of a higher floor, which
+    this one cannot import, registers its own clearing)."""
+    _CLEARERS.append(forget)
 
 
 _SORT_KEY = sympy.core.add._args_sortkey  # the order sympy's Add keeps its terms in

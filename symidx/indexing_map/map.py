@@ -149,10 +149,17 @@ class IndexingMap:
         names: Sequence[str | None] | None = None,
         *,
         check: bool = True,
+        constant_divisors: bool | None = None,
     ) -> IndexingMap:
         """A map from its parts. A dimension given as an int ``n`` means ``[0, n - 1]``;
         constraints on the same expression are intersected; a constraint that is a
-        constant is checked at once; any empty interval makes the map known empty."""
+        constant is checked at once; any empty interval makes the map known empty.
+
+        ``check=False`` skips the walk that checks every variable used is declared: for
+        callers whose expressions use nothing else (the parser, which resolves every name
+        against the declared ones; maps renamed from checked ones). Such a caller may say
+        whether every divisor is a constant (``constant_divisors``), which that walk would
+        otherwise have found."""
         dim_t = tuple([d if type(d) is Interval else _interval(d, size=True) for d in dims])
         range_t = tuple([r if type(r) is Interval else _interval(r) for r in ranges])
         rt_t = tuple([r if isinstance(r, RuntimeVar) else RuntimeVar(_interval(r))
@@ -183,10 +190,11 @@ class IndexingMap:
             dim_t, range_t, rt_t = _narrow(dim_t, range_t, rt_t, var_bounds)
         name_t = _normal_names(names, len(dim_t) + len(range_t) + len(rt_t))
         built = cls(dim_t, result_t, range_t, rt_t, _sorted_constraints(merged), name_t)
-        if check:  # internal callers that only rename variables of checked maps skip this
-            divides = built._check_variables()
-            built._cache["constant_divisors"] = not divides
-            if not divides:
+        if check:
+            constant_divisors = not built._check_variables()
+        if constant_divisors is not None:
+            built._cache["constant_divisors"] = constant_divisors
+            if constant_divisors:
                 built._cache["zeros"] = ()
         if empty or _any_empty(dim_t) or _any_empty(range_t) or _any_empty(
                 [r.bounds for r in rt_t]) or _any_empty(merged.values()):

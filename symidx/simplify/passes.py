@@ -15,7 +15,19 @@ from operator import is_, is_not
 from sympy import Integer, Symbol
 
 from symidx.errors import SymidxError
-from symidx.expr import ONE, Expr, add, dim, from_terms, rt, scale, substitute, sym, terms
+from symidx.expr import (
+    ONE,
+    Expr,
+    add,
+    dim,
+    from_terms,
+    on_clear_caches,
+    rt,
+    scale,
+    substitute,
+    sym,
+    terms,
+)
 from symidx.indexing_map import IndexingMap, MapKind
 from symidx.interval import Interval
 from symidx.simplify.constraints import (
@@ -79,15 +91,22 @@ Pass = Callable[[Work], int]
 
 
 def fold_constraints(w: Work) -> int:
-    """Simplify each constraint and fold it by the constraint rules
-    (:data:`~symidx.simplify.constraints.CONSTRAINT_RULES`) until none applies; then a
-    constant constraint is checked and dropped, one on a bare variable narrows that
-    variable's interval, ``x mod c == r`` is set aside as a residue, and the rest are kept.
-    Counts the constraints that did not stay as they were."""
+    """Drop each constraint that holds wherever the variables lie in their intervals (its
+    expression's interval lies inside the constraint's: what a composition adds for a
+    result that stays inside the next map's dimension); simplify each other one and fold
+    it by the constraint rules (:data:`~symidx.simplify.constraints.CONSTRAINT_RULES`)
+    until none applies; then a constant constraint is checked and dropped, one on a bare
+    variable narrows that variable's interval, ``x mod c == r`` is set aside as a
+    residue, and the rest are kept. Counts the constraints that did not stay as they
+    were."""
     rw = w.rw
     changes = 0
     memo = w.trace is None and w.stats is None  # a traced or counted fold is done afresh
     for expr0, iv0 in w.m.constraints:
+        span = rw.bounds(expr0)
+        if span.lo <= span.hi and iv0.lo <= span.lo and span.hi <= iv0.hi:
+            changes += 1  # it always holds: nothing to fold, nothing to keep
+            continue
         expr, iv = _folded_memo(w, expr0, iv0) if memo else _folded(w, rw.simplify(expr0), iv0)
         if iv.is_empty:
             raise KnownEmpty
@@ -135,6 +154,8 @@ _FOLDED_BY_VALUE: dict[tuple[Expr, tuple[Symbol, ...], tuple[int, ...]],
 #: Expressions (answers, by value) :data:`_FOLDED` (:data:`_FOLDED_BY_VALUE`) holds before
 #: it starts afresh.
 FOLDED_LIMIT = 100_000
+on_clear_caches(_FOLDED.clear)
+on_clear_caches(_FOLDED_BY_VALUE.clear)
 
 
 def _folded_memo(w: Work, expr0: Expr, iv0: Interval) -> tuple[Expr, Interval]:

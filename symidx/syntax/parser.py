@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from sympy import Integer, Mul, Symbol
+from sympy import Mul, Symbol
 
 from symidx.errors import MapError, ParseError
 from symidx.expr import (
@@ -30,6 +30,7 @@ from symidx.expr import (
     Mod,
     add,
     dim,
+    integer,
     max_of,
     min_of,
     rt,
@@ -286,21 +287,29 @@ class _Builder:
         self.names = names
         self.lexer = lexer
         self.made: dict[tuple[Any, ...], Expr] = {}
+        self.kept: list[list[Expr]] = []  # the arguments whose ids are keys, kept alive
+        #: every division made so far is by a constant (False: one may not be)
+        self.constant_divisors = True
 
     def expr(self, node: tuple[Any, ...]) -> Expr:
         kind, offset, _, payload, children = node
         if kind == "int":
-            return Integer(payload)
+            return integer(payload)
         if kind == "var":
             try:
                 return self.names[payload]
             except KeyError:
                 raise self.lexer.error(f"unknown variable {payload!r}", offset) from None
         args = [self.expr(c) for c in children]
-        key = (kind, *args)
+        # by the arguments' identities: equal arguments are one object already (integers
+        # and variables are, and every compound one is made here once), and each stays
+        # alive in ``made`` while its id is a key
+        key = (kind, *map(id, args))
         found = self.made.get(key)
         if found is None:
-            found = self.made[key] = self._make(kind, args, node)
+            found = self._make(kind, args, node)
+            self.made[key] = found
+            self.kept.append(args)
         return found
 
     def _make(self, kind: str, args: list[Expr], node: tuple[Any, ...]) -> Expr:
@@ -318,7 +327,10 @@ class _Builder:
         if kind in ("floordiv", "ceildiv", "mod"):
             if args[1] == 0:
                 raise self.lexer.error(f"{kind} by zero", node[4][1][1])
-            return {"floordiv": FloorDiv, "ceildiv": CeilDiv, "mod": Mod}[kind](*args)
+            made = {"floordiv": FloorDiv, "ceildiv": CeilDiv, "mod": Mod}[kind](*args)
+            if isinstance(made, (FloorDiv, CeilDiv, Mod)) and not made.args[1].is_Integer:
+                self.constant_divisors = False  # (a division folded away leaves none)
+            return made
         if kind == "min":
             return min_of(*args)
         if kind == "max":
@@ -524,10 +536,11 @@ class _MapParser:
             rt_vars.append(RuntimeVar(intervals[rt_name], source, prov))
         # Names spelled like our own variables (d3, s0, rt1) are positional, not custom.
         names = [None if _DEFAULT_NAME.fullmatch(n) else n for n, _ in all_names]
-        try:
+        try:  # every name was resolved against the declared variables: nothing to check
             return IndexingMap.create(
                 [intervals[n] for n, _ in dims], results, [intervals[n] for n, _ in symbols],
-                rt_vars, constraints, names)
+                rt_vars, constraints, names, check=False,
+                constant_divisors=True if builder.constant_divisors else None)
         except MapError as e:
             raise lx.error(str(e), 0) from None
 
