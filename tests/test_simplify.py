@@ -663,6 +663,29 @@ def test_clear_caches_forgets_the_simplifiers_memos_too():
     m = parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 99], s0 in [0, 3], "
                   "d0 * 6 + 5 in [0, 35], s0 floordiv 2 in [0, 0]")
     simplify(m)
-    assert passes._FOLDED and passes._FOLDED_BY_VALUE and memo._VARIABLES
+    simplify(parse_map("(d0) -> (d0 floordiv 8), domain: d0 in [0, 99]"))
+    memos = [passes._FOLDED, passes._FOLDED_BY_VALUE, passes._SIMPLIFIED,
+             passes._SIMPLIFIED_BY_VALUE, memo._VARIABLES]
+    assert all(memos)
     clear_caches()
-    assert not passes._FOLDED and not passes._FOLDED_BY_VALUE and not memo._VARIABLES
+    assert not any(memos)
+
+
+def test_a_result_simplified_before_is_remembered_only_under_the_same_intervals():
+    """The simplifier remembers a result's simplification by the expression (the object, or
+    an equal one) and the intervals of its variables: a chain of compositions meets the
+    same results again. Other intervals are another question."""
+    from symidx.expr import clear_caches
+
+    clear_caches()
+    e = FloorDiv(4 * dim(0) + dim(1), 4)
+    narrow = IndexingMap.create([10, 4], [e])
+    wide = IndexingMap.create([10, 8], [e])
+    assert simplify(narrow).results == (dim(0),)
+    assert simplify(wide).results == (dim(0) + FloorDiv(dim(1), 4),)
+    again = IndexingMap.create([10, 4], [FloorDiv(4 * dim(0) + dim(1), 4)])  # equal, another
+    assert again.results[0] is not e and simplify(again).results == (dim(0),)
+    assert simplify(narrow, trace=True).trace  # traced: done afresh, every step recorded
+    text = "(d0) -> (d0 mod 5), domain: d0 in [-4, 0]"  # nothing applies
+    first, second = parse_map(text), parse_map(text)
+    assert simplify(first) is first and simplify(second) is second  # unchanged: itself
