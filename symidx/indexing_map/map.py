@@ -165,8 +165,8 @@ class IndexingMap:
         rt_t = tuple([r if isinstance(r, RuntimeVar) else RuntimeVar(_interval(r))
                       for r in rts])
         result_t = tuple([r if isinstance(r, Expr) else as_expr(r) for r in results])
-        pairs = constraints.items() if isinstance(constraints, (dict, Mapping)) \
-            else constraints
+        pairs = constraints if isinstance(constraints, (list, tuple)) else \
+            constraints.items() if isinstance(constraints, Mapping) else constraints
         merged: dict[Expr, Interval] = {}
         empty = False
         var_bounds: dict[int, Interval] = {}
@@ -196,8 +196,9 @@ class IndexingMap:
             built._cache["constant_divisors"] = constant_divisors
             if constant_divisors:
                 built._cache["zeros"] = ()
-        if empty or _any_empty(dim_t) or _any_empty(range_t) or _any_empty(
-                [r.bounds for r in rt_t]) or _any_empty(merged.values()):
+        if empty or _any_empty(dim_t) or (range_t and _any_empty(range_t)) or (
+                rt_t and _any_empty([r.bounds for r in rt_t])) or (
+                merged and _any_empty(merged.values())):
             return built.as_known_empty()
         return built
 
