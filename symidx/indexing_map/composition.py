@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from symidx.errors import MapError
 from symidx.expr import shifted
-from symidx.indexing_map.map import IndexingMap, RuntimeVar
+from symidx.indexing_map.map import _NORMAL, IndexingMap, RuntimeVar, _variables
 
 __all__ = ["compose_with"]
 
@@ -26,11 +26,13 @@ def compose_with(first: IndexingMap, second: IndexingMap,
     ``tidy``. The public :func:`symidx.compose` (:mod:`symidx.simplify.compose`) passes the
     simplifier, which lives on a higher floor than this module.
     """
-    if first.num_results != second.num_dims:
+    if len(first.results) != len(second.dims):
         raise MapError(f"cannot compose: the first map has {first.num_results} results but "
                        f"the second has {second.num_dims} dims")
-    if first.is_undefined or second.is_undefined:
-        return IndexingMap.undefined(first.num_dims, second.num_results)
+    if first.kind is not _NORMAL or second.kind is not _NORMAL:
+        if first.is_undefined or second.is_undefined:
+            return IndexingMap.undefined(first.num_dims, second.num_results)
+        return IndexingMap.known_empty(first.dims, second.results)
     # where a divisor is 0 a map is not defined; said as constraints before composing, so
     # that a division the substitution folds away (0 floordiv s0 = 0) takes its "defined
     # only where s0 != 0" with it into the composed map
@@ -48,17 +50,19 @@ def compose_with(first: IndexingMap, second: IndexingMap,
     g_results, g_constraints = second.substitute(plug)
     constraints = list(g_constraints)
     constraints += f_constraints
-    env = None
+    positions = None
     for r, interval in zip(f_results, second.dims):
         if r.is_Integer:
             if r.p in interval:
                 continue
         elif r.is_Symbol:
-            if env is None:
-                env = dict(zip(first.dim_vars, first.dims))
-            b = env.get(r)
-            if b is not None and interval.lo <= b.lo and b.hi <= interval.hi:
-                continue  # the common case, checked without work; the simplifier does the rest
+            if positions is None:
+                positions = _variables(len(first.dims), len(first.ranges), len(first.rts))
+            i = positions.get(r, len(first.dims))
+            if i < len(first.dims):  # one of first's dimensions
+                b = first.dims[i]
+                if interval.lo <= b.lo and b.hi <= interval.hi:
+                    continue  # the common case, checked without work; the simplifier does the rest
         constraints.append((r, interval))
     rts = tuple(_compose_provenance(v, first, tidy) for v in second.rts) + first.rts
     names = _composed_names(first, second)
