@@ -5,9 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from sympy import Expr
+
 from symidx.errors import MapError
 from symidx.expr import shifted
-from symidx.indexing_map.map import _NORMAL, IndexingMap, RuntimeVar, _variables
+from symidx.interval import Interval
+from symidx.indexing_map.map import (_NORMAL, Constraint, IndexingMap, RuntimeVar,
+                                     _sorted_constraints, _variables)
 
 __all__ = ["compose_with"]
 
@@ -66,13 +70,41 @@ def compose_with(first: IndexingMap, second: IndexingMap,
         constraints.append((r, interval))
     rts = tuple(_compose_provenance(v, first, tidy) for v in second.rts) + first.rts
     names = _composed_names(first, second)
-    composed = IndexingMap.create(first.dims, g_results, second.ranges + first.ranges, rts,
-                                  constraints, names, check=False)
+    ranges = second.ranges + first.ranges
+    merged = _merged(constraints)
+    if merged is None:  # a constraint on a variable or a constant, or an empty intersection
+        composed = IndexingMap.create(first.dims, g_results, ranges, rts, constraints, names,
+                                      check=False)
+    else:  # every part canonical already: what ``create`` would build, without its checks
+        if names is not None and all(n is None for n in names):
+            names = None
+        composed = IndexingMap(first.dims, g_results, ranges, rts, merged, names)
     if first.divides_by_constants and second.divides_by_constants:
         # substitution leaves constant divisors constant: nothing to walk for zero divisors
         composed._cache["constant_divisors"] = True
         composed._cache["zeros"] = ()
     return composed
+
+
+def _merged(constraints: list[Constraint]) -> tuple[Constraint, ...] | None:
+    """The constraints as :meth:`IndexingMap.create` keeps them (one per expression, their
+    intervals intersected, in its order), or None where ``create`` has more to do: a
+    constraint on a bare variable (it narrows the variable's interval) or on a constant (it
+    is checked), or an intersection that is empty (the map is known empty). The parts of
+    two normal maps have nonempty variable intervals and constraints already."""
+    if len(constraints) == 1:
+        return None if constraints[0][0].is_Atom else (constraints[0],)
+    merged: dict[Expr, Interval] = {}
+    for expr, interval in constraints:
+        if expr.is_Atom:
+            return None
+        got = merged.get(expr)
+        if got is not None:
+            interval = got.intersect(interval)
+            if interval.lo > interval.hi:
+                return None
+        merged[expr] = interval
+    return _sorted_constraints(merged)
 
 
 def _compose_provenance(var: RuntimeVar, first: IndexingMap,
