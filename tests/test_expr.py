@@ -268,3 +268,22 @@ def test_exact_evaluation_holds_no_array_once_it_returns():
         assert [r() for r in refs] == [None, None]
     finally:
         gc.enable()
+
+
+@given(st.sampled_from([FloorDiv, CeilDiv, Mod]),
+       expressions([dim(0), dim(1)], max_depth=2),
+       st.sampled_from([Integer(-3), Integer(-1), Integer(1), Integer(2), Integer(7), sym(0)]),
+       st.sampled_from([dim(0), dim(1) * 3 + 1, Integer(0), Integer(5), Integer(-4)]))
+def test_a_division_rebuilt_with_its_own_divisor_folds_as_built_anew(op, dividend, divisor,
+                                                                     new_dividend):
+    from symidx.expr.sums import rebuild, substitute
+
+    e = op(dividend, divisor, evaluate=False)  # also a unit divisor, kept as written
+    rebuilt = rebuild(e, (new_dividend, divisor))
+    assert rebuilt == op(new_dividend, divisor)
+    # and through a substitution, checked by value at every point of a small grid
+    done = substitute([e], {dim(0): dim(1) - 2})[0]
+    for x, s in itertools.product(range(-3, 4), (-2, 3)):
+        env = {dim(0): x - 2, dim(1): x, sym(0): s}
+        want = e.subs(env)
+        assert done.subs(env) == want

@@ -13,7 +13,7 @@ import sympy
 from sympy import Add, Basic, Expr, Integer, Mul, Symbol
 from sympy.core.basic import ordering_of_classes
 
-from symidx.expr.nodes import ZERO, _IntegerOp, integer
+from symidx.expr.nodes import ZERO, CeilDiv, FloorDiv, Mod, _IntegerOp, _new_expr, integer
 from symidx.expr.variables import _VAR_INFO, rt, sym
 from symidx.expr.walks import _SCANNED, scan
 
@@ -99,6 +99,7 @@ def canonical_order(terms: list[Expr]) -> list[Expr]:
         return sorted(terms, key=_SORT_KEY)
 
 
+_DIVISIONS = frozenset({FloorDiv, CeilDiv, Mod})
 #: The monomials sums are built of directly: variables and our operations.
 _MONOMIAL = (_IntegerOp, Symbol)
 _mul_from_args = Mul._from_args
@@ -131,6 +132,14 @@ def scale(c: int, x: Expr) -> Expr:
 
 def rebuild(e: Expr, args: Sequence[Expr]) -> Expr:
     """``e.func(*args)``, with sums and integer multiples built the fast way."""
+    t = type(e)
+    if t in _DIVISIONS:
+        a, b = args
+        if b is e._args[1] and not a.is_Integer and not (b.is_Integer and -1 <= b.p <= 1):
+            # the node's own divisor (neither 0 nor a unit) and a dividend that is not a
+            # constant: nothing for ``eval`` to fold
+            return _new_expr(t, a, b)
+        return t.of(a, b)
     if isinstance(e, Add):
         return add(args)
     if isinstance(e, Mul):
