@@ -2,8 +2,9 @@
 
     python benchmarks/bench_seed_gist.py [--samples N]
 
-Equal work, both sides parsed outside the timing. Each sample, for each example, in one
-process and interleaved (the two engines alternate, so both see the same machine load):
+Equal work, both sides parsed outside the timing, CPU time of this process. Each sample,
+for each example, in one process and interleaved (the two engines alternate, so both see
+the same machine load):
 
 * **symidx** column: caches cleared (:func:`symidx.expr.clear_caches`) and the map parsed
   from its text (both untimed); the time of ``simplify(m)`` alone.
@@ -35,11 +36,12 @@ from symidx.verify import isl_text
 
 
 def timed(fn: Callable[[], object]) -> float:
-    """Seconds ``fn()`` takes, the garbage collector paused."""
+    """CPU seconds of this process ``fn()`` takes (not wall time: other processes on the
+    machine do not count), the garbage collector paused."""
     with gc_paused():
-        start = time.perf_counter()
+        start = time.process_time()
         fn()
-        return time.perf_counter() - start
+        return time.process_time() - start
 
 
 def main(argv: list[str] | None = None) -> None:

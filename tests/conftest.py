@@ -38,7 +38,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="also run the exhaustive sweeps marked slow")
 
 
+#: Test modules that start Ray or Dask clusters, or look for the processes a corpus run
+#: leaves: run in parallel (``pytest -n 2 --dist loadgroup``, the README's command), they
+#: share one worker and run one after another, as a cluster is one per machine.
+CLUSTER_MODULES = frozenset({"test_corpus_ray", "test_corpus_dask", "test_corpus_addresses",
+                             "test_corpus_orphans", "test_corpus"})
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.stem in CLUSTER_MODULES:
+            item.add_marker(pytest.mark.xdist_group("clusters"))
     if config.getoption("--run-slow"):
         return
     skip = pytest.mark.skip(reason="slow sweep: run with --run-slow")

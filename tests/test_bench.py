@@ -245,3 +245,127 @@ def test_isl_times_no_parse_in_simplify_or_equal():
     assert backend.simplify(unreadable).is_equal(backend.simplify(seed))
     a, b = backend.prepare(lambda: list(round_trip_pair(10)))
     assert backend.equal(dataclasses.replace(a, text="?"), dataclasses.replace(b, text="?"))
+
+
+# --- the clock, the equal work of the equality rows, the JSON ------------------------------
+class Sleeper(Backend):
+    """A fake engine whose operation sleeps (wall time, no CPU) or has a child process
+    burn CPU and waits for it."""
+
+    def __init__(self, name: str, how: str):
+        self.name = name
+        self.how = how
+
+    def prepare(self, build):
+        return list(build())
+
+    def simplify(self, m):
+        import subprocess
+        import sys
+        import time
+
+        if self.how == "sleep":
+            time.sleep(0.2)
+        else:  # a child that spends 0.1 s of its own CPU, waited for
+            subprocess.run([sys.executable, "-c", "import time\n"
+                            "while time.process_time() < 0.1: pass"], check=True)
+        return m
+
+
+def test_the_clock_is_cpu_time_of_the_process_and_the_children_it_waited_for():
+    """Wall time would count the sleep (and every other process of a busy machine); the
+    children's CPU is counted, this process's waiting is not."""
+    build = lambda: [IndexingMap.identity([2])]  # noqa: E731
+    slept = measure_row("sleep", 1, "things", [Sleeper("symidx", "sleep")], build,
+                        simplify_first, repeats=1, warmup=0)
+    assert slept.symidx < 0.1
+    child = measure_row("child", 1, "things", [Sleeper("symidx", "child")], build,
+                        simplify_first, repeats=1, warmup=0)
+    assert child.symidx >= 0.09
+
+
+class TextReader(Backend):
+    """A fake engine that logs what it reads and decides."""
+
+    def __init__(self, name: str, log: list):
+        self.name = name
+        self.log = log
+
+    def prepare(self, build):
+        raise AssertionError("the equality rows read from text")
+
+    def prepare_text(self, build):
+        return [f"text of {m.num_dims} dims" for m in build()]
+
+    def read(self, text):
+        self.log.append(("read", text))
+        return text
+
+    def equal(self, a, b):
+        self.log.append(("equal", a, b))
+        return True
+
+
+def test_the_equality_rows_read_the_pair_from_text_on_every_side():
+    from symidx.bench import compare_equal_text
+
+    log: list = []
+    row = measure_row("equal", 8, "points", [TextReader("symidx", log), TextReader("islpy", log)],
+                      lambda: round_trip_pair(2), compare_equal_text, repeats=1, warmup=0,
+                      from_text=True)
+    assert set(row.times) == {"symidx", "islpy"}
+    assert log.count(("read", "text of 3 dims")) == 4  # two maps, two engines, timed
+    assert log.count(("equal", "text of 3 dims", "text of 3 dims")) == 2
+
+
+@needs_isl
+def test_the_engines_read_their_own_text_to_the_same_maps():
+    import islpy as isl
+
+    pair = lambda: round_trip_pair(10)  # noqa: E731
+    mine, theirs = SymidxBackend(), IslBackend(isl)
+    texts = mine.prepare_text(pair)
+    assert [mine.read(t) for t in texts] == list(pair())
+    isl_texts = theirs.prepare_text(pair)
+    assert all(theirs.read(t).is_equal(isl.Map(isl_text(m))) for t, m in zip(isl_texts, pair()))
+    assert mine.equal(*[mine.read(t) for t in texts])
+    assert theirs.equal(*[theirs.read(t) for t in isl_texts])
+
+
+def test_symidx_bench_writes_its_rows_as_json(tmp_path):
+    import json
+
+    path = tmp_path / "bench.json"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["bench", "--quick", "--case", "compose", "--case", "seeds", "--no-plot",
+                     "--json", str(path)]) == 0
+    document = json.loads(path.read_text())
+    assert document["schema"] == "symidx.bench/1" and document["clock"] == "cpu"
+    assert document["quick"] is True and document["engines"][0] == "symidx"
+    cases = [row["case"] for row in document["rows"]]
+    assert cases == ["compose step"] + [f"seed simplify {k}" for k in range(1, 5)]
+    for row in document["rows"]:
+        times = row["times"]
+        assert times["symidx"]["median"] > 0 and times["symidx"]["samples"] >= 3
+        isl = times.get("islpy")
+        expected = None if isl is None else times["symidx"]["median"] / isl["median"]
+        assert row["ratios"]["islpy"] == pytest.approx(expected) if expected else \
+            row["ratios"]["islpy"] is None
+    table = out.getvalue()
+    assert f"* rows written as JSON to {path}" in table
+    jsonschema = pytest.importorskip("jsonschema")
+    from importlib import resources
+
+    schema = json.loads(resources.files("symidx").joinpath("schemas/bench-1.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(document, schema)
+    broken = dict(document, clock="wall")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+def test_symidx_bench_json_to_a_folder_that_is_not_there_stops_before_the_run(capsys):
+    assert main(["bench", "--quick", "--case", "compose", "--no-plot",
+                 "--json", "/nonexistent/folder/bench.json"]) == 2
+    assert "cannot write /nonexistent/folder/bench.json" in capsys.readouterr().err

@@ -38,7 +38,7 @@ def commands(script: str) -> list[str]:
 def test_the_quick_start_is_two_commands() -> None:
     first, second = quick_start()
     assert "symidx maps symidx/examples/layernorm.hlo" in first
-    assert second.endswith("&& .venv/bin/python -m pytest")
+    assert second.endswith("&& .venv/bin/python -m pytest -n auto --dist loadgroup")
 
 
 def test_ci_installs_and_runs_the_readme_test_command() -> None:
@@ -46,7 +46,8 @@ def test_ci_installs_and_runs_the_readme_test_command() -> None:
     install = [c for c in commands(CI) if "pip install" in c and "-e" in c]
     assert len(install) == 1
     assert extras(install[0]) == extras(readme)
-    assert ".venv-ci/bin/python -m pytest -q" in commands(CI)
+    pytest_args = readme.split("&& .venv/bin/python -m pytest", 1)[1]
+    assert f".venv-ci/bin/python -m pytest -q{pytest_args}" in commands(CI)
 
 
 def test_ci_runs_ruff_and_mypy_from_the_dev_extra_and_fails_with_them() -> None:

@@ -226,3 +226,64 @@ def test_constrained_bounds_use_a_constrained_sum_inside_a_larger_one():
         == Interval(0, 16)  # 1028 // 64 = 16
     assert constrained_bounds(x - d1 + 1, env, {x: Interval(0, 1023)}) == Interval(1, 947)
 
+
+
+# --- the order of a sum's terms -----------------------------------------------------------------
+@given(st.lists(expressions([d0, d1, s0, dim(10), rt(0)], max_depth=3), min_size=2,
+                max_size=6, unique=True))
+def test_canonical_order_is_sympys(terms):
+    """symidx sorts a sum's terms itself (``compare``, a faster ``Basic.compare``): the
+    order must be the one sympy's own key gives, or sums would not be canonical."""
+    from functools import cmp_to_key
+
+    from sympy.core.add import _args_sortkey
+
+    from symidx.expr import canonical_order, compare
+
+    expected = sorted(terms, key=_args_sortkey)
+    assert canonical_order(list(terms)) == expected
+    assert sorted(terms, key=cmp_to_key(compare)) == expected
+    for a, b in itertools.combinations(terms, 2):
+        assert compare(a, b) == a.compare(b)
+
+
+def test_exact_evaluation_holds_no_array_once_it_returns():
+    """Its recursive walk is a reference cycle, which only the cyclic collector frees: the
+    arrays it holds (the inputs, the shared sub-expressions' values) are let go on return,
+    or an enumeration would keep every chunk's arrays until a collection (hundreds of MB
+    in ``symidx bench``)."""
+    import gc
+    import weakref
+
+    from symidx.expr import evaluate_exact
+
+    shared = FloorDiv(d0 * 100 + d1, 7)
+    x, y = np.arange(1000, dtype=np.int64), np.arange(1000, dtype=np.int64)
+    refs = [weakref.ref(x), weakref.ref(y)]
+    gc.disable()
+    try:
+        results, _ = evaluate_exact([shared + 1, Mod(shared, 3)], [d0, d1], [x, y])
+        assert list(results[1][:3]) == [(i * 101 // 7) % 3 for i in range(3)]
+        del x, y, results
+        assert [r() for r in refs] == [None, None]
+    finally:
+        gc.enable()
+
+
+@given(st.sampled_from([FloorDiv, CeilDiv, Mod]),
+       expressions([dim(0), dim(1)], max_depth=2),
+       st.sampled_from([Integer(-3), Integer(-1), Integer(1), Integer(2), Integer(7), sym(0)]),
+       st.sampled_from([dim(0), dim(1) * 3 + 1, Integer(0), Integer(5), Integer(-4)]))
+def test_a_division_rebuilt_with_its_own_divisor_folds_as_built_anew(op, dividend, divisor,
+                                                                     new_dividend):
+    from symidx.expr.sums import rebuild, substitute
+
+    e = op(dividend, divisor, evaluate=False)  # also a unit divisor, kept as written
+    rebuilt = rebuild(e, (new_dividend, divisor))
+    assert rebuilt == op(new_dividend, divisor)
+    # and through a substitution, checked by value at every point of a small grid
+    done = substitute([e], {dim(0): dim(1) - 2})[0]
+    for x, s in itertools.product(range(-3, 4), (-2, 3)):
+        env = {dim(0): x - 2, dim(1): x, sym(0): s}
+        want = e.subs(env)
+        assert done.subs(env) == want

@@ -133,6 +133,63 @@ def test_composition_is_function_composition(pair):
         assert composed.image(point) == expected, (point, print_map(composed, "xla"))
 
 
+@st.composite
+def composable_with_constraints(draw):
+    """As :func:`composable`, but ``second`` has narrow dimension intervals and
+    constraints of its own, some written on the same expressions as ``first``'s (so that
+    the composition intersects them, sometimes to nothing)."""
+    first = draw(indexing_maps(max_dims=2, max_ranges=1, max_rts=0, max_results=2,
+                               max_constraints=2))
+    n = first.num_results
+    second_vars = [dim(i) for i in range(n)]
+    second_dims = [draw(st.sampled_from([Interval(-2, 6), Interval(0, 3), Interval(1, 9)]))
+                   for _ in range(n)]
+    shared = [c for c, _ in first.constraints if not c.free_symbols - set(first.dim_vars[:n])]
+    exprs = expressions(second_vars, max_depth=2) if n else st.nothing()
+    pool = st.sampled_from(shared) | exprs if shared and n else exprs
+    results = draw(st.lists(exprs, max_size=2)) if n else []
+    constraints = draw(st.lists(st.tuples(pool, st.sampled_from(
+        [(0, 3), (-5, 1), (2, 20), (4, 4)])), max_size=2)) if n else []
+    return first, IndexingMap.create(second_dims, results, constraints=constraints)
+
+
+@given(composable_with_constraints())
+def test_composition_with_constraints_is_function_composition(pair):
+    first, second = pair
+    composed = compose(first, second)
+    if first.is_known_empty or second.is_known_empty:
+        assert composed.is_known_empty
+        return
+    points = list(itertools.islice(itertools.product(*(range(b.lo, b.hi + 1)
+                                                       for b in first.dims)), 40))
+    for point in points:
+        expected = set()
+        for mid in first.image(point):
+            if all(v in b for v, b in zip(mid, second.dims)):
+                expected |= second.image(mid)
+        got = set() if composed.is_known_empty else composed.image(point)
+        assert got == expected, (point, print_map(composed, "xla"))
+
+
+def test_compose_intersects_constraints_written_alike():
+    first = parse_map("(d0) -> (d0), domain: d0 in [0, 9], d0 mod 4 in [0, 2]")
+    second = parse_map("(d0) -> (d0 * 2), domain: d0 in [0, 9], d0 mod 4 in [1, 3]")
+    composed = compose(first, second)
+    assert composed.constraints == ((Mod(d0, 4), Interval(1, 2)),)
+    assert [p for p in range(10) if composed.image((p,))] == [1, 2, 5, 6, 9]
+    disjoint = parse_map("(d0) -> (d0), domain: d0 in [0, 9], d0 mod 4 in [3, 3]")
+    assert compose(first, disjoint).is_known_empty
+    # a constraint the substitution turns into a constant is checked, not kept
+    five = parse_map("(d0) -> (5), domain: d0 in [0, 3]")
+    assert compose(five, first).constraints == ()
+    assert compose(five, first).image((0,)) == {(5,)}
+    assert compose(parse_map("(d0) -> (7), domain: d0 in [0, 3]"), first).is_known_empty
+    # a constraint on a bare variable narrows its interval
+    pick = parse_map("(d0)[s0] -> (s0), domain: d0 in [0, 3], s0 in [0, 9]")
+    narrowed = compose(pick, parse_map("(d0) -> (d0), domain: d0 in [2, 5]"))
+    assert narrowed.ranges == (Interval(2, 5),) and narrowed.constraints == ()
+
+
 def test_equal_exhaustive_and_counterexample():
     a = parse_map("(d0, d1) -> (d0 * 16 + d1), domain: d0 in [0, 3], d1 in [0, 15]")
     b = parse_map("(d0, d1) -> (d1 + 16 * d0), domain: d0 in [0, 3], d1 in [0, 15]")

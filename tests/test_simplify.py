@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sympy import Integer, preorder_traversal
+from sympy import Add, Integer, preorder_traversal
 
 from conftest import DATA
 from helpers import SEED_SIMPLIFICATIONS, assert_same_function
@@ -30,7 +30,7 @@ from symidx.simplify import (
 from symidx.simplify.constraints import CONSTRAINT_RULES, VARIABLE_RULES
 from symidx.simplify.passes import PASSES
 from symidx.simplify.rewriter import Rewriter
-from symidx.simplify.rules import RULES
+from symidx.simplify.rules import RULES, recombine_as_written
 from symidx.strategies import indexing_maps, intervals
 from symidx.syntax import parse_map, print_map
 
@@ -255,6 +255,35 @@ def test_every_rule_preserves_value(e, bounds):
             new = rule(node, rw)
             if new is not None:
                 assert_equal_on(node, new, env)
+
+
+@RULE_FAMILY
+@given(div_mod_expressions(), envs)
+def test_recombining_a_pair_as_written_preserves_value(e, bounds):
+    """The rewriter's look at a sum before it simplifies the terms (a ``k*c*F(x, c) +
+    k*M(x, c)`` pair written alike becomes ``k*x``) against brute force."""
+    env = dict(zip(ENV_VARS, bounds))
+    for node in preorder_traversal(e):
+        if isinstance(node, Add):
+            new = recombine_as_written(node)
+            if new is not None:
+                assert_equal_on(node, new, env)
+
+
+def test_a_pair_written_alike_is_recombined_before_its_terms_are_simplified():
+    x = 100 * dim(0) + 10 * dim(1) + dim(2)
+    joined = recombine_as_written(3 * 20 * FloorDiv(x, 20) + 3 * Mod(x, 20) + dim(2) + 4)
+    assert joined == 3 * x + dim(2) + 4
+    assert recombine_as_written(19 * FloorDiv(x, 20) + Mod(x, 20)) is None  # not a pair
+    assert recombine_as_written(20 * FloorDiv(x, 20) + Mod(x + 1, 20)) is None
+    m = IndexingMap.create([10, 10, 10], [FloorDiv(20 * FloorDiv(x, 20) + Mod(x, 20), 100)])
+    result = simplify(m, trace=True)
+    assert result.map.results == (dim(0),)
+    assert result.trace[0].rule == "sum_recombine_div_mod"
+    assert result.trace[0].before == 20 * FloorDiv(x, 20) + Mod(x, 20)
+    assert result.trace[0].after == x
+    assert result.stats.rules["sum_recombine_div_mod"].fired == 1
+    assert result.stats.steps == len(result.trace)
 
 
 @RULE_FAMILY
@@ -623,3 +652,40 @@ def test_feasibility_answers_are_kept_only_in_the_memo_a_caller_opens():
     with feasibility_memo(second):
         assert remove_unused_symbols(window(2))[0].is_known_empty
     assert list(second.values()) == [False] and len(first) == 2
+
+
+def test_clear_caches_forgets_the_simplifiers_memos_too():
+    """A benchmark clears the caches before every sample: no sample may reuse the folds or
+    variables an earlier one remembered."""
+    from symidx.expr import clear_caches
+    from symidx.simplify import memo, passes
+
+    m = parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 99], s0 in [0, 3], "
+                  "d0 * 6 + 5 in [0, 35], s0 floordiv 2 in [0, 0]")
+    simplify(m)
+    simplify(parse_map("(d0) -> (d0 floordiv 8), domain: d0 in [0, 99]"))
+    memos = [passes._FOLDED, passes._FOLDED_BY_VALUE, passes._SIMPLIFIED,
+             passes._SIMPLIFIED_BY_VALUE, memo._VARIABLES]
+    assert all(memos)
+    clear_caches()
+    assert not any(memos)
+
+
+def test_a_result_simplified_before_is_remembered_only_under_the_same_intervals():
+    """The simplifier remembers a result's simplification by the expression (the object, or
+    an equal one) and the intervals of its variables: a chain of compositions meets the
+    same results again. Other intervals are another question."""
+    from symidx.expr import clear_caches
+
+    clear_caches()
+    e = FloorDiv(4 * dim(0) + dim(1), 4)
+    narrow = IndexingMap.create([10, 4], [e])
+    wide = IndexingMap.create([10, 8], [e])
+    assert simplify(narrow).results == (dim(0),)
+    assert simplify(wide).results == (dim(0) + FloorDiv(dim(1), 4),)
+    again = IndexingMap.create([10, 4], [FloorDiv(4 * dim(0) + dim(1), 4)])  # equal, another
+    assert again.results[0] is not e and simplify(again).results == (dim(0),)
+    assert simplify(narrow, trace=True).trace  # traced: done afresh, every step recorded
+    text = "(d0) -> (d0 mod 5), domain: d0 in [-4, 0]"  # nothing applies
+    first, second = parse_map(text), parse_map(text)
+    assert simplify(first) is first and simplify(second) is second  # unchanged: itself

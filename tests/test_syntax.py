@@ -108,6 +108,16 @@ hlo: of2 = s32[] parameter(3)
     assert parse_map(print_map(m, "doc")) == m
 
 
+def test_equal_sub_expressions_are_read_as_one_object():
+    """The memos downstream go by identity: a sub-expression written twice is read once."""
+    m = parse_map("(d0, d1) -> ((d0 * 20 + d1) floordiv 100, ((d0 * 20 + d1) mod 100) "
+                  "floordiv 10), domain: d0 in [0, 49], d1 in [0, 19], d0 * 20 + d1 in [0, 999]")
+    linear = m.results[0].args[0]
+    assert linear == 20 * dim(0) + dim(1)
+    assert m.results[1].args[0].args[0] is linear
+    assert m.constraints[0][0] is linear
+
+
 def test_ceildiv_min_max_and_unary_minus():
     m = parse_map("(d0) -> (d0 ceildiv 4, -d0 mod 3, -(d0 mod 3), max(d0, 2)), "
                   "domain: d0 in [0, 9]")
@@ -182,6 +192,9 @@ def test_parse_expr_and_print_expr():
     ("(d0) -> (d0), domain: (d0 + 1 in [0, 3]", 1, 23, "missing ')'"),
     ("(d0) -> ((d0 + 1), domain: d0 in [0, 3]", 1, 20, "expected an expression"),
     ("(d0) -> (d0) garbage", 1, 14, "unexpected 'garbage'"),
+    # the text after hlo: is read raw (any character); the tokens resume after it
+    ("(d0)[s0] -> (d0 + s0)\ndomain:\nd0 in [0, 3]\ns0 in [0, 1]\nhlo: %p.1 = s32[] @(0)\n"
+     "(d0) -> ()\nd0 mod 2 in [0, 0] %", 7, 20, "unexpected character '%'"),
 ])
 def test_errors_have_line_column_and_message(text, line, column, message):
     with pytest.raises(ParseError) as info:

@@ -4,13 +4,16 @@ Each case builds its maps (untimed), then times one operation on them with symid
 where they can express it, with islpy and with MLIR's affine maps as jaxlib bundles them;
 both are optional (a missing one leaves its column empty). The engines get the same work
 (:mod:`symidx.bench.backends`), are interleaved per repetition, and keep the garbage
-collector on; each row has every engine's median and spread, or its error
-(:mod:`symidx.bench.harness`). The cases are in :mod:`symidx.bench.cases`.
+collector on; every figure is CPU time; each row has every engine's median and spread, or
+its error (:mod:`symidx.bench.harness`). The cases are in :mod:`symidx.bench.cases`;
+:func:`document` gives the rows as the JSON ``symidx bench --json`` writes
+(``symidx/schemas/bench-1.json``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from symidx.bench.backends import (
     Backend,
@@ -28,7 +31,9 @@ from symidx.bench.cases import (
     bundled_samples,
     chain_maps,
     compare_equal,
+    compare_equal_text,
     compare_unequal,
+    compare_unequal_text,
     compose_chain,
     compose_pair,
     compose_step_maps,
@@ -38,17 +43,28 @@ from symidx.bench.cases import (
     round_trip_pair,
     simplify_one,
 )
-from symidx.bench.harness import Row, Timing, format_table, measure_row, measure_symidx, plot
+from symidx.bench.harness import (
+    Row,
+    Timing,
+    cpu_seconds,
+    format_table,
+    measure_row,
+    measure_symidx,
+    plot,
+    row_dict,
+)
 from symidx.errors import SymidxError
 from symidx.verify import has_isl, has_z3
 
 __all__ = [
-    "run", "format_table", "plot", "NOTES", "Row", "Timing", "CASES", "measure_row",
+    "run", "document", "format_table", "plot", "NOTES", "Row", "Timing", "CASES",
+    "measure_row", "cpu_seconds",
     "measure_symidx", "Backend", "SymidxBackend", "IslBackend", "MlirBackend",
     "NotExpressible", "available_backends", "has_z3", "has_isl", "SHAPE", "SEED_EXAMPLES",
     "reshape_map", "compose_step_maps", "chain_maps", "ladder_hlo", "bundled_samples",
     "round_trip_pair", "bitcast_maps", "cute_maps", "compose_pair", "compose_chain",
-    "simplify_one", "compare_equal", "compare_unequal",
+    "simplify_one", "compare_equal", "compare_unequal", "compare_equal_text",
+    "compare_unequal_text",
 ]
 
 
@@ -76,17 +92,44 @@ def run(quick: bool = False, cases: Sequence[str] | None = None,
 
 
 NOTES = (
-    "each figure is the median over repetitions that interleave the engines, ± half the "
-    "interquartile range; the garbage collector is on; /islpy and /MLIR are ratios of "
-    "medians (above 1: symidx slower)",
-    "every engine's inputs are parsed outside the timing (symidx's maps from text or built, "
-    "isl's objects read from the same maps' text): the figures time the operation alone",
+    "every figure is CPU time (user + system) of this process and of the processes it "
+    "waited for, never wall time; each is the median over repetitions that interleave the "
+    "engines, ± half the interquartile range; the garbage collector is on; /islpy and "
+    "/MLIR are ratios of medians (above 1: symidx slower)",
+    "compose, simplify and the chains: every engine's inputs are parsed outside the timing "
+    "(symidx's maps from text or built, isl's objects read from the same maps' text): the "
+    "figures time the operation alone",
+    "equal and unequal round trips: from text on both sides -- each engine reads the pair "
+    "from its own text (symidx's, isl's), timed, then decides",
     "islpy simplify = explicit form + gist by its domain + coalesce; compose = pullback of "
     "explicit forms (made untimed) (apply_range for set-valued maps); equal = is_equal",
     "symidx's equal (method auto) evaluates the pair at a few hundred points, then proves "
-    "with isl where islpy is installed, else z3; the (z3) and enumerate rows are symidx's "
-    "own procedures",
+    "with isl (in this process, no deadline) where islpy is installed, else z3; the (z3) "
+    "and enumerate rows are symidx's own procedures",
     "MLIR affine maps have no domain: simplify_affine_expr cannot use ranges, and it cannot "
     "decide equality on a domain",
 )
 """What the table's columns mean, printed under it."""
+
+
+def document(rows: Sequence[Row], quick: bool, backends: Sequence[Backend]) -> dict[str, Any]:
+    """The rows as the JSON document ``symidx bench --json`` writes (schema
+    ``symidx.bench/1``, ``symidx/schemas/bench-1.json``): what ran (symidx's version, the
+    engines found, Python's, the processors), the clock (CPU seconds), the rows and the
+    notes."""
+    import os
+    import platform
+
+    from symidx import __version__
+
+    return {
+        "schema": "symidx.bench/1",
+        "symidx": __version__,
+        "quick": quick,
+        "clock": "cpu",
+        "engines": [b.name for b in backends],
+        "python": platform.python_version(),
+        "processors": os.cpu_count(),
+        "rows": [row_dict(r) for r in rows],
+        "notes": list(NOTES),
+    }

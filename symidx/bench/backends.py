@@ -4,8 +4,12 @@ Each engine gets the same work. ``prepare`` (untimed, afresh for every sample) t
 freshly built maps into the engine's inputs: symidx gets :class:`IndexingMap` values (its
 caches cleared), isl gets its objects read from the maps' text. Reading is parsing, on both
 sides, and neither side's parse is timed; the timed operation starts from the parsed maps.
+Or, for the cases timed from text, ``prepare_text`` gives each engine the maps as its own
+text (symidx's, isl's), and the timed operation reads them (``read``) on both sides.
 
-* **symidx**: :func:`compose`, :func:`simplify`, :func:`symidx.verify.equal`.
+* **symidx**: :func:`compose`, :func:`simplify`, :func:`symidx.verify.equal` (without a
+  deadline: isl then decides in this process, where its time is counted, not in the
+  worker process a deadline needs).
 * **islpy**: simplify = the map (read untimed) in explicit form where it is
   single-valued (as symidx's results are), ``gist`` by its own domain (keeping the
   domain, as symidx does), then ``coalesce``; compose = ``pullback`` of explicit piecewise
@@ -18,14 +22,16 @@ sides, and neither side's parse is timed; the timed operation starts from the pa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from symidx.errors import SymidxError, Undecided
 from symidx.expr import CeilDiv, Expr, FloorDiv, Mod, clear_caches
-from symidx.indexing_map import IndexingMap
+from symidx.indexing_map import IndexingMap, print_map
 from symidx.simplify import compose, simplify
+from symidx.syntax import parse_map
 from symidx.verify import equal, isl_text
 
 __all__ = ["NotExpressible", "Backend", "SymidxBackend", "IslBackend", "MlirBackend",
@@ -44,6 +50,14 @@ class Backend:
     def prepare(self, build: Callable[[], Sequence[IndexingMap]]) -> list[Any]:
         """The backend's inputs for the maps ``build()`` returns (called untimed)."""
         raise NotImplementedError
+
+    def prepare_text(self, build: Callable[[], Sequence[IndexingMap]]) -> list[str]:
+        """The maps ``build()`` returns as the backend's own text (called untimed)."""
+        raise NotExpressible(f"{self.name} reads no text")
+
+    def read(self, text: str) -> Any:
+        """A map from the text :meth:`prepare_text` gave (timed)."""
+        raise NotExpressible(f"{self.name} reads no text")
 
     def compose(self, first: Any, second: Any) -> Any:
         """``second ∘ first``: first applied first."""
@@ -68,6 +82,14 @@ class SymidxBackend(Backend):
         clear_caches()
         return list(build())
 
+    def prepare_text(self, build: Callable[[], Sequence[IndexingMap]]) -> list[str]:
+        texts = [print_map(m, "xla") for m in build()]
+        clear_caches()
+        return texts
+
+    def read(self, text: str) -> Any:
+        return parse_map(text)
+
     def compose(self, first: Any, second: Any) -> Any:
         return compose(first, second)
 
@@ -75,7 +97,7 @@ class SymidxBackend(Backend):
         return simplify(m)
 
     def equal(self, a: Any, b: Any) -> bool:
-        return equal(a, b, method=self.method)
+        return equal(a, b, timeout=math.inf, method=self.method)
 
 
 @dataclass(frozen=True)
@@ -106,6 +128,15 @@ class IslBackend(Backend):
             relation = self.isl.Map(text)
             inputs.append(IslInput(text, relation, self._explicit(relation)))
         return inputs
+
+    def prepare_text(self, build: Callable[[], Sequence[IndexingMap]]) -> list[str]:
+        try:
+            return [isl_text(m) for m in build()]
+        except Undecided as e:
+            raise NotExpressible(str(e)) from None
+
+    def read(self, text: str) -> Any:
+        return self.isl.Map(text)
 
     def _explicit(self, relation: Any) -> Any | None:
         """The explicit (piecewise multi-affine) form, or None for a set-valued map."""

@@ -11,7 +11,8 @@
 * **equal round trip** / **unequal round trip** -- ``[k,k,k] -> [k*k/2, 2k] -> [k,k,k]``
   reshapes composed (not simplified) against the identity, and the same with a wrong second
   reshape, at 10^3 .. 10^12 points: equality the simplifier is not asked to reduce, decided
-  by ``equal`` (method auto) and by islpy's ``is_equal``; **equal round trip (z3)** and
+  by ``equal`` (method auto) and by islpy's ``is_equal``, both from text (each engine reads
+  the pair from its own text, timed, then decides); **equal round trip (z3)** and
   **equal enumerate** time symidx's own procedures alone;
 * **layout bitcast** -- an XLA tiled layout's physical -> logical map composed with another
   layout's logical -> physical map, simplified; **cute compose** -- a CuTe layout composed
@@ -46,7 +47,7 @@ __all__ = [
     "SHAPE", "SEED_EXAMPLES", "CASES", "Case", "reshape_map", "compose_step_maps",
     "chain_maps", "ladder_hlo", "bundled_samples", "round_trip_pair", "bitcast_maps",
     "cute_maps", "compose_pair", "compose_chain", "simplify_one", "compare_equal",
-    "compare_unequal",
+    "compare_unequal", "compare_equal_text", "compare_unequal_text",
 ]
 
 SHAPE = (8, 16, 4)
@@ -183,6 +184,16 @@ def compare_unequal(b: Backend, maps: list[Any]) -> object:
     return False
 
 
+def compare_equal_text(b: Backend, texts: list[str]) -> object:
+    """Read the pair from the engine's own text, then decide it equal."""
+    return compare_equal(b, [b.read(t) for t in texts])
+
+
+def compare_unequal_text(b: Backend, texts: list[str]) -> object:
+    """Read the pair from the engine's own text, then decide it different."""
+    return compare_unequal(b, [b.read(t) for t in texts])
+
+
 # --- the cases ------------------------------------------------------------------------------------
 
 Case = Callable[[Sequence[Backend], bool], list[Row]]
@@ -254,7 +265,8 @@ def case_equal(backends: Sequence[Backend], quick: bool) -> list[Row]:
             rows.append(measure_row(
                 "unequal round trip" if wrong else "equal round trip", k**3, "points",
                 [SymidxBackend("auto"), *others], partial(round_trip_pair, k, wrong),
-                compare_unequal if wrong else compare_equal, repeats, warmup=2))
+                compare_unequal_text if wrong else compare_equal_text, repeats, warmup=2,
+                from_text=True))
     if has_z3():
         for k in (10, 100, 1000, 10000):
             rows.append(measure_row("equal round trip (z3)", k**3, "points",

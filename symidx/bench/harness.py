@@ -1,10 +1,12 @@
 """Timing, rows and output: the part of the benchmark suite that does not know the cases.
 
-A row's engines are interleaved: every repetition runs each engine once (in an order that
-rotates), so a slow phase of the machine falls on all of them alike. The garbage collector
-stays on -- it is a real cost of a sympy engine. A row reports each engine's median and
-its spread (half the interquartile range); an engine that fails leaves its error in the
-row, and the table goes on.
+Every figure is CPU time (:func:`cpu_seconds`: this process's, and that of the child
+processes it has waited for), never wall time, which other processes on a busy machine
+would inflate. A row's engines are interleaved: every repetition runs each engine once (in
+an order that rotates), so a slow phase of the machine falls on all of them alike. The
+garbage collector stays on -- it is a real cost of a sympy engine. A row reports each
+engine's median and its spread (half the interquartile range); an engine that fails leaves
+its error in the row, and the table goes on.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from symidx.bench.backends import Backend, NotExpressible
@@ -21,12 +24,41 @@ from symidx.expr import clear_caches
 from symidx.indexing_map import IndexingMap
 
 __all__ = ["Timing", "Row", "Operation", "measure_row", "measure_symidx", "format_table",
-           "plot", "ENGINES"]
+           "plot", "ENGINES", "cpu_seconds", "row_dict"]
 
 ENGINES = ("symidx", "islpy", "MLIR")
 """The table's columns, in order."""
 
 Operation = Callable[[Backend, list[Any]], object]
+
+
+def cpu_seconds() -> float:
+    """CPU seconds (user and system) of this process and of the child processes it has
+    waited for. The suite times every engine in this process (symidx's isl proofs too:
+    its backend asks for them without a deadline, so isl runs here rather than in a
+    worker process); the children's share counts any process an engine starts and
+    reaps."""
+    return time.process_time() + _children_seconds()
+
+
+def _children_seconds() -> float:
+    """CPU seconds of the child processes waited for (0 where there is no ``resource``)."""
+    try:
+        import resource
+    except ImportError:  # not a Unix
+        return 0.0
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return children.ru_utime + children.ru_stime
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    """CPU seconds :func:`cpu_seconds` counts while ``fn()`` runs; the children's share is
+    read outside this process's clock, so that reading it is not timed."""
+    children = _children_seconds()
+    start = time.process_time()
+    fn()
+    elapsed = time.process_time() - start
+    return elapsed + (_children_seconds() - children)
 
 
 @dataclass(frozen=True)
@@ -80,10 +112,13 @@ class Row:
 
 def measure_row(case: str, size: int, unit: str, backends: Sequence[Backend],
                 build: Callable[[], Sequence[IndexingMap]], operation: Operation,
-                repeats: int, warmup: int = 1, detail: str = "") -> Row:
+                repeats: int, warmup: int = 1, detail: str = "",
+                from_text: bool = False) -> Row:
     """The row of one case at one size: ``repeats`` timed samples per engine after
-    ``warmup`` untimed ones, the engines interleaved. Never raises: an engine that fails
-    has its error in the row."""
+    ``warmup`` untimed ones, the engines interleaved. Each engine's inputs are made
+    untimed: the maps as its own objects (``prepare``), or with ``from_text`` as its own
+    text (``prepare_text``), which the operation then reads (timed, on every side alike).
+    Never raises: an engine that fails has its error in the row."""
     samples: dict[str, list[float]] = {b.name: [] for b in backends}
     errors: dict[str, str] = {}
     dropped: set[str] = set()
@@ -93,10 +128,8 @@ def measure_row(case: str, size: int, unit: str, backends: Sequence[Backend],
             if b.name in errors or b.name in dropped:
                 continue
             try:
-                inputs = b.prepare(build)
-                start = time.perf_counter()
-                operation(b, inputs)
-                elapsed = time.perf_counter() - start
+                inputs = b.prepare_text(build) if from_text else b.prepare(build)
+                elapsed = _timed(partial(operation, b, inputs))
             except NotExpressible:
                 dropped.add(b.name)
                 continue
@@ -118,10 +151,9 @@ def measure_symidx(case: str, size: int, unit: str, fn: Callable[[], object], re
     try:
         for rep in range(repeats + 1):
             clear_caches()
-            start = time.perf_counter()
-            fn()
+            elapsed = _timed(fn)
             if rep:
-                samples.append(time.perf_counter() - start)
+                samples.append(elapsed)
     except Exception as e:  # reported in the row
         return Row(case, size, unit, errors={"symidx": _error_text(e)}, detail=detail)
     return Row(case, size, unit, {"symidx": Timing.of(samples)}, detail=detail)
@@ -155,13 +187,31 @@ def _cell(row: Row, engine: str) -> str:
 
 
 def _ratio(row: Row, other: str) -> str:
-    a, b = row.symidx, row.median(other)
-    return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}"
+    ratio = _ratio_value(row, other)
+    return "-" if ratio is None else f"{ratio:.2f}"
 
 
 def _size(n: int, unit: str) -> str:
     text = f"1e{len(str(n)) - 1}" if n >= 10**5 and str(n).rstrip("0") == "1" else str(n)
     return f"{text} {unit}"
+
+
+def _ratio_value(row: Row, other: str) -> float | None:
+    a, b = row.symidx, row.median(other)
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def row_dict(row: Row) -> dict[str, Any]:
+    """A row as a JSON-able dict (``symidx bench --json``): case, size, unit, detail, per
+    engine its median and spread in CPU seconds and its sample count, the errors, and the
+    ratios symidx / engine."""
+    return {
+        "case": row.case, "size": row.size, "unit": row.unit, "detail": row.detail,
+        "times": {name: {"median": t.median, "spread": t.spread, "samples": t.samples}
+                  for name, t in row.times.items()},
+        "errors": dict(row.errors),
+        "ratios": {other: _ratio_value(row, other) for other in ENGINES[1:]},
+    }
 
 
 def format_table(rows: Sequence[Row]) -> str:

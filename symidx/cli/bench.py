@@ -10,10 +10,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                      "beside islpy and MLIR where installed",
                        description="Prints a table: per case and size, each engine's median "
                                    "± half the interquartile range over interleaved "
-                                   "repetitions, the ratios, and the error of any engine "
-                                   "that failed (the table always completes).")
+                                   "repetitions, in CPU time (this process and the ones "
+                                   "it waited for, never wall time), the ratios, and the "
+                                   "error of any engine that failed (the table always "
+                                   "completes).")
     p.add_argument("--quick", action="store_true",
                    help="fewer sizes and samples (well under a minute)")
+    p.add_argument("--json", metavar="FILE",
+                   help="also write the rows as JSON (schema symidx.bench/1, "
+                        "symidx/schemas/bench-1.json): per engine the median and spread "
+                        "in CPU seconds, the samples, errors and ratios")
     p.add_argument("--png", metavar="FILE", default="symidx-bench.png",
                    help="where to write the plot of cost against size "
                         "(default: %(default)s; needs matplotlib)")
@@ -25,12 +31,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from symidx.bench import NOTES, available_backends, format_table, has_z3, plot, run
-    from symidx.cli.common import need
+    from symidx.bench import (
+        NOTES,
+        available_backends,
+        document,
+        format_table,
+        has_z3,
+        plot,
+        run,
+    )
+    from symidx.cli.common import check_writable, need
     from symidx.errors import SymidxError
 
     if not args.no_plot and args.png != "symidx-bench.png":
         need("matplotlib", "plot", "--png")  # asked for by name: say so before the work
+    if args.json is not None:
+        check_writable(args.json)  # before the run, not after it
 
     backends = available_backends()
     missing = {"islpy", "MLIR"} - {b.name for b in backends}
@@ -39,6 +55,15 @@ def run_bench(args: argparse.Namespace) -> int:
     rows = run(quick=args.quick, cases=args.cases, backends=backends,
                progress=Progress("symidx bench", unit="case"))
     print(format_table(rows))
+    if args.json is not None:
+        import json
+
+        text = json.dumps(document(rows, args.quick, backends), indent=1) + "\n"
+        try:
+            with open(args.json, "w", encoding="utf-8") as out:
+                out.write(text)
+        except OSError as e:
+            raise SymidxError(f"cannot write {args.json}: {e.strerror or e}") from None
     print()
     for note in NOTES:
         print(f"* {note}")
@@ -57,4 +82,6 @@ def run_bench(args: argparse.Namespace) -> int:
         else:
             print(f"* plot written to {args.png}" if written
                   else "* no case was measured at several sizes: no plot")
+    if args.json is not None:
+        print(f"* rows written as JSON to {args.json}")
     return 0

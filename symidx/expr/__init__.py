@@ -25,13 +25,17 @@ from sympy import Expr
 
 from symidx.expr.evaluate import INT64_SAFE, compile_expr, evaluate_exact
 from symidx.expr.nodes import CeilDiv, FloorDiv, Max, Min, Mod, as_expr
+from symidx.expr.nodes import integer as integer
 from symidx.expr.nodes import max_of as max_of
 from symidx.expr.nodes import min_of as min_of
 from symidx.expr.ranges import _combine as _combine
 from symidx.expr.ranges import bounds, constrained_bounds
 from symidx.expr.sums import ONE, Terms, from_terms, terms
 from symidx.expr.sums import add as add
+from symidx.expr.sums import canonical_order as canonical_order
 from symidx.expr.sums import clear_caches as clear_caches
+from symidx.expr.sums import compare as compare
+from symidx.expr.sums import on_clear_caches as on_clear_caches
 from symidx.expr.sums import rebuild as rebuild
 from symidx.expr.sums import renamed as renamed
 from symidx.expr.sums import scale as scale
@@ -42,8 +46,9 @@ from symidx.expr.variables import _variable as _variable
 from symidx.expr.walks import depth, free_vars, scan, variable_divisions
 
 # Names outside __all__ are imported as themselves (``x as x``): the builders (``add``,
-# ``scale``, ``rebuild``, ``substitute``, ``shifted``, ``renamed``, ``min_of``,
-# ``max_of``), ``clear_caches``,
+# ``integer``, ``scale``, ``rebuild``, ``substitute``, ``shifted``, ``renamed``, ``min_of``,
+# ``max_of``), the order of a sum's terms (``canonical_order``, ``compare``), ``clear_caches``
+# and ``on_clear_caches``,
 # ``_variable`` (which unpickles a variable) and ``_combine`` (symidx.simplify.ranges uses it).
 
 __all__ = [

@@ -161,9 +161,13 @@ def evaluate_exact(exprs: Sequence[Expr], variables: Sequence[Symbol],
         return got
 
     results = [walk(e) for e in exprs]
+    # ``walk`` (recursive) is a reference cycle, collected late: not the arrays it holds
+    memo.clear()
+    arrays.clear()
     defined = None
     for zero in undefined:
         defined = ~zero if defined is None else defined & ~zero
+    undefined.clear()
     return results, defined
 
 

@@ -16,6 +16,8 @@ from symidx._arith import ceil_div
 from symidx.errors import MapError
 from symidx.expr.printing import _code
 
+_new_expr = sympy.Expr.__new__
+
 
 class _FloorModOperators:
     """``//`` and ``%`` build symidx's :class:`FloorDiv` and :class:`Mod` (sympy's would
@@ -71,7 +73,13 @@ class _IntegerOp(_FloorModOperators, sympy.Expr):
             folded = cls.eval(a, b)
             if folded is not None:
                 return folded
-        return sympy.Expr.__new__(cls, a, b)
+        return _new_expr(cls, a, b)
+
+    @classmethod
+    def of(cls, a: Expr, b: Expr) -> Expr:
+        """``cls(a, b)`` for two sympy expressions (no conversion of ints)."""
+        folded = cls.eval(a, b)
+        return folded if folded is not None else _new_expr(cls, a, b)
 
     @classmethod
     def eval(cls, a: Expr, b: Expr) -> Expr | None:
@@ -89,22 +97,23 @@ class _IntegerDivision(_IntegerOp):
     @classmethod
     def eval(cls, a: Expr, b: Expr) -> Expr | None:
         if b.is_Integer:
-            if b == 0:
+            divisor = b.p
+            if divisor == 0:
                 raise MapError(f"{cls._word} by zero")
             if a.is_Integer:
-                return Integer(cls._fold(int(a), int(b)))
+                return integer(cls._fold(a.p, divisor))
             unit = cls._by_unit(a, b)
             if unit is not None:
                 return unit
-        if a.is_Integer and a == 0:
-            return Integer(0)
+        if a.is_Integer and a.p == 0:
+            return ZERO
         return None
 
     @classmethod
     def _by_unit(cls, a: Expr, b: Expr) -> Expr | None:
         """``a`` divided by the integer ``b`` when that needs no division, else None: ``a``
         for ``b = 1`` (Mod: 0 for ``b = 1`` or ``-1``)."""
-        return a if b == 1 else None
+        return a if b.p == 1 else None
 
     @property
     def dividend(self) -> Expr:
@@ -140,7 +149,7 @@ class Mod(_IntegerDivision):
 
     @classmethod
     def _by_unit(cls, a: Expr, b: Expr) -> Expr | None:
-        return Integer(0) if b == 1 or b == -1 else None
+        return ZERO if b.p == 1 or b.p == -1 else None
 
 
 class _MinMax(_IntegerOp):
@@ -154,7 +163,7 @@ class _MinMax(_IntegerOp):
     @classmethod
     def eval(cls, a: Expr, b: Expr) -> Expr | None:
         if a.is_Integer and b.is_Integer:
-            return Integer(cls._pick(int(a), int(b)))
+            return integer(cls._pick(a.p, b.p))
         if a == b:
             return a
         if a.compare(b) > 0:
@@ -193,10 +202,28 @@ def _nested(op: type[_MinMax], args: Sequence[Expr | int]) -> Expr:
     return result
 
 
+_INTEGERS: dict[int, Expr] = {}
+_INTEGERS_LIMIT = 1 << 12
+
+
+def integer(n: int) -> Expr:
+    """``Integer(n)``, remembered (sympy's own cache is a slower path to the same
+    object)."""
+    got = _INTEGERS.get(n)
+    if got is None:
+        if len(_INTEGERS) >= _INTEGERS_LIMIT:
+            _INTEGERS.clear()
+        got = _INTEGERS[n] = Integer(n)
+    return got
+
+
+ZERO = Integer(0)
+
+
 def as_expr(value: Expr | int) -> Expr:
     """An int or a sympy expression, as a sympy expression."""
     if isinstance(value, int):
-        return Integer(value)
+        return integer(value)
     if isinstance(value, sympy.Expr):
         return value
     raise MapError(f"not an index expression: {value!r}")

@@ -1,25 +1,28 @@
 """Sums and integer multiples built the fast way, in exactly the form sympy builds
 (:func:`add`, :func:`scale`, :func:`rebuild`, :func:`substitute`), and sums as linear forms
-(:func:`terms`, :func:`from_terms`). The order of a sum's terms (``_ORDERED``) and the
-linear forms (``_TERMS``) are remembered."""
+(:func:`terms`, :func:`from_terms`). The linear forms (``_TERMS``) are remembered."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import cmp_to_key
 from operator import is_
 from typing import cast
 
 import sympy
-from sympy import Add, Expr, Integer, Mul, Symbol
+from sympy import Add, Basic, Expr, Integer, Mul, Symbol
+from sympy.core.basic import ordering_of_classes
 
-from symidx.expr.nodes import _IntegerOp
+from symidx.expr.nodes import ZERO, CeilDiv, FloorDiv, Mod, _IntegerOp, _new_expr, integer
 from symidx.expr.variables import _VAR_INFO, rt, sym
 from symidx.expr.walks import _SCANNED, scan
 
 
 def clear_caches() -> None:
-    """Forget every memoised result (sympy's cache and symidx's own), e.g. so that a
-    benchmark measures work on fresh expressions."""
+    """Forget every memoised result (sympy's cache and symidx's own: these of the
+    expressions, and those the floors above register with :func:`on_clear_caches`, the
+    simplifier's), e.g. so that a benchmark measures work on fresh expressions and no
+    sample reuses what an earlier one found."""
     from sympy.core.cache import clear_cache
 
     clear_cache()
@@ -27,24 +30,85 @@ def clear_caches() -> None:
     _SHIFTED.clear()
     _RENAMED.clear()
     _SCANNED.clear()
+    for forget in _CLEARERS:
+        forget()
+
+
+_CLEARERS: list[Callable[[], None]] = []
+
+
+def on_clear_caches(forget: Callable[[], None]) -> None:
+    """Have :func:`clear_caches` also call ``forget`` (a memo of a higher floor, which
+    this one cannot import, registers its own clearing)."""
+    _CLEARERS.append(forget)
 
 
 _SORT_KEY = sympy.core.add._args_sortkey  # the order sympy's Add keeps its terms in
-_ORDERED: dict[tuple[Expr, ...], list[Expr]] = {}
-_ORDERED_LIMIT = 1 << 16
+_RANKS = {name: i for i, name in enumerate(ordering_of_classes)}
+_UNRANKED = len(ordering_of_classes) + 1
 
 
-def _canonical_order(terms: list[Expr]) -> list[Expr]:
-    """``terms`` in the order sympy's Add keeps them. Sorting compares terms with
-    ``Basic.compare``, a slow structural walk; the same sums come back again and again while
-    maps compose, so each order is remembered (the cache is cleared when it fills)."""
-    key = tuple(terms)
-    found = _ORDERED.get(key)
-    if found is None:
-        if len(_ORDERED) >= _ORDERED_LIMIT:
-            _ORDERED.clear()
-        found = _ORDERED[key] = sorted(terms, key=_SORT_KEY)
-    return list(found)
+def compare(a: Expr, b: Expr) -> int:
+    """-1, 0 or 1 as sympy's ``Basic.compare`` (the order of a sum's terms): by class (in
+    sympy's ordering of classes, then by name), then by the length of the hashable
+    content, then item by item, expressions compared the same way. For expressions whose
+    hashable content holds expressions, numbers, strings and tuples of them (every index
+    expression); anything else raises TypeError."""
+    if a is b:
+        return 0
+    ta, tb = type(a), type(b)
+    if ta is not tb:
+        na, nb = ta.__name__, tb.__name__
+        if na != nb:
+            ra, rb = _RANKS.get(na, _UNRANKED), _RANKS.get(nb, _UNRANKED)
+            if ra == rb:  # both unranked: by name
+                return -1 if na < nb else 1
+            return -1 if ra < rb else 1
+    ca, cb = a._hashable_content(), b._hashable_content()
+    if len(ca) != len(cb):
+        return -1 if len(ca) < len(cb) else 1
+    for x, y in zip(ca, cb):
+        if x is y:
+            continue
+        if isinstance(x, Basic):
+            if not isinstance(y, Basic):
+                raise TypeError("no canonical order for an expression and a value")
+            c = compare(x, y)
+            if c:
+                return c
+        elif isinstance(x, (int, str, tuple)) and type(y) is type(x):
+            if x != y:
+                return -1 if x < y else 1  # type: ignore[operator]  # same type, ordered
+        else:
+            raise TypeError(f"no canonical order for {type(x).__name__}")
+    return 0
+
+
+_COMPARE_KEY = cmp_to_key(compare)
+
+
+def canonical_order(terms: list[Expr]) -> list[Expr]:
+    """``terms`` in the order sympy's Add keeps them (:func:`compare`, a faster
+    ``Basic.compare``; sympy's own for terms it cannot compare)."""
+    try:
+        if len(terms) == 2:
+            a, b = terms
+            return [b, a] if compare(a, b) > 0 else [a, b]
+        return sorted(terms, key=_COMPARE_KEY)
+    except TypeError:
+        return sorted(terms, key=_SORT_KEY)
+
+
+_DIVISIONS = frozenset({FloorDiv, CeilDiv, Mod})
+#: The monomials sums are built of directly: variables and our operations.
+_MONOMIAL = (_IntegerOp, Symbol)
+_mul_from_args = Mul._from_args
+_add_from_args = Add._from_args
+
+
+def _times(c: int, m: Expr) -> Expr:
+    """``c * m`` for a monomial ``m`` and an integer ``c`` other than 0 and 1."""
+    return _mul_from_args((integer(c), m), True)  # our expressions commute
 
 
 def scale(c: int, x: Expr) -> Expr:
@@ -52,25 +116,37 @@ def scale(c: int, x: Expr) -> Expr:
     if c == 1:
         return x
     if c == 0:
-        return Integer(0)
+        return ZERO
     if x.is_Integer:
-        return Integer(c * int(x))
-    if isinstance(x, (_IntegerOp, Symbol)):
-        return Mul._from_args((Integer(c), x), True)  # our expressions commute
-    if isinstance(x, Mul) and len(x.args) == 2 and x.args[0].is_Integer \
-            and isinstance(x.args[1], (_IntegerOp, Symbol)):
-        return scale(c * int(x.args[0]), x.args[1])
-    if isinstance(x, Add):
-        return add([scale(c, t) for t in x.args])
-    return Mul(Integer(c), x)
+        return integer(c * x.p)
+    if isinstance(x, _MONOMIAL):
+        return _times(c, x)
+    if isinstance(x, Mul):
+        args = x._args
+        if len(args) == 2 and args[0].is_Integer and isinstance(args[1], _MONOMIAL):
+            return scale(c * args[0].p, args[1])
+    elif isinstance(x, Add):
+        return add([scale(c, t) for t in x._args])
+    return Mul(integer(c), x)
 
 
 def rebuild(e: Expr, args: Sequence[Expr]) -> Expr:
     """``e.func(*args)``, with sums and integer multiples built the fast way."""
+    t = type(e)
+    if t in _DIVISIONS:
+        a, b = args
+        if b is e._args[1] and not a.is_Integer and not (b.is_Integer and -1 <= b.p <= 1):
+            # the node's own divisor (neither 0 nor a unit) and a dividend that is not a
+            # constant: nothing for ``eval`` to fold
+            return _new_expr(t, a, b)
+        return t.of(a, b)
     if isinstance(e, Add):
         return add(args)
-    if isinstance(e, Mul) and len(args) == 2 and args[0].is_Integer:
-        return scale(int(args[0]), args[1])
+    if isinstance(e, Mul):
+        if len(args) == 2 and args[0].is_Integer:
+            return scale(args[0].p, args[1])
+    elif isinstance(e, _IntegerOp):
+        return e.of(*args)
     return e.func(*args)
 
 
@@ -82,33 +158,41 @@ def add(terms: Sequence[Expr]) -> Expr:
     original: dict[Expr, Expr | None] = {}  # the term as given, while it is met once
     const = 0
     for a in terms:
-        for t in (a.args if isinstance(a, Add) else (a,)):
+        for t in (a._args if isinstance(a, Add) else (a,)):
             if t.is_Integer:
-                const += int(t)
+                const += t.p
                 continue
             if isinstance(t, Mul):
-                if len(t.args) != 2 or not t.args[0].is_Integer:
+                targs = t._args
+                if len(targs) != 2 or not targs[0].is_Integer:
                     return Add(*terms)
-                c, m = int(t.args[0]), t.args[1]
+                c, m = targs[0].p, targs[1]
             else:
                 c, m = 1, t
-            if not isinstance(m, (_IntegerOp, Symbol)):
+            if not isinstance(m, _MONOMIAL):
                 return Add(*terms)
-            if m in coeffs:
-                coeffs[m] += c
-                original[m] = None
-            else:
+            got = coeffs.get(m)
+            if got is None:
                 coeffs[m] = c
                 original[m] = t
+            else:
+                coeffs[m] = got + c
+                original[m] = None
     out = [original[m] or scale(c, m) for m, c in coeffs.items() if c]
+    return _sum(out, const)
+
+
+def _sum(out: list[Expr], const: int) -> Expr:
+    """The sum of distinct terms (monomials or their multiples) and a constant."""
     if not out:
-        return Integer(const)
+        return integer(const)
     if len(out) == 1 and not const:
         return out[0]
-    out = _canonical_order(out)
+    if len(out) > 1:
+        out = canonical_order(out)
     if const:
-        out.insert(0, Integer(const))
-    return Add._from_args(out, True)
+        out.insert(0, integer(const))
+    return _add_from_args(out, True)
 
 
 def substitute(exprs: Sequence[Expr], mapping: Mapping[Symbol, Expr]) -> list[Expr]:
@@ -121,21 +205,23 @@ def substitute(exprs: Sequence[Expr], mapping: Mapping[Symbol, Expr]) -> list[Ex
     # no id is reused. A variable is looked up by value (an equal symbol may be another
     # object).
     memo: dict[int, Expr] = {}
+    remembered = memo.get
+    replaced = mapping.get
 
-    def walk(e: Expr) -> Expr:
-        got = memo.get(id(e))
+    def walk(e: Expr) -> Expr:  # a compound expression
+        got = remembered(id(e))
         if got is not None:
             return got
-        args = e.args
-        if not args:
-            new = mapping.get(e, e) if e.is_Symbol else e
-        else:
-            new_args = tuple([walk(a) for a in args])
-            new = e if all(map(is_, new_args, args)) else rebuild(e, new_args)
+        args = e._args
+        new_args = tuple([(walk(a) if a._args else replaced(a, a) if a.is_Symbol else a)
+                          for a in args])
+        new = e if all(map(is_, new_args, args)) else rebuild(e, new_args)
         memo[id(e)] = new
         return new
 
-    return [walk(e) for e in exprs]
+    done = [walk(e) if e._args else replaced(e, e) if e.is_Symbol else e for e in exprs]
+    memo.clear()  # ``walk`` (recursive) is a reference cycle, collected late: not its memo
+    return done
 
 
 #: Expressions with their range and runtime variables renumbered (see :func:`shifted`):
@@ -239,20 +325,32 @@ def terms(e: Expr) -> Terms:
 
 
 def _split_terms(e: Expr) -> tuple[tuple[int, Expr], ...]:
-    parts = e.args if isinstance(e, Add) else (e,)
+    parts = e._args if isinstance(e, Add) else (e,)
     out = []
     for t in parts:
         if t.is_Integer:
-            out.append((int(t), ONE))
-        elif isinstance(t, Mul) and t.args[0].is_Integer:
-            coeff = t.args[0]
-            rest = t.args[1] if len(t.args) == 2 else Mul._from_args(t.args[1:])
-            out.append((int(coeff), rest))
+            out.append((t.p, ONE))
+        elif isinstance(t, Mul) and t._args[0].is_Integer:
+            targs = t._args
+            rest = targs[1] if len(targs) == 2 else _mul_from_args(targs[1:])
+            out.append((targs[0].p, rest))
         else:
             out.append((1, t))
     return tuple(out)
 
 
 def from_terms(parts: Terms) -> Expr:
-    """The sum of ``[(coefficient, monomial)]`` (the inverse of :func:`terms`)."""
-    return add([Integer(c) if m is ONE else scale(c, m) for c, m in parts if c])
+    """The sum of ``[(coefficient, monomial)]`` (the inverse of :func:`terms`): like
+    monomials merged, each scaled once, in sympy's canonical order; built directly when
+    every monomial is a variable or one of our operations, by :func:`add` otherwise."""
+    coeffs: dict[Expr, int] = {}
+    const = 0
+    for c, m in parts:
+        if m is ONE:
+            const += c
+        elif isinstance(m, _MONOMIAL):
+            got = coeffs.get(m)
+            coeffs[m] = c if got is None else got + c
+        else:
+            return add([integer(k) if t is ONE else scale(k, t) for k, t in parts if k])
+    return _sum([m if c == 1 else _times(c, m) for m, c in coeffs.items() if c], const)

@@ -94,16 +94,24 @@ def _walk(expr: Expr) -> tuple[set[Symbol], bool]:
         if e.is_Symbol:
             symbols.add(e)
             continue
-        if not e.args or id(e) in seen:
-            _check_atom(e)
+        args = e._args  # as ``e.args``, without the property's call
+        if not args:
+            if not e.is_Integer:
+                _check_atom(e)
+            continue
+        if id(e) in seen:
             continue
         seen.add(id(e))
-        if isinstance(e, _IntegerDivision) and not e.args[1].is_Integer:
-            divides = True
-        elif not isinstance(e, (Add, Mul, Pow, _IntegerOp)):
+        if isinstance(e, _IntegerDivision):
+            if not args[1].is_Integer:
+                divides = True
+        elif not isinstance(e, _COMPOUND):
             raise MapError(_foreign_advice(e))
-        stack.extend(e.args)
+        stack.extend(args)
     return symbols, divides
+
+
+_COMPOUND = (Add, Mul, Pow, _IntegerOp)
 
 
 def _check_atom(e: Expr) -> None:

@@ -5,9 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from sympy import Expr
+
 from symidx.errors import MapError
-from symidx.expr import dim, shifted
-from symidx.indexing_map.map import IndexingMap, RuntimeVar
+from symidx.expr import shifted
+from symidx.indexing_map.map import (
+    _NORMAL,
+    Constraint,
+    IndexingMap,
+    RuntimeVar,
+    _sorted_constraints,
+    _variables,
+)
+from symidx.interval import Interval
 
 __all__ = ["compose_with"]
 
@@ -26,11 +36,13 @@ def compose_with(first: IndexingMap, second: IndexingMap,
     ``tidy``. The public :func:`symidx.compose` (:mod:`symidx.simplify.compose`) passes the
     simplifier, which lives on a higher floor than this module.
     """
-    if first.num_results != second.num_dims:
+    if len(first.results) != len(second.dims):
         raise MapError(f"cannot compose: the first map has {first.num_results} results but "
                        f"the second has {second.num_dims} dims")
-    if first.is_undefined or second.is_undefined:
-        return IndexingMap.undefined(first.num_dims, second.num_results)
+    if first.kind is not _NORMAL or second.kind is not _NORMAL:
+        if first.is_undefined or second.is_undefined:
+            return IndexingMap.undefined(first.num_dims, second.num_results)
+        return IndexingMap.known_empty(first.dims, second.results)
     # where a divisor is 0 a map is not defined; said as constraints before composing, so
     # that a division the substitution folds away (0 floordiv s0 = 0) takes its "defined
     # only where s0 != 0" with it into the composed map
@@ -44,20 +56,61 @@ def compose_with(first: IndexingMap, second: IndexingMap,
         n = len(f_results)
         f_results = tuple(moved[:n])
         f_constraints = tuple(zip(moved[n:], (iv for _, iv in f_constraints)))
-    plug = {dim(i): r for i, r in enumerate(f_results)}
+    plug = dict(zip(second.dim_vars, f_results))
     g_results, g_constraints = second.substitute(plug)
-    constraints = list(g_constraints) + list(f_constraints)
-    env = dict(zip(first.dim_vars, first.dims))
+    constraints = list(g_constraints)
+    constraints += f_constraints
+    positions = None
     for r, interval in zip(f_results, second.dims):
-        if r.is_Integer and int(r) in interval:
-            continue
-        if r.is_Symbol and r in env and env[r] in interval:
-            continue  # the common case, checked without work; the simplifier does the rest
+        if r.is_Integer:
+            if r.p in interval:
+                continue
+        elif r.is_Symbol:
+            if positions is None:
+                positions = _variables(len(first.dims), len(first.ranges), len(first.rts))
+            i = positions.get(r, len(first.dims))
+            if i < len(first.dims):  # one of first's dimensions
+                b = first.dims[i]
+                if interval.lo <= b.lo and b.hi <= interval.hi:
+                    continue  # the common case, checked without work; the simplifier does the rest
         constraints.append((r, interval))
     rts = tuple(_compose_provenance(v, first, tidy) for v in second.rts) + first.rts
     names = _composed_names(first, second)
-    return IndexingMap.create(first.dims, g_results, second.ranges + first.ranges, rts,
-                              constraints, names, check=False)
+    ranges = second.ranges + first.ranges
+    merged = _merged(constraints)
+    if merged is None:  # a constraint on a variable or a constant, or an empty intersection
+        composed = IndexingMap.create(first.dims, g_results, ranges, rts, constraints, names,
+                                      check=False)
+    else:  # every part canonical already: what ``create`` would build, without its checks
+        if names is not None and all(n is None for n in names):
+            names = None
+        composed = IndexingMap(first.dims, g_results, ranges, rts, merged, names)
+    if first.divides_by_constants and second.divides_by_constants:
+        # substitution leaves constant divisors constant: nothing to walk for zero divisors
+        composed._cache["constant_divisors"] = True
+        composed._cache["zeros"] = ()
+    return composed
+
+
+def _merged(constraints: list[Constraint]) -> tuple[Constraint, ...] | None:
+    """The constraints as :meth:`IndexingMap.create` keeps them (one per expression, their
+    intervals intersected, in its order), or None where ``create`` has more to do: a
+    constraint on a bare variable (it narrows the variable's interval) or on a constant (it
+    is checked), or an intersection that is empty (the map is known empty). The parts of
+    two normal maps have nonempty variable intervals and constraints already."""
+    if len(constraints) == 1:
+        return None if constraints[0][0].is_Atom else (constraints[0],)
+    merged: dict[Expr, Interval] = {}
+    for expr, interval in constraints:
+        if expr.is_Atom:
+            return None
+        got = merged.get(expr)
+        if got is not None:
+            interval = got.intersect(interval)
+            if interval.lo > interval.hi:
+                return None
+        merged[expr] = interval
+    return _sorted_constraints(merged)
 
 
 def _compose_provenance(var: RuntimeVar, first: IndexingMap,

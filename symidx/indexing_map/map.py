@@ -150,22 +150,33 @@ class IndexingMap:
         names: Sequence[str | None] | None = None,
         *,
         check: bool = True,
+        constant_divisors: bool | None = None,
     ) -> IndexingMap:
         """A map from its parts. A dimension given as an int ``n`` means ``[0, n - 1]``;
         constraints on the same expression are intersected; a constraint that is a
-        constant is checked at once; any empty interval makes the map known empty."""
-        dim_t = tuple(_interval(d, size=True) for d in dims)
-        range_t = tuple(_interval(r) for r in ranges)
-        rt_t = tuple(r if isinstance(r, RuntimeVar) else RuntimeVar(_interval(r)) for r in rts)
-        result_t = tuple(as_expr(r) for r in results)
-        pairs = constraints.items() if isinstance(constraints, Mapping) else constraints
+        constant is checked at once; any empty interval makes the map known empty.
+
+        ``check=False`` skips the walk that checks every variable used is declared: for
+        callers whose expressions use nothing else (the parser, which resolves every name
+        against the declared ones; maps renamed from checked ones). Such a caller may say
+        whether every divisor is a constant (``constant_divisors``), which that walk would
+        otherwise have found."""
+        dim_t = tuple([d if type(d) is Interval else _interval(d, size=True) for d in dims])
+        range_t = tuple([r if type(r) is Interval else _interval(r) for r in ranges])
+        rt_t = tuple([r if isinstance(r, RuntimeVar) else RuntimeVar(_interval(r))
+                      for r in rts])
+        result_t = tuple([r if isinstance(r, Expr) else as_expr(r) for r in results])
+        pairs = constraints if isinstance(constraints, (list, tuple)) else \
+            constraints.items() if isinstance(constraints, Mapping) else constraints
         merged: dict[Expr, Interval] = {}
         empty = False
         var_bounds: dict[int, Interval] = {}
         variables: Mapping[Symbol, int] | None = None  # made when a constraint needs it
         for expr, interval in pairs:
-            expr = as_expr(expr)
-            interval = _interval(interval)
+            if not isinstance(expr, Expr):
+                expr = as_expr(expr)
+            if type(interval) is not Interval:
+                interval = _interval(interval)
             if expr.is_Symbol and variables is None:
                 variables = _variables(len(dim_t), len(range_t), len(rt_t))
             if expr.is_Integer:
@@ -180,9 +191,15 @@ class IndexingMap:
             dim_t, range_t, rt_t = _narrow(dim_t, range_t, rt_t, var_bounds)
         name_t = _normal_names(names, len(dim_t) + len(range_t) + len(rt_t))
         built = cls(dim_t, result_t, range_t, rt_t, _sorted_constraints(merged), name_t)
-        if check:  # internal callers that only rename variables of checked maps skip this
-            built._check_variables()
-        if empty or built._has_empty_interval():
+        if check:
+            constant_divisors = not built._check_variables()
+        if constant_divisors is not None:
+            built._cache["constant_divisors"] = constant_divisors
+            if constant_divisors:
+                built._cache["zeros"] = ()
+        if empty or _any_empty(dim_t) or (range_t and _any_empty(range_t)) or (
+                rt_t and _any_empty([r.bounds for r in rt_t])) or (
+                merged and _any_empty(merged.values())):
             return built.as_known_empty()
         return built
 
@@ -207,17 +224,18 @@ class IndexingMap:
         """The map with the same arity and an empty domain."""
         return IndexingMap.known_empty(self.dims, self.results)
 
-    def _check_variables(self) -> None:
+    def _check_variables(self) -> bool:
         """Every variable used is declared. (A divisor that is not a constant may be 0
         somewhere: those points are outside the map's definition, see
-        :meth:`zero_divisors`.)"""
+        :meth:`zero_divisors`.) Says whether some divisor is not a constant."""
         exprs = list(itertools.chain(self.results, (c for c, _ in self.constraints)))
-        used, _ = scan(exprs)
+        used, divides = scan(exprs)
         stray = used - set(self.all_vars)
         if stray:
             culprit = next(e for e in exprs if e.free_symbols & stray)
             raise MapError(f"expression {culprit} uses {sorted(map(str, stray))}, which the "
                            f"map does not declare")
+        return divides
 
     def zero_divisors(self) -> list[tuple[Expr, Expr, Interval]]:
         """Each (division, divisor, the divisor's interval) where the divisor is not a
@@ -231,12 +249,12 @@ class IndexingMap:
             got = self._cache["zeros"] = self._zero_divisors()
         return list(got)
 
-    def _zero_divisors(self) -> list[tuple[Expr, Expr, Interval]]:
+    def _zero_divisors(self) -> tuple[tuple[Expr, Expr, Interval], ...]:
         if self.kind is not _NORMAL:
-            return []
+            return ()
+        if self.divides_by_constants:
+            return ()
         exprs = list(itertools.chain(self.results, (c for c, _ in self.constraints)))
-        if not scan(exprs)[1]:
-            return []
         env, known = self.variable_bounds(), dict(self.constraints)
         found, seen = [], set()
         for e in exprs:
@@ -248,7 +266,7 @@ class IndexingMap:
                 span = constrained_bounds(divisor, env, known)
                 if 0 in span:
                     found.append((node, divisor, span))
-        return found
+        return tuple(found)
 
     def with_divisors_nonzero(self) -> IndexingMap:
         """The same map (the same points defined, the same images) with "every divisor is
@@ -257,7 +275,9 @@ class IndexingMap:
         when it ranges on both sides of 0. A map whose divisors are nonzero already is
         returned as it is. The simplifier starts from this form, so that no rule can
         assume a divisor nonzero that is not."""
-        zeros = self.zero_divisors()
+        zeros = self._cache.get("zeros")
+        if zeros is None:
+            zeros = self._cache["zeros"] = self._zero_divisors()
         if not zeros:
             return self
         added: list[Constraint] = []
@@ -270,12 +290,18 @@ class IndexingMap:
                 added.append((Max(divisor, -divisor), Interval(1, max(-span.lo, span.hi))))
         return self.replace(constraints=self.constraints + tuple(added))
 
-    def _has_empty_interval(self) -> bool:
-        return any(i.is_empty for i in itertools.chain(
-            self.dims, self.ranges, (r.bounds for r in self.rts),
-            (c for _, c in self.constraints)))
-
     # --- identity ----------------------------------------------------------------------
+    @property
+    def divides_by_constants(self) -> bool:
+        """Is every divisor in the map's expressions a constant? Known without a walk for
+        a map made by :meth:`create` with its checks (which walk the expressions once) and
+        for a composition of two such maps (:func:`compose_with` says so)."""
+        got = self._cache.get("constant_divisors")
+        if got is None:
+            got = self._cache["constant_divisors"] = not scan(list(itertools.chain(
+                self.results, (c for c, _ in self.constraints))))[1]
+        return got
+
     @property
     def key(self) -> tuple[Any, ...]:
         """The canonical form that equality and hashing use (names excluded)."""
@@ -654,6 +680,11 @@ def _narrow(dims: tuple[Interval, ...], ranges: tuple[Interval, ...],
     new_rts = tuple(replace(v, bounds=v.bounds.intersect(narrow[nd + nr + i]))
                     if nd + nr + i in narrow else v for i, v in enumerate(rts))
     return new_dims, new_ranges, new_rts
+
+
+def _any_empty(intervals: Iterable[Interval]) -> bool:
+    """Is one of the intervals empty?"""
+    return any(b.lo > b.hi for b in intervals)
 
 
 def _interval(value: Interval | int | tuple[int, int], size: bool = False) -> Interval:

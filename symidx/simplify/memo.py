@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sympy import Symbol
 
-from symidx.expr import Expr, free_vars
+from symidx.expr import Expr, free_vars, on_clear_caches
 
 __all__ = ["variables_of", "clear", "VARIABLES_LIMIT"]
 
@@ -31,3 +31,6 @@ def variables_of(e: Expr) -> frozenset[Symbol]:
 def clear() -> None:
     """Forget what is remembered (for benchmarks on fresh maps)."""
     _VARIABLES.clear()
+
+
+on_clear_caches(clear)

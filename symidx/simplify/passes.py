@@ -10,12 +10,26 @@ a pass that finds the domain empty raises :class:`KnownEmpty`. The driver
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from operator import is_, is_not
+from typing import Any
 
 from sympy import Integer, Symbol
 
 from symidx.errors import SymidxError
-from symidx.expr import ONE, Expr, add, dim, from_terms, rt, scale, substitute, sym, terms
+from symidx.expr import (
+    ONE,
+    Expr,
+    add,
+    dim,
+    from_terms,
+    on_clear_caches,
+    rt,
+    scale,
+    substitute,
+    sym,
+    terms,
+)
 from symidx.indexing_map import IndexingMap, MapKind
 from symidx.interval import Interval
 from symidx.simplify.constraints import (
@@ -79,15 +93,22 @@ Pass = Callable[[Work], int]
 
 
 def fold_constraints(w: Work) -> int:
-    """Simplify each constraint and fold it by the constraint rules
-    (:data:`~symidx.simplify.constraints.CONSTRAINT_RULES`) until none applies; then a
-    constant constraint is checked and dropped, one on a bare variable narrows that
-    variable's interval, ``x mod c == r`` is set aside as a residue, and the rest are kept.
-    Counts the constraints that did not stay as they were."""
+    """Drop each constraint that holds wherever the variables lie in their intervals (its
+    expression's interval lies inside the constraint's: what a composition adds for a
+    result that stays inside the next map's dimension); simplify each other one and fold
+    it by the constraint rules (:data:`~symidx.simplify.constraints.CONSTRAINT_RULES`)
+    until none applies; then a constant constraint is checked and dropped, one on a bare
+    variable narrows that variable's interval, ``x mod c == r`` is set aside as a
+    residue, and the rest are kept. Counts the constraints that did not stay as they
+    were."""
     rw = w.rw
     changes = 0
     memo = w.trace is None and w.stats is None  # a traced or counted fold is done afresh
     for expr0, iv0 in w.m.constraints:
+        span = rw.bounds(expr0)
+        if span.lo <= span.hi and iv0.lo <= span.lo and span.hi <= iv0.hi:
+            changes += 1  # it always holds: nothing to fold, nothing to keep
+            continue
         expr, iv = _folded_memo(w, expr0, iv0) if memo else _folded(w, rw.simplify(expr0), iv0)
         if iv.is_empty:
             raise KnownEmpty
@@ -135,6 +156,8 @@ _FOLDED_BY_VALUE: dict[tuple[Expr, tuple[Symbol, ...], tuple[int, ...]],
 #: Expressions (answers, by value) :data:`_FOLDED` (:data:`_FOLDED_BY_VALUE`) holds before
 #: it starts afresh.
 FOLDED_LIMIT = 100_000
+on_clear_caches(_FOLDED.clear)
+on_clear_caches(_FOLDED_BY_VALUE.clear)
 
 
 def _folded_memo(w: Work, expr0: Expr, iv0: Interval) -> tuple[Expr, Interval]:
@@ -300,9 +323,68 @@ def simplify_results(w: Work) -> int:
     rewritten under their own assumption). Counts the results changed."""
     if w.constraints:  # a result is only evaluated where the constraints hold
         w.rw.assume(w.constraints)
-    simplify = w.rw.simplify_result
+        simplify = w.rw.simplify_result
+    elif w.trace is None and w.stats is None:  # a traced or counted one is done afresh
+        simplify = partial(_simplified_memo, w.rw)
+    else:
+        simplify = w.rw.simplify_result
     w.results = [simplify(r) for r in w.results]
     return sum(map(is_not, w.results, w.m.results))
+
+
+#: Simplified results, per expression (by identity: the entry keeps the expression alive,
+#: so its id is not reused): the expression, its variables in a fixed order, and per
+#: intervals of those variables what the rewriter made of it, assuming no constraint.
+#: A chain of compositions meets the same expression objects again (a map composed in at
+#: every other step brings its own results), and their simplification depends on nothing
+#: else. Holds :data:`SIMPLIFIED_LIMIT` expressions before it starts afresh.
+_SIMPLIFIED: dict[int, tuple[Expr, tuple[Symbol, ...], dict[tuple[int, ...], Expr]]] = {}
+#: The same answers by the expression's value (with its variables' order), for an equal
+#: expression that is another object (the same map read or built again).
+_SIMPLIFIED_BY_VALUE: dict[tuple[Expr, tuple[Symbol, ...], tuple[int, ...]], Expr] = {}
+#: Expressions (answers, by value) :data:`_SIMPLIFIED` (:data:`_SIMPLIFIED_BY_VALUE`)
+#: holds before it starts afresh.
+SIMPLIFIED_LIMIT = 1 << 14
+#: What the memos hold for an expression the rules leave as it is (no expression).
+_UNCHANGED: Any = object()
+on_clear_caches(_SIMPLIFIED.clear)
+on_clear_caches(_SIMPLIFIED_BY_VALUE.clear)
+
+
+def _simplified_memo(rw: Rewriter, e: Expr) -> Expr:
+    """``rw.simplify_result(e)`` for a rewriter that assumes no constraint, remembered in
+    :data:`_SIMPLIFIED`. One during which the rewriter ran out of steps is not
+    remembered (it depends on what the rewriter did before); a remembered one is then at
+    least as simple. An expression the rules leave as it is comes back as itself (the
+    object given: the caller tells an unchanged map by its results' identity)."""
+    if e.is_Atom:
+        return e
+    env = rw.env
+    entry = _SIMPLIFIED.get(id(e))
+    if entry is None or entry[0] is not e:
+        if len(_SIMPLIFIED) >= SIMPLIFIED_LIMIT:
+            _SIMPLIFIED.clear()
+        entry = _SIMPLIFIED[id(e)] = (e, tuple(variables_of(e)), {})
+    key: list[int] = []
+    for v in entry[1]:
+        b = env[v]
+        key += (b.lo, b.hi)
+    answers, signature = entry[2], tuple(key)
+    found = answers.get(signature)
+    if found is None:
+        by_value = (e, entry[1], signature)
+        found = _SIMPLIFIED_BY_VALUE.get(by_value)
+        if found is not None:
+            answers[signature] = found
+        else:
+            starved = rw.exhausted
+            done = rw.simplify_result(e)
+            found = _UNCHANGED if done is e else done
+            if not starved and not rw.exhausted:
+                if len(_SIMPLIFIED_BY_VALUE) >= SIMPLIFIED_LIMIT:
+                    _SIMPLIFIED_BY_VALUE.clear()
+                answers[signature] = _SIMPLIFIED_BY_VALUE[by_value] = found
+    return e if found is _UNCHANGED else found
 
 
 def results_only_round(m: IndexingMap, budget: Budget, replace_point_dims: bool
@@ -331,7 +413,7 @@ def results_only_round(m: IndexingMap, budget: Budget, replace_point_dims: bool
     results = m.results
     if point_dims:
         results = tuple(substitute(results, point_dims))
-    simplify = Rewriter(env, None, budget.steps).simplify_result
+    simplify = partial(_simplified_memo, Rewriter(env, None, budget.steps))
     new = [simplify(r) for r in results]
     if all(map(is_, new, m.results)):
         return m

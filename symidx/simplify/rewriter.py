@@ -24,7 +24,9 @@ from symidx.simplify.rules import (
     RULES,
     has_operation_term,
     is_plain,
+    recombine_as_written,
     sum_of_terms,
+    sum_recombine_div_mod,
 )
 from symidx.simplify.stats import DEFAULT_BUDGET, SimplifyStats
 
@@ -52,13 +54,14 @@ class Step:
 class Rewriter:
     """Simplifies expressions under fixed variable intervals."""
 
-    __slots__ = ("env", "trace", "_rules", "_env_items", "max_steps", "steps_left",
+    __slots__ = ("env", "trace", "stats", "_rules", "_env_items", "max_steps", "steps_left",
                  "_starved", "_memo", "_bounds", "_prober", "facts", "_known")
 
     def __init__(self, env: Mapping[Symbol, Interval], trace: list[Step] | None = None,
                  max_steps: int = DEFAULT_MAX_STEPS, stats: SimplifyStats | None = None):
         self.env = env
         self.trace = trace
+        self.stats = stats
         # with counters, every rule is wrapped in one that counts (the plain table costs
         # nothing when nobody asked)
         self._rules = RULES if stats is None else _counted_table(stats)
@@ -169,6 +172,10 @@ class Rewriter:
         if type(e) is not Add:
             new_args = tuple([self.simplify(a) for a in args])
             return rebuild(e, new_args) if new_args != args else e
+        if self.steps_left > 0 and has_operation_term(e):
+            joined = self._recombined(e)
+            if joined is not e:
+                return self._with_simplified_args(joined)
         changed = False
         parts: Terms = []
         for t in args:  # the terms (coefficient, monomial), as terms() splits them
@@ -190,6 +197,30 @@ class Rewriter:
             else:
                 parts.extend([(k * c, m) for c, m in terms(new)])
         return sum_of_terms(parts) if changed else e
+
+
+    def _recombined(self, e: Expr) -> Expr:
+        """``e`` with every pair ``k*c*F(x, c) + k*M(x, c)`` written alike replaced by
+        ``k*x`` (:func:`~symidx.simplify.rules.recombine_as_written`), each a step of
+        ``sum_recombine_div_mod`` (the same identity, found before the terms are
+        simplified); ``e`` itself when there is none."""
+        name = sum_recombine_div_mod.__name__
+        while self.steps_left > 0 and type(e) is Add:
+            joined = recombine_as_written(e)
+            if self.stats is not None:
+                count = self.stats.rule(name)
+                count.tried += 1
+                if joined is not None:
+                    count.fired += 1
+                    self.stats.steps += 1
+            if joined is None:
+                break
+            self.steps_left -= 1
+            if self.trace is not None:
+                self.trace.append(Step(name, e, joined, self._env_items,
+                                       facts=tuple(self.facts.items())))
+            e = joined
+        return e
 
 
 def _counted_table(stats: SimplifyStats) -> dict[type, tuple[Rule, ...]]:

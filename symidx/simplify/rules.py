@@ -18,7 +18,6 @@ from __future__ import annotations
 from math import gcd
 
 from sympy import Add, Integer, Mul, Pow, Symbol
-from sympy.core.add import _args_sortkey
 
 from symidx._arith import ceil_div
 from symidx.expr import (
@@ -146,34 +145,9 @@ def _times(*factors: Expr) -> Expr:
     return kept[0] if len(kept) == 1 else Mul(*kept)
 
 
-_MONOMIALS = frozenset({Symbol, FloorDiv, Mod, CeilDiv, Min, Max})
-"""The types of monomial :func:`sum_of_terms` builds directly (``add`` does too)."""
-
-
 def sum_of_terms(parts: Terms) -> Expr:
-    """:func:`~symidx.expr.from_terms` (the same expression), built directly when every
-    monomial is a variable or one of our operations: like monomials merged, each scaled
-    once, in sympy's canonical order; anything else goes to ``from_terms``."""
-    coeffs: dict[Expr, int] = {}
-    const = 0
-    for c, m in parts:
-        if m is ONE:
-            const += c
-        elif type(m) in _MONOMIALS:
-            coeffs[m] = coeffs.get(m, 0) + c
-        else:
-            return from_terms(parts)
-    out = [m if c == 1 else Mul._from_args((Integer(c), m), True)
-           for m, c in coeffs.items() if c]
-    if not out:
-        return Integer(const)
-    if len(out) == 1 and not const:
-        return out[0]
-    if len(out) > 1:
-        out.sort(key=_args_sortkey)
-    if const:
-        out.insert(0, Integer(const))
-    return Add._from_args(out, True)
+    """:func:`~symidx.expr.from_terms`: the sum of ``[(coefficient, monomial)]``."""
+    return from_terms(parts)
 
 
 def is_plain(e: Expr) -> bool:
@@ -692,6 +666,30 @@ def sum_recombine_div_mod(node: Expr, ctx: Context) -> Expr | None:
         if partner is not mono and index.get(partner) == k * c_int:
             rest = [(kk, m) for kk, m in parts if m is not mono and m != partner]
             return add([sum_of_terms(rest), scale(k, _times(extra, op.args[0]))])
+    return None
+
+
+def recombine_as_written(node: Expr) -> Expr | None:
+    """:func:`sum_recombine_div_mod` for a pair whose quotient is written as it is found,
+    before anything in the sum is simplified: ``k*c*F(x, c) + k*M(x, c) = k*x`` for a
+    nonzero constant ``c`` and the same ``x`` in both (Euclid, for every integer ``x``).
+    What composing a linearisation with a delinearisation writes (``(x floordiv 20) * 20
+    + x mod 20``); found by a look at the sum's terms, without simplifying ``F(x, c)``
+    and ``M(x, c)`` first, which would cost more than the whole sum then does."""
+    parts = terms(node)
+    quotients = {mono._args: k for k, mono in parts
+                 if type(mono) is FloorDiv and mono._args[1].is_Integer}
+    if not quotients:
+        return None
+    for k, mono in parts:
+        if type(mono) is not Mod:
+            continue
+        args = mono._args
+        if not args[1].is_Integer or quotients.get(args) != k * args[1].p:
+            continue
+        rest = [(kk, m) for kk, m in parts
+                if m is not mono and not (type(m) is FloorDiv and m._args == args)]
+        return add([sum_of_terms(rest), scale(k, args[0])])
     return None
 
 

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from sympy import Add, Integer, Mul, Symbol
+from sympy import Mul, Symbol
 
 from symidx.errors import MapError, ParseError
 from symidx.expr import (
@@ -28,10 +28,13 @@ from symidx.expr import (
     Expr,
     FloorDiv,
     Mod,
+    add,
     dim,
+    integer,
     max_of,
     min_of,
     rt,
+    scale,
     sym,
 )
 from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
@@ -43,11 +46,14 @@ __all__ = ["parse_map", "parse_expr", "MAX_DEPTH"]
 MAX_DEPTH = 200  # deepest expression tree accepted (keeps every recursive walk safe)
 
 # =========================================================================== tokenizer
+# Whitespace separates tokens and is skipped; any other character no token starts with is
+# a "bad" token, an error only when the parser reaches it (text read raw, after ``hlo:``,
+# may hold such characters).
 _TOKEN = re.compile(r"""
-    (?P<ws>[ \t\r\n]+)
-  | (?P<int>[0-9]+)
+    (?P<int>[0-9]+)
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<punct>->|[()\[\]{},:;+\-*/<>])
+  | (?P<bad>[^ \t\r\n])
 """, re.VERBOSE)
 
 _DIV_KEYWORDS = {"floordiv": "floordiv", "floorDiv": "floordiv", "ceildiv": "ceildiv",
@@ -58,50 +64,66 @@ _DEFAULT_NAME = re.compile(r"(d|s|rt)[0-9]+")
 
 
 class _Lexer(TokenCursor):
-    """Tokens on demand, so the parser can also take raw text (``hlo:`` lines)."""
+    """The text's tokens, read in one pass; the parser can also take raw text (``hlo:``
+    lines, :meth:`raw_until`)."""
 
     def __init__(self, text: str, source: str = ""):
         self.text = text
         self.source = source
-        self.pos = 0
-        self.buffer: list[Token] = []
+        make = Token._make
+        self.tokens = [make((m.lastgroup, m.group(), m.start()))
+                       for m in _TOKEN.finditer(text)]
+        self.tokens.append(Token("eof", "", len(text)))
+        self.last = len(self.tokens) - 1
+        self.index = 0
+        self._clear_to = self._clear_from(0)
+
+    def _clear_from(self, i: int) -> int:
+        """The index of the first bad token (or the end) at or after ``i``: the tokens
+        before it are read without a check."""
+        tokens, last = self.tokens, self.last
+        while i < last and tokens[i].kind != "bad":
+            i += 1
+        return i
 
     def error(self, message: str, offset: int) -> ParseError:
         return ParseError(message, self.text, offset, source=self.source)
 
-    def _scan(self) -> Token:
-        text, n = self.text, len(self.text)
-        while True:
-            if self.pos >= n:
-                return Token("eof", "", n)
-            m = _TOKEN.match(text, self.pos)
-            if not m:
-                ch = text[self.pos]
-                raise self.error(f"unexpected character {ch!r}", self.pos)
-            start, self.pos = self.pos, m.end()
-            kind = m.lastgroup or ""
-            if kind != "ws":
-                return Token(kind, m.group(), start)
-
     def peek(self, k: int = 0) -> Token:
-        while len(self.buffer) <= k:
-            self.buffer.append(self._scan())
-        return self.buffer[k]
+        i = self.index + k
+        if i < self._clear_to:
+            return self.tokens[i]
+        for j in range(self.index, min(i, self.last) + 1):
+            tok = self.tokens[j]
+            if tok.kind == "bad":
+                raise self.error(f"unexpected character {tok.value!r}", tok.offset)
+        return tok
 
     def next(self) -> Token:
+        i = self.index
+        if i < self._clear_to:
+            self.index = i + 1
+            return self.tokens[i]
         tok = self.peek()
-        self.buffer.pop(0)
+        if i < self.last:
+            self.index = i + 1
         return tok
 
     def raw_until(self, stops: str) -> tuple[str, int]:
-        """The raw text from the next token up to (not including) a stop character."""
-        start = self.buffer[0].offset if self.buffer else self.pos
-        self.buffer.clear()
+        """The raw text from the end of the last token read up to (not including) a stop
+        character (stripped), and where it starts; the tokens resume after it."""
+        prev = self.tokens[self.index - 1] if self.index else None
+        start = prev.offset + len(prev.value) if prev is not None else 0
         end = start
-        while end < len(self.text) and self.text[end] not in stops:
+        text = self.text
+        while end < len(text) and text[end] not in stops:
             end += 1
-        self.pos = end
-        return self.text[start:end].strip(), start
+        i = self.index
+        while self.tokens[i].offset < end:
+            i += 1
+        self.index = i
+        self._clear_to = self._clear_from(i)
+        return text[start:end].strip(), start
 
 
 # =========================================================================== expressions
@@ -123,69 +145,75 @@ class _ExprParser:
 
     def parse(self) -> tuple[Any, ...]:
         lx = self.lx
+        tokens = lx.tokens
         operands: list[tuple[Any, ...]] = []
         # operator stack entries: (op, prec, offset); "(" and calls are barriers.
         ops: list[tuple[str, int, int, Any]] = []
         expect_operand = True
         while True:
-            tok = lx.peek()
+            i = lx.index  # the next token, read directly while no check is due (peek)
+            kind, value, offset = tokens[i] if i < lx._clear_to else lx.peek()
             if expect_operand:
-                if tok.kind == "punct" and tok.value in "-+":
-                    lx.next()
-                    ops.append(("neg" if tok.value == "-" else "pos", 9, tok.offset, None))
-                    continue
-                if tok.kind == "punct" and tok.value == "(":
-                    lx.next()
-                    ops.append(("(", 0, tok.offset, None))
-                    continue
-                if tok.kind == "int":
-                    lx.next()
-                    operands.append(_node("int", tok.offset, payload=lx.int_value(tok)))
-                    nxt = lx.peek()
-                    if (nxt.kind == "ident" and nxt.value not in _RESERVED) or \
-                            (nxt.kind == "ident" and nxt.value in ("min", "max")) or \
-                            (nxt.kind == "punct" and nxt.value == "("):
+                if kind == "punct":
+                    if value == "-" or value == "+":
+                        lx.index = i + 1
+                        ops.append(("neg" if value == "-" else "pos", 9, offset, None))
+                        continue
+                    if value == "(":
+                        lx.index = i + 1
+                        ops.append(("(", 0, offset, None))
+                        continue
+                elif kind == "int":
+                    lx.index = i + 1
+                    number = int(value) if len(value) <= 4000 else lx.int_value(tokens[i])
+                    operands.append(("int", offset, 1, number, ()))
+                    nkind, nvalue, noffset = lx.peek()
+                    if (nkind == "ident" and (nvalue not in _RESERVED or nvalue == "min"
+                                              or nvalue == "max")) \
+                            or (nkind == "punct" and nvalue == "("):
                         # juxtaposed coefficient: "16d0", "2(d0 + 1)"
-                        self._push_binary(ops, operands, "*", 2, nxt.offset)
+                        self._push_binary(ops, operands, "*", 2, noffset)
                         continue
                     expect_operand = False
                     continue
-                if tok.kind == "ident" and tok.value in ("min", "max") and lx.at("(", 1):
-                    lx.next()
-                    lx.next()
-                    ops.append(("call", 0, tok.offset, [tok.value, len(operands)]))
-                    continue
-                if tok.kind == "ident" and tok.value not in _RESERVED:
-                    lx.next()
-                    operands.append(_node("var", tok.offset, payload=tok.value))
-                    expect_operand = False
-                    continue
-                raise lx.error(f"expected an expression, found {describe(tok)}", tok.offset)
+                elif kind == "ident":
+                    if (value == "min" or value == "max") and lx.at("(", 1):
+                        lx.index = i + 2
+                        ops.append(("call", 0, offset, [value, len(operands)]))
+                        continue
+                    if value not in _RESERVED:
+                        lx.index = i + 1
+                        operands.append(("var", offset, 1, value, ()))
+                        expect_operand = False
+                        continue
+                raise lx.error(f"expected an expression, found {describe(lx.peek())}", offset)
             # expecting an operator
-            if tok.kind == "punct" and tok.value in ("+", "-", "*", "/"):
-                op = "floordiv" if tok.value == "/" else tok.value
-            elif tok.kind == "ident" and tok.value in _DIV_KEYWORDS:
-                op = _DIV_KEYWORDS[tok.value]
+            if kind == "punct":
+                if value == "+" or value == "-" or value == "*":
+                    op = value
+                elif value == "/":
+                    op = "floordiv"
+                elif value == ")" and self._open_barrier(ops):
+                    lx.index = i + 1
+                    self._reduce_to_barrier(ops, operands)
+                    barrier = ops.pop()
+                    if barrier[0] == "call":
+                        self._finish_call(barrier, operands, offset)
+                    continue
+                elif value == "," and ops and self._innermost_is_call(ops):
+                    lx.index = i + 1
+                    self._reduce_to_barrier(ops, operands)
+                    expect_operand = True
+                    continue
+                else:
+                    break
+            elif kind == "ident" and value in _DIV_KEYWORDS:
+                op = _DIV_KEYWORDS[value]
             else:
-                op = ""
-            if op:
-                lx.next()
-                self._push_binary(ops, operands, op, _BINARY_PREC[op], tok.offset)
-                expect_operand = True
-                continue
-            if tok.kind == "punct" and tok.value == ")" and self._open_barrier(ops):
-                lx.next()
-                self._reduce_to_barrier(ops, operands)
-                barrier = ops.pop()
-                if barrier[0] == "call":
-                    self._finish_call(barrier, operands, tok.offset)
-                continue
-            if tok.kind == "punct" and tok.value == "," and ops and self._innermost_is_call(ops):
-                lx.next()
-                self._reduce_to_barrier(ops, operands)
-                expect_operand = True
-                continue
-            break
+                break
+            lx.index = i + 1
+            self._push_binary(ops, operands, op, _BINARY_PREC[op], offset)
+            expect_operand = True
         self._reduce_to_barrier(ops, operands)
         if ops:
             raise lx.error("unbalanced '(': missing ')'", ops[-1][2])
@@ -250,31 +278,65 @@ class _ExprParser:
         return node
 
 
-def _to_sympy(node: tuple[Any, ...], names: dict[str, Symbol], lexer: _Lexer) -> Expr:
-    kind, offset, _, payload, children = node
-    if kind == "int":
-        return Integer(payload)
-    if kind == "var":
-        try:
-            return names[payload]
-        except KeyError:
-            raise lexer.error(f"unknown variable {payload!r}", offset) from None
-    args = [_to_sympy(c, names, lexer) for c in children]
-    if kind == "sum":
-        return Add(*args)
-    if kind == "neg":
-        return -args[0]
-    if kind == "*":
-        return Mul(*args)
-    if kind in ("floordiv", "ceildiv", "mod"):
-        if args[1] == 0:
-            raise lexer.error(f"{kind} by zero", children[1][1])
-        return {"floordiv": FloorDiv, "ceildiv": CeilDiv, "mod": Mod}[kind](*args)
-    if kind == "min":
-        return min_of(*args)
-    if kind == "max":
-        return max_of(*args)
-    raise lexer.error(f"unexpected {kind}", offset)  # pragma: no cover - parser invariant
+class _Builder:
+    """Parsed expression trees made sympy expressions, with sums and integer multiples
+    built directly (in the form sympy's Add and Mul give). Equal sub-expressions come out
+    as one object (as sympy's cache would make them): the memos downstream, which go by
+    identity, then see them as one."""
+
+    def __init__(self, names: dict[str, Symbol], lexer: _Lexer):
+        self.names = names
+        self.lexer = lexer
+        self.made: dict[tuple[Any, ...], Expr] = {}
+        self.kept: list[list[Expr]] = []  # the arguments whose ids are keys, kept alive
+        #: every division made so far is by a constant (False: one may not be)
+        self.constant_divisors = True
+
+    def expr(self, node: tuple[Any, ...]) -> Expr:
+        kind, offset, _, payload, children = node
+        if kind == "int":
+            return integer(payload)
+        if kind == "var":
+            try:
+                return self.names[payload]
+            except KeyError:
+                raise self.lexer.error(f"unknown variable {payload!r}", offset) from None
+        args = [self.expr(c) for c in children]
+        # by the arguments' identities: equal arguments are one object already (integers
+        # and variables are, and every compound one is made here once), and each stays
+        # alive in ``made`` while its id is a key
+        key = (kind, *map(id, args))
+        found = self.made.get(key)
+        if found is None:
+            found = self._make(kind, args, node)
+            self.made[key] = found
+            self.kept.append(args)
+        return found
+
+    def _make(self, kind: str, args: list[Expr], node: tuple[Any, ...]) -> Expr:
+        if kind == "sum":
+            return add(args)
+        if kind == "neg":
+            return scale(-1, args[0])
+        if kind == "*":
+            a, b = args
+            if a.is_Integer:
+                return scale(int(a), b)
+            if b.is_Integer:
+                return scale(int(b), a)
+            return Mul(a, b)
+        if kind in ("floordiv", "ceildiv", "mod"):
+            if args[1] == 0:
+                raise self.lexer.error(f"{kind} by zero", node[4][1][1])
+            made = {"floordiv": FloorDiv, "ceildiv": CeilDiv, "mod": Mod}[kind](*args)
+            if isinstance(made, (FloorDiv, CeilDiv, Mod)) and not made.args[1].is_Integer:
+                self.constant_divisors = False  # (a division folded away leaves none)
+            return made
+        if kind == "min":
+            return min_of(*args)
+        if kind == "max":
+            return max_of(*args)
+        raise self.lexer.error(f"unexpected {kind}", node[1])  # pragma: no cover - invariant
 
 
 # =========================================================================== maps
@@ -453,8 +515,9 @@ class _MapParser:
             + [rt(i) for i in range(len(runtime))])}
         intervals: dict[str, Interval] = {}
         constraints: list[tuple[Expr, Interval]] = []
+        builder = _Builder(table, lx)
         for node, lo, hi, _ in entries:
-            expr = _to_sympy(node, table, lx)
+            expr = builder.expr(node)
             if node[0] == "var":
                 var_name: str = node[3]
                 got = Interval(lo, hi)
@@ -462,7 +525,7 @@ class _MapParser:
                                        if var_name in intervals else got)
             else:
                 constraints.append((expr, Interval(lo, hi)))
-        results = [_to_sympy(n, table, lx) for n in header.results]
+        results = [builder.expr(n) for n in header.results]
         for name, where in all_names:
             if name not in intervals:
                 raise lx.error(f"variable {name!r} has no interval in the domain", where)
@@ -478,10 +541,11 @@ class _MapParser:
             rt_vars.append(RuntimeVar(intervals[rt_name], source, prov))
         # Names spelled like our own variables (d3, s0, rt1) are positional, not custom.
         names = [None if _DEFAULT_NAME.fullmatch(n) else n for n, _ in all_names]
-        try:
+        try:  # every name was resolved against the declared variables: nothing to check
             return IndexingMap.create(
                 [intervals[n] for n, _ in dims], results, [intervals[n] for n, _ in symbols],
-                rt_vars, constraints, names)
+                rt_vars, constraints, names, check=False,
+                constant_divisors=True if builder.constant_divisors else None)
         except MapError as e:
             raise lx.error(str(e), 0) from None
 
@@ -492,7 +556,8 @@ class _MapParser:
             raise self.lx.error("a runtime variable's map must take the map's dimensions",
                                 self.lx.peek().offset)
         table = {name: dim(i) for i, (name, _) in enumerate(header.dims)}
-        results = [_to_sympy(n, table, self.lx) for n in header.results]
+        builder = _Builder(table, self.lx)
+        results = [builder.expr(n) for n in header.results]
         return IndexingMap.create([intervals[n] for n, _ in dims], results)
 
 
@@ -540,7 +605,7 @@ def parse_expr(text: str, names: dict[str, Symbol] | None = None) -> Expr:
             m = re.fullmatch(r"(d|s|rt)(\d+)", name)
             if m:
                 table[name] = {"d": dim, "s": sym, "rt": rt}[m.group(1)](int(m.group(2)))
-    return _to_sympy(node, table, lx)
+    return _Builder(table, lx).expr(node)
 
 
 def _var_names(node: tuple[Any, ...]) -> set[str]:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from symidx.errors import ParseError
 
@@ -12,9 +12,10 @@ MAX_DIGITS = 100_000
 they are converted in pieces: printing converts them back the same way)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    kind: str  # "int", "ident", "punct", "eof"
+class Token(NamedTuple):
+    """One token (a tuple: the readers make one per token of the text)."""
+
+    kind: str  # "int", "ident", "punct", "eof" (and "bad": a character no token starts with)
     value: str
     offset: int
 
