@@ -66,7 +66,7 @@ class ValueSource:
 
     ``text`` is how it prints, as XLA names the holder (``parameter(1)``, ``constant({1, 3})``
     for a short literal, otherwise the instruction's name; or free text read from a map,
-    e.g. ``of1 = s32[] parameter(1)``). The other fields name it as :mod:`symidx.hlo.values`
+    e.g. ``of1 = s32[] parameter(1)``). The other fields name it as :mod:`symidx.lowering.values`
     found it: the ``computation`` and the ``instruction`` holding the value, and its
     ``parameter`` number when it is a parameter (None when not known: text read from a
     map names no computation). Two sources are equal when they print the same, so maps
