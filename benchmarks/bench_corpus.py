@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from symidx.corpus import Options, run_corpus
+from symidx.corpus.engines import Stops
 from symidx.corpus.results import read_records
 from symidx.corpus.sources import find_files, read_file, split_sections
 
@@ -85,7 +86,7 @@ class Engine:
         if name == "local":  # the server the workers are forked from, and the workers
             from symidx.corpus.local import run_local
 
-            list(run_local((), Options(), jobs, None))
+            list(run_local((), Options(), jobs, Stops()))
         elif name == "ray":
             from symidx.corpus.ray_engine import start_local
 

@@ -12,6 +12,7 @@ import signal
 import time
 
 HANG = "CORPUS-TEST: hang"
+SPIN = "CORPUS-TEST: spin"
 EXIT = "CORPUS-TEST: exit"
 KILL = "CORPUS-TEST: kill"
 
@@ -19,7 +20,14 @@ KILL = "CORPUS-TEST: kill"
 def misbehave(task: object) -> None:
     text = getattr(task, "text", "")
     if HANG in text:
+        started = os.environ.get("CORPUS_TEST_STARTED")
+        if started:  # tell the test the worker is on the module
+            with open(started, "w"):
+                pass
         time.sleep(3600)
+    if SPIN in text:  # busy, using CPU, never answering (a loop in C, say)
+        while True:
+            pass
     if EXIT in text:
         os._exit(70)
     if KILL in text:

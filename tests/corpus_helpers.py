@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from corpus_faults import EXIT, HANG, KILL  # noqa: F401 - the tests import them from here
+from corpus_faults import EXIT, HANG, KILL, SPIN  # noqa: F401 - the tests import them from here
 
 from symidx.cli import main
 
@@ -34,6 +34,14 @@ def corpus(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["corpus", *argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def main_run(*argv: str) -> tuple[int, str, str]:
+    """``symidx ARGV`` in-process: exit code, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
     return code, out.getvalue(), err.getvalue()
 
 

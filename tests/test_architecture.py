@@ -28,6 +28,7 @@ FAÇADE = "symidx"
 FLOORS: dict[str, int] = {
     "symidx.errors": 0, "symidx._gc": 0, "symidx._arith": 0, "symidx._text": 0,
     "symidx._display": 0,
+    "symidx._budget": 0,
     "symidx.interval": 1,
     "symidx.expr": 2,
     "symidx.indexing_map": 3,

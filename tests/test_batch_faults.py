@@ -9,6 +9,9 @@ import argparse
 import io
 import json
 import os
+import signal
+import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -100,21 +103,175 @@ def test_a_module_file_changed_since_it_was_read_is_read_again(tmp_path: Path) -
     assert "d0 + 1" in first["stdout"] and "d0 + 3" in second["stdout"]
 
 
-def test_a_line_past_batch_timeout_is_answered_with_exit_3_and_the_next_is_read(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+class FakeClock:
+    """A clock that moves one second at each reading: limits are reached after a count of
+    readings, never after real time."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+@pytest.mark.parametrize("flag, clock, words", [
+    ("timeout", "wall_clock", "time (5 s, batch --timeout)"),
+    ("cpu_limit", "cpu_clock", "CPU time (5 s, batch --cpu-limit)")])
+def test_a_line_past_batch_s_limit_is_answered_with_exit_3_and_the_next_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: str, clock: str,
+        words: str) -> None:
     from diamond import diamond
 
+    import symidx._budget
+
     path = tmp_path / "d.hlo"
-    # a size no other test uses: the maps (and what caches hold of them) are its own
     path.write_text(diamond(200, size=37))
     lines = [json.dumps({"id": 1, "args": ["maps", str(path), "--computation", "ENTRY",
-                                           "--timeout", "0", "--max-maps", "0"]}),
+                                           "--cpu-limit", "0", "--max-maps", "0"]}),
              json.dumps({"id": 2, "args": ["format", "(d0) -> (d0), domain: d0 in [0, 3]"]})]
     out = io.StringIO()
     monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines) + "\n"))
     monkeypatch.setattr("sys.stdout", out)
-    assert run(argparse.Namespace(command_line=main, timeout=0.5)) == 0
+    monkeypatch.setattr(symidx._budget, clock, FakeClock())
+    namespace = argparse.Namespace(command_line=main, timeout=0.0, cpu_limit=0.0)
+    setattr(namespace, flag, 5.0)
+    assert run(namespace) == 0
     first, second = (json.loads(line) for line in out.getvalue().splitlines())
     assert first["exit"] == 3
-    assert first["stderr"].startswith("symidx: stopped: ran out of time (0.5 s, batch --timeout)")
+    assert first["stderr"].startswith(f"symidx: stopped: ran out of {words}")
     assert second["exit"] == 0
+
+
+# --- signals (issue 35, item 5) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("signum, code, words", [
+    (signal.SIGTERM, 143, "symidx: stopped by SIGTERM"),
+    (signal.SIGINT, 130, "symidx: interrupted"),
+    (signal.SIGHUP, 129, "symidx: stopped by SIGHUP")])
+def test_a_signal_answers_the_line_under_way_and_ends_the_batch(
+        monkeypatch: pytest.MonkeyPatch, signum: int, code: int, words: str) -> None:
+    def signalled(argv: Sequence[str]) -> int:
+        if argv[1] == "stop":
+            os.kill(os.getpid(), signum)
+            time.sleep(60)  # the handler raises in here
+        print(argv[1])
+        return 0
+
+    lines = [json.dumps({"id": k, "args": ["x", word]})
+             for k, word in enumerate(["one", "stop", "three"])]
+    out = io.StringIO()
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines) + "\n"))
+    monkeypatch.setattr("sys.stdout", out)
+    assert run(argparse.Namespace(command_line=signalled)) == code
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [a["id"] for a in answers] == [0, 1]  # the third line is never read
+    assert answers[1]["exit"] == code and answers[1]["stderr"].strip() == words
+
+
+def test_a_command_that_handles_the_signal_itself_does_not_keep_the_batch_going(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``corpus`` catches SIGTERM, stops its workers and returns 143: the batch answers
+    its line with that and stops too (it went on reading lines)."""
+    def corpus_like(argv: Sequence[str]) -> int:
+        if argv[1] == "stop":
+            from symidx.cli.signals import stopped_by_signals
+
+            try:
+                with stopped_by_signals():
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(60)
+            except KeyboardInterrupt:
+                print("symidx: stopped by SIGTERM: r.jsonl holds ...", file=sys.stderr)
+                return 143
+        return 0
+
+    lines = [json.dumps({"id": k, "args": ["x", word]}) for k, word in enumerate(["stop", "x"])]
+    out = io.StringIO()
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(lines) + "\n"))
+    monkeypatch.setattr("sys.stdout", out)
+    assert run(argparse.Namespace(command_line=corpus_like)) == 143
+    (only,) = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert only["exit"] == 143 and "r.jsonl holds" in only["stderr"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs POSIX processes")
+def test_sigterm_ends_a_batch_whose_corpus_query_is_running(tmp_path: Path) -> None:
+    """End to end (issue 35): a corpus query whose worker hangs; SIGTERM to the batch
+    answers that line (143) and the batch exits 143 without reading the next line."""
+    import subprocess
+
+    from corpus_faults import HANG
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "hang.hlo").write_text(f"// {HANG}\nHloModule h\n"
+                                             f"ENTRY e {{\n  ROOT p = f32[2] parameter(0)\n}}\n")
+    started = tmp_path / "started"
+    tests = Path(__file__).resolve().parent
+    env = {**os.environ, "SYMIDX_CORPUS_TEST_HOOK": "corpus_faults:misbehave",
+           "CORPUS_TEST_STARTED": str(started),
+           "PYTHONPATH": os.pathsep.join([str(tests), str(tests.parent),
+                                          os.environ.get("PYTHONPATH", "")])}
+    lines = [{"id": 1, "args": ["corpus", str(tmp_path / "m"), "--out",
+                                str(tmp_path / "r.jsonl"), "--jobs", "1"]},
+             {"id": 2, "args": ["format", "(d0) -> (d0), domain: d0 in [0, 3]"]}]
+    batch = subprocess.Popen([sys.executable, "-m", "symidx", "batch"], env=env,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert batch.stdin is not None
+        batch.stdin.write(json.dumps(lines[0]) + "\n")
+        batch.stdin.flush()
+        for _ in range(1200):  # until the worker hangs on the module (a guard, not a time)
+            if started.exists() or batch.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert started.exists()
+        batch.stdin.write(json.dumps(lines[1]) + "\n")
+        batch.stdin.flush()
+        batch.send_signal(signal.SIGTERM)
+        out, err = batch.communicate(timeout=120)
+    finally:
+        if batch.poll() is None:
+            batch.kill()
+    assert batch.returncode == 143, err
+    (only,) = [json.loads(line) for line in out.splitlines()]
+    assert only["id"] == 1 and only["exit"] == 143
+    assert "stopped by SIGTERM" in only["stderr"]
+
+
+# --- progress is never part of an answer (issue 35, item 7) ----------------------------------
+
+
+def test_progress_never_enters_a_batch_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a loaded machine the progress line's delay passes before the work ends; it used
+    to be printed (rates and all) into the answer's stderr when stderr was not a terminal.
+    A clock racing an hour ahead at each reading stands for the slowest machine."""
+    import symidx.cli.progress as progress_module
+
+    data = Path(__file__).resolve().parent / "data"
+    loop = data / "flow" / "while_loop.hlo"
+    hours = [0.0]
+
+    def racing() -> float:
+        hours[0] += 3600.0
+        return hours[0]
+
+    monkeypatch.setattr(progress_module.time, "monotonic", racing)
+    for args in (["maps", str(loop), "--computation", "ENTRY", "--output", "all"],
+                 ["maps", str(loop), "--computation", "ENTRY", "--output", "all",
+                  "--format", "json"],
+                 ["maps", str(loop), "--all"]):
+        reply = answer(json.dumps({"args": args}), main)
+        assert reply["exit"] == 0, reply["stderr"]
+        assert " of " not in reply["stderr"] and "/s" not in reply["stderr"], reply["stderr"]
+
+
+def test_the_verify_progress_line_stays_off_a_stderr_that_is_no_terminal(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from symidx.cli.mapverbs import ProgressLine
+
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    with ProgressLine("symidx verify", after=0.0) as progress:
+        assert not progress._thread.is_alive()

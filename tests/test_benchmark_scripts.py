@@ -59,3 +59,14 @@ def test_the_whole_entry_benchmark_measures_a_module_and_a_small_dense_stack(
         ours, xla, ratio = row.split(")")[-1].split()[:3] if row.startswith(("densenet", "gru")) \
             else row.split()[1:4]
         assert float(ours) >= 0 and float(xla) > 0 and float(ratio) >= 0
+
+
+def test_the_diamond_benchmark_prints_a_row_per_depth(capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    """A smoke run of benchmarks/bench_diamond.py (figures, no timing asserted): a row per
+    depth, the deeper one boxed past the bound of distinct maps."""
+    bench = _script("bench_diamond.py")
+    bench.main(["--depths", "3,30", "--size", "64"])  # type: ignore[attr-defined]
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()
+            if line.split() and line.split()[0].isdigit()]
+    assert [(r[0], r[-1]) for r in rows] == [("3", "exact"), ("30", "boxed")]

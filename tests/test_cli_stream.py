@@ -59,9 +59,11 @@ def test_jsonl_writes_the_first_document_before_a_later_output_fails(tmp_path: P
     code, out, err = run("maps", str(path), "--computation", "ENTRY", "--output", "all",
                          "--format", "jsonl")
     assert code == 2 and "line 6" in err
-    (line,) = out.splitlines()
+    line, stop = out.splitlines()
     document = json.loads(line)
     assert document["computations"][0]["output"] == 0
+    # a last document says why the others are missing
+    assert json.loads(stop)["computations"] == [] and "line 6" in json.loads(stop)["stopped"]
 
 
 def test_jsonl_lines_validate_and_equal_the_json_document() -> None:
@@ -132,17 +134,37 @@ def test_unread_parameters_are_one_line() -> None:
     assert "operand 0" not in out
 
 
-def test_plain_progress_lines_when_asked() -> None:
-    quiet = io.StringIO()
-    lines = Progress("work", delay=0, stream=quiet, lines_every=0)
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _states(stream: io.StringIO) -> list[str]:
+    """Every state of the line rewritten in place, in order."""
+    return [part.rstrip() for part in stream.getvalue().replace("\n", "\r").split("\r")
+            if part.strip()]
+
+
+def test_progress_on_a_terminal_and_nowhere_else() -> None:
+    tty = Terminal()
+    lines = Progress("work", delay=0, stream=tty, bar=False)
     for k in range(1, 4):
         lines(k, 3, "output")
-    shown = quiet.getvalue().splitlines()
+    shown = _states(tty)
     assert shown[0].startswith("work: output 1 of 3") and shown[-1].startswith("work: output 3")
-    late = io.StringIO()
-    waits = Progress("work", delay=60, stream=late, lines_every=0)
+    late = Terminal()
+    waits = Progress("work", delay=60, stream=late, bar=False)
     waits(1, 3)
     assert late.getvalue() == ""
+    log = io.StringIO()  # a pipe, a log, the stderr of a batch answer: nothing, ever
+    quiet = Progress("work", delay=0, stream=log)
+    for k in range(1, 4):
+        quiet(k, 3, "output")
+        quiet.during("12 of 40 instructions swept")
+    quiet.close()
+    assert log.getvalue() == ""
 
 
 # three outputs reading the same parameters through shared instructions: a few maps each
@@ -205,14 +227,20 @@ def test_a_sweep_keeping_the_parameters_returns_the_same_and_holds_less() -> Non
         assert kept.limits.held < whole.limits.held
 
 
-def test_progress_within_an_output() -> None:
-    quiet = io.StringIO()
-    lines = Progress("work", delay=0, stream=quiet, lines_every=0)
-    lines.during("starting")  # nothing before a first item is done
-    assert quiet.getvalue() == ""
+def test_progress_within_an_output(monkeypatch) -> None:
+    import symidx.cli.progress as progress_module
+
+    clock = [0.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    tty = Terminal()
+    lines = Progress("work", delay=0, stream=tty, bar=False)
+    lines.during("starting")  # nothing before the count is known
+    assert tty.getvalue() == ""
+    clock[0] = 1.0
     lines(1, 3, "output")
+    clock[0] = 2.0
     lines.during("12 of 40 instructions swept")
-    shown = quiet.getvalue().splitlines()
+    shown = _states(tty)
     assert len(shown) == 2 and shown[0].startswith("work: output 1 of 3 (")
     assert shown[1] == "work: output 1 of 3 done; 12 of 40 instructions swept"
     module = parse_hlo(SHARED)
@@ -256,14 +284,14 @@ def test_the_time_left_is_measured_from_the_first_output_done(monkeypatch) -> No
 
     clock = [0.0]
     monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
-    out = io.StringIO()
-    lines = Progress("work", delay=0, stream=out, lines_every=0)
+    out = Terminal()
+    lines = Progress("work", delay=0, stream=out, bar=False)
     lines(0, 101, "output")
     clock[0] = 100.0  # the sweep
     lines(1, 101, "output")
     clock[0] = 110.0
     lines(51, 101, "output")  # 50 outputs in 10 s after the first
-    shown = out.getvalue().splitlines()
+    shown = _states(out)
     assert shown[-2] == "work: output 1 of 101 (100 s, 0.01/s, 2.8 h left)"
     assert shown[-1] == "work: output 51 of 101 (110 s, 5/s, 10 s left)"
 
@@ -279,3 +307,59 @@ def test_a_joint_sweep_out_of_time_says_how_far_it_got() -> None:
         list(iter_computation_maps(module.entry, "output_to_input", analysis=analysis,
                                    jointly=True))
     assert not stopped.value.budget
+
+
+# --- a stop leaves usable output (issue 35, item 6) -------------------------------------------
+
+
+def test_json_that_stops_at_an_error_is_still_one_valid_document(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(resources.files("symidx").joinpath("schemas/maps-1.json").read_text())
+    path = tmp_path / "broken.hlo"
+    path.write_text(BROKEN)
+    code, out, err = run("maps", str(path), "--computation", "ENTRY", "--output", "all",
+                         "--format", "json")
+    assert code == 2 and "line 6" in err
+    document = json.loads(out)  # whole: the outputs finished, and why the rest are not
+    jsonschema.validate(document, schema)
+    assert [c["output"] for c in document["computations"]] == [0]
+    assert document["stopped"].startswith("error: ") and "line 6" in document["stopped"]
+
+
+class _Flipping(io.StringIO):
+    """Standard output that, once the first output's entry is written to it, makes the CPU
+    clock read a billion seconds: the budget runs out between two outputs, whatever the
+    real time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flipped = False
+
+    def write(self, text: str) -> int:
+        self.flipped = self.flipped or '"output"' in text
+        return super().write(text)
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_output_all_that_runs_out_of_its_budget_keeps_the_outputs_finished(
+        monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    """Each output written as soon as it is final; past the CPU budget the JSON is whole
+    and says it stopped (jsonl: a last document saying so), exit 3."""
+    import symidx._budget
+
+    out, err = _Flipping(), io.StringIO()
+    monkeypatch.setattr(symidx._budget, "cpu_clock", lambda: 1e9 if out.flipped else 0.0)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["maps", str(LOOP), "--computation", "ENTRY", "--explain", "--format", fmt,
+                     "--output", "all", "--cpu-limit", "5"])
+    assert code == 3 and "symidx: stopped: ran out of CPU time (5 s)" in err.getvalue()
+    if fmt == "json":
+        document = json.loads(out.getvalue())
+        done, stopped = document["computations"], document["stopped"]
+    else:
+        lines = [json.loads(line) for line in out.getvalue().splitlines()]
+        done = [c for d in lines[:-1] for c in d["computations"]]
+        assert lines[-1]["computations"] == []
+        stopped = lines[-1]["stopped"]
+    assert [c["output"] for c in done] == [0]
+    assert stopped.startswith("stopped: ran out of CPU time (5 s)")

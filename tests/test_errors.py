@@ -51,7 +51,7 @@ def test_every_exception_class_under_symidx_derives_from_the_base() -> None:
             if not issubclass(cls, SymidxError):
                 outside.append(f"{info.name}.{cls.__qualname__}")
     assert outside == []
-    from symidx.cli.corpus import Signalled  # the one interrupt: not an error
+    from symidx.cli.signals import Signalled  # the one interrupt: not an error
 
     assert issubclass(Signalled, KeyboardInterrupt) and not issubclass(Signalled, Exception)
     # the walk reaches the floors above symidx.errors (and the private signals)

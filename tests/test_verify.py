@@ -246,8 +246,10 @@ def test_enumeration_stops_at_its_limit_and_at_the_timeout():
     with pytest.raises(Undecided, match="10{12} points, more than 2000000 to enumerate"):
         decide(a, b, method="enumerate")
     small_a, small_b = (m.replace(dims=[(0, 999), (0, 1999)]) for m in (a, b))
-    with pytest.raises(Undecided, match=r"out of time \(1e-06 s\)"):
+    with pytest.raises(Undecided, match=r"out of wall-clock time \(1e-06 s\)"):
         decide(small_a, small_b, method="enumerate", timeout=1e-6)
+    with pytest.raises(Undecided, match=r"out of CPU time \(1e-06 s\)"):
+        decide(small_a, small_b, method="enumerate", cpu_limit=1e-6)
 
 
 def test_undecided_is_a_symidx_error_and_unknown_methods_are_rejected():

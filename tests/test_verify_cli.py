@@ -65,7 +65,11 @@ def test_a_timeout_is_honoured():
     a = "(d0, d1) -> (d0, d1), domain: d0 in [0, 999], d1 in [0, 1999]"
     b = "(d0, d1) -> (d0, d1 + d0 floordiv 1000), domain: d0 in [0, 999], d1 in [0, 1999]"
     code, out, _ = run(["verify", a, b, "--method", "enumerate", "--timeout", "0.000001"])
-    assert code == 3 and out == "undecided: out of time (1e-06 s) while enumerating the domain\n"
+    assert code == 3 and out == ("undecided: out of wall-clock time (1e-06 s) while "
+                                 "enumerating the domain\n")
+    code, out, _ = run(["verify", a, b, "--method", "enumerate", "--cpu-limit", "0.000001"])
+    assert code == 3 and out == ("undecided: out of CPU time (1e-06 s) while enumerating the "
+                                 "domain\n")
 
 
 @pytest.mark.parametrize("argv", [
@@ -110,8 +114,13 @@ def test_a_wrong_step_and_a_wrong_chain_exit_1(monkeypatch):
         "1 step(s); simplified map: different at (0): (0) vs (1)"]
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
 def test_the_progress_line_appears_after_the_delay_only():
-    err = io.StringIO()
+    err = _Terminal()  # on a terminal only: never in a pipe, a log or a batch answer
     with contextlib.redirect_stderr(err):
         with ProgressLine("symidx verify", after=0.05, every=10) as progress:
             progress.tell("proving with z3")

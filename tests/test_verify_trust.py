@@ -194,9 +194,9 @@ EXTRACT_FROM_MOD_SIMPLIFIED = (
 def test_the_extract_from_mod_pair_answers_or_says_undecided_within_its_deadline(method):
     a, b = parse_map(EXTRACT_FROM_MOD), parse_map(EXTRACT_FROM_MOD_SIMPLIFIED)
     try:
-        verdict = decide(a, b, timeout=1, method=method)
+        verdict = decide(a, b, cpu_limit=1, method=method)
     except Undecided as e:
-        assert "out of time (1 s)" in e.reason or "could not decide" in e.reason, e.reason
+        assert "out of CPU time (1 s)" in e.reason or "could not decide" in e.reason, e.reason
     else:
         assert verdict.equal, verdict.describe()
 
@@ -204,12 +204,13 @@ def test_the_extract_from_mod_pair_answers_or_says_undecided_within_its_deadline
 def test_equal_on_the_pair_returns_or_raises_undecided():
     a, b = parse_map(EXTRACT_FROM_MOD), parse_map(EXTRACT_FROM_MOD_SIMPLIFIED)
     with contextlib.suppress(Undecided):
-        assert equal(a, b, timeout=1)
+        assert equal(a, b, cpu_limit=1)
 
 
 def test_verify_timeout_bounds_the_isl_path_on_the_cli():
-    code, out = run(["verify", EXTRACT_FROM_MOD, EXTRACT_FROM_MOD_SIMPLIFIED, "--timeout", "1"])
-    assert (code, out.startswith("undecided: out of time (1 s)")) == (3, True) or \
+    code, out = run(["verify", EXTRACT_FROM_MOD, EXTRACT_FROM_MOD_SIMPLIFIED, "--cpu-limit",
+                     "1"])
+    assert (code, out.startswith("undecided: out of CPU time (1 s)")) == (3, True) or \
         (code, out) == (0, "equal (isl)\n"), out
 
 
@@ -221,7 +222,7 @@ def test_the_isl_worker_past_its_deadline_is_stopped_and_the_next_question_answe
             isl_text(parse_map(EXTRACT_FROM_MOD_SIMPLIFIED)))
     WORKER.ask(("{ [d0] -> [d0] }", "{ [d0] -> [d0] }"), Deadline(60))
     process = WORKER._process
-    with pytest.raises(Undecided, match=r"out of time \(0.5 s\) while isl was deciding"):
+    with pytest.raises(Undecided, match=r"out of CPU time \(0.5 s\) while isl was deciding"):
         WORKER.ask(hard, Deadline(0.5))
     assert process is not None and process.poll() is not None  # killed, and waited for
     assert WORKER.ask(("{ [d0] -> [d0] : 0 <= d0 <= 3 }", "{ [d0] -> [d0 + 1] }"),
@@ -238,12 +239,12 @@ def test_the_isl_worker_past_its_deadline_is_stopped_and_the_next_question_answe
 
 @pytest.mark.parametrize("method", [pytest.param("isl", marks=ISL),
                                     pytest.param("smt", marks=Z3)])
-def test_an_infinite_timeout_means_no_limit(method):
+def test_an_infinite_limit_means_no_limit(method):
     a = parse_map("(d0) -> (d0 floordiv 2 * 2 + d0 mod 2), domain: d0 in [0, 99999]")
     b = parse_map("(d0) -> (d0), domain: d0 in [0, 99999]")
-    assert decide(a, b, timeout=float("inf"), method=method).equal
+    assert decide(a, b, cpu_limit=float("inf"), method=method).equal
     wrong = parse_map("(d0) -> (d0 floordiv 2 * 2), domain: d0 in [0, 99999]")
-    verdict = decide(wrong, b, timeout=float("inf"), method=method)
+    verdict = decide(wrong, b, cpu_limit=float("inf"), timeout=float("inf"), method=method)
     x = verdict.point[0]
     assert verdict.left == {(x - x % 2,)} and verdict.right == {(x,)} and x % 2 == 1
 
@@ -251,8 +252,10 @@ def test_an_infinite_timeout_means_no_limit(method):
 def test_enumeration_stops_at_its_deadline():
     a = parse_map("(d0, d1) -> (d0 * d1), domain: d0 in [0, 999], d1 in [0, 999]")
     b = parse_map("(d0, d1) -> (d1 * d0 + 0 * d0), domain: d0 in [0, 999], d1 in [0, 998]")
-    with pytest.raises(Undecided, match="out of time .* while enumerating"):
+    with pytest.raises(Undecided, match="out of wall-clock time .* while enumerating"):
         decide(a, b, timeout=1e-9, method="enumerate")
+    with pytest.raises(Undecided, match="out of CPU time .* while enumerating"):
+        decide(a, b, cpu_limit=1e-9, method="enumerate")
 
 
 def test_the_simplifier_stops_its_rounds_at_a_deadline():
@@ -266,10 +269,13 @@ def test_the_simplifier_stops_its_rounds_at_a_deadline():
 def test_a_trace_shares_one_deadline():
     m = parse_map("(d0) -> ((d0 * 4 + 2) floordiv 4), domain: d0 in [0, 9]")
     result = check_trace(m, timeout=1e-9)
-    assert result.whole.verdict is None and "out of time" in result.whole.undecided
-    assert "time (the deadline passed)" in result.stopped
-    code, out = run(["verify", "--trace", "--timeout", "1e-9", str(m)])
-    assert code == 3 and "undecided (out of time" in out
+    assert result.whole.verdict is None and "out of wall-clock time" in result.whole.undecided
+    assert "time: wall-clock time (1e-09 s)" in result.stopped
+    result = check_trace(m, cpu_limit=1e-9)
+    assert result.whole.verdict is None and "out of CPU time" in result.whole.undecided
+    assert "time: CPU time (1e-09 s)" in result.stopped
+    code, out = run(["verify", "--trace", "--cpu-limit", "1e-9", str(m)])
+    assert code == 3 and "undecided (out of CPU time" in out
     assert "the simplifier stopped early: its budget of time" in out
 
 

@@ -12,8 +12,9 @@ operand (or output): what ``symidx maps`` prints (:mod:`symidx.analysis.document
 A group of maps whose operand or output cannot be reached by a supported op carries the
 opcode in :attr:`symidx.fusion.Reached.unsupported` instead of maps.
 
-Each takes ``timeout`` (seconds) and ``max_maps`` (distinct maps held): past either, it
-stops with :class:`~symidx.errors.LimitReached` (see :class:`symidx.fusion.Limits`). An
+Each takes ``cpu_limit`` (CPU seconds), ``timeout`` (seconds of the wall clock) and
+``max_maps`` (distinct maps held): past one, it stops with
+:class:`~symidx.errors.LimitReached` (see :class:`symidx.fusion.Limits`). An
 argument of the wrong type raises :class:`~symidx.errors.ArgumentTypeError`.
 """
 
@@ -62,19 +63,21 @@ def semantics_name(assume_finite: bool) -> str:
 
 
 def _analysis(analysis: Analysis | None, assume_finite: bool | None, timeout: float | None,
-              max_maps: int | None, function: str) -> Analysis:
+              max_maps: int | None, function: str, cpu_limit: float | None = None
+              ) -> Analysis:
     """``analysis`` (given limits replace its own), or a new one under the semantics
     ``assume_finite`` asks for (default ``reads``) and the limits; a given analysis must be
     under the same semantics."""
     if analysis is None:
-        return Analysis(assume_finite=bool(assume_finite), timeout=timeout, max_maps=max_maps)
+        return Analysis(assume_finite=bool(assume_finite), timeout=timeout, max_maps=max_maps,
+                        cpu_limit=cpu_limit)
     expect_type(analysis, Analysis, "analysis", function)
     if assume_finite is not None and analysis.assume_finite != assume_finite:
         raise SymidxError(f"the analysis given is under the "
                           f"{semantics_name(analysis.assume_finite)!r} semantics, not "
                           f"{semantics_name(assume_finite)!r}")
-    if timeout is not None or max_maps is not None:
-        analysis.limits = Limits(timeout, max_maps)
+    if timeout is not None or max_maps is not None or cpu_limit is not None:
+        analysis.limits = Limits(timeout, max_maps, cpu_limit=cpu_limit)
     return analysis
 
 
@@ -114,7 +117,8 @@ def instruction_maps(instr: HloInstruction, direction: Direction, *,
                      operand: int | None = None, output: int | None = None,
                      physical: bool = False, analysis: Analysis | None = None,
                      assume_finite: bool | None = None, timeout: float | None = None,
-                     max_maps: int | None = None) -> list[Reached]:
+                     max_maps: int | None = None, cpu_limit: float | None = None
+                     ) -> list[Reached]:
     """The map groups of ``instr`` in ``direction``.
 
     Output-to-input: one group per operand (per leaf read of a tuple-shaped operand; only
@@ -126,7 +130,8 @@ def instruction_maps(instr: HloInstruction, direction: Direction, *,
     maps (default ``reads``, see :func:`semantics_name`); it must agree with ``analysis``'s.
     """
     expect_type(instr, HloInstruction, "instr", "instruction_maps")
-    analysis = _analysis(analysis, assume_finite, timeout, max_maps, "instruction_maps")
+    analysis = _analysis(analysis, assume_finite, timeout, max_maps, "instruction_maps",
+                         cpu_limit)
     if direction == OUTPUT_TO_INPUT:
         groups = _output_to_input_groups(instr, output or 0, analysis)
         if operand is not None:
@@ -157,7 +162,8 @@ def module_fusion_maps(module: HloModule, direction: Direction, *,
                        physical: bool = False, analysis: Analysis | None = None,
                        progress: Callable[[int, int, str], None] | None = None,
                        assume_finite: bool | None = None, timeout: float | None = None,
-                       max_maps: int | None = None) -> list[FusionMaps]:
+                       max_maps: int | None = None, cpu_limit: float | None = None
+                       ) -> list[FusionMaps]:
     """:func:`instruction_maps` of every fusion of ``module``, computation by computation in
     text order. Output-to-input: one entry per output of each fusion (only ``output`` if
     given), its groups restricted to ``operand`` if given; input-to-output: one entry per
@@ -166,7 +172,8 @@ def module_fusion_maps(module: HloModule, direction: Direction, *,
     "fusion")`` is called after each fusion. ``assume_finite``: as for
     :func:`instruction_maps`."""
     expect_type(module, HloModule, "module", "module_fusion_maps")
-    analysis = _analysis(analysis, assume_finite, timeout, max_maps, "module_fusion_maps")
+    analysis = _analysis(analysis, assume_finite, timeout, max_maps, "module_fusion_maps",
+                         cpu_limit)
     fusions = [(comp, instr) for comp in module.computations.values()
                for instr in comp.instructions if instr.opcode == "fusion"]
     found = []
@@ -191,7 +198,8 @@ def computation_maps(comp: HloComputation, direction: Direction, *,
                      analysis: Analysis | None = None,
                      progress: Callable[[int, int, str], None] | None = None,
                      assume_finite: bool | None = None, timeout: float | None = None,
-                     max_maps: int | None = None, jointly: bool = False
+                     max_maps: int | None = None, jointly: bool = False,
+                     cpu_limit: float | None = None
                      ) -> list[ComputationMaps]:
     """A whole computation analysed as one fusion, fused or not: from its root's outputs
     to its parameters, through calls, loops, conditionals, tuples and asynchronous ops.
@@ -207,7 +215,7 @@ def computation_maps(comp: HloComputation, direction: Direction, *,
     return list(iter_computation_maps(
         comp, direction, operand=operand, outputs=None if output is None else [output],
         analysis=analysis, progress=progress, assume_finite=assume_finite, timeout=timeout,
-        max_maps=max_maps, jointly=jointly))
+        max_maps=max_maps, jointly=jointly, cpu_limit=cpu_limit))
 
 
 def iter_computation_maps(comp: HloComputation, direction: Direction, *,
@@ -215,7 +223,8 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
                           analysis: Analysis | None = None,
                           progress: Callable[[int, int, str], None] | None = None,
                           assume_finite: bool | None = None, timeout: float | None = None,
-                          max_maps: int | None = None, jointly: bool = False
+                          max_maps: int | None = None, jointly: bool = False,
+                          cpu_limit: float | None = None
                           ) -> Iterator[ComputationMaps]:
     """The entries of :func:`computation_maps`, each as soon as it is computed, for the
     output leaves ``outputs`` (None: every one; input-to-output, the output groups kept).
@@ -231,7 +240,8 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
     rejects), the outputs are swept one at a time, so that each gets its own answer; when
     it runs out of time, :class:`~symidx.errors.LimitReached` says how far it got."""
     expect_type(comp, HloComputation, "comp", "iter_computation_maps")
-    analysis = _analysis(analysis, assume_finite, timeout, max_maps, "computation_maps")
+    analysis = _analysis(analysis, assume_finite, timeout, max_maps, "computation_maps",
+                         cpu_limit)
     root = comp.root
     for k in outputs or ():
         _check_index(k, leaf_count(root.shape), f"the root of {comp.name} has", "output")

@@ -1,8 +1,10 @@
 """The ``symidx`` command line.
 
 ``main(argv)`` prints to stdout and returns the exit code: 0 success, 1 a negative answer
-(``verify`` found the maps different), 2 bad input or usage, 3 undecided or stopped at a
-limit (``--timeout``, ``--max-maps``), 130 interrupted (Ctrl-C). Bad input is reported on
+(``verify`` found the maps different; ``corpus``: some modules failed), 2 bad input or
+usage, 3 undecided or stopped at a limit (``--cpu-limit``, ``--timeout``, ``--max-maps``),
+4 (``corpus``) no module analysed ok, 130 interrupted (Ctrl-C; 143 SIGTERM, 129 SIGHUP where
+a command handles them). Bad input is reported on
 stderr as one line with its location (and the offending line with a caret under the spot),
 never as a traceback.
 

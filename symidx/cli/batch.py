@@ -7,10 +7,17 @@ document) when the command printed JSON. Blank lines are skipped; a line that is
 object is answered with ``"exit": 2`` and the reason in ``"stderr"``, and so is a command
 that would read stdin (an argument ``-``: stdin holds the queries). Every line is answered:
 a command that fails in a way symidx did not foresee (a bug) is answered with ``"exit": 70``
-and ``"stderr"`` naming the error, and the next line is read; with ``--timeout S``, a
-command still running after S seconds is answered with ``"exit": 3`` (``symidx: stopped:
-ran out of time``). A module read from a file is parsed once while the file's contents are
-unchanged.
+and ``"stderr"`` naming the error, and the next line is read; with ``--cpu-limit S`` (CPU
+seconds, a budget of work) or ``--timeout S`` (seconds of the wall clock), a command still
+running past S is answered with ``"exit": 3`` (``symidx: stopped: ran out of ...``). A
+module read from a file is parsed once while the file's contents are unchanged. Progress
+is never part of an answer (it goes to a terminal, and an answer's stderr is none).
+
+SIGTERM, SIGINT (Ctrl-C) and SIGHUP end the batch: the line under way is answered with the
+exit code of the signal (143, 130, 129) and ``"stderr"`` saying so, no further line is
+read, and the batch exits with that code. (A command that handles the signal itself, such
+as ``corpus``, which stops its workers and says what it recorded, answers in its own words;
+the batch stops all the same.)
 
     $ echo '{"id": 1, "args": ["simplify", "(d0) -> (d0 mod 8), domain: d0 in [0, 7]"]}' \\
         | symidx batch
@@ -26,9 +33,10 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from symidx.cli.common import seconds
+from symidx.cli.common import add_time_limits
+from symidx.cli.signals import exit_code, how, stopped_by_signals
 from symidx.errors import LimitReached
 
 #: The exit code of a command that failed in a way symidx did not foresee (sysexits'
@@ -40,24 +48,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("batch", help="answer JSON-lines commands from stdin, one per line",
                        description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--timeout", type=seconds, default=0.0, metavar="S",
-                   help="seconds each line may take (0, the default: the command's own "
-                        "limits, such as maps' --timeout); a line past it is answered with "
-                        "exit 3 and the next one read")
+    add_time_limits(p, 0.0, "each line", "it is answered with exit 3 and the next line read",
+                    unset="the command's own limits, such as maps' --cpu-limit")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import json  # here, not when the command line starts: only batch needs it
 
-    for number, line in enumerate(_lines(), 1):
-        if isinstance(line, bytes):  # not UTF-8
-            reply = {"id": None, "exit": 2, "stdout": "", "stderr": _not_utf8(line, number)}
-        elif not line.strip():
-            continue
-        else:
-            reply = answer(line, args.command_line, getattr(args, "timeout", 0.0) or None)
-        print(json.dumps(reply), flush=True)
+    limits = Limits(getattr(args, "cpu_limit", 0.0) or None,
+                    getattr(args, "timeout", 0.0) or None)
+    with stopped_by_signals(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as received:
+        try:
+            for number, line in enumerate(_lines(), 1):
+                if isinstance(line, bytes):  # not UTF-8
+                    reply = {"id": None, "exit": 2, "stdout": "",
+                             "stderr": _not_utf8(line, number)}
+                elif not line.strip():
+                    continue
+                else:
+                    reply = answer(line, args.command_line, limits)
+                print(json.dumps(reply), flush=True)
+                if received:  # a command under way handled the signal: the batch ends too
+                    return 128 + received[-1]
+        except KeyboardInterrupt as e:  # between two lines: nothing under way to answer
+            return exit_code(e)
     return 0
 
 
@@ -83,13 +98,25 @@ def _not_utf8(raw: bytes, number: int) -> str:
     return f"line {number}: not UTF-8"
 
 
-def answer(line: str, main: Callable[[Sequence[str]], int], timeout: float | None = None
-           ) -> dict[str, Any]:
+class Limits(NamedTuple):
+    """The limits of each line (None: none): CPU seconds, seconds of the wall clock."""
+
+    cpu: float | None = None
+    wall: float | None = None
+
+
+def answer(line: str, main: Callable[[Sequence[str]], int],
+           limits: Limits | float | None = None) -> dict[str, Any]:
     """The answer to one line of input (see the module docstring), running its command
     with ``main`` (:func:`symidx.cli.main`; passed in, as the command line imports this
-    module), within ``timeout`` seconds if given (see :func:`_deadline`)."""
+    module), within ``limits`` (a number: seconds of the wall clock; see
+    :func:`_limited`). An interrupt (Ctrl-C, or a signal :func:`stopped_by_signals` turns
+    into one) is answered with its exit code and raised no further: the caller sees it in
+    :data:`~symidx.cli.signals.RECEIVED`."""
     import json
 
+    if not isinstance(limits, Limits):
+        limits = Limits(wall=limits)
     try:
         query = json.loads(line)
     except ValueError as e:
@@ -114,11 +141,14 @@ def answer(line: str, main: Callable[[Sequence[str]], int], timeout: float | Non
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _no_stdin():
         try:
-            with _deadline(timeout):
+            with _limited(limits):
                 code = main(argv)
         except LimitReached as e:  # the line's own time ran out (main answers the others)
             print(f"symidx: stopped: {e}", file=sys.stderr)
             code = 3
+        except KeyboardInterrupt as e:  # answered; the batch stops (see run)
+            print(f"symidx: {how(e)}", file=sys.stderr)
+            code = exit_code(e)
         except Exception as e:  # noqa: BLE001 - a bug: answered, and the next line read
             print(f"symidx: internal error (a bug in symidx, please report it): "
                   f"{type(e).__name__}: {_first_line(e)}", file=sys.stderr)
@@ -133,32 +163,43 @@ def answer(line: str, main: Callable[[Sequence[str]], int], timeout: float | Non
 
 
 @contextlib.contextmanager
-def _deadline(timeout: float | None) -> Iterator[None]:
-    """Raise :class:`~symidx.errors.LimitReached` in the command if it runs past
-    ``timeout`` seconds (a timer signal; where there is none, or off the main thread, the
-    command's own limits alone apply)."""
-    if timeout is None or not hasattr(signal, "setitimer") \
-            or threading.current_thread() is not threading.main_thread():
+def _limited(limits: Limits) -> Iterator[None]:
+    """Raise :class:`~symidx.errors.LimitReached` in the command once it has used
+    ``limits.cpu`` CPU seconds or taken ``limits.wall`` seconds: a budget every analysis,
+    decision and enumeration checks where it checks its own
+    (:func:`symidx._budget.command_budget`), and a timer signal for other work (the
+    process's CPU time, or the wall clock; where there is none, or off the main thread,
+    the checks alone apply)."""
+    if limits.cpu is None and limits.wall is None:
         yield
         return
+    from symidx._budget import TimeBudget, command_budget
 
-    from symidx.fusion.sweep import command_deadline
-
-    what = f"time ({timeout:g} s, batch --timeout)"
+    words = [f"CPU time ({limits.cpu:g} s, batch --cpu-limit)"] if limits.cpu else []
+    words += [f"time ({limits.wall:g} s, batch --timeout)"] if limits.wall else []
+    what = " or ".join(words)
+    timers = [(signal.ITIMER_PROF, signal.SIGPROF, limits.cpu),
+              (signal.ITIMER_REAL, signal.SIGALRM, limits.wall)] \
+        if hasattr(signal, "setitimer") \
+        and threading.current_thread() is threading.main_thread() else []
+    timers = [t for t in timers if t[2] is not None]
 
     def expire(signum: int, frame: object) -> None:
         raise LimitReached(what, "")
 
-    # the analyses check the deadline where maps compose; the signal stops other work
+    # the analyses check the budget where maps compose; the signal stops other work
     # (its exception is lost if it lands in a finaliser, which the check does not mind)
-    saved = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
+    saved = [(sig, signal.signal(sig, expire)) for _, sig, _ in timers]
+    for which, _, after in timers:
+        signal.setitimer(which, after)
     try:
-        with command_deadline(timeout, what):
+        with command_budget(TimeBudget(cpu=limits.cpu, wall=limits.wall), what):
             yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, saved)
+        for which, _, _ in timers:
+            signal.setitimer(which, 0)
+        for sig, handler in saved:
+            signal.signal(sig, handler)
 
 
 @contextlib.contextmanager

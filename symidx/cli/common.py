@@ -50,22 +50,36 @@ def add_syntax(p: argparse.ArgumentParser) -> None:
                         "follows it: ', domain: x in [0, 15]'")
 
 
-#: The limits of an analysis unless told otherwise (``--timeout``, ``--max-maps``).
-DEFAULT_TIMEOUT = 600.0
+#: The limits of an analysis unless told otherwise (``--cpu-limit``, ``--max-maps``): budgets
+#: of work, so that an answer does not depend on the machine's load (``--timeout``, the wall
+#: clock, only when asked for).
+DEFAULT_CPU_LIMIT = 600.0
 DEFAULT_MAX_MAPS = 1_000_000
 
 
-def add_limits(p: argparse.ArgumentParser, timeout: float | None = DEFAULT_TIMEOUT) -> None:
-    """``--timeout S`` and ``--max-maps N``: the limits of an analysis (0: none)."""
-    p.add_argument("--timeout", type=seconds, default=timeout, metavar="S",
-                   help=f"seconds the analysis of a module may take before it stops with "
-                        f"exit code 3, saying how far it got (default {timeout:g}; 0: no "
-                        f"limit)" if timeout else "seconds the analysis may take (default: "
-                        "no limit)")
+def add_limits(p: argparse.ArgumentParser, cpu_limit: float = DEFAULT_CPU_LIMIT) -> None:
+    """``--cpu-limit S``, ``--timeout S`` and ``--max-maps N``: the limits of an analysis
+    (0: none)."""
+    add_time_limits(p, cpu_limit, "the analysis of a module",
+                    "it stops with exit code 3, saying how far it got")
     p.add_argument("--max-maps", type=count, default=DEFAULT_MAX_MAPS, metavar="N",
                    help=f"distinct maps an analysis may hold (what its memory grows with) "
                         f"before it stops with exit code 3 (default {DEFAULT_MAX_MAPS:,}; 0: "
                         f"no limit)")
+
+
+def add_time_limits(p: argparse.ArgumentParser, cpu_limit: float, what: str, past: str,
+                    unset: str = "no limit") -> None:
+    """``--cpu-limit S`` (CPU seconds ``what`` may use before ``past``; default
+    ``cpu_limit``, 0 meaning ``unset``) and ``--timeout S`` (seconds of the wall clock
+    besides, only when given): limits that count work (:mod:`symidx._budget`)."""
+    p.add_argument("--cpu-limit", type=seconds, default=cpu_limit, metavar="S",
+                   help=f"CPU seconds {what} may use before {past}: a budget of work, the "
+                        f"same on a busy machine as on an idle one (default "
+                        f"{cpu_limit:g}; 0: {unset})")
+    p.add_argument("--timeout", type=seconds, default=0.0, metavar="S",
+                   help=f"seconds of the wall clock {what} may take besides (default: no "
+                        f"such limit; on a busy machine it stops sooner in work done)")
 
 
 def seconds(text: str) -> float:

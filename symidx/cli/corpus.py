@@ -2,10 +2,16 @@
 processes or a Ray or Dask cluster.
 
 PATH is a file, a folder (searched recursively for *.hlo, *.txt and *.mlir, each also
-.gz) or a glob. A module is HLO text or StableHLO/MHLO text (MLIR, as
-jax.jit(f).lower(x).as_text() prints it; converted with jaxlib, the jax extra). In an
-XLA dump folder (--xla_dump_to), the reports XLA writes beside each module (buffer
-assignment, live ranges, memory usage) are skipped and counted, not read. A file holding
+.gz, and *.hlo.pb) or a glob. A module is HLO text, StableHLO/MHLO text (MLIR, as
+jax.jit(f).lower(x).as_text() prints it) or binary HLO (.hlo.pb, as XLA dumps it with
+--xla_dump_hlo_as_proto), the last two converted with jaxlib (the jax extra; without it
+.hlo.pb files are passed over and counted). In an XLA dump folder (--xla_dump_to), the
+reports XLA writes beside each module (buffer assignment, live ranges, memory usage) are
+skipped and counted, not read. Only regular files are read: a FIFO, a device (a symlink
+to /dev/zero), a socket is passed over and counted. Every file is read by a worker
+process, never by this one, so that no file can stop the run; a file whose text has more
+than --max-bytes bytes (decompressed: a small .gz may inflate to gigabytes) is recorded as
+too-large, one that cannot be read as an error, and an empty file gets a record too. A file holding
 several modules split by '// -----' lines (XLA's lit tests) gives one module per
 section, numbered from 0 (FILE#K). Each module is analysed as `symidx maps FILE --all`
 does (every fusion; a module without a fusion: its entry computation whole, as
@@ -18,34 +24,46 @@ opaque ops, and with --maps the symidx.maps/1 document itself.
 Records are written and flushed as they arrive: a run that is stopped loses only the
 modules in flight, and --resume carries on, skipping every module whose SHA-256 is
 already in RESULTS. At the end a summary goes to stderr; --report writes it as Markdown
-or HTML with a plot of analysis time against module size (needs matplotlib).
+or HTML with a plot of analysis time against module size (needs matplotlib), every kind
+of failure with its count. --out, --report and the plot beside a Markdown report must be
+three different files (checked before anything is written).
+
+Limits count work, so that a module's record does not depend on how busy the machine is:
+a module may use --cpu-limit CPU seconds (default 300, reading and parsing included);
+--timeout adds seconds of the wall clock, only when given. A local worker that gives no
+answer is stopped a little past its CPU budget (its CPU read from /proc), or when it has
+used no CPU for 60 s (it waits for what will not come).
+
+Exit codes (of what RESULTS holds, resumed runs included): 0 every module recorded ok;
+1 some modules failed (status parse-error, error, timeout or too-large; the others are
+ok); 4 no module is ok (every one failed, or there was none); 2 the run could not be made
+(bad usage, a results file that cannot be written); 130, 143, 129 stopped by Ctrl-C,
+SIGTERM, SIGHUP.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import os
-import signal
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from symidx._text import terminal_safe
 from symidx.cli.common import (
     DEFAULT_MAX_MAPS,
     UsageError,
+    add_time_limits,
     check_writable,
     count,
-    seconds,
 )
+from symidx.cli.signals import exit_code, how, stopped_by_signals
+from symidx.corpus.sources import DEFAULT_MAX_BYTES
 from symidx.errors import SymidxError
 
 if TYPE_CHECKING:
-    from symidx.corpus import RunStats
+    from symidx.corpus import RunStats, Summary
 
 #: The engines, and the module and extra each needs.
 ENGINES = {"local": None, "ray": ("ray", "ray"), "dask": ("distributed", "dask")}
@@ -72,9 +90,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "default $RAY_ADDRESS); dask: the scheduler (tcp://HOST:8786; default "
                         "$DASK_SCHEDULER_ADDRESS); without either: a new local cluster for "
                         "the run")
-    p.add_argument("--timeout", type=seconds, default=300.0, metavar="S",
-                   help="seconds a module may take before its worker is stopped and it is "
-                        "recorded as timeout (default 300; 0: no limit)")
+    add_time_limits(p, 300.0, "a module (reading and parsing included)",
+                    "it is stopped and recorded as timeout")
+    p.add_argument("--max-bytes", type=byte_count, default=DEFAULT_MAX_BYTES, metavar="N",
+                   help=f"the most bytes a file's text may have, decompressed, before it is "
+                        f"recorded as too-large without being read further (default "
+                        f"{DEFAULT_MAX_BYTES >> 20}M; suffixes K, M, G; 0: no limit)")
     p.add_argument("--max-maps", type=count, default=DEFAULT_MAX_MAPS, metavar="N",
                    help=f"distinct maps the analysis of a module may hold before it is "
                         f"stopped and recorded as an error saying so (default "
@@ -105,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
 
     options = Options(direction=args.direction, computation=args.computation, maps=args.maps,
                       hook=os.environ.get(HOOK_VARIABLE) or None,
-                      assume_finite=args.assume_finite, max_maps=args.max_maps or None)
+                      assume_finite=args.assume_finite, max_maps=args.max_maps or None,
+                      max_bytes=args.max_bytes or None)
     progress = Progress("corpus", unit="module")
 
     def ready(stats: RunStats) -> None:
@@ -113,25 +135,22 @@ def run(args: argparse.Namespace) -> int:
         progress.start = time.monotonic()  # the rate is that of the analysis alone
 
     try:
-        with _stopped_by_signals():
+        with stopped_by_signals():
             stats = run_corpus(args.paths, args.out, options, engine_name=args.engine,
                                jobs=args.jobs, address=args.address,
-                               timeout=args.timeout or None, resume=args.resume,
-                               progress=progress, ready=ready)
+                               timeout=args.timeout or None, cpu_limit=args.cpu_limit or None,
+                               resume=args.resume, progress=progress, ready=ready)
     except KeyboardInterrupt as e:
         progress.close()
-        # (a library may re-raise the interrupt as a plain KeyboardInterrupt)
-        signum = e.signum if isinstance(e, Signalled) else _RECEIVED[-1] if _RECEIVED \
-            else signal.SIGINT
-        how = "interrupted" if signum == signal.SIGINT else \
-            f"stopped by {signal.Signals(signum).name}"
-        print(f"symidx: {how}: {terminal_safe(args.out)} holds every module finished "
+        print(f"symidx: {how(e)}: {terminal_safe(args.out)} holds every module finished "
               f"so far; --resume carries on", file=sys.stderr)
-        return 128 + signum
+        return exit_code(e)
     finally:
         progress.close()
-    for message in stats.unreadable:
-        print(f"symidx: warning: {terminal_safe(message)} (skipped)", file=sys.stderr)
+    if stats.passed:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(stats.passed.items()))
+        print(f"symidx: passed over {sum(stats.passed.values())} files that are not regular "
+              f"files or cannot be read here ({terminal_safe(kinds)})", file=sys.stderr)
     if stats.reports:
         kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(stats.reports.items()))
         print(f"symidx: skipped {sum(stats.reports.values())} XLA dump reports, not modules "
@@ -144,44 +163,18 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         write_report(summary, args.report, f"symidx corpus: {args.out}")
         print(f"symidx: report written to {terminal_safe(args.report)}", file=sys.stderr)
-    return 0
+    return exit_status(summary)
 
 
-#: The signals received by the run under way.
-_RECEIVED: list[int] = []
+#: Some modules failed; no module is ok (every one failed, or there was none).
+SOME_FAILED, NONE_OK = 1, 4
 
 
-class Signalled(KeyboardInterrupt):
-    """SIGTERM or SIGHUP received: the run stops as for Ctrl-C (its workers, and a cluster
-    it started, stopped on the way out)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-@contextlib.contextmanager
-def _stopped_by_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP (what ``timeout(1)``, CI and a closed terminal send) raise
-    :class:`Signalled` while the run goes, so that it ends cleanly. (SIGKILL cannot be
-    caught: the workers watch the driver and end with it, see
-    :func:`symidx.corpus.local._die_with`.)"""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: object) -> None:
-        _RECEIVED.append(signum)
-        raise Signalled(signum)
-
-    _RECEIVED.clear()
-
-    saved = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)
+def exit_status(summary: Summary) -> int:
+    """The exit code a results file's summary gives (see the command's description)."""
+    if not summary.statuses["ok"]:
+        return NONE_OK
+    return SOME_FAILED if summary.total > summary.statuses["ok"] else 0
 
 
 def _announce(stats: RunStats) -> None:
@@ -199,6 +192,14 @@ def _check(args: argparse.Namespace) -> None:
     """Usage errors found before any work starts."""
     if args.address is not None and args.engine == "local":
         raise UsageError("symidx corpus: --address is for --engine ray or dask")
+    from symidx.corpus.summary import report_picture
+
+    outputs = [("--out", args.out)]
+    if args.report is not None:
+        outputs.append(("--report", args.report))
+        if args.report.endswith(".md"):
+            outputs.append(("the plot beside the --report", report_picture(args.report)))
+    _distinct(outputs)
     needs = ENGINES[args.engine]
     if needs is not None and importlib.util.find_spec(needs[0]) is None:
         raise SymidxError(f"the {args.engine} engine needs {needs[0]}: "
@@ -211,7 +212,47 @@ def _check(args: argparse.Namespace) -> None:
                              "pip install 'symidx[plot]'")
         check_writable(args.report)  # before the run, not after it
         if args.report.endswith(".md"):
-            check_writable(os.path.splitext(args.report)[0] + ".png")
+            check_writable(report_picture(args.report))
+
+
+def _distinct(outputs: list[tuple[str, str]]) -> None:
+    """Refuse outputs that are one file (whatever the spelling: a relative path, a
+    symlink, a hard link), so that no output overwrites another."""
+    seen: dict[object, tuple[str, str]] = {}
+    for what, path in outputs:
+        key = _identity(path)
+        if key in seen:
+            first, other = seen[key]
+            same = f"{terminal_safe(path)}" if path == other else \
+                f"{terminal_safe(other)} and {terminal_safe(path)}"
+            raise UsageError(f"symidx corpus: {first} and {what} are the same file ({same}): "
+                             f"one would overwrite the other; give them different files")
+        seen[key] = (what, path)
+
+
+def _identity(path: str) -> object:
+    """What makes a file itself: its device and inode when it exists (through symlinks and
+    hard links), else its real path."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return os.path.realpath(path)
+    return (found.st_dev, found.st_ino)
+
+
+def byte_count(text: str) -> int:
+    """A number of bytes, with an optional suffix K, M or G (powers of 1024); 0: none."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    body, unit = (text[:-1], text[-1].upper()) if text[-1:].upper() in "KMG" and text[-1:] \
+        else (text, "")
+    try:
+        value = int(body) * units[unit]
+    except (ValueError, KeyError):
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of bytes (like 256M; 0: no "
+                                         f"limit), found {text!r}")
+    return value
 
 
 def _positive_int(text: str) -> int:

@@ -1,6 +1,9 @@
 """The modules a command's FILE arguments name, as users have them: a file of HLO or
-StableHLO/MHLO text, gzipped or not, holding one module or several split by ``// -----``;
-an XLA dump folder (its reports skipped and counted); ``-`` for stdin.
+StableHLO/MHLO text, gzipped or not, holding one module or several split by ``// -----``,
+or of binary HLO (``.hlo.pb``, read through jaxlib); an XLA dump folder (its reports skipped
+and counted, and what in it is not a regular file -- a FIFO, a device -- passed over and
+counted); ``-`` for stdin. A file named on the command line is read as it is, a pipe too
+(``<(zcat m.hlo.gz)``).
 
 Each module is a :class:`ModuleSource`, loaded only when asked, so that a command can go on
 past one that fails.
@@ -41,16 +44,18 @@ def module_sources(files: Sequence[str]) -> list[ModuleSource]:
     reports skipped in folders are noted on stderr."""
     sources: list[ModuleSource] = []
     skipped: Counter[str] = Counter()
+    passed: Counter[str] = Counter()
     for path in files:
         if path == "-" or not (os.path.exists(path) or set("*?[") & set(path)) or (
-                os.path.isfile(path) and not path.endswith(".gz")
-                and not _may_hold_sections(path)):  # read as it is ("cannot read" if not)
+                os.path.exists(path) and not os.path.isdir(path) and (
+                    not os.path.isfile(path)  # a pipe named (<(zcat m.hlo.gz)): read as it is
+                    or not path.endswith((".gz", ".pb")) and not _may_hold_sections(path))):
             sources.append(ModuleSource(path, _whole_file(path)))
             continue
         from symidx.corpus.sources import find_files  # folders and globs only
 
         try:
-            found = find_files([path], skipped)
+            found = find_files([path], skipped, passed if os.path.isdir(path) else None)
         except SymidxError as e:  # names nothing: reported in its turn
             sources.append(ModuleSource(path, _raise(e)))
             continue
@@ -60,6 +65,10 @@ def module_sources(files: Sequence[str]) -> list[ModuleSource]:
         kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(skipped.items()))
         print(f"symidx: note: skipped {sum(skipped.values())} XLA dump reports, not modules "
               f"({kinds})", file=sys.stderr)
+    if passed:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(passed.items()))
+        print(f"symidx: note: passed over {sum(passed.values())} files that are not regular "
+              f"files or cannot be read here ({kinds})", file=sys.stderr)
     return sources
 
 

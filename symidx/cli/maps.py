@@ -24,11 +24,11 @@ unless --operand K or --operand all) with "computation", "output": K (or "input"
 "operands", one group per parameter (per output, input-to-output). A root with many
 outputs (a training step's updated parameters): --output all sweeps them together, once
 (they read the parameters through one backward pass), then writes them one after another;
-a progress line on stderr tells how far the sweep is. Each output's maps are those --output
-K gives. With --explain (each map's path is per output), and when the joint sweep stops
-(the --max-maps budget, an instruction XLA's verifier rejects), each output is a sweep of
-its own, written as soon as it is computed; when it runs out of --timeout, it says how far
-it got.
+a progress line on a terminal's stderr tells how far the sweep is. Each output's maps are
+those --output K gives. With --explain (each map's path is per output), and when the joint
+sweep stops (the --max-maps budget, an instruction XLA's verifier rejects), each output is
+a sweep of its own, written as soon as it is computed; when it runs out of time, it says
+how far it got.
 
 Every module XLA's parser accepts is read. Each instruction the analysis goes through is
 checked as XLA's verifier checks it: one whose shapes do not fit its attributes stops the
@@ -48,9 +48,13 @@ value) says so: in text, a line "over-approximation (REASON)" under its header; 
 "opaque": REASON. A leaf of a tuple-shaped operand or parameter is its own group
 ("operand K, leaf L"; "leaf": L in JSON).
 
-Each module's analysis stops at --timeout seconds or --max-maps distinct maps held,
-whichever comes first: "symidx: stopped: ran out of ..." on stderr says how far it got,
-and the exit code is 3.
+Each module's analysis stops at --cpu-limit CPU seconds (default 600: a budget of work,
+so that the answer is the same on a busy machine as on an idle one), at --max-maps
+distinct maps held, or at --timeout seconds of the wall clock when given, whichever comes
+first: "symidx: stopped: ran out of ..." on stderr says how far it got, and the exit code
+is 3. With --format json the document on stdout is then still whole: what was finished,
+and "stopped": the same message (jsonl: a last line {"stopped": ...}). Progress goes to a
+terminal only, never into the output or a log.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from symidx.cli.common import UsageError, add_limits, add_style
-from symidx.errors import SymidxError
+from symidx.errors import LimitReached, SymidxError
 
 if TYPE_CHECKING:
     from symidx.hlo import HloComputation, HloModule
@@ -251,7 +255,8 @@ def _analysis(args: argparse.Namespace) -> Any:
     from symidx.fusion import Analysis
 
     return Analysis(verify=args.verify, assume_finite=getattr(args, "assume_finite", False),
-                    timeout=args.timeout or None, max_maps=args.max_maps or None)
+                    cpu_limit=args.cpu_limit or None, timeout=args.timeout or None,
+                    max_maps=args.max_maps or None)
 
 
 def _computation_records(module: HloModule, args: argparse.Namespace, analysis: Any,
@@ -278,7 +283,7 @@ def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
     """``--computation``: each entry (output, or parameter input-to-output) written as
     soon as it is computed -- a text block, an element of the JSON document's
     ``computations``, or (jsonl) a document of its own on one line -- with a progress line
-    on stderr (a bar on a terminal, a line every few seconds otherwise). Memory holds one
+    on stderr when it is a terminal (nothing otherwise). Memory holds one
     entry's maps at a time."""
     import json
     import textwrap
@@ -290,7 +295,7 @@ def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
     from symidx.indexing_map.direction import Direction
 
     direction = Direction.parse(args.direction)
-    progress = Progress(f"computation {args.computation}", delay=2.0, lines_every=10.0)
+    progress = Progress(f"computation {args.computation}", delay=2.0)
     finite = getattr(args, "assume_finite", False)
     analysis = _analysis(args)
     analysis.limits.watch = progress.during  # how far a long output is, between outputs
@@ -298,10 +303,18 @@ def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
     finder = SourceFinder(module)
     try:
         if args.format == "jsonl":
-            for c in records:
-                line = documents.dumps_line(documents.computations_document(
-                    module, direction, [c], args.explain, finite))
-                print(line, flush=True)
+            try:
+                for c in records:
+                    line = documents.dumps_line(documents.computations_document(
+                        module, direction, [c], args.explain, finite))
+                    print(line, flush=True)
+            except (SymidxError, KeyboardInterrupt) as e:
+                # a last document that says so: every line stays a whole document
+                stop = documents.computations_document(module, direction, [], args.explain,
+                                                       finite)
+                stop["stopped"] = _stopped_by(e)
+                print(documents.dumps_line(stop), flush=True)
+                raise
         elif args.format == "json":
             marker = "\u0000computations\u0000"
             frame = documents.computations_document(module, direction, [], args.explain,
@@ -310,12 +323,18 @@ def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
             head, tail = documents.dumps(frame).split(json.dumps(marker))
             print(head + "[", end="")
             count = 0
-            for c in records:
-                entry = documents.dumps(documents.computation_json(c, direction, args.explain,
-                                                                   finder))
-                print(("," if count else "") + "\n" + textwrap.indent(entry, "    "), end="",
-                      flush=True)
-                count += 1
+            try:
+                for c in records:
+                    entry = documents.dumps(documents.computation_json(c, direction,
+                                                                       args.explain, finder))
+                    print(("," if count else "") + "\n" + textwrap.indent(entry, "    "),
+                          end="", flush=True)
+                    count += 1
+            except (SymidxError, KeyboardInterrupt) as e:
+                # the document closed, valid, saying it stopped and why
+                print(("\n  ]" if count else "]") + ",\n  \"stopped\": "
+                      + json.dumps(_stopped_by(e)) + tail, flush=True)
+                raise
             print(("\n  ]" if count else "]") + tail)
         else:
             if finite:
@@ -328,6 +347,15 @@ def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
         progress.close()
     if args.verify:
         _warn_about_the_rest(module)
+
+
+def _stopped_by(error: BaseException) -> str:
+    """What a document that stopped says (as the command line says it on stderr)."""
+    if isinstance(error, LimitReached):
+        return f"stopped: {error}"
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted"
+    return f"error: {error}"
 
 
 def _emit_one(output: Any, fmt: str) -> None:

@@ -59,10 +59,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trace", action="store_true",
                    help="check every step of the simplifier's trace of map A, and A against "
                         "its simplified form")
+    p.add_argument("--cpu-limit", type=float, metavar="S", default=None,
+                   help="CPU seconds allowed, of this process and of the isl worker "
+                        "(default: 60, a budget of work: the same answer on a busy machine "
+                        "as on an idle one): for the decision, or with --trace for the "
+                        "whole run (simplifying and every check); past it the answer is "
+                        "'undecided' (exit 3)")
     p.add_argument("--timeout", type=float, metavar="S", default=None,
-                   help="seconds allowed (default: 60): for the decision, or with --trace "
-                        "for the whole run (simplifying and every check); past it the "
-                        "answer is 'undecided' (exit 3)")
+                   help="seconds of the wall clock allowed besides (default: no such limit; "
+                        "on a busy machine it stops sooner in work done)")
     p.add_argument("--method", choices=("auto", "enumerate", "smt", "isl"), default="auto",
                    help="auto (default): enumerate a small domain, else prove with isl where "
                         "islpy is installed, else z3; enumerate: numpy over the domain box; "
@@ -121,18 +126,23 @@ def run_verify(args: argparse.Namespace) -> int:
     from symidx.errors import Undecided
     from symidx.verify import decide
 
-    if args.timeout is not None and not args.timeout > 0:
-        raise UsageError("--timeout must be a positive number of seconds")
+    for flag in ("timeout", "cpu_limit"):
+        value = getattr(args, flag, None)
+        if value is not None and not value > 0:
+            raise UsageError(f"--{flag.replace('_', '-')} must be a positive number of seconds")
+    cpu_limit = getattr(args, "cpu_limit", None)
     if args.trace:
         if args.b is not None:
             raise UsageError("verify --trace takes one map")
-        return _verify_trace(read_map(args.a, "a", args.syntax), args.timeout, args.method)
+        return _verify_trace(read_map(args.a, "a", args.syntax), args.timeout, args.method,
+                             cpu_limit)
     if args.b is None:
         raise UsageError("verify takes two maps (or one with --trace)")
     a, b = read_map(args.a, "a", args.syntax), read_map(args.b, "b", args.syntax)
     with ProgressLine("symidx verify") as progress:
         try:
-            verdict = decide(a, b, args.timeout, args.method, progress=progress.tell)
+            verdict = decide(a, b, args.timeout, args.method, progress=progress.tell,
+                             cpu_limit=cpu_limit)
         except Undecided as e:
             print(f"undecided: {e.reason}")
             return 3
@@ -147,7 +157,8 @@ def _step_side(e: Expr, interval: Interval | None, names: dict[Symbol, str]) -> 
     return text if interval is None else f"{text} in {interval}"
 
 
-def _verify_trace(m: IndexingMap, timeout: float | None, method: str) -> int:
+def _verify_trace(m: IndexingMap, timeout: float | None, method: str,
+                  cpu_limit: float | None = None) -> int:
     """Simplify ``m``; decide each recorded step and the whole chain. Exit 1 if any is
     different, else 3 if any is undecided or the time ran out, else 0."""
     from symidx.verify import StepCheck, check_trace
@@ -166,7 +177,8 @@ def _verify_trace(m: IndexingMap, timeout: float | None, method: str) -> int:
               f"{check.describe()}", flush=True)
 
     with ProgressLine("symidx verify --trace") as progress:
-        result = check_trace(m, timeout, method, on_step=report, progress=progress.tell)
+        result = check_trace(m, timeout, method, on_step=report, progress=progress.tell,
+                             cpu_limit=cpu_limit)
     for why in result.stopped:
         print(f"the simplifier stopped early: its budget of {why} ran out")
     if result.refuted:
@@ -178,7 +190,9 @@ def _verify_trace(m: IndexingMap, timeout: float | None, method: str) -> int:
 class ProgressLine:
     """A context manager that, once the work inside has run for ``after`` seconds, prints
     what it is doing (the last thing it was told) on stderr, and again every ``every``
-    seconds: a long proof is never silent."""
+    seconds: a long proof is never silent on a terminal. Where stderr is not a terminal
+    (a pipe, a log, a ``batch`` answer) it prints nothing: progress never enters an
+    answer."""
 
     def __init__(self, label: str, after: float = 1.0, every: float = 10.0):
         self.label = label
@@ -186,6 +200,7 @@ class ProgressLine:
         self.every = every
         self.doing = "working"
         self._start = 0.0
+        self._stream: Any = sys.stderr
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
@@ -194,17 +209,20 @@ class ProgressLine:
 
     def __enter__(self) -> ProgressLine:
         self._start = time.monotonic()
-        self._thread.start()
+        self._stream = sys.stderr
+        if getattr(self._stream, "isatty", lambda: False)():
+            self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._done.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
 
     def _watch(self) -> None:
         wait = self.after
         while not self._done.wait(wait):
             elapsed = time.monotonic() - self._start
-            print(f"{self.label}: {self.doing} ({elapsed:.0f} s so far)", file=sys.stderr,
+            print(f"{self.label}: {self.doing} ({elapsed:.0f} s so far)", file=self._stream,
                   flush=True)
             wait = self.every

@@ -1,8 +1,8 @@
 """Progress on stderr for work that can take more than a second: a bar (tqdm, when
-installed: ``pip install 'symidx[progress]'``; a plain line otherwise), shown only when
-stderr is a terminal and only once the work has run for a while, so that scripts and pipes
-see nothing -- unless asked for plain lines (``lines_every``): then, when stderr is not a
-terminal, one line every so many seconds tells a log how far long work is."""
+installed: ``pip install 'symidx[progress]'``; a line rewritten in place otherwise), shown
+only when stderr is a terminal and only once the work has run for a while. Nothing is
+written anywhere else -- a pipe, a log file, the stderr of a ``batch`` answer: progress
+says how fast the machine is today, and an answer must not (issue 35)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ class Progress:
     Nothing is shown before ``delay`` seconds, nor when stderr is not a terminal."""
 
     def __init__(self, description: str, unit: str = "item", delay: float = 1.0,
-                 stream: Any = None, lines_every: float | None = None) -> None:
+                 stream: Any = None, bar: bool = True) -> None:
         self.description = description
         self.unit = unit
         self.delay = delay
@@ -30,7 +30,7 @@ class Progress:
         self.shown = False
         self.width = 0
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.lines_every = None if self.enabled else lines_every
+        self.use_bar = bar
         self.state: tuple[int, int, str | None] = (0, 0, None)
         #: When the first item was done, and how many were then: the rate is measured from
         #: there, so that items that all come at once after long shared work (the outputs
@@ -38,33 +38,25 @@ class Progress:
         self.first: tuple[int, float] | None = None
 
     def during(self, detail: str) -> None:
-        """How far the work on the next item is (``detail``), between two calls: shown as
-        a line (not on a terminal) at the pace of the others, or after the bar's count;
-        only once a first item is done (the work on a single item shows nothing)."""
+        """How far the work on the next item is (``detail``), between two calls: shown in
+        the line, or after the bar's count (on a terminal only)."""
         done, total, what = self.state
         now = time.monotonic()
-        if not total or now - self.start < self.delay:
+        if not self.enabled or not total or now - self.start < self.delay:
             return
         where = f"{what or self.unit} {done} of {total} done; "
-        if self.lines_every is not None:
-            if not self.shown or now - self.last >= self.lines_every:
-                self.last, self.shown = now, True
-                print(f"{self.description}: {where}{detail}", file=self.stream, flush=True)
-        elif self.enabled and self.bar is None and now - self.last >= 0.2:
+        if self.bar is None and now - self.last >= 0.2:
             self.last, self.shown = now, True
             line = f"{self.description}: {where}{detail}"
             print(f"\r{line.ljust(self.width)}", end="", file=self.stream, flush=True)
             self.width = len(line)
-        elif self.enabled and self.bar is not None:
+        elif self.bar is not None:
             self.bar.set_postfix_str(detail, refresh=True)
 
     def __call__(self, done: int, total: int, what: str | None = None) -> None:
         self.state = (done, total, what)
         if done and self.first is None:
             self.first = (done, time.monotonic())
-        if self.lines_every is not None:
-            self._line(done, total, what)
-            return
         if not self.enabled:
             return
         now = time.monotonic()
@@ -86,18 +78,9 @@ class Progress:
         if done == total:
             self.close()
 
-    def _line(self, done: int, total: int, what: str | None) -> None:
-        """A plain line (not a terminal): after the delay, then every ``lines_every``
-        seconds, and at the end if a line was shown."""
-        now = time.monotonic()
-        due = now - self.start >= self.delay and (
-            not self.shown or now - self.last >= (self.lines_every or 0.0))
-        if due or (done == total and self.shown):
-            self.last, self.shown = now, True
-            print(f"{self.description}: {what or self.unit} {done} of {total} "
-                  f"({self._pace(done, total, now)})", file=self.stream, flush=True)
-
     def _tqdm(self, total: int, what: str | None) -> Any:
+        if not self.use_bar:
+            return None
         try:
             from tqdm import tqdm
         except ImportError:

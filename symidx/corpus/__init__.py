@@ -3,12 +3,14 @@
 ``symidx corpus PATH... --out RESULTS.jsonl`` (:mod:`symidx.cli.corpus`) is the front;
 the parts are:
 
-* :mod:`~symidx.corpus.sources` — files, folders and globs; files split into modules at
+* :mod:`~symidx.corpus.sources` — files, folders and globs (regular files only, read up to
+  a limit of bytes, decompressed; binary HLO through jaxlib); files split into modules at
   ``// -----`` lines; each module known by the SHA-256 of its text;
 * :mod:`~symidx.corpus.record` — the work of one module (:func:`analyse`): a record of
   the schema ``symidx.corpus/1`` (``docs/corpus.md``, ``symidx/schemas/corpus-1.json``);
-* :mod:`~symidx.corpus.engines` — who does the work: ``local`` (a pool of warm processes
-  with a time limit per module), ``ray`` and ``dask`` (extras of the same names);
+* :mod:`~symidx.corpus.engines` — who does the work: ``local`` (a pool of warm processes,
+  which read the files too, each stopped by its CPU time), ``ray`` and ``dask`` (extras of
+  the same names), and when an engine stops a worker (:class:`~symidx.corpus.engines.Stops`);
 * :mod:`~symidx.corpus.results` — the results file, appended and flushed per record, read
   back to resume;
 * :mod:`~symidx.corpus.run` — the run from end to end (:func:`run_corpus`);

@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from symidx.corpus.engines import require
+from symidx.corpus.engines import Stops, require
 from symidx.corpus.record import Options, analyse, failure_record, timed_out, worker_died
 from symidx.corpus.sources import Task
 from symidx.errors import SymidxError
@@ -58,9 +58,11 @@ def local_cluster(jobs: int | None) -> Any:
 
 
 def run_dask(tasks: Iterable[Task], options: Options, jobs: int | None,
-             timeout: float | None, address: str | None = None) -> Iterator[dict[str, Any]]:
+             stops: Stops, address: str | None = None) -> Iterator[dict[str, Any]]:
     """The records of ``tasks`` as they complete (see the module docstring)."""
     distributed = require("distributed", "dask")
+    timeout = stops.cluster_wall()
+    why = stops.why("wall")
     address = address or os.environ.get("DASK_SCHEDULER_ADDRESS") or None
     cluster = None if address is not None else local_cluster(jobs)
     try:
@@ -94,7 +96,7 @@ def run_dask(tasks: Iterable[Task], options: Options, jobs: int | None,
                 _stop(client, expired)
                 for future in expired:
                     task, _ = in_flight.pop(future)
-                    yield timed_out(task, options, timeout)
+                    yield timed_out(task, options, why)
     finally:
         if in_flight:
             _stop(client, list(in_flight))

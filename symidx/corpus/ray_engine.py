@@ -9,7 +9,8 @@ machine, which may be gone. The cluster's workers need
 symidx installed (the same version): they import it once and stay warm.
 
 At most ``jobs`` tasks are in flight (default: the cluster's processors), so each starts on
-submission and the time limit, counted from submission, is the module's own. A task over
+submission and the time limit (:meth:`~symidx.corpus.engines.Stops.cluster_wall`), counted
+from submission, is the module's own. A task over
 the limit is cancelled with ``force``, which kills its worker process (Ray starts another);
 a task whose worker dies is not retried (``max_retries=0``) and is recorded as ``error``.
 """
@@ -26,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from symidx.corpus import reaper
-from symidx.corpus.engines import require
+from symidx.corpus.engines import Stops, require
 from symidx.corpus.record import Options, analyse, failure_record, timed_out, worker_died
 from symidx.corpus.sources import Task
 from symidx.errors import SymidxError
@@ -47,10 +48,12 @@ def start_local(jobs: int | None) -> None:
         signal.signal(signal.SIGTERM, handler)
 
 
-def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: float | None,
+def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, stops: Stops,
             address: str | None = None) -> Iterator[dict[str, Any]]:
     """The records of ``tasks`` as they complete (see the module docstring)."""
     ray = require("ray", "ray")
+    timeout = stops.cluster_wall()
+    why = stops.why("wall")
     address = address or os.environ.get("RAY_ADDRESS") or None
     started = not ray.is_initialized()
     watcher = None
@@ -86,7 +89,7 @@ def run_ray(tasks: Iterable[Task], options: Options, jobs: int | None, timeout: 
                 if timeout is not None and time.monotonic() - since >= timeout:
                     ray.cancel(ref, force=True)
                     del in_flight[ref]
-                    yield timed_out(task, options, timeout)
+                    yield timed_out(task, options, why)
     finally:
         for ref in in_flight:
             ray.cancel(ref, force=True)

@@ -7,7 +7,10 @@ fields aside), so that the local pool, Ray and Dask give the same records. It ne
 for a bad module: a parse failure is status ``parse-error``, a failure of the analysis
 (an instruction XLA's verifier rejects, located; an internal error, named) is ``error``.
 The engines add the two outcomes a worker cannot report itself: ``timeout`` and a worker
-that died (:func:`failure_record`).
+that died (:func:`failure_record`). A task may come without its text (the local engine's):
+the worker then reads the module from its file itself (:func:`symidx.corpus.sources.read_sections`),
+so that no file can stop the run; a file that could not be read at all has a record made by
+the run itself (:func:`file_record`: ``error``, or ``too-large``).
 
 This module imports the analysis at its top, so that a worker process that imports it once
 is warm for every module it is given.
@@ -23,6 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from symidx._budget import TimeBudget
 from symidx.analysis import (
     find_computation,
     iter_computation_maps,
@@ -31,7 +35,7 @@ from symidx.analysis import (
     semantics_name,
 )
 from symidx.analysis.documents import computations_document, fusions_document
-from symidx.corpus.sources import Task, sha256_of
+from symidx.corpus.sources import DEFAULT_MAX_BYTES, Task, read_sections, sha256_of
 from symidx.errors import LimitReached, ParseError, SymidxError
 from symidx.fusion import Analysis
 from symidx.hlo import HloModule, parse_module
@@ -39,12 +43,12 @@ from symidx.hlo.validate import violations
 from symidx.indexing_map.direction import Direction
 
 __all__ = ["SCHEMA", "STATUSES", "Options", "analyse", "failure_record", "duplicate_record",
-           "timed_out", "worker_died"]
+           "file_record", "timed_out", "worker_died"]
 
 #: The name and version of a corpus record.
 SCHEMA = "symidx.corpus/1"
 #: Every status a record can have.
-STATUSES = ("ok", "parse-error", "error", "timeout")
+STATUSES = ("ok", "parse-error", "error", "timeout", "too-large")
 #: How many of a module's verifier warnings a record quotes (``counts.invalid`` has them all).
 WARNINGS_QUOTED = 10
 
@@ -62,11 +66,13 @@ class Options:
     says which in ``semantics``). ``hook``: for tests only,
     ``MODULE:FUNCTION``, a function of an importable module (imported by name, never
     loaded from a file) called with each :class:`~symidx.corpus.sources.Task` before it is
-    analysed (to make a worker hang or crash). ``timeout`` (seconds) and ``max_maps``
-    (distinct maps held) are the limits of the analysis (:class:`symidx.fusion.Limits`):
-    past them the module is recorded as ``timeout`` (or ``error``, for the maps) with how
-    far it got. They are how the work is done, not what is asked: ``--resume`` ignores
-    them."""
+    analysed (to make a worker hang or crash). ``cpu_limit`` (CPU seconds of the worker,
+    reading and parsing included), ``timeout`` (seconds of the wall clock, when asked for)
+    and ``max_maps`` (distinct maps held) are the limits of a module's work
+    (:class:`symidx.fusion.Limits`): past them the module is recorded as ``timeout`` (or
+    ``error``, for the maps) with how far it got. ``max_bytes``: the most bytes a file's
+    text may have, decompressed (past it, ``too-large``). They are how the work is done,
+    not what is asked: ``--resume`` ignores them."""
 
     direction: str = "output-to-input"
     computation: str | None = None
@@ -75,16 +81,22 @@ class Options:
     assume_finite: bool = False
     timeout: float | None = None
     max_maps: int | None = None
+    cpu_limit: float | None = None
+    max_bytes: int | None = DEFAULT_MAX_BYTES
 
 
 def analyse(task: Task, options: Options) -> dict[str, Any]:
     """The record of one module (see the module docstring)."""
+    budget = TimeBudget(cpu=options.cpu_limit, wall=options.timeout)
+    if task.text is None:  # read here, in the worker: a file that stops it stops nothing else
+        section = read_sections(task.file, options.max_bytes).get(task.index)
+        task = Task(task.file, task.index, task.line, "" if section is None else section.text)
     record = _base(task, options)
     if options.hook is not None:
         _hook(options.hook)(task)
     start = time.perf_counter()
     try:
-        module = parse_module("\n" * (task.line - 1) + task.text, source=task.file,
+        module = parse_module("\n" * (task.line - 1) + (task.text or ""), source=task.file,
                               validate=False)
     except (SymidxError, RecursionError) as e:
         return _failed(record, "parse-error", _message(e), parse=time.perf_counter() - start)
@@ -96,10 +108,10 @@ def analyse(task: Task, options: Options) -> dict[str, Any]:
     record["counts"] = _module_counts(module)
     start = time.perf_counter()
     try:
-        document, record["analysed"] = _document(module, options)
+        document, record["analysed"] = _document(module, options, budget)
         found = violations(module)
     except LimitReached as e:
-        status = "timeout" if e.limit.startswith("time") else "error"
+        status = "error" if e.budget else "timeout"
         return _failed(record, status, _message(e), analysis=time.perf_counter() - start)
     except (SymidxError, RecursionError) as e:
         return _failed(record, "error", _message(e), analysis=time.perf_counter() - start)
@@ -125,17 +137,30 @@ def failure_record(task: Task, options: Options, status: str, message: str) -> d
     return _failed(_base(task, options), status, message)
 
 
-def timed_out(task: Task, options: Options, timeout: float | None = None) -> dict[str, Any]:
-    """The record of a module whose worker was stopped, past the time limit of
-    ``options`` (else ``timeout`` seconds)."""
-    limit = options.timeout if options.timeout is not None else timeout
-    return failure_record(task, options, "timeout",
-                          f"no result after {limit or 0:g} s: the worker was stopped")
+def timed_out(task: Task, options: Options, why: str | float | None = None
+              ) -> dict[str, Any]:
+    """The record of a module whose worker was stopped: ``why`` says at what
+    (``no result after 300 s of CPU``; a number: seconds of the wall clock)."""
+    if not isinstance(why, str):
+        why = f"no result after {why or 0:g} s"
+    return failure_record(task, options, "timeout", f"{why}: the worker was stopped")
 
 
 def worker_died(task: Task, options: Options) -> dict[str, Any]:
     """The record of a module whose worker died under it (a crash, an out-of-memory kill)."""
     return failure_record(task, options, "error", "the worker process died")
+
+
+def file_record(file: str, status: str, message: str, size: int, options: Options
+                ) -> dict[str, Any]:
+    """The record of a file that could not be read (``error``) or is too large to
+    (``too-large``): module 0 at line 1, and, for an identity, the SHA-256 of what stood in
+    for its text (the status, the file and the message): a later run that can read it
+    analyses it; one that still cannot, with ``--resume``, leaves it as it is."""
+    record = _base(Task(file, 0, 1, ""), options)
+    record["sha256"] = sha256_of(f"{status}\0{file}\0{message}")
+    record["bytes"] = size
+    return _failed(record, status, message)
 
 
 def duplicate_record(record: dict[str, Any], file: str, index: int, line: int
@@ -148,9 +173,9 @@ def duplicate_record(record: dict[str, Any], file: str, index: int, line: int
 
 def _base(task: Task, options: Options) -> dict[str, Any]:
     record: dict[str, Any] = {
-        "schema": SCHEMA, "sha256": sha256_of(task.text), "file": task.file,
+        "schema": SCHEMA, "sha256": task.sha256, "file": task.file,
         "module": task.index, "line": task.line, "name": None,
-        "bytes": len(task.text.encode("utf-8")), "status": "ok", "message": None,
+        "bytes": task.bytes, "status": "ok", "message": None,
         "direction": options.direction, "computation": options.computation,
         "semantics": semantics_name(options.assume_finite),
         "parse_seconds": None, "analysis_seconds": None, "counts": None,
@@ -192,14 +217,16 @@ def _module_counts(module: HloModule) -> dict[str, int]:
             "fusions": sum(i.opcode == "fusion" for i in instructions)}
 
 
-def _document(module: HloModule, options: Options) -> tuple[dict[str, Any], str]:
+def _document(module: HloModule, options: Options, budget: TimeBudget
+              ) -> tuple[dict[str, Any], str]:
     """The ``symidx.maps/1`` document ``symidx maps FILE --all`` (or ``--computation
     NAME``) prints for the module, in ``options.direction``, and what was analysed:
     ``"fusions"``; ``"entry"``, the entry computation whole, for a module without a fusion
     when every fusion was asked; ``"computation"`` for ``--computation NAME``."""
     direction = Direction.parse(options.direction)
     analysis = Analysis(verify=True, assume_finite=options.assume_finite,
-                        timeout=options.timeout, max_maps=options.max_maps)
+                        max_maps=options.max_maps)
+    analysis.limits.budget = budget  # the module's: reading and parsing count too
     fused = any(i.opcode == "fusion" for c in module.computations.values()
                 for i in c.instructions)
     if options.computation is None and fused:

@@ -27,20 +27,36 @@ from symidx.corpus.record import STATUSES
 from symidx.corpus.results import read_records
 from symidx.errors import SymidxError
 
-__all__ = ["Summary", "error_kind", "write_report"]
+__all__ = ["Summary", "error_kind", "report_picture", "write_report"]
 
-#: How many errors, ops and slowest modules the summary lists.
+#: How many errors, ops and slowest modules the summary on a terminal lists (a report lists
+#: every kind of failure).
 SHOWN = 8
 
 _LOCATION = re.compile(r"^.*?line \d+, column \d+: ")
-_NAME = re.compile(r"%[\w.\-]+")
+# Names: HLO names (%add.5), quoted names ('fused_computation.3', "x"), and the numbered
+# names XLA gives instructions and computations (add.5, fused_computation.12, while.370).
+_NAMES = re.compile(r"%[\w.\-]+|'[^'\n]*'|\"[^\"\n]*\"|(?<![\w.])[A-Za-z_][\w\-]*(?:\.\d+)+\b")
+# A limit reached says how far the work got: that part differs from module to module.
+_LIMIT = re.compile(r"^(ran out of .*?) after .*$")
 
 
-def error_kind(message: str) -> str:
-    """A message without what differs between modules of the same kind of failure (the file,
-    line and column, instruction names), so that equal kinds count together."""
-    text = _NAME.sub("%…", _LOCATION.sub("", message))
+def error_kind(message: str, file: str | None = None) -> str:
+    """A message without what differs between modules of the same kind of failure -- the
+    file (``file``, where the message names it), line and column; the names of
+    instructions and computations; how far work that ran out of a limit got -- so that
+    equal kinds count together."""
+    text = _LOCATION.sub("", message)
+    if file:
+        text = text.replace(file, "FILE")
+    text = _LIMIT.sub(r"\1", text)
+    text = _NAMES.sub(lambda m: "%…" if m.group(0)[:1] == "%" else "…", text)
     return text if len(text) <= 120 else text[:119] + "…"
+
+
+def report_picture(path: str) -> str:
+    """The plot a Markdown report at ``path`` writes beside itself (``NAME.png``)."""
+    return os.path.splitext(path)[0] + ".png"
 
 
 def _label(record: dict[str, Any]) -> str:
@@ -82,12 +98,13 @@ class Summary(Rich):
 
     def add(self, record: dict[str, Any]) -> None:
         self.statuses[record["status"]] += 1
+        if record["status"] != "ok":  # every failed module, repeats too: counts add up
+            kind = error_kind(record.get("message") or "", record.get("file"))
+            self.errors[f"{record['status']}: {kind}"] += 1
         if record.get("duplicate_of") is not None:
             self.duplicates += 1
             return
-        if record["status"] != "ok":
-            self.errors[f"{record['status']}: {error_kind(record.get('message') or '')}"] += 1
-        else:
+        if record["status"] == "ok":
             self.analysed[record.get("analysed") or "unknown"] += 1
             counts = record.get("counts") or {}
             self.groups += counts.get("groups") or 0
@@ -117,9 +134,14 @@ class Summary(Rich):
         if self.analysed:
             lines.append(self.analysed_text())
         if self.errors:
-            lines.append("most common errors:")
+            lines.append(f"failures by kind ({len(self.errors)} kinds, "
+                         f"{sum(self.errors.values())} modules):")
             lines += [f"  {n:5d}  {terminal_safe(kind)}"
                       for kind, n in _most_common(self.errors, SHOWN)]
+            rest = _most_common(self.errors)[SHOWN:]
+            if rest:
+                lines.append(f"  and {len(rest)} more kinds ({sum(n for _, n in rest)} "
+                             f"modules): every one in --report")
         for title, counter in (("unsupported ops", self.unsupported),
                                ("opaque (over-approximated)", self.opaque)):
             if counter:
@@ -155,8 +177,8 @@ class Summary(Rich):
                 ["maps", str(self.maps)]] if self.analysed else []),
             ("Modules by status", ["status", "modules"],
              [[s, str(self.statuses[s])] for s in STATUSES]),
-            ("Most common errors", ["modules", "error"],
-             [[str(n), kind] for kind, n in _most_common(self.errors, SHOWN * 2)]),
+            ("Failures by kind", ["modules", "status: failure"],
+             [[str(n), kind] for kind, n in _most_common(self.errors)]),
             ("Unsupported ops", ["op", "groups of maps"],
              [[op, str(n)] for op, n in _most_common(self.unsupported)]),
             ("Opaque ops (over-approximated)", ["reason", "groups of maps"],
@@ -194,7 +216,7 @@ def write_report(summary: Summary, path: str, title: str) -> None:
                 "td,th{padding:2px 8px;text-align:left}</style></head><body>\n"
                 + "\n".join(body) + "\n</body></html>\n")
     else:
-        image = os.path.splitext(path)[0] + ".png"
+        image = report_picture(path)
         _write(image, png)
         link = urllib.parse.quote(os.path.basename(image))
         parts = [f"# {markdown_safe(title)}", f"![analysis time against module size]({link})"]

@@ -294,16 +294,26 @@ def add_entry(target: Entries, m: IndexingMap, tally: Tally) -> None:
 
 
 def _bounding_box(maps: list[IndexingMap], dims: tuple[Interval, ...]) -> IndexingMap | None:
-    """One map from the common source dims to the box spanned by every result of
-    ``maps`` (maps of a sweep that starts with ``dims``: those without dims have all of
-    them, see :func:`dim_free`); None if they do not share their dims and arity."""
+    """One map from the hull of the source dims of ``maps`` to the box spanned by every
+    result of them (maps of a sweep that starts with ``dims``: those without dims have all
+    of them, see :func:`dim_free`; the others have parts of them, a ``concatenate`` or a
+    ``pad`` having split their domain); None if they differ in arity."""
     live = [m for m in maps if not m.is_known_empty and not m.is_undefined]
-    shared = {m.dims or dims for m in live}
-    if len(shared) != 1 or any(m.num_results != live[0].num_results for m in live):
+    if not live or any(m.num_results != live[0].num_results
+                       or len(m.dims or dims) != len(dims) for m in live):
         return None
-    (common,) = shared
+    common = _dims_hull([m.dims or dims for m in live])
     box = _box(live, common)  # it reads the same for every index: without dims if it may
     return _without_dims(box) if common == dims else box
+
+
+def _dims_hull(domains: list[tuple[Interval, ...]]) -> tuple[Interval, ...]:
+    """The smallest box of dims holding each of ``domains``."""
+    first = domains[0]
+    if all(d == first for d in domains):
+        return first
+    return tuple(Interval(min(d[i].lo for d in domains), max(d[i].hi for d in domains))
+                 for i in range(len(first)))
 
 
 def _box(live: list[IndexingMap], dims: tuple[Interval, ...]) -> IndexingMap:

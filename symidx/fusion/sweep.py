@@ -29,10 +29,12 @@ Two bounds keep the sets small without changing what a map means:
   replaced by one map to the bounding box of everything they reach, labelled opaque (an
   over-approximation).
 
-**Limits.** An :class:`Analysis` may be given ``timeout`` (seconds from its creation) and
-``max_maps`` (distinct maps held at once in the sets of all its sweeps, which is what
-memory grows with: a sweep asked for some instructions only, ``keep``, lets go of the
-others' sets as it goes). The sweeps check both as they compose; past either, they stop with
+**Limits.** An :class:`Analysis` may be given ``cpu_limit`` (CPU seconds from its
+creation: a budget of work, the same on a busy machine as on an idle one), ``timeout``
+(seconds of the wall clock, when a caller wants one; :mod:`symidx._budget`) and
+``max_maps`` (distinct maps held at once in the sets of all its sweeps, which is what memory
+grows with: a sweep asked for some instructions only, ``keep``, lets go of the others' sets
+as it goes). The sweeps check them as they compose; past one, they stop with
 :class:`~symidx.errors.LimitReached`, which says how far they got: never a silent hang.
 
 **Unsupported ops.** An instruction with no indexing rule makes everything it reads, and
@@ -44,10 +46,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from symidx._budget import TimeBudget, command_budget, wall_clock
 from symidx._gc import young_collections
 from symidx.errors import HloValidationError, LimitReached, SymidxError
 from symidx.fusion.graph import IndexingGraph
@@ -92,62 +94,80 @@ __all__ = [
 #: An instruction output: (instruction name, output leaf); see :mod:`symidx.hlo.leaves`.
 Key = tuple[str, int]
 _COMPOSED_LIMIT = 200_000  # memoised compositions kept (then the memo starts afresh)
-
-
-#: Deadlines set around a whole command (``batch --timeout``): every analysis's
-#: :meth:`Limits.charge` honours the innermost one, whatever limits the analysis has.
-_COMMAND_DEADLINES: list[tuple[float, str]] = []
+#: Charges between two readings of the clocks (a CPU clock is a system call: read at every
+#: composition, it would cost more than many compositions do).
+_CLOCK_EVERY = 64
 
 
 @contextlib.contextmanager
 def command_deadline(seconds: float, what: str) -> Iterator[None]:
     """While open, every analysis stops with :class:`LimitReached` (``what`` ran out) once
-    ``seconds`` have passed: checked where maps compose, so that no signal handler whose
-    exception could be lost (in a finaliser, say) is needed to stop the work."""
-    _COMMAND_DEADLINES.append((time.monotonic() + seconds, what))
-    try:
+    ``seconds`` of the wall clock have passed (see :func:`symidx._budget.command_budget`,
+    which it opens): checked where maps compose, so that no signal handler whose exception
+    could be lost (in a finaliser, say) is needed to stop the work."""
+    with command_budget(TimeBudget(wall=seconds), what):
         yield
-    finally:
-        _COMMAND_DEADLINES.pop()
 
 
 class Limits:
-    """The limits of an analysis (see the module docstring): a deadline ``timeout`` seconds
-    after creation, and at most ``max_maps`` distinct maps held (None: no limit). The sweeps
-    call :meth:`charge` for each map they add to a set. ``watch``, when set, is called with
-    :attr:`doing` (how far the sweep is) from :meth:`charge` at most once a second: a
-    progress display of work that takes long between results."""
+    """The limits of an analysis (see the module docstring): at most ``cpu_limit`` CPU
+    seconds and, if given, ``timeout`` seconds of the wall clock from creation (a
+    :class:`~symidx._budget.TimeBudget`), and at most ``max_maps`` distinct maps held (None:
+    no limit). The sweeps call :meth:`charge` for each map they add to a set. ``watch``,
+    when set, is called with :attr:`doing` (how far the sweep is) from :meth:`charge` at
+    most once a second: a progress display of work that takes long between results."""
 
-    __slots__ = ("timeout", "max_maps", "deadline", "held", "doing", "watch", "_watched")
+    __slots__ = ("max_maps", "budget", "held", "doing", "watch", "_watched", "_countdown")
 
-    def __init__(self, timeout: float | None = None, max_maps: int | None = None) -> None:
-        if timeout is not None and not timeout > 0:
-            raise SymidxError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    def __init__(self, timeout: float | None = None, max_maps: int | None = None, *,
+                 cpu_limit: float | None = None) -> None:
         if max_maps is not None and max_maps < 1:
             raise SymidxError(f"max_maps must be at least 1, not {max_maps!r}")
-        self.timeout = timeout
+        self.budget = TimeBudget(cpu=cpu_limit, wall=timeout)
         self.max_maps = max_maps
-        self.deadline = None if timeout is None else time.monotonic() + timeout
         self.held = 0
         #: What the analysis is doing, for the message of a limit reached: text, or a
         #: sweep's (instructions done, of total, computation, direction, start)
         self.doing: str | tuple[int, int, str, str, str] = ""
         self.watch: Callable[[str], None] | None = None
         self._watched = 0.0
+        self._countdown = 1  # the clocks are read at the first charge, then every few
+
+    @property
+    def timeout(self) -> float | None:
+        """The wall-clock limit (seconds), if any."""
+        return self.budget.wall
+
+    @property
+    def cpu_limit(self) -> float | None:
+        """The CPU limit (seconds), if any."""
+        return self.budget.cpu
 
     def charge(self, added: int | bool = 0) -> None:
-        """Count ``added`` new maps held; stop at a limit passed."""
+        """Count ``added`` new maps held; stop at a limit passed (the budget of maps at
+        once; the time budget at the first charge and then every 64, a CPU clock being a
+        system call)."""
         self.held += added
         if self.max_maps is not None and self.held > self.max_maps:
             raise LimitReached(f"the budget of {self.max_maps:,} distinct maps",
                                self._done(), budget=True)
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise LimitReached(f"time ({self.timeout:g} s)", self._done())
-        if _COMMAND_DEADLINES and time.monotonic() > _COMMAND_DEADLINES[-1][0]:
-            raise LimitReached(_COMMAND_DEADLINES[-1][1], self._done())
-        if self.watch is not None and time.monotonic() >= self._watched:
-            self._watched = time.monotonic() + 1.0
-            self.watch(self.doing_text())
+        self._countdown -= 1
+        if self._countdown > 0:
+            return
+        self._countdown = _CLOCK_EVERY
+        spent = self.budget.spent()
+        if spent is not None:
+            raise LimitReached(spent, self._done())
+        if self.watch is not None:
+            now = wall_clock()  # how often progress is shown, not how much is done
+            if now >= self._watched:
+                self._watched = now + 1.0
+                self.watch(self.doing_text())
+
+    def check(self) -> None:
+        """Read the clocks now (as a sweep starts): stop if the time budget is spent."""
+        self._countdown = 1
+        self.charge()
 
     def doing_text(self) -> str:
         """:attr:`doing` as text (a sweep's progress is formatted only when asked for)."""
@@ -229,7 +249,8 @@ class Analysis:
     (:func:`symidx.hlo.validate.validate_instruction`, once each): one whose shapes do not
     fit its attributes raises the located :class:`~symidx.errors.HloValidationError`, or,
     with ``verify=False``, is read as a labelled over-approximation (whatever it computes,
-    it reads only its operands). ``timeout`` and ``max_maps``: see :class:`Limits`.
+    it reads only its operands). ``cpu_limit``, ``timeout`` and ``max_maps``: see
+    :class:`Limits`.
 
     ``assume_finite`` chooses the semantics of every map it gives: False (the default,
     ``reads``) -- an output element reads an input element when some value of it, NaN and
@@ -239,10 +260,11 @@ class Analysis:
     """
 
     def __init__(self, verify: bool = True, assume_finite: bool = False, *,
-                 timeout: float | None = None, max_maps: int | None = None) -> None:
+                 timeout: float | None = None, max_maps: int | None = None,
+                 cpu_limit: float | None = None) -> None:
         self.verify = verify
         self.assume_finite = assume_finite
-        self.limits = Limits(timeout, max_maps)
+        self.limits = Limits(timeout, max_maps, cpu_limit=cpu_limit)
         self._misfits: dict[HloInstruction, HloValidationError | None] = {}
         self._graphs: dict[tuple[HloComputation, Scope | None], IndexingGraph] = {}
         self._parameters: dict[tuple[HloComputation, int, Scope | None],
@@ -417,6 +439,8 @@ class Analysis:
         limits, memo = self.limits, self.memo
         comp = graph.comp
         total = len(graph.order)
+        limits.doing = (0, total, comp.name, "output-to-input", start)
+        limits.check()
         for done, instr in enumerate(reversed(graph.order)):
             if not instr.operands or (within is not None and instr.name not in within):
                 continue
@@ -460,6 +484,8 @@ class Analysis:
         unknown: dict[Key, str] = {}
         limits, memo = self.limits, self.memo
         total = len(graph.order)
+        limits.doing = (0, total, comp.name, "input-to-output", source.name)
+        limits.check()
         for done, instr in enumerate(graph.order):
             limits.doing = (done, total, comp.name, "input-to-output", source.name)
             for j, op in enumerate(instr.operands):

@@ -9,6 +9,7 @@ from typing import Literal, overload
 
 from sympy import Symbol
 
+from symidx._budget import TimeBudget
 from symidx.errors import MapError, expect_type
 from symidx.expr import Expr
 from symidx.indexing_map import IndexingMap
@@ -45,17 +46,17 @@ class SimplifyResult:
 @overload
 def simplify(m: IndexingMap, *, trace: Literal[False] = False,
              replace_point_dims: bool = True, budget: Budget = DEFAULT_BUDGET,
-             deadline: float | None = None) -> IndexingMap: ...
+             deadline: float | TimeBudget | None = None) -> IndexingMap: ...
 
 
 @overload
 def simplify(m: IndexingMap, *, trace: Literal[True],
              replace_point_dims: bool = True, budget: Budget = DEFAULT_BUDGET,
-             deadline: float | None = None) -> SimplifyResult: ...
+             deadline: float | TimeBudget | None = None) -> SimplifyResult: ...
 
 
 def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = True,
-             budget: Budget = DEFAULT_BUDGET, deadline: float | None = None
+             budget: Budget = DEFAULT_BUDGET, deadline: float | TimeBudget | None = None
              ) -> IndexingMap | SimplifyResult:
     """The simplified map (same meaning). With ``trace=True``, a :class:`SimplifyResult`
     holding the map, whether it changed, every rewrite step, and the counters.
@@ -63,9 +64,9 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
     Rounds of the passes (:data:`~symidx.simplify.passes.PASSES`) run until a round leaves
     the intervals as they were, within ``budget`` (:class:`Budget`); a budget that runs
     out leaves a correct map, less simple, and says so in the counters. ``deadline`` (a
-    :func:`time.monotonic` instant) is looked at before each round: once it has passed,
-    the map of the rounds done is returned (correct, less simple) and the counters say
-    that time ran out."""
+    :class:`symidx._budget.TimeBudget`, or a :func:`time.monotonic` instant) is looked at
+    before each round: once it is spent, the map of the rounds done is returned (correct,
+    less simple) and the counters say that time ran out."""
     expect_type(m, IndexingMap, "m", "simplify")
     result = m.with_divisors_nonzero()  # no rule may assume a divisor that can be 0 is not
     if not trace:  # a map without constraints: one round, without the round's state
@@ -76,9 +77,10 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
     stats = SimplifyStats() if trace else None
     if not (result.is_known_empty or result.is_undefined):
         for _ in range(budget.rounds):
-            if deadline is not None and time.monotonic() >= deadline:
+            spent = _spent(deadline)
+            if spent is not None:
                 if stats is not None:
-                    stats.ran_out("time (the deadline passed)")
+                    stats.ran_out(spent)
                 break
             new, eliminated = _round(result, budget, steps, stats, replace_point_dims)
             settled = new is result or new.is_known_empty or (
@@ -95,6 +97,16 @@ def simplify(m: IndexingMap, *, trace: bool = False, replace_point_dims: bool = 
         assert stats is not None
         return SimplifyResult(result, result != m, steps or [], stats)
     return result
+
+
+def _spent(deadline: float | TimeBudget | None) -> str | None:
+    """What ran out of ``deadline`` (``time ...``), or None."""
+    if deadline is None:
+        return None
+    if isinstance(deadline, TimeBudget):
+        spent = deadline.spent()
+        return None if spent is None else f"time: {spent}"
+    return "time (the deadline passed)" if time.monotonic() >= deadline else None
 
 
 def result_ranges(m: IndexingMap) -> list[Interval]:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from symidx._budget import TimeBudget
 from symidx.errors import Undecided
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod
 from symidx.indexing_map import IndexingMap
@@ -85,20 +85,25 @@ def _nodes(e: Expr) -> Iterator[Expr]:
                 stack.append(a)
 
 
-class Deadline:
-    """A time budget in seconds, started on construction."""
+class Deadline(TimeBudget):
+    """The time budget of a decision (:class:`symidx._budget.TimeBudget`, started on
+    construction): ``seconds`` of CPU -- this process's and the isl worker's -- and, only
+    when a caller asks for one, ``wall`` seconds of the wall clock (None: no such limit)."""
 
-    def __init__(self, seconds: float):
-        self.seconds = seconds
-        self.end = time.monotonic() + seconds
+    __slots__ = ()
 
-    def remaining(self) -> float:
-        return self.end - time.monotonic()
+    def __init__(self, seconds: float | None = None, wall: float | None = None) -> None:
+        super().__init__(cpu=seconds, wall=wall)
+
+    def out_of(self) -> str:
+        """``out of CPU time (60 s)``: what a decision that stops says."""
+        return f"out of {self.spent() or self.describe()}"
 
     def check(self, doing: str) -> None:
         """Raise :class:`Undecided` if the budget is spent."""
-        if self.remaining() <= 0:
-            raise Undecided(f"out of time ({self.seconds:g} s) while {doing}")
+        spent = self.spent()
+        if spent is not None:
+            raise Undecided(f"out of {spent} while {doing}")
 
 
 def box_size(bounds: tuple) -> int:

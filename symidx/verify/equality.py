@@ -38,35 +38,42 @@ METHODS = ("auto", "enumerate", "smt", "isl")
 """How :func:`decide` may decide: ``auto`` chooses among the other three."""
 
 DEFAULT_TIMEOUT = 60.0
-"""Seconds allowed when no ``timeout`` is given."""
+"""CPU seconds allowed when no ``cpu_limit`` is given (a budget of work: the same answer
+on a busy machine as on an idle one)."""
 
 SMALL_BOX = 4_096
 """``auto`` enumerates variable boxes up to this many points (faster than a proof)."""
 
 
 def equal(a: IndexingMap, b: IndexingMap, timeout: float | None = None,
-          method: str = "auto") -> bool:
+          method: str = "auto", *, cpu_limit: float | None = None) -> bool:
     """Are ``a`` and ``b`` the same function on the same domain? True or False, decided
     exactly; raises :class:`~symidx.errors.Undecided` when it cannot be decided (see
     :func:`decide`, which also returns the counterexample)."""
-    return decide(a, b, timeout, method).equal
+    return decide(a, b, timeout, method, cpu_limit=cpu_limit).equal
 
 
 def decide(a: IndexingMap, b: IndexingMap, timeout: float | None = None,
            method: str = "auto", limit: int = EXHAUSTIVE_LIMIT,
-           progress: Progress | None = None) -> Verdict:
+           progress: Progress | None = None, *, cpu_limit: float | None = None,
+           budget: Deadline | None = None) -> Verdict:
     """Decide whether ``a`` and ``b`` are equal (see the module docstring for what that
     means): a :class:`Verdict` that says which method decided and, for different maps, a
     point where they differ with both images.
 
-    ``timeout``: seconds (default :data:`DEFAULT_TIMEOUT`; ``float("inf")`` for no limit,
-    which also spares isl its child process). ``method``: one of
-    :data:`METHODS`. ``limit``: the most points enumeration visits. ``progress`` is told
-    what the procedure is about to do. Raises :class:`~symidx.errors.Undecided` (with the
-    reason) when the method cannot decide within the time."""
+    ``cpu_limit``: CPU seconds, of this process and of the isl worker (default
+    :data:`DEFAULT_TIMEOUT`); ``timeout``: seconds of the wall clock besides, when given
+    (on a busy machine it stops sooner in work done). ``float("inf")`` is no limit;
+    ``cpu_limit=float("inf")`` without a ``timeout`` also spares isl its child process.
+    ``budget``: a :class:`~symidx.verify.common.Deadline` to share (a trace's), instead
+    of both. ``method``: one of :data:`METHODS`. ``limit``: the most points enumeration
+    visits. ``progress`` is told what the procedure is about to do. Raises
+    :class:`~symidx.errors.Undecided` (with the reason) when the method cannot decide
+    within the budget."""
     if method not in METHODS:
         raise MapError(f"unknown method {method!r}: choose {', '.join(METHODS)}")
-    deadline = Deadline(DEFAULT_TIMEOUT if timeout is None else timeout)
+    deadline = budget if budget is not None else \
+        Deadline(DEFAULT_TIMEOUT if cpu_limit is None else cpu_limit, timeout)
     verdict = _decide(a, b, deadline, method, limit, progress)
     note = zero_divisor_note(a, b)
     return replace(verdict, note=note) if note else verdict
@@ -150,11 +157,12 @@ def _box(m: IndexingMap) -> int:
     return 0 if m.is_known_empty else m.domain_size()
 
 
-def check_step(step: Any, timeout: float | None = None, method: str = "auto") -> Verdict:
+def check_step(step: Any, timeout: float | None = None, method: str = "auto", *,
+               cpu_limit: float | None = None, budget: Deadline | None = None) -> Verdict:
     """Does a simplifier step (:class:`symidx.simplify.Step`) hold: are ``before`` and
     ``after`` equal for every value of the variables in the step's intervals where
     ``before`` has a value (a divisor of it may be 0; for a step on a constraint: do the
-    same points satisfy both)?"""
+    same points satisfy both)? The limits are :func:`decide`'s."""
     from symidx.expr import dim, substitute
 
     variables = [v for v, _ in step.env]
@@ -173,7 +181,8 @@ def check_step(step: Any, timeout: float | None = None, method: str = "auto") ->
         return decide(IndexingMap.create(intervals, [], constraints=[
                           (before, step.before_interval), *facts]),
                       IndexingMap.create(intervals, [], constraints=[
-                          (after, step.after_interval), *facts]), timeout, method)
+                          (after, step.after_interval), *facts]), timeout, method,
+                      cpu_limit=cpu_limit, budget=budget)
     return decide(IndexingMap.create(intervals, [before], constraints=facts, check=False),
                   IndexingMap.create(intervals, [after], constraints=facts, check=False),
-                  timeout, method)
+                  timeout, method, cpu_limit=cpu_limit, budget=budget)

@@ -21,6 +21,7 @@ import sys
 import threading
 from typing import Any
 
+from symidx._budget import POLL, WorkerMeter
 from symidx.errors import MapError, SymidxError, Undecided
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod
 from symidx.indexing_map import IndexingMap
@@ -132,13 +133,14 @@ def decide_by_isl(a: IndexingMap, b: IndexingMap, checked: bool = False,
 
     isl runs in C and cannot be interrupted from Python, and some maps keep it busy for
     many minutes: with a finite ``deadline`` it runs in a worker process
-    (:mod:`symidx.verify.isl_worker`, started once and reused), which is killed when the
-    time is up, and the answer is then :class:`Undecided` saying so. Without a deadline
-    (or with an infinite one) isl runs here, unbounded."""
+    (:mod:`symidx.verify.isl_worker`, started once and reused), whose CPU time counts in
+    the budget (read from ``/proc`` as it works) and which is killed when the budget is
+    spent; the answer is then :class:`Undecided` saying so. Without a deadline (or with
+    one without limits) isl runs here, unbounded."""
     isl = isl_module()  # Undecided, naming the extra, when islpy is missing
     text = _text if checked else isl_text
     ta, tb = text(a), text(b)
-    if deadline is None or math.isinf(deadline.seconds):
+    if deadline is None or math.isinf(deadline.remaining()):
         try:
             found = difference(isl, ta, tb)
         except isl.Error as e:  # a translation isl rejects: a bug of ours, said plainly
@@ -162,29 +164,30 @@ class _Worker:
         self._lock = threading.Lock()
 
     def ask(self, question: tuple[str, str], deadline: Deadline) -> list[int] | None:
-        if not self._lock.acquire(timeout=max(0.0, deadline.remaining())):
-            raise Undecided(f"out of time ({deadline.seconds:g} s) waiting for isl, busy "
-                            f"with another decision")
+        while not self._lock.acquire(timeout=deadline.wait_slice() or POLL):
+            if deadline.spent() is not None:
+                raise Undecided(f"{deadline.out_of()} waiting for isl, busy with another "
+                                f"decision")
         try:
             return self._ask(question, deadline)
         finally:
             self._lock.release()
 
     def _ask(self, question: tuple[str, str], deadline: Deadline) -> list[int] | None:
-        if deadline.remaining() <= 0:
-            raise Undecided(f"out of time ({deadline.seconds:g} s) before isl started")
+        if deadline.spent() is not None:
+            raise Undecided(f"{deadline.out_of()} before isl started")
         try:
             fd = self._send(question)
         except OSError:  # the worker died since its last answer: one fresh start
             self.stop()
             fd = self._send(question)
-        answer = _read_answer(fd, deadline)
+        assert self._process is not None
+        answer = _read_answer(fd, deadline, WorkerMeter(self._process.pid))
         if answer is None or answer is _DIED:
             self.stop()
             if answer is _DIED:
                 raise Undecided("the isl worker stopped without an answer")
-            raise Undecided(f"out of time ({deadline.seconds:g} s) while isl was deciding; "
-                            f"it was stopped")
+            raise Undecided(f"{deadline.out_of()} while isl was deciding; it was stopped")
         ok, value = answer
         if not ok:
             raise SymidxError(f"isl could not read or decide the translation: {value}")
@@ -242,22 +245,29 @@ _DIED = object()
 """What :func:`_read_answer` returns when the worker's stdout closed before an answer."""
 
 
-def _read_answer(fd: int, deadline: Deadline) -> Any:
-    """One message from the worker, None if the deadline passes first, or :data:`_DIED`
-    if the worker's output closed (it died: its answer will not come)."""
+def _read_answer(fd: int, deadline: Deadline, meter: WorkerMeter) -> Any:
+    """One message from the worker, None if the budget is spent first (the worker's CPU,
+    from ``meter``, counted in it as it goes), or :data:`_DIED` if the worker's output
+    closed (it died: its answer will not come)."""
     data = b""
     size = None
-    while size is None or len(data) < HEADER.size + size:
-        remaining = deadline.remaining()
-        if remaining <= 0:
-            return None
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
-            return None
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return _DIED
-        data += chunk
-        if size is None and len(data) >= HEADER.size:
-            (size,) = HEADER.unpack(data[:HEADER.size])
+    counted = 0.0
+    try:
+        while size is None or len(data) < HEADER.size + size:
+            if deadline.spent() is not None:
+                return None
+            ready, _, _ = select.select([fd], [], [], deadline.wait_slice())
+            used = meter.used()
+            deadline.add_worker_cpu(used - counted)
+            counted = used
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return _DIED
+            data += chunk
+            if size is None and len(data) >= HEADER.size:
+                (size,) = HEADER.unpack(data[:HEADER.size])
+    finally:
+        deadline.add_worker_cpu(meter.used() - counted)
     return pickle.loads(data[HEADER.size:HEADER.size + size])

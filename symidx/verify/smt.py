@@ -22,6 +22,7 @@ from typing import Any
 
 from sympy import Symbol
 
+from symidx._budget import interrupting
 from symidx.errors import SymidxError, Undecided
 from symidx.expr import CeilDiv, Expr, FloorDiv, Max, Min, Mod, bounds, scale
 from symidx.indexing_map import IndexingMap
@@ -201,17 +202,15 @@ def decide_by_smt(a: IndexingMap, b: IndexingMap, deadline: Deadline,
         missed, quantified = _not_covered(z3, copy, second, dims)
         linear = not (quantified or nonlinear)
         solver = z3.SolverFor("QF_LIA") if linear else z3.Solver()
-        remaining = deadline.remaining()
-        if remaining <= 0:
-            raise Undecided(f"out of time ({deadline.seconds:g} s) before z3 started")
-        if remaining != float("inf"):
-            solver.set("timeout", max(1, int(remaining * 1000)))
+        if deadline.spent() is not None:
+            raise Undecided(f"{deadline.out_of()} before z3 started")
         solver.add(*copy.defs, copy.member, missed)
-        answer = solver.check()
+        with interrupting(deadline, solver.ctx.interrupt):  # z3 stops when the budget is spent
+            answer = solver.check()
         if answer == z3.unknown:
             reason = solver.reason_unknown()
-            if "timeout" in reason or "canceled" in reason:
-                raise Undecided(f"z3 ran out of time ({deadline.seconds:g} s)")
+            if "timeout" in reason or "canceled" in reason or deadline.spent() is not None:
+                raise Undecided(f"z3 ran {deadline.out_of()}")
             raise Undecided(f"z3 could not decide ({reason})")
         if answer == z3.sat:
             model = solver.model()

@@ -54,39 +54,42 @@ class TraceCheck:
 
 def check_trace(m: IndexingMap, timeout: float | None = None, method: str = "auto",
                 on_step: Callable[[int, StepCheck], None] | None = None,
-                progress: Progress | None = None) -> TraceCheck:
+                progress: Progress | None = None, *,
+                cpu_limit: float | None = None) -> TraceCheck:
     """Simplify ``m`` with a trace; decide every step and ``m`` against the result, all
-    within ``timeout`` seconds in total (default
-    :data:`~symidx.verify.equality.DEFAULT_TIMEOUT`): the simplifier stops its rounds
-    when the time is up, each decision gets the time left, and a decision with no time
-    left is undecided, saying so. ``on_step(k, check)`` is told of each step (k from 1)
-    as it is decided, and of the whole chain last (k = 0); ``progress`` of what is next."""
+    within one budget: ``cpu_limit`` CPU seconds in total (default
+    :data:`~symidx.verify.equality.DEFAULT_TIMEOUT`) and ``timeout`` seconds of the wall
+    clock when given: the simplifier stops its rounds when the budget is spent, each
+    decision gets what is left, and a decision with nothing left is undecided, saying so.
+    ``on_step(k, check)`` is told of each step (k from 1) as it is decided, and of the
+    whole chain last (k = 0); ``progress`` of what is next."""
     from symidx.simplify import simplify
 
-    deadline = Deadline(DEFAULT_TIMEOUT if timeout is None else timeout)
+    deadline = Deadline(DEFAULT_TIMEOUT if cpu_limit is None else cpu_limit, timeout)
     tell = progress or (lambda _: None)
     tell("simplifying with a trace")
-    result = simplify(m, trace=True, deadline=deadline.end)
+    result = simplify(m, trace=True, deadline=deadline)
     checks = []
     for k, step in enumerate(result.trace, 1):
         tell(f"checking step {k} of {len(result.trace)}")
-        checked = _checked(partial(check_step, step, method=method), step, deadline)
+        checked = _checked(partial(check_step, step, method=method, budget=deadline), step,
+                           deadline)
         checks.append(checked)
         if on_step is not None:
             on_step(k, checked)
     tell("checking the whole chain")
-    whole = _checked(lambda left: decide(m, result.map, left, method), None, deadline)
+    whole = _checked(lambda: decide(m, result.map, method=method, budget=deadline), None,
+                     deadline)
     if on_step is not None:
         on_step(0, whole)
     return TraceCheck(m, result.map, tuple(checks), whole, tuple(result.stats.exhausted))
 
 
-def _checked(run: Callable[[float], Verdict], step: object, deadline: Deadline) -> StepCheck:
-    left = deadline.remaining()
-    if left <= 0:
-        return StepCheck(step, None, f"out of time ({deadline.seconds:g} s for the whole "
-                                     f"trace)")
+def _checked(run: Callable[[], Verdict], step: object, deadline: Deadline) -> StepCheck:
+    spent = deadline.spent()
+    if spent is not None:
+        return StepCheck(step, None, f"out of {spent} for the whole trace")
     try:
-        return StepCheck(step, run(left))
+        return StepCheck(step, run())
     except Undecided as e:
         return StepCheck(step, None, e.reason)
