@@ -1,7 +1,8 @@
 """How many parameter groups of a training step's outputs are a bounding box.
 
-Run ``python benchmarks/count_boxes.py FILE [OUTPUT ...]`` (with symidx importable, e.g.
-``PYTHONPATH=.``; default outputs: 5). For each output leaf of the entry computation's
+Run ``python benchmarks/count_boxes.py FILE [OUTPUT ... | all]`` (with symidx importable,
+e.g. ``PYTHONPATH=.``; default outputs: 5; several are swept together, as ``--output all``
+sweeps them). For each output leaf of the entry computation's
 root (swept output-to-input, as ``symidx maps FILE --computation ENTRY --output K``), it
 counts the parameter groups and those whose maps were replaced by their bounding box (a
 labelled over-approximation, ``symidx/fusion/sets.py``), and prints the CPU seconds the
@@ -32,13 +33,15 @@ def main(argv: list[str]) -> int:
 
         sweep.tidy_existentials = lambda m, **_: m
     module = parse_hlo(Path(args[0]).read_text())
-    outputs = [int(a) for a in args[1:]] or [5]
+    outputs = None if args[1:] == ["all"] else [int(a) for a in args[1:]] or [5]
     start = time.process_time()
     groups = boxed = 0
-    for entry in iter_computation_maps(module.entry, OUTPUT_TO_INPUT, outputs=outputs):
+    for entry in iter_computation_maps(module.entry, OUTPUT_TO_INPUT, outputs=outputs,
+                                       jointly=True):
         here = [g for g in entry.groups if g.maps]
         box = sum(1 for g in here if g.opaque and "bounding box" in g.opaque)
-        print(f"output {entry.index}: {len(here)} groups with maps, {box} bounding boxes")
+        if outputs is not None and len(outputs) < 10:
+            print(f"output {entry.index}: {len(here)} groups with maps, {box} bounding boxes")
         groups += len(here)
         boxed += box
     seconds = time.process_time() - start
