@@ -179,3 +179,35 @@ def test_a_second_output_reading_through_the_same_pass_composes_nothing_again() 
         dims = [3] if dims == 1 else [5, 2]
         rows = {o * 240 + i for o in range(int(np.prod(dims))) for i in range(10 * 8)}
         assert set(map_relation([m], dims, [30, 8]).tolist()) == rows  # x[0:10, :]
+
+
+@pytest.mark.parametrize("width", [3, 70, 130])
+def test_a_long_root_tuple_is_wired_as_a_short_one(width: int) -> None:
+    """The root tuple of a training step (hundreds of leaves, some of them tuples, one
+    operand twice) is looked up in an index built once (``steps._indexed_wiring``); each
+    output leaf and each operand leaf gets the steps the plain wiring gives
+    (``steps._connected``), in both directions."""
+    from symidx.fusion import steps
+    from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT
+
+    params = [f"  p{i} = f32[{1 + i % 3}] parameter({i})" for i in range(width)]
+    params.append(f"  q = (f32[2], s32[]) parameter({width})")
+    operands = [f"p{i}" for i in range(width)] + ["q", "p0"]
+    shapes = [f"f32[{1 + i % 3}]" for i in range(width)] + ["(f32[2], s32[])", "f32[1]"]
+    text = ("HloModule m\nENTRY e {\n" + "\n".join(params)
+            + f"\n  ROOT t = ({', '.join(shapes)}) tuple({', '.join(operands)})\n}}\n")
+    root = parse_hlo(text).entry.root
+    wiring = steps._operand_leaves(root)
+    assert len(wiring) == width + 3
+
+    for k in range(width + 3):
+        plain = steps._connected(root, wiring, OUTPUT_TO_INPUT, k, 0)
+        assert len(plain) == 1
+        assert [(s.output, s.position, s.leaf) for s in plain] == \
+            [(k, *wiring[k][1:])]
+        assert steps._moved_steps(root, OUTPUT_TO_INPUT, k, 0, None) == plain
+    for p, op in enumerate(root.operands):
+        for lf in range(leaf_count(op.shape)):
+            plain = steps._connected(root, wiring, INPUT_TO_OUTPUT, p, lf)
+            assert len(plain) == 1
+            assert steps._moved_steps(root, INPUT_TO_OUTPUT, p, lf, None) == plain

@@ -420,14 +420,49 @@ def _connected(instr: HloInstruction, wiring: list[tuple[int, int, int]],
             if (p, lf) == (index, leaf)]
 
 
+#: Wirings at least this long are indexed once and kept (:func:`_indexed_wiring`): a
+#: training step's root tuple has hundreds of leaves, and each output asks for its own.
+_LARGE_WIRING = 64
+#: The indexed wirings kept, the most recent last (a few instructions: the roots swept).
+_WIRINGS: dict[HloInstruction, tuple[dict[int, list[tuple[int, int, int]]],
+                                     dict[tuple[int, int], list[tuple[int, int, int]]]]] = {}
+_WIRINGS_KEPT = 8
+
+
 def _moved_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int,
                  callee: Callee) -> list[Step]:
     """An op that only moves tuple leaves, or reads nothing: the identity between the
-    leaves it connects (:func:`_wiring`)."""
+    leaves it connects (:func:`_wiring`). A long wiring is looked up in its index, so that
+    asking for each of its ``n`` leaves costs ``O(n)`` in all, not ``O(n^2)``."""
     del callee
-    wiring = _wiring(instr)
-    assert wiring is not None
-    return _connected(instr, wiring, direction, index, leaf)
+    found = _WIRINGS.get(instr)
+    if found is None:
+        wiring = _wiring(instr)
+        assert wiring is not None
+        if len(wiring) < _LARGE_WIRING:
+            return _connected(instr, wiring, direction, index, leaf)
+        found = _indexed_wiring(instr, wiring)
+    by_output, by_operand = found
+    picked = by_output.get(index, []) if direction == OUTPUT_TO_INPUT \
+        else by_operand.get((index, leaf), [])
+    return [identity_step(instr, out, p, lf) for out, p, lf in picked]
+
+
+def _indexed_wiring(instr: HloInstruction, wiring: list[tuple[int, int, int]]
+                    ) -> tuple[dict[int, list[tuple[int, int, int]]],
+                               dict[tuple[int, int], list[tuple[int, int, int]]]]:
+    """``wiring`` by output leaf and by operand leaf, kept in :data:`_WIRINGS` (the
+    oldest dropped past :data:`_WIRINGS_KEPT`)."""
+    by_output: dict[int, list[tuple[int, int, int]]] = {}
+    by_operand: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    for triple in wiring:
+        out, p, lf = triple
+        by_output.setdefault(out, []).append(triple)
+        by_operand.setdefault((p, lf), []).append(triple)
+    if len(_WIRINGS) >= _WIRINGS_KEPT:
+        del _WIRINGS[next(iter(_WIRINGS))]
+    _WIRINGS[instr] = by_output, by_operand
+    return by_output, by_operand
 
 
 def _wiring(instr: HloInstruction) -> list[tuple[int, int, int]] | None:

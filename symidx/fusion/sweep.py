@@ -75,6 +75,7 @@ from symidx.hlo.validate import validate_instruction
 from symidx.indexing_map import IndexingMap
 from symidx.interval import Interval
 from symidx.simplify import FeasibilityMemo, compose, feasibility_memo
+from symidx.simplify.existential import tidy_existentials
 from symidx.simplify.finish import finish
 from symidx.simplify.merge import has_window_sum, merge_contiguous_sums
 
@@ -581,13 +582,17 @@ def _composed(first: IndexingMap, second: IndexingMap, memo: Memo) -> IndexingMa
 
 def _finished(m: IndexingMap, second: IndexingMap) -> IndexingMap:
     """The composed map ``m`` (whose second map was ``second``) simplified, its unused
-    variables removed, and the window sums a step with range variables made merged."""
+    variables removed, the window sums a step with range variables made merged, and the
+    variables no result uses projected out where that is exact
+    (:func:`~symidx.simplify.existential.tidy_existentials`)."""
     m = finish(m, fold_point_dims=True)
     if second.num_ranges and has_window_sum(m):  # stacked windows: one variable per sum
         m, removed = merge_contiguous_sums(m, overlapping=True)
         if removed:
             m = finish(m, fold_point_dims=True)
-    return m
+    # variables only constraints tie to the others (a causal-attention hop's row): exactly
+    # projected, and groups of them that repeat another dropped
+    return tidy_existentials(m, fold_point_dims=True)
 
 
 def clear_memo() -> None:
