@@ -309,6 +309,73 @@ def test_a_joint_sweep_out_of_time_says_how_far_it_got() -> None:
     assert not stopped.value.budget
 
 
+def test_a_joint_sweep_past_half_the_time_left_gives_way_to_one_output_at_a_time(
+        monkeypatch) -> None:
+    """The joint sweep answers only at its end: it may spend half the time left, then the
+    outputs are swept one at a time, each given as it is done (a stop would lose only
+    those not finished), with the answers a sweep of each output alone gives."""
+    from symidx.errors import LimitReached
+
+    module = parse_hlo(SHARED)
+    analysis = Analysis(cpu_limit=600)
+    spent_by_joint: list[float] = []
+
+    def slow_joint(comp, outputs):
+        # work until the joint sweep's own share of the budget stops it
+        budget = analysis.limits.budget
+        spent_by_joint.append(budget.cpu)
+        while True:
+            analysis.limits.check()
+            budget._cpu_start -= 1.0  # a second of CPU, without spending it
+
+    monkeypatch.setattr(analysis, "parameters_of_outputs", slow_joint)
+    given: list[int] = []
+    asked: list[int] = []
+    real = analysis.parameters_of
+
+    def one_output(comp, k):
+        asked.append(k)
+        assert asked == given + [k]  # each output is given before the next is swept
+        return real(comp, k)
+
+    monkeypatch.setattr(analysis, "parameters_of", one_output)
+    entries = []
+    for e in iter_computation_maps(module.entry, "output_to_input", analysis=analysis,
+                                   jointly=True):
+        given.append(e.index)
+        entries.append(e)
+    assert spent_by_joint and spent_by_joint[0] <= 300  # half of 600 s at most
+    assert given == [0, 1, 2]
+    alone = computation_maps(module.entry, "output_to_input")
+    assert [_without_origins(e.groups) for e in entries] == \
+        [_without_origins(e.groups) for e in alone]
+    assert analysis.limits.budget.cpu == 600  # the whole budget is back
+    # the whole budget, spent inside the joint sweep, still stops everything
+    spent = Analysis(cpu_limit=600)
+
+    def spends_everything(comp, outputs):
+        raise LimitReached("CPU time (600 s)", "the joint sweep")
+
+    monkeypatch.setattr(spent, "parameters_of_outputs", spends_everything)
+    monkeypatch.setattr(spent.limits, "budget", _Spent(600))
+    with pytest.raises(LimitReached):
+        list(iter_computation_maps(module.entry, "output_to_input", analysis=spent,
+                                   jointly=True))
+
+
+class _Spent:
+    """A budget with no time left."""
+
+    def __init__(self, cpu: float) -> None:
+        self.cpu, self.wall = cpu, None
+
+    def remaining(self) -> float:
+        return 0.0
+
+    def spent(self) -> str:
+        return f"CPU time ({self.cpu:g} s)"
+
+
 # --- a stop leaves usable output (issue 35, item 6) -------------------------------------------
 
 

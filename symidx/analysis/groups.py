@@ -20,10 +20,12 @@ argument of the wrong type raises :class:`~symidx.errors.ArgumentTypeError`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
+from symidx._budget import TimeBudget
 from symidx.analysis.records import ComputationMaps, FusionMaps, group_index
 from symidx.errors import LimitReached, SymidxError, expect_type
 from symidx.fusion import (
@@ -237,8 +239,10 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
     per output. The entries come when all are computed, and memory holds all their maps.
     Each has the maps a sweep of its output alone gives, with the same labels, but no
     origins. When the joint sweep stops (the budget of maps, an instruction XLA's verifier
-    rejects), the outputs are swept one at a time, so that each gets its own answer; when
-    it runs out of time, :class:`~symidx.errors.LimitReached` says how far it got."""
+    rejects, or half the time left when it started), the outputs are swept one at a time,
+    each given as soon as it is computed, so that each gets its own answer and a stop
+    loses only the outputs not finished; when the whole budget runs out,
+    :class:`~symidx.errors.LimitReached` says how far it got."""
     expect_type(comp, HloComputation, "comp", "iter_computation_maps")
     analysis = _analysis(analysis, assume_finite, timeout, max_maps, "computation_maps",
                          cpu_limit)
@@ -288,19 +292,26 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
 def _joint(analysis: Analysis, comp: HloComputation, outputs: list[int]
            ) -> list[dict[tuple[int, int], Reached]] | None:
     """The outputs of ``comp`` swept together, or None when that sweep stops with an
-    error other than running out of time (see :func:`iter_computation_maps`): time spent
-    is not given back, so the sweeps of each output could only stop at once."""
-    held = analysis.limits.held
+    error other than running out of the whole time budget (see
+    :func:`iter_computation_maps`). The joint sweep gives its answers only at its end, so
+    it may spend at most half the time left: past that the outputs are swept one at a
+    time, each answered as it is done, and a stop loses only those not finished."""
+    limits = analysis.limits
+    held, whole = limits.held, limits.budget
+    left = whole.remaining()
+    if 0 < left < math.inf:
+        limits.budget = TimeBudget(cpu=left / 2,
+                                   wall=left / 2 if whole.wall is not None else None)
     try:
         return analysis.parameters_of_outputs(comp, outputs)
     except LimitReached as e:
-        if not e.budget:
+        if not e.budget and whole.spent() is not None:
             raise
-        return None
+        return None  # the budget of maps, or the joint sweep's share of the time
     except SymidxError:
         return None
     finally:
-        analysis.limits.held = held
+        limits.budget, limits.held = whole, held
 
 
 class Selection(NamedTuple):
