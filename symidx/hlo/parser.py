@@ -136,7 +136,7 @@ def parse_hlo(text: str, source: str = "", *, validate: bool = True) -> HloModul
     with long_lived():  # many long-lived allocations: young collections would only slow it
         module = _Parser(text, source).module()
         if validate:
-            validate_module(module)
+            validate_module(module, parsed=True)
         else:
             check_operand_counts(module)
         return module
