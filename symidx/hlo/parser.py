@@ -51,7 +51,6 @@ attributes over the token readers of :mod:`symidx.hlo.reader`;
 from __future__ import annotations
 
 import re
-from typing import cast
 
 from symidx._gc import long_lived
 from symidx.errors import HloShapeError, ParseError, expect_type
@@ -448,7 +447,7 @@ class _Parser(InstructionReader):
                     self.lookup(by_name, Operand(
                         missing if isinstance(missing, str) else missing.name,
                         item.operand_offset(self.text, k)), instr, name)
-                instr.operands = cast(list[HloInstruction], found)
+                instr.operands = found  # type: ignore[assignment]  # (no None: checked above)
                 if not forward:
                     forward = not done.issuperset(written if isinstance(written[0], str)
                                                   else [o.name for o in instr.operands])
@@ -544,6 +543,9 @@ class _Parser(InstructionReader):
 
     def ordered_parameters(self, instructions: list[HloInstruction],
                            comp: str) -> list[HloInstruction]:
+        in_order = [i for i in instructions if i.parameter_number is not None]
+        if [i.parameter_number for i in in_order] == list(range(len(in_order))):
+            return in_order  # numbered 0, 1, ... in text order: nothing to check or sort
         params = [(i.parameter_number, i) for i in instructions if i.parameter_number is not None]
         by_number: dict[int, HloInstruction] = {}
         for number, param in params:

@@ -97,9 +97,10 @@ def validate_module(module: HloModule, *, parsed: bool = False) -> None:
             attributes = instr.attributes
             called = instr.called_computations
             # (the attribute keys, a tuple, part the operands' shapes from the values)
+            read = () if unread.issuperset(attributes) else [
+                v for k, v in attributes.items() if k not in unread and k not in called]
             key = (instr.opcode, id(instr.shape), *[id(o.shape) for o in instr.operands],
-                   tuple(attributes), *[v for k, v in attributes.items()
-                                        if k not in unread and k not in called])
+                   tuple(attributes), *read)
             if called:
                 key += tuple([(k, *map(_interface, comps)) for k, comps in called.items()])
             if key not in passed:
@@ -112,7 +113,7 @@ def validate_module(module: HloModule, *, parsed: bool = False) -> None:
 #: most often different on every instruction. (A called computation's name is left out too:
 #: its parameter and root shapes stand for it.)
 _UNREAD_VALUES = frozenset({"metadata", "backend_config", "frontend_attributes", "sharding",
-                            "statistics_viz", "origin"})
+                            "statistics_viz", "origin", "channel_id"})
 
 
 def _interface(computation: HloComputation) -> tuple[int, ...]:
