@@ -113,6 +113,11 @@ _SIGNATURE_PARAMETER_RE = re.compile(r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*:[
 # A computation's start in its common spelling, ``[ENTRY] name`` before its signature or body
 # (groups: ENTRY, the name).
 _HEADER_RE = re.compile(r"(ENTRY[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)(?=[ \t]*[({])")
+# An entry of a debug table in its common spelling: blanks, the number, blanks, then a
+# string on one line or a {...} without braces, quotes or '/' inside (so without comments)
+# (groups: the number, the value). Elsewhere the general reading decides.
+_DEBUG_ENTRY_RE = re.compile(r'[ \t\r\n]*(\d{1,20})[ \t]+("[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+                             r"""|\{[^{}"'/]*\})""")
 _PROTO_RE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*hlo_module[ \t]*\{")
 
 
@@ -217,7 +222,14 @@ class _Parser(InstructionReader):
         """The entries of a debug table: ``N "string"`` or ``N {key=value ...}``, each kept as
         ``N <value>`` with comments removed."""
         lines: list[str] = []
+        text = self.text
+        fast = None if self.one_match is None else _DEBUG_ENTRY_RE.match
         while True:
+            entry = None if fast is None else fast(text, self.pos)
+            if entry is not None:  # what the general reading below gives, in one match
+                lines.append(f"{entry.group(1)} {entry.group(2)}")
+                self.pos = entry.end()
+                continue
             start = self.skip()
             number = re.match(r"\d+", self.text[start: start + 20])
             if number is None:
