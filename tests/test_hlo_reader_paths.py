@@ -211,6 +211,31 @@ def test_signatures_read_the_same_either_way(signature: str) -> None:
     assert_same(text)
 
 
+# Computation bodies the one-pass build takes (plain) or leaves to the general pass: forward
+# operands, unknown ones, names written twice, two ROOTs, cycles, control predecessors,
+# parameters out of order or numbered twice.
+BODIES = [
+    "p = f32[] parameter(0)\n  q = f32[] parameter(1)\n  ROOT r = f32[] add(p, q)",
+    "ROOT r = f32[] add(p, q)\n  p = f32[] parameter(0)\n  q = f32[] parameter(1)",
+    "p = f32[] parameter(0)\n  ROOT r = f32[] add(p, x)",
+    "p = f32[] parameter(0)\n  p = f32[] parameter(1)\n  ROOT r = f32[] add(p, p)",
+    "p = f32[] parameter(0)\n  ROOT a = f32[] negate(p)\n  ROOT b = f32[] negate(p)",
+    "p = f32[] parameter(0)\n  a = f32[] add(p, b)\n  ROOT b = f32[] add(p, a)",
+    "p = f32[] parameter(0)\n  a = f32[] negate(p)\n"
+    "  ROOT b = f32[] negate(p), control-predecessors={a}",
+    "q = f32[] parameter(1)\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p, q)",
+    "p = f32[] parameter(0)\n  q = f32[] parameter(0)\n  ROOT r = f32[] add(p, q)",
+    "p = f32[] parameter(0)\n  q = f32[] parameter(2)\n  ROOT r = f32[] add(p, q)",
+    "p = f32[] parameter(0)\n  a = f32[] negate(p)",
+    "p = f32[] parameter(0)\n  ROOT r = f32[] add(p, f32[] negate(p))",
+]
+
+
+@pytest.mark.parametrize("body", BODIES)
+def test_computation_bodies_read_the_same_either_way(body: str) -> None:
+    assert_same(f"HloModule m\n\nENTRY e {{\n  {body}\n}}\n")
+
+
 # Entries of the debug tables of a compiled JAX dump, in common and uncommon spellings.
 DEBUG_ENTRIES = [
     '1 "a/b.py"', '2 "x\\"y"', "3 {file_name_id=1 line=6}", "4\t{a=1}", '5  "\u00e9"',

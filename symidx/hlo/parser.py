@@ -434,6 +434,10 @@ class _Parser(InstructionReader):
                           pendings: list[Pending]) -> HloComputation:
         if not pendings:
             raise self.error(f"computation {name!r} has no instructions (missing ROOT)", start)
+        if self.one_match is not None and not self.single:
+            plain = self.plain_computation(name, start, line, is_entry, pendings)
+            if plain is not None:
+                return plain
         by_name = ({item.instr.name: item.instr for item in pendings}
                    if self.one_match is not None else {})
         if len(by_name) != len(pendings) or "" in by_name:  # a name twice, or inline ones
@@ -488,6 +492,18 @@ class _Parser(InstructionReader):
         if cyclic is not None:
             raise self.error(f"instruction {cyclic!r} depends on itself in computation "
                              f"{name!r}", by_name[cyclic]._offset)
+        return self.computation_of(name, start, line, is_entry, instructions, root, by_name,
+                                   callers)
+
+    def computation_of(self, name: str, start: int, line: int, is_entry: bool,
+                       instructions: list[HloInstruction], root: HloInstruction | None,
+                       by_name: dict[str, HloInstruction],
+                       callers: list[Pending]) -> HloComputation:
+        """The computation of ``instructions`` (its root the last one unless one is
+        ``root``); the instructions in ``callers`` call computations from it."""
+        if root is None:
+            root = instructions[-1]
+            root.is_root = True
         comp = HloComputation(name, instructions, root,
                               self.ordered_parameters(instructions, name), line,
                               is_entry=is_entry, _by_name=by_name, _offset=start)
@@ -495,6 +511,41 @@ class _Parser(InstructionReader):
             item.caller = comp
         self.call_sites.extend(callers)
         return comp
+
+    def plain_computation(self, name: str, start: int, line: int, is_entry: bool,
+                          pendings: list[Pending]) -> HloComputation | None:
+        """The computation :meth:`build_computation` builds, in one pass, when it is plain:
+        every operand written by name (as :meth:`fast_instruction` reads it) after the
+        instruction defining it, every name written once, at most one ROOT, no control
+        predecessors. Then there is nothing to report and no cycle. None otherwise, leaving
+        nothing that the general pass does not set again (it then finds what is wrong)."""
+        by_name: dict[str, HloInstruction] = {}
+        get = by_name.get
+        instructions: list[HloInstruction] = []
+        callers: list[Pending] = []
+        root: HloInstruction | None = None
+        for item in pendings:
+            instr = item.instr
+            written = item.operands
+            if written:
+                if not isinstance(written[0], str):
+                    return None
+                found = list(map(get, written))  # the instructions before this one
+                if None in found:
+                    return None  # written later, or nowhere
+                instr.operands = found  # type: ignore[assignment]  # (no None: checked)
+            if item.control_predecessors or item.anonymous or instr.name in by_name:
+                return None
+            by_name[instr.name] = instr
+            if instr.is_root:
+                if root is not None:
+                    return None
+                root = instr
+            if item.computations:
+                callers.append(item)
+            instructions.append(instr)
+        return self.computation_of(name, start, line, is_entry, instructions, root, by_name,
+                                   callers)
 
     def names(self, comp: str, pendings: list[Pending]) -> dict[str, HloInstruction]:
         """The instructions of computation ``comp`` by name, inline ones named as XLA names
