@@ -22,6 +22,10 @@ unbounded dimension (``?``) matches any size, and floating-point element types m
 precision (XLA's ``allow_mixed_precision``). ``dot`` and ``convolution`` may declare any
 element type (``preferred_element_type``), ``convert`` and friends any target type.
 
+:func:`~symidx.hlo.parse_hlo` checks each kind of instruction once (``validate_module(module,
+parsed=True)``): an instruction alike to one that passed -- in all that the checks read --
+passes too; the first that fails is still found, with its own message.
+
 What XLA accepts must pass, so anything this module cannot judge is let through:
 ``custom-call``, unknown opcodes, asynchronous wrappers, sparse dots, ``rng``, send/receive,
 infeed, and shapes that depend on module-wide settings (a collective without
