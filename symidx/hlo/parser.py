@@ -176,13 +176,15 @@ class _Parser(InstructionReader):
         computations: dict[str, HloComputation] = {}
         top_level: list[tuple[HloComputation, list[Inline]]] = []
         entry: HloComputation | None = None
-        while self.skip() < len(self.text):
-            word = self.word_here()
-            after = skip(self.text, self.pos + len(word), self.source)
-            if word in _DEBUG_BLOCKS and self.text[after: after + 1] not in ("{", "(", ":"):
-                self.pos += len(word)
-                debug_info[word] = self.debug_block(word)
-                continue
+        text = self.text
+        while self.skip() < len(text):
+            if text[self.pos] != "%":  # (a name with its '%' never starts a debug table)
+                word = self.word_here()
+                after = skip(text, self.pos + len(word), self.source)
+                if word in _DEBUG_BLOCKS and text[after: after + 1] not in ("{", "(", ":"):
+                    self.pos += len(word)
+                    debug_info[word] = self.debug_block(word)
+                    continue
             start = self.pos
             first_inline = len(self.inline)
             comp = self.computation()
@@ -356,7 +358,8 @@ class _Parser(InstructionReader):
                                      "text, as XLA prints it (--xla_dump_hlo_as_text)",
                                      start) from None
                 raise
-        if self.peek() == "(":
+        ch = self.text[self.pos: self.pos + 1]
+        if (ch if ch not in BLANK_START else self.peek()) == "(":
             self.signature(name)
         comp = self.instruction_list(name, start, line, is_entry)
         end = None if self.one_match is None else ATTRIBUTES_END_RE.match(self.text, self.pos)
