@@ -211,6 +211,63 @@ def test_signatures_read_the_same_either_way(signature: str) -> None:
     assert_same(text)
 
 
+# Computation bodies the one-pass build takes (plain) or leaves to the general pass: forward
+# operands, unknown ones, names written twice, two ROOTs, cycles, control predecessors,
+# parameters out of order or numbered twice.
+BODIES = [
+    "p = f32[] parameter(0)\n  q = f32[] parameter(1)\n  ROOT r = f32[] add(p, q)",
+    "ROOT r = f32[] add(p, q)\n  p = f32[] parameter(0)\n  q = f32[] parameter(1)",
+    "p = f32[] parameter(0)\n  ROOT r = f32[] add(p, x)",
+    "p = f32[] parameter(0)\n  p = f32[] parameter(1)\n  ROOT r = f32[] add(p, p)",
+    "p = f32[] parameter(0)\n  ROOT a = f32[] negate(p)\n  ROOT b = f32[] negate(p)",
+    "p = f32[] parameter(0)\n  a = f32[] add(p, b)\n  ROOT b = f32[] add(p, a)",
+    "p = f32[] parameter(0)\n  a = f32[] negate(p)\n"
+    "  ROOT b = f32[] negate(p), control-predecessors={a}",
+    "q = f32[] parameter(1)\n  p = f32[] parameter(0)\n  ROOT r = f32[] add(p, q)",
+    "p = f32[] parameter(0)\n  q = f32[] parameter(0)\n  ROOT r = f32[] add(p, q)",
+    "p = f32[] parameter(0)\n  q = f32[] parameter(2)\n  ROOT r = f32[] add(p, q)",
+    "p = f32[] parameter(0)\n  a = f32[] negate(p)",
+    "p = f32[] parameter(0)\n  ROOT r = f32[] add(p, f32[] negate(p))",
+]
+
+
+@pytest.mark.parametrize("body", BODIES)
+def test_computation_bodies_read_the_same_either_way(body: str) -> None:
+    assert_same(f"HloModule m\n\nENTRY e {{\n  {body}\n}}\n")
+
+
+# Entries of the debug tables of a compiled JAX dump, in common and uncommon spellings.
+DEBUG_ENTRIES = [
+    '1 "a/b.py"', '2 "x\\"y"', "3 {file_name_id=1 line=6}", "4\t{a=1}", '5  "\u00e9"',
+    '6 "two\nlines"', '7 "split\\\n"', "8 {a={b=1}}", "9 {a=1 /* c */ b=2}", "10 {a='q'}",
+    "11 {a=\"}\"}", '12"glued"', "13{glued=1}", "123456789012345678901 {a=1}",
+    "00014 {a=1}", "15 /*c*/ {a=1}", "16 'single'", '17 "unterminated', "18 {a=1",
+    "19 f32[]", "20 {a=1} // c", "\u0661 {a=1}",
+]
+
+
+@pytest.mark.parametrize("entry", DEBUG_ENTRIES)
+def test_debug_tables_read_the_same_either_way(entry: str) -> None:
+    for block in ("FileNames", "StackFrames"):
+        text = (f"HloModule m\n\n{block}\n1 \"first\"\n{entry}\n2 {{k=v}}\n\n"
+                "ENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
+        assert_same(text)
+
+
+def test_debug_tables_keep_each_entry_as_written() -> None:
+    """The values as written, comments removed, whichever way they are read."""
+    text = ('HloModule m\n\nFileNames\n1 "a/b.py"\n2 "x\\"y"\n\nStackFrames\n'
+            "1 {file_location_id=1 parent_frame_id=1}\n2\t{a=1 /* c */}\n\n"
+            "ENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
+    for fast in (True, False):
+        with one_match(fast):
+            module = parse_hlo(text)
+        assert module.debug_info == {
+            "FileNames": ('1 "a/b.py"', '2 "x\\"y"'),
+            "StackFrames": ("1 {file_location_id=1 parent_frame_id=1}", "2 {a=1 }"),
+        }
+
+
 # Mutations that hit the places the one-match readings decide: around brackets, commas,
 # equal signs, comments and numbers.
 _FRAGMENTS = list("{}[]()<>=,:%\"'/\\*? \n0123456789T") + [

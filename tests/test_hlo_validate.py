@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 import string
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from symidx.cli import main
 from symidx.errors import HloShapeError, HloValidationError, ParseError
 from symidx.hlo import HloInstruction, Shape, parse_hlo, parse_shape
 from symidx.hlo.infer import bitcast_convert_shape, infer_shape, window_output_size
-from symidx.hlo.validate import validate_instruction
+from symidx.hlo.validate import validate_instruction, validate_module
 
 COMPUTATIONS = """\
 add {
@@ -413,6 +414,69 @@ def test_validate_false_keeps_what_xla_rejects() -> None:
     assert str(module_.entry.root.shape) == "f32[2,3]"
     with pytest.raises(HloValidationError, match=r"give f32\[3,2\]"):
         validate_instruction(module_.entry.root)
+
+
+def _outcome(check, module_) -> str | None:
+    try:
+        check(module_)
+    except HloValidationError as err:
+        return str(err)
+    return None
+
+
+@pytest.mark.parametrize(("lines", "attribute", "message"),
+                         [case[1:] for case in INVALID], ids=[case[0] for case in INVALID])
+def test_checking_alike_instructions_once_rejects_the_same(lines: tuple[str, ...],
+                                                           attribute: str | None,
+                                                           message: str) -> None:
+    """parse_hlo checks an instruction alike to one that passed only once
+    (validate_module(parsed=True)); each rejected case is rejected there as it is when
+    every instruction is checked, with the same message at the same spot."""
+    try:
+        module_ = parse_hlo(module(*lines), source="bad.hlo", validate=False)
+    except HloValidationError as err:  # refused before validation (operand count, attribute)
+        assert message in str(err)
+        return
+    every = _outcome(validate_module, module_)
+    assert every is not None and message in every
+    assert _outcome(lambda m: validate_module(m, parsed=True), module_) == every
+
+
+def test_an_instruction_alike_in_all_but_its_fault_is_still_rejected() -> None:
+    """Many alike instructions pass; one that differs only in what the verifier rejects
+    (its declared shape, an operand's shape, a reducer's types, a dimensions= value) is
+    rejected at its own line, not let through as its passing neighbours were."""
+    ok = ["q = f32[4,3] parameter(0)", "z = f32[] constant(0)", "zi = s32[] constant(0)"]
+    ok += [f"a{k} = f32[4,3] add(q, q)" for k in range(5)]
+    ok += [f"r{k} = f32[4] reduce(q, z), dimensions={{1}}, to_apply=add" for k in range(5)]
+    faults = [
+        ("b = f32[4,4] add(q, q)", "give f32[4,3]", None),
+        ("b = f32[4] reduce(q, z), dimensions={0}, to_apply=add", "give f32[3]", None),
+        ("b = f32[4] reduce(q, zi), dimensions={1}, to_apply=add", "init value 0", "to_apply"),
+        ("b = f32[4] reduce(q, z), dimensions={1}, to_apply=addi", "reduces s32", "to_apply"),
+    ]
+    ints = "addi {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n" \
+           "  ROOT s = s32[] add(a, b)\n}\n\n"
+    for fault, message, attribute in faults:
+        text = module(*ok, fault, "ROOT t = (f32[4,3]) tuple(a0)").replace(
+            "HloModule m\n\n", "HloModule m\n\n" + ints, 1)
+        with pytest.raises(HloValidationError, match=re.escape(message)) as caught:
+            parse_hlo(text)
+        line, column = where((*ok, fault), attribute)
+        assert (caught.value.line, caught.value.column) == (line + ints.count("\n"), column)
+
+
+def test_checking_alike_instructions_once_agrees_on_the_bundled_modules() -> None:
+    """Every bundled module (tests/data) passes or fails alike on both paths."""
+    paths = sorted(Path(__file__).parent.joinpath("data").rglob("*.hlo"))
+    assert len(paths) > 100
+    for path in paths:
+        try:
+            module_ = parse_hlo(path.read_text(), str(path), validate=False)
+        except ParseError:
+            continue
+        assert _outcome(lambda m: validate_module(m, parsed=True), module_) == \
+            _outcome(validate_module, module_), path
 
 
 # --------------------------------------------------------------------------- acceptances

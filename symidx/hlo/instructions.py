@@ -6,6 +6,7 @@ predecessors read as references), for :mod:`symidx.hlo.parser`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -181,8 +182,9 @@ class Pending:
         self.operands: list[Operand] | list[str] = [] if operands is None else operands
         #: Where the operand list starts (after its '('), when ``operands`` holds names.
         self.operands_at = operands_at
-        self.control_predecessors: list[Ref] = []
-        self.computations: list[tuple[str, list[CallRef]]] = []
+        # (shared empty tuples until an attribute gives some: most instructions have none)
+        self.control_predecessors: Sequence[Ref] = ()
+        self.computations: Sequence[tuple[str, list[CallRef]]] = ()
 
     def operand_offset(self, text: str, index: int) -> int:
         """Where operand ``index`` is written."""
@@ -491,7 +493,8 @@ class InstructionReader(Cursor):
                 self.expect("=", f"after attribute name {key!r}")
             start = self.skip()
             if item is not None and key in _ALL_COMPUTATION_KEYS:
-                item.computations.append((key, self.computation_refs(item.instr, key)))
+                item.computations = [*item.computations,
+                                     (key, self.computation_refs(item.instr, key))]
                 end = self.pos
             else:
                 end = scan_value(self.text, start, key, self.source)
@@ -523,7 +526,7 @@ class InstructionReader(Cursor):
                 name = _FULL_NAME_RE.match(value)
                 if name is None:
                     return False
-                item.computations.append((key, [(name.group(1), start)]))
+                item.computations = [*item.computations, (key, [(name.group(1), start)])]
             elif key == "control-predecessors":
                 item.control_predecessors = self.name_list(key, start, whole.end())
         values[key] = value

@@ -51,7 +51,6 @@ attributes over the token readers of :mod:`symidx.hlo.reader`;
 from __future__ import annotations
 
 import re
-from typing import cast
 
 from symidx._gc import long_lived
 from symidx.errors import HloShapeError, ParseError, expect_type
@@ -114,6 +113,11 @@ _SIGNATURE_PARAMETER_RE = re.compile(r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*:[
 # A computation's start in its common spelling, ``[ENTRY] name`` before its signature or body
 # (groups: ENTRY, the name).
 _HEADER_RE = re.compile(r"(ENTRY[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)(?=[ \t]*[({])")
+# An entry of a debug table in its common spelling: blanks, the number, blanks, then a
+# string on one line or a {...} without braces, quotes or '/' inside (so without comments)
+# (groups: the number, the value). Elsewhere the general reading decides.
+_DEBUG_ENTRY_RE = re.compile(r'[ \t\r\n]*(\d{1,20})[ \t]+("[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+                             r"""|\{[^{}"'/]*\})""")
 _PROTO_RE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*hlo_module[ \t]*\{")
 
 
@@ -136,7 +140,7 @@ def parse_hlo(text: str, source: str = "", *, validate: bool = True) -> HloModul
     with long_lived():  # many long-lived allocations: young collections would only slow it
         module = _Parser(text, source).module()
         if validate:
-            validate_module(module)
+            validate_module(module, parsed=True)
         else:
             check_operand_counts(module)
         return module
@@ -172,13 +176,15 @@ class _Parser(InstructionReader):
         computations: dict[str, HloComputation] = {}
         top_level: list[tuple[HloComputation, list[Inline]]] = []
         entry: HloComputation | None = None
-        while self.skip() < len(self.text):
-            word = self.word_here()
-            after = skip(self.text, self.pos + len(word), self.source)
-            if word in _DEBUG_BLOCKS and self.text[after: after + 1] not in ("{", "(", ":"):
-                self.pos += len(word)
-                debug_info[word] = self.debug_block(word)
-                continue
+        text = self.text
+        while self.skip() < len(text):
+            if text[self.pos] != "%":  # (a name with its '%' never starts a debug table)
+                word = self.word_here()
+                after = skip(text, self.pos + len(word), self.source)
+                if word in _DEBUG_BLOCKS and text[after: after + 1] not in ("{", "(", ":"):
+                    self.pos += len(word)
+                    debug_info[word] = self.debug_block(word)
+                    continue
             start = self.pos
             first_inline = len(self.inline)
             comp = self.computation()
@@ -218,7 +224,14 @@ class _Parser(InstructionReader):
         """The entries of a debug table: ``N "string"`` or ``N {key=value ...}``, each kept as
         ``N <value>`` with comments removed."""
         lines: list[str] = []
+        text = self.text
+        fast = None if self.one_match is None else _DEBUG_ENTRY_RE.match
         while True:
+            entry = None if fast is None else fast(text, self.pos)
+            if entry is not None:  # what the general reading below gives, in one match
+                lines.append(f"{entry.group(1)} {entry.group(2)}")
+                self.pos = entry.end()
+                continue
             start = self.skip()
             number = re.match(r"\d+", self.text[start: start + 20])
             if number is None:
@@ -345,7 +358,8 @@ class _Parser(InstructionReader):
                                      "text, as XLA prints it (--xla_dump_hlo_as_text)",
                                      start) from None
                 raise
-        if self.peek() == "(":
+        ch = self.text[self.pos: self.pos + 1]
+        if (ch if ch not in BLANK_START else self.peek()) == "(":
             self.signature(name)
         comp = self.instruction_list(name, start, line, is_entry)
         end = None if self.one_match is None else ATTRIBUTES_END_RE.match(self.text, self.pos)
@@ -423,6 +437,10 @@ class _Parser(InstructionReader):
                           pendings: list[Pending]) -> HloComputation:
         if not pendings:
             raise self.error(f"computation {name!r} has no instructions (missing ROOT)", start)
+        if self.one_match is not None and not self.single:
+            plain = self.plain_computation(name, start, line, is_entry, pendings)
+            if plain is not None:
+                return plain
         by_name = ({item.instr.name: item.instr for item in pendings}
                    if self.one_match is not None else {})
         if len(by_name) != len(pendings) or "" in by_name:  # a name twice, or inline ones
@@ -448,7 +466,7 @@ class _Parser(InstructionReader):
                     self.lookup(by_name, Operand(
                         missing if isinstance(missing, str) else missing.name,
                         item.operand_offset(self.text, k)), instr, name)
-                instr.operands = cast(list[HloInstruction], found)
+                instr.operands = found  # type: ignore[assignment]  # (no None: checked above)
                 if not forward:
                     forward = not done.issuperset(written if isinstance(written[0], str)
                                                   else [o.name for o in instr.operands])
@@ -477,6 +495,18 @@ class _Parser(InstructionReader):
         if cyclic is not None:
             raise self.error(f"instruction {cyclic!r} depends on itself in computation "
                              f"{name!r}", by_name[cyclic]._offset)
+        return self.computation_of(name, start, line, is_entry, instructions, root, by_name,
+                                   callers)
+
+    def computation_of(self, name: str, start: int, line: int, is_entry: bool,
+                       instructions: list[HloInstruction], root: HloInstruction | None,
+                       by_name: dict[str, HloInstruction],
+                       callers: list[Pending]) -> HloComputation:
+        """The computation of ``instructions`` (its root the last one unless one is
+        ``root``); the instructions in ``callers`` call computations from it."""
+        if root is None:
+            root = instructions[-1]
+            root.is_root = True
         comp = HloComputation(name, instructions, root,
                               self.ordered_parameters(instructions, name), line,
                               is_entry=is_entry, _by_name=by_name, _offset=start)
@@ -484,6 +514,41 @@ class _Parser(InstructionReader):
             item.caller = comp
         self.call_sites.extend(callers)
         return comp
+
+    def plain_computation(self, name: str, start: int, line: int, is_entry: bool,
+                          pendings: list[Pending]) -> HloComputation | None:
+        """The computation :meth:`build_computation` builds, in one pass, when it is plain:
+        every operand written by name (as :meth:`fast_instruction` reads it) after the
+        instruction defining it, every name written once, at most one ROOT, no control
+        predecessors. Then there is nothing to report and no cycle. None otherwise, leaving
+        nothing that the general pass does not set again (it then finds what is wrong)."""
+        by_name: dict[str, HloInstruction] = {}
+        get = by_name.get
+        instructions: list[HloInstruction] = []
+        callers: list[Pending] = []
+        root: HloInstruction | None = None
+        for item in pendings:
+            instr = item.instr
+            written = item.operands
+            if written:
+                if not isinstance(written[0], str):
+                    return None
+                found = list(map(get, written))  # the instructions before this one
+                if None in found:
+                    return None  # written later, or nowhere
+                instr.operands = found  # type: ignore[assignment]  # (no None: checked)
+            if item.control_predecessors or item.anonymous or instr.name in by_name:
+                return None
+            by_name[instr.name] = instr
+            if instr.is_root:
+                if root is not None:
+                    return None
+                root = instr
+            if item.computations:
+                callers.append(item)
+            instructions.append(instr)
+        return self.computation_of(name, start, line, is_entry, instructions, root, by_name,
+                                   callers)
 
     def names(self, comp: str, pendings: list[Pending]) -> dict[str, HloInstruction]:
         """The instructions of computation ``comp`` by name, inline ones named as XLA names
@@ -544,6 +609,9 @@ class _Parser(InstructionReader):
 
     def ordered_parameters(self, instructions: list[HloInstruction],
                            comp: str) -> list[HloInstruction]:
+        in_order = [i for i in instructions if i.parameter_number is not None]
+        if [i.parameter_number for i in in_order] == list(range(len(in_order))):
+            return in_order  # numbered 0, 1, ... in text order: nothing to check or sort
         params = [(i.parameter_number, i) for i in instructions if i.parameter_number is not None]
         by_number: dict[int, HloInstruction] = {}
         for number, param in params:

@@ -22,6 +22,10 @@ unbounded dimension (``?``) matches any size, and floating-point element types m
 precision (XLA's ``allow_mixed_precision``). ``dot`` and ``convolution`` may declare any
 element type (``preferred_element_type``), ``convert`` and friends any target type.
 
+:func:`~symidx.hlo.parse_hlo` checks each kind of instruction once (``validate_module(module,
+parsed=True)``): an instruction alike to one that passed -- in all that the checks read --
+passes too; the first that fails is still found, with its own message.
+
 What XLA accepts must pass, so anything this module cannot judge is let through:
 ``custom-call``, unknown opcodes, asynchronous wrappers, sparse dots, ``rng``, send/receive,
 infeed, and shapes that depend on module-wide settings (a collective without
@@ -65,19 +69,61 @@ from symidx.hlo.infer import instruction_error as _fail
 from symidx.hlo.shape import UNBOUNDED_SIZE, Shape, ShapeLike, TupleShape
 
 if TYPE_CHECKING:
-    from symidx.hlo.ir import HloInstruction, HloModule
+    from symidx.hlo.ir import HloComputation, HloInstruction, HloModule
 
 __all__ = ["check_attributes", "check_operand_counts", "located", "validate_instruction",
            "validate_module", "violations"]
 
 
-def validate_module(module: HloModule) -> None:
+def validate_module(module: HloModule, *, parsed: bool = False) -> None:
     """Check every instruction of every computation of ``module`` (in text order; one pass,
     linear in the module's size). Raises :class:`~symidx.errors.HloValidationError` at the
-    first instruction XLA's verifier would reject."""
+    first instruction XLA's verifier would reject.
+
+    ``parsed``: the module is as :func:`~symidx.hlo.parse_hlo` built it, every typed field
+    read from its attribute's text. Then an instruction alike to one checked before passes
+    without being checked again: alike is the same opcode, the same shape objects (its own
+    and its operands'), the same attributes (the values of those no check reads aside:
+    :data:`_UNREAD_VALUES`) and called computations with the same parameter and root shape
+    objects (all a check reads of them). The checks read nothing else, so it passes as that
+    one did. A large module repeats a few thousand kinds of instructions in tens of
+    thousands. An instruction that fails is never alike to one that passed: the first is
+    still found, and fails with its own message."""
+    if not parsed:
+        for computation in module.computations.values():
+            for instr in computation.instructions:
+                validate_instruction(instr)
+        return
+    passed: set[tuple[object, ...]] = set()
+    unread = _UNREAD_VALUES
     for computation in module.computations.values():
         for instr in computation.instructions:
-            validate_instruction(instr)
+            attributes = instr.attributes
+            called = instr.called_computations
+            # (the attribute keys, a tuple, part the operands' shapes from the values)
+            read = () if unread.issuperset(attributes) else [
+                v for k, v in attributes.items() if k not in unread and k not in called]
+            key = (instr.opcode, id(instr.shape), *[id(o.shape) for o in instr.operands],
+                   tuple(attributes), *read)
+            if called:
+                key += tuple([(k, *map(_interface, comps)) for k, comps in called.items()])
+            if key not in passed:
+                validate_instruction(instr)
+                passed.add(key)
+
+
+#: Attributes whose values no check reads (the checks read their presence only, through the
+#: keys): left out of :func:`validate_module`'s comparison of instructions. They are the ones
+#: most often different on every instruction. (A called computation's name is left out too:
+#: its parameter and root shapes stand for it.)
+_UNREAD_VALUES = frozenset({"metadata", "backend_config", "frontend_attributes", "sharding",
+                            "statistics_viz", "origin", "channel_id"})
+
+
+def _interface(computation: HloComputation) -> tuple[int, ...]:
+    """What a check reads of a called computation: its parameters' shapes, in order, and
+    its root's (as object identities, for :func:`validate_module`)."""
+    return (id(computation.root.shape), *[id(p.shape) for p in computation.parameters])
 
 
 def check_operand_counts(module: HloModule) -> None:
