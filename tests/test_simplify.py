@@ -30,7 +30,8 @@ from symidx.simplify import (
 from symidx.simplify.constraints import CONSTRAINT_RULES, VARIABLE_RULES
 from symidx.simplify.passes import PASSES
 from symidx.simplify.rewriter import Rewriter
-from symidx.simplify.rules import RULES, recombine_as_written
+from symidx.simplify.rules import recombine_as_written
+from symidx.simplify.table import RULES
 from symidx.strategies import indexing_maps, intervals
 from symidx.syntax import parse_map, print_map
 

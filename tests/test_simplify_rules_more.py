@@ -19,7 +19,8 @@ from symidx.interval import Interval
 from symidx.simplify import simplify
 from symidx.simplify.constraints import tighten_by_mod_range
 from symidx.simplify.rewriter import Rewriter
-from symidx.simplify.rules import RULES, mod_nested_divisor
+from symidx.simplify.rules import mod_nested_divisor
+from symidx.simplify.table import RULES
 from symidx.strategies import indexing_maps, intervals
 
 RULE_FAMILY = settings(max_examples=300)

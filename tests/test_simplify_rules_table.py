@@ -14,7 +14,7 @@ from conftest import DATA
 from helpers import assert_same_function
 from symidx.simplify import simplify
 from symidx.simplify.constraints import CONSTRAINT_RULES, VARIABLE_RULES
-from symidx.simplify.rules import RULES
+from symidx.simplify.table import RULES
 from symidx.syntax import parse_map, print_map
 
 CASES = json.loads((DATA / "simplifier_rule_cases.json").read_text())

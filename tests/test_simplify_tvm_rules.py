@@ -15,7 +15,7 @@ from symidx.expr import CeilDiv, FloorDiv, Max, Min, Mod, bounds, compile_expr, 
 from symidx.interval import Interval
 from symidx.simplify.lattice import operations, provably_le
 from symidx.simplify.rewriter import Rewriter
-from symidx.simplify.rules import RULES
+from symidx.simplify.table import RULES
 from symidx.strategies import intervals
 
 RULE_FAMILY = settings(max_examples=300)

@@ -18,13 +18,12 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from math import prod
 from types import MappingProxyType
 from typing import Any
 
 from sympy import Integer, Symbol
 
-from symidx._arith import fits_int64, int_array
+from symidx._arith import int_array
 from symidx.errors import MapError, TooLargeError, expect_type
 from symidx.expr import (
     Expr,
@@ -40,6 +39,7 @@ from symidx.expr import (
     sym,
     variable_divisions,
 )
+from symidx.indexing_map.points import box_points
 from symidx.indexing_map.text import STYLES, ExprPrinter, Style, int_text, print_expr
 from symidx.interval import Interval
 
@@ -788,27 +788,3 @@ def _latex_name(name: str) -> str:
     if head and tail and head.isalpha():
         return f"{head}_{{{tail}}}"
     return f"\\mathrm{{{name.replace('_', chr(92) + '_')}}}"
-
-
-def box_points(box: Sequence[Interval], chunk: int = 1 << 20) -> Iterator[tuple[Any, ...]]:
-    """The points of a box of intervals as flat numpy coordinate arrays, about ``chunk``
-    points at a time (the first interval is split); ``()`` once for an empty box. An
-    interval whose values do not all fit in int64 comes as an array of Python integers."""
-    import numpy as np
-
-    def axis(lo: int, hi: int) -> Any:
-        if fits_int64(lo, hi):
-            return np.arange(lo, hi + 1, dtype=np.int64)
-        return np.asarray(range(lo, hi + 1), dtype=object)  # Python integers
-
-    if not box:
-        yield ()
-        return
-    rest = [axis(b.lo, b.hi) for b in box[1:]]
-    per_value = prod(b.size for b in box[1:])
-    step = max(1, chunk // max(1, per_value))
-    first = box[0]
-    for start in range(first.lo, first.hi + 1, step):
-        head = axis(start, min(first.hi, start + step - 1))
-        grids = np.meshgrid(head, *rest, indexing="ij")
-        yield tuple(g.reshape(-1) for g in grids)

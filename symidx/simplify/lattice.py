@@ -11,7 +11,7 @@ ranges or by the nesting of ``min`` and ``max``) decides which argument of a nes
 the one taken.
 
 Each rule is ``rule(node, ctx) -> Expr | None`` (:mod:`symidx.simplify.context`), listed in
-:data:`symidx.simplify.rules.RULES`, with its derivation in its docstring; hypothesis
+:data:`symidx.simplify.table.RULES`, with its derivation in its docstring; hypothesis
 tests check each against brute force (``tests/test_simplify_tvm_rules.py``).
 """
 

@@ -367,7 +367,7 @@ def _with_moving_offsets(run: list[_Piece], r: int) -> IndexingMap:
                               constraints, names)
 
 
-#: The merges by rule name (as :data:`symidx.simplify.rules.RULES` names the expression
+#: The merges by rule name (as :data:`symidx.simplify.table.RULES` names the expression
 #: rules): each is documented in the merges table of ``docs/simplifier.md`` and checked
 #: against brute force in ``tests/test_simplify_merge.py``.
 MERGE_RULES = {

@@ -19,7 +19,7 @@ constant. Everything follows from Euclid's ``x = c*F(x, c) + M(x, c)`` with
   two values, which is linear in it (:func:`divmod_two_values`).
 
 Each rule is ``rule(node, ctx) -> Expr | None`` (:mod:`symidx.simplify.context`), listed in
-:data:`symidx.simplify.rules.RULES`; hypothesis tests check each against brute force
+:data:`symidx.simplify.table.RULES`; hypothesis tests check each against brute force
 (``tests/test_simplify_tvm_rules.py``).
 """
 

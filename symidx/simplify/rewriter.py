@@ -1,7 +1,7 @@
 """The expression driver: bottom-up rewriting to a fixpoint, with a hard step bound.
 
 Children are simplified before their parent; at each node the rules of its kind
-(:data:`symidx.simplify.rules.RULES`) are tried in order and the first that applies
+(:data:`symidx.simplify.table.RULES`) are tried in order and the first that applies
 rewrites the node, which is then simplified again. Results are memoised per expression,
 so shared sub-expressions are done once. Every application counts against ``max_steps``;
 when the budget runs out the driver stops rewriting (the expression stays correct, merely
@@ -21,7 +21,6 @@ from symidx.expr import ONE, Expr, Terms, bounds, constrained_bounds, rebuild, t
 from symidx.interval import Interval
 from symidx.simplify.context import Context, Rule
 from symidx.simplify.rules import (
-    RULES,
     has_operation_term,
     is_plain,
     recombine_as_written,
@@ -29,6 +28,7 @@ from symidx.simplify.rules import (
     sum_recombine_div_mod,
 )
 from symidx.simplify.stats import DEFAULT_BUDGET, SimplifyStats
+from symidx.simplify.table import RULES
 
 DEFAULT_MAX_STEPS = DEFAULT_BUDGET.steps
 
@@ -224,7 +224,7 @@ class Rewriter:
 
 
 def _counted_table(stats: SimplifyStats) -> dict[type, tuple[Rule, ...]]:
-    """:data:`~symidx.simplify.rules.RULES` with every rule counting into ``stats``."""
+    """:data:`~symidx.simplify.table.RULES` with every rule counting into ``stats``."""
     return {kind: tuple(_counted(rule, stats) for rule in rules) for kind, rules in RULES.items()}
 
 

@@ -35,32 +35,7 @@ from symidx.expr import (
     terms,
 )
 from symidx.interval import Interval
-from symidx.simplify.context import Context, Rule
-from symidx.simplify.lattice import (
-    minmax_by_range,
-    minmax_common_terms,
-    minmax_distribute,
-    minmax_drop_bounded,
-    minmax_negated,
-    minmax_of_quotients,
-    minmax_rounding,
-    product_min_max,
-    sum_into_minmax,
-    sum_min_plus_max,
-    sum_minmax_difference,
-)
-from symidx.simplify.quotients import (
-    divmod_two_values,
-    floordiv_of_mod_of_floordiv,
-    floordiv_rounded_down,
-    floordiv_split_coefficients,
-    mod_reduce_coefficients,
-    sum_floordiv_difference,
-    sum_join_floordiv,
-    sum_parity_quotient,
-    sum_recombine_congruent,
-    sum_to_mod_partial,
-)
+from symidx.simplify.context import Context
 
 
 def positive_divisor(node: Expr) -> int | None:
@@ -776,27 +751,3 @@ def sum_complementary_mods(node: Expr, ctx: Context) -> Expr | None:
             rest = [(kk, m) for kk, m in terms(node) if not (kk == k and m in used)]
             return sum_of_terms([*rest, (k * c * (c - 1) // 2, ONE)])
     return None
-
-
-# --- the rule table ------------------------------------------------------------------------------
-RULES: dict[type, tuple[Rule, ...]] = {
-    FloorDiv: (constant_by_range, floordiv_extract_multiples, floordiv_cancel_divisor,
-               floordiv_drop_remainder, floordiv_nested, floordiv_of_mod,
-               floordiv_negative_divisor, floordiv_cancel_factor, divide_below_divisor,
-               floordiv_split_coefficients, floordiv_of_mod_of_floordiv,
-               floordiv_rounded_down, divmod_two_values),
-    Mod: (mod_single_period, mod_drop_multiples, mod_drop_divisor_multiples, mod_factor_gcd,
-          mod_nested, mod_negative_divisor, mod_nested_divisor, mod_cancel_factor,
-          divide_below_divisor, mod_reduce_coefficients, divmod_two_values),
-    CeilDiv: (constant_by_range, ceildiv_negative_divisor, ceildiv_extract_multiples,
-              ceildiv_drop_remainder, floordiv_cancel_factor),
-    Add: (sum_recombine_div_mod, sum_to_mod, sum_join_mod_digits, sum_complementary_mods,
-          sum_floordiv_difference, sum_join_floordiv, sum_parity_quotient,
-          sum_to_mod_partial, sum_recombine_congruent, sum_min_plus_max,
-          sum_minmax_difference, sum_into_minmax),
-    Min: (minmax_by_range, minmax_rounding, minmax_drop_bounded, minmax_distribute,
-          minmax_common_terms, minmax_negated, minmax_of_quotients),
-    Max: (minmax_by_range, minmax_rounding, minmax_drop_bounded, minmax_distribute,
-          minmax_common_terms, minmax_negated, minmax_of_quotients),
-    Mul: (product_min_max,),
-}

@@ -150,7 +150,7 @@ def _decided(constraints: tuple[tuple[Expr, Interval], ...],
         size *= iv.size
     if size > FEASIBILITY_LIMIT:
         return None
-    from symidx.indexing_map.map import box_points
+    from symidx.indexing_map.points import box_points
 
     (grids,) = box_points([iv for _, iv in box], chunk=size)
     return _holds(constraints, box, list(grids))

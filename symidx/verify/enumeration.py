@@ -20,7 +20,7 @@ import numpy as np
 from symidx._arith import fits_int64, int_array, narrowest, python_ints
 from symidx.errors import MapError, TooLargeError, Undecided
 from symidx.indexing_map import IndexingMap
-from symidx.indexing_map.map import box_points
+from symidx.indexing_map.points import box_points
 from symidx.interval import Interval
 from symidx.verify.common import Deadline, box_size
 from symidx.verify.verdict import Image, Point, Verdict
