@@ -132,6 +132,36 @@ def test_scan_finds_the_variables_and_the_variable_divisors_every_time(exprs):
     assert scan(list(reversed(exprs))) == expected
 
 
+@given(st.lists(expressions(SHIFT_VARS + [FloorDiv(d0, s0), Mod(sym(1), d0 + 1)]), min_size=2,
+                max_size=4), st.integers(1, 5))
+def test_scan_of_an_expression_built_of_scanned_parts_is_its_own(parts, k):
+    """A composed result is built of the parts' results, scanned before: the walk takes
+    their remembered answers; they must be the whole expression's."""
+    from symidx.expr import clear_caches, scan, variable_divisions, variables
+
+    clear_caches()
+    for p in parts[1:]:
+        scan([p])  # remembered; the first part is not
+    whole = FloorDiv(parts[0] * k + Mod(parts[1], k + 1), k + 2) + sum(parts[2:]) + rt(1)
+    assert scan([whole]) == (whole.free_symbols, bool(variable_divisions(whole)))
+    assert variables(whole) == whole.free_symbols
+    for p in parts:
+        assert variables(p) == p.free_symbols
+
+
+def test_variables_of_atoms_and_of_a_part_with_a_variable_divisor():
+    from symidx.expr import clear_caches, scan, variables
+
+    clear_caches()
+    inner = FloorDiv(d0 * 3 + s0, sym(1) + 1)  # divides by a variable
+    assert scan([inner]) == ({d0, s0, sym(1)}, True)
+    outer = Mod(inner * 4 + d1, 7)  # its only variable division is inside ``inner``
+    assert scan([outer]) == ({d0, d1, s0, sym(1)}, True)
+    assert variables(outer) == frozenset({d0, d1, s0, sym(1)})
+    assert variables(d0) == frozenset({d0})
+    assert variables(Integer(3)) == frozenset()
+
+
 def test_scan_refuses_a_fraction_every_time():
     from sympy import Rational
 

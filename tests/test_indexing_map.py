@@ -40,6 +40,34 @@ def test_frozen_and_hashable():
     assert len({m, IndexingMap.identity([4, 8]), IndexingMap.identity([4, 9])}) == 2
 
 
+@given(indexing_maps(), indexing_maps())
+def test_equality_of_fresh_maps_is_equality_of_their_canonical_forms(a, b):
+    """Two maps not hashed yet are told apart by their results and dims before their
+    hashes are computed: the answer is still that of their canonical forms, hashed or
+    not, either way round."""
+    def fresh(m: IndexingMap) -> IndexingMap:
+        return dataclasses.replace(m)  # the same fields, nothing remembered
+
+    for x, y in ((a, b), (a, a), (b, b)):
+        expected = x.key == y.key
+        assert (fresh(x) == fresh(y)) is expected
+        assert (fresh(y) == fresh(x)) is expected
+        hashed = fresh(x)
+        hash(hashed)
+        assert (hashed == fresh(y)) is expected
+        assert (fresh(y) == hashed) is expected
+    again = fresh(a)
+    assert again == a and hash(again) == hash(a)
+
+
+def test_maps_differing_in_a_result_or_a_dim_are_unequal():
+    m = IndexingMap.create([4, 8], [d0 * 8 + d1, d1])
+    assert m == IndexingMap.create([4, 8], [d0 * 8 + d1, d1])
+    assert m != IndexingMap.create([4, 8], [d0 * 8 + d1, d0])
+    assert m != IndexingMap.create([4, 9], [d0 * 8 + d1, d1])
+    assert m != IndexingMap.create([4, 8], [d0 * 8 + d1, d1], constraints=[(d0 + d1, (0, 9))])
+
+
 def test_evaluate_ignores_domain():  # XLA's EvaluateIgnoresDomainRanges
     m = parse_map("(d0, d1)[s0, s1] -> (d1, d0, s1, s0), domain: d0 in [0, 3], d1 in [0, 3], "
                   "s0 in [0, 1], s1 in [0, 1]")

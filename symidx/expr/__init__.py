@@ -43,7 +43,7 @@ from symidx.expr.sums import shifted as shifted
 from symidx.expr.sums import substitute as substitute
 from symidx.expr.variables import IndexVar, dim, rt, sym, var_index, var_kind
 from symidx.expr.variables import _variable as _variable
-from symidx.expr.walks import depth, free_vars, scan, variable_divisions
+from symidx.expr.walks import depth, free_vars, scan, variable_divisions, variables
 
 # Names outside __all__ are imported as themselves (``x as x``): the builders (``add``,
 # ``integer``, ``scale``, ``rebuild``, ``substitute``, ``shifted``, ``renamed``, ``min_of``,
@@ -55,6 +55,6 @@ __all__ = [
     "Expr", "FloorDiv", "Mod", "CeilDiv", "Min", "Max", "IndexVar", "dim", "sym", "rt",
     "var_kind",
     "var_index", "as_expr", "bounds", "constrained_bounds", "variable_divisions", "scan",
-    "free_vars", "terms", "from_terms", "ONE", "Terms", "compile_expr", "depth",
+    "free_vars", "variables", "terms", "from_terms", "ONE", "Terms", "compile_expr", "depth",
     "evaluate_exact", "INT64_SAFE",
 ]

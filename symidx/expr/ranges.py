@@ -37,18 +37,19 @@ def bounds(expr: Expr, env: Mapping[Symbol, Interval],
 def _node_bounds(expr: Expr, env: Mapping[Symbol, Interval],
                  memo: dict[Expr, Interval]) -> Interval:
     """The interval of a compound expression from its arguments' (memoised)."""
-    args = expr.args
+    args = expr._args  # as ``expr.args``, without the property's call
     kind = type(expr)
     if kind is Add:  # the hot cases first: sums and integer multiples
         lo = hi = 0
         for a in args:
             if a.is_Integer:
-                v = int(a)
+                v = a.p
                 lo += v
                 hi += v
                 continue
-            if isinstance(a, Mul) and len(a.args) == 2 and a.args[0].is_Integer:
-                k, b = int(a.args[0]), _sub_bounds(a.args[1], env, memo)
+            margs = a._args
+            if isinstance(a, Mul) and len(margs) == 2 and margs[0].is_Integer:
+                k, b = margs[0].p, _sub_bounds(margs[1], env, memo)
                 if k >= 0:
                     lo, hi = lo + k * b.lo, hi + k * b.hi
                 else:
@@ -62,7 +63,7 @@ def _node_bounds(expr: Expr, env: Mapping[Symbol, Interval],
     if kind is Mul:
         if len(args) == 2 and args[0].is_Integer:
             b = _sub_bounds(args[1], env, memo)
-            k = int(args[0])
+            k = args[0].p
             if b.lo > b.hi:
                 return b
             return Interval(k * b.lo, k * b.hi) if k >= 0 else Interval(k * b.hi, k * b.lo)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from functools import cmp_to_key
 from operator import is_
-from typing import cast
+from typing import Any, cast
 
 import sympy
 from sympy import Add, Basic, Expr, Integer, Mul, Symbol
@@ -154,8 +154,9 @@ def add(terms: Sequence[Expr]) -> Expr:
     """``Add(*terms)``, identical to what sympy builds, but without ``Add.flatten``'s
     assumption queries when the terms are plain (integers, variables, our operations and
     integer multiples of them). Falls back to sympy for anything else."""
-    coeffs: dict[Expr, int] = {}
-    original: dict[Expr, Expr | None] = {}  # the term as given, while it is met once
+    # per monomial: [its coefficient, the term as given while it is met once]; one dict
+    # operation per term (a monomial's hash is a Python call)
+    entries: dict[Expr, list[Any]] = {}
     const = 0
     for a in terms:
         for t in (a._args if isinstance(a, Add) else (a,)):
@@ -171,14 +172,12 @@ def add(terms: Sequence[Expr]) -> Expr:
                 c, m = 1, t
             if not isinstance(m, _MONOMIAL):
                 return Add(*terms)
-            got = coeffs.get(m)
-            if got is None:
-                coeffs[m] = c
-                original[m] = t
-            else:
-                coeffs[m] = got + c
-                original[m] = None
-    out = [original[m] or scale(c, m) for m, c in coeffs.items() if c]
+            entry = [c, t]
+            got = entries.setdefault(m, entry)
+            if got is not entry:
+                got[0] += c
+                got[1] = None
+    out = [t or scale(c, m) for m, (c, t) in entries.items() if c]
     return _sum(out, const)
 
 

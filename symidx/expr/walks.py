@@ -16,6 +16,20 @@ def free_vars(e: Expr) -> set[Symbol]:
     return scan([e])[0]
 
 
+def variables(e: Expr) -> frozenset[Symbol]:
+    """The variables ``e`` uses, as :func:`free_vars`, remembered per expression (by
+    identity, with :func:`scan`'s answers): a frozen set, not a copy."""
+    if e._args:
+        return _scanned(e)[0]
+    if e.is_Symbol:
+        return frozenset((e,))
+    _check_atom(e)
+    return _NONE
+
+
+_NONE: frozenset[Symbol] = frozenset()
+
+
 def depth(expr: Expr) -> int:
     """Height of the expression tree (an atom has depth 1)."""
     best = 0
@@ -76,42 +90,72 @@ def _scanned(e: Expr) -> tuple[frozenset[Symbol], bool]:
     got = _SCANNED.get(id(e))
     if got is not None and got[0] is e:
         return got[1], got[2]
-    symbols, divides = _walk(e)
+    used, divides = _walk(e)
     if len(_SCANNED) >= _SCANNED_LIMIT:
         _SCANNED.clear()
-    used = frozenset(symbols)
     _SCANNED[id(e)] = (e, used, divides)
     return used, divides
 
 
-def _walk(expr: Expr) -> tuple[set[Symbol], bool]:
+def _walk(expr: Expr) -> tuple[frozenset[Symbol], bool]:
+    """The variables of a compound expression and whether it divides by a non-constant.
+    A sub-expression scanned before (a composed map's results are built of the parts'
+    results, which were scanned when those maps were made) contributes its remembered
+    answer without being walked again."""
+    found: dict[int, Symbol] = {}  # by identity: a symbol's hash is a Python call
     symbols: set[Symbol] = set()
     divides = False
     seen: set[int] = set()
-    stack = [expr]
+    stack = list(expr._args)
+    kind = _kind(type(expr))
+    if kind is _DIVISION:
+        divides = not stack[1].is_Integer
+    elif kind is _FOREIGN:
+        raise MapError(_foreign_advice(expr))
+    scanned = _SCANNED.get
     while stack:
         e = stack.pop()
-        if e.is_Symbol:
-            symbols.add(e)
-            continue
         args = e._args  # as ``e.args``, without the property's call
         if not args:
-            if not e.is_Integer:
+            if e.is_Symbol:
+                found[id(e)] = e
+            elif not e.is_Integer:
                 _check_atom(e)
             continue
-        if id(e) in seen:
+        key = id(e)
+        if key in seen:
             continue
-        seen.add(id(e))
-        if isinstance(e, _IntegerDivision):
+        seen.add(key)
+        got = scanned(key)
+        if got is not None and got[0] is e:
+            symbols |= got[1]
+            divides = divides or got[2]
+            continue
+        kind = _KINDS.get(type(e)) or _kind(type(e))
+        if kind is _DIVISION:
             if not args[1].is_Integer:
                 divides = True
-        elif not isinstance(e, _COMPOUND):
+        elif kind is _FOREIGN:
             raise MapError(_foreign_advice(e))
         stack.extend(args)
-    return symbols, divides
+    if symbols:
+        symbols.update(found.values())
+        return frozenset(symbols), divides
+    return frozenset(found.values()), divides
 
 
 _COMPOUND = (Add, Mul, Pow, _IntegerOp)
+# what a compound node's class is to the walk, found once per class
+_DIVISION, _OTHER, _FOREIGN = "division", "other", "foreign"
+_KINDS: dict[type, str] = {}
+
+
+def _kind(cls: type) -> str:
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = _KINDS[cls] = (_DIVISION if issubclass(cls, _IntegerDivision) else
+                              _OTHER if issubclass(cls, _COMPOUND) else _FOREIGN)
+    return kind
 
 
 def _check_atom(e: Expr) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sympy import Symbol
 
-from symidx.expr import Expr, free_vars, on_clear_caches
+from symidx.expr import Expr, on_clear_caches, variables
 
 __all__ = ["variables_of", "clear", "VARIABLES_LIMIT"]
 
@@ -19,12 +19,16 @@ _VARIABLES: dict[Expr, frozenset[Symbol]] = {}
 
 
 def variables_of(e: Expr) -> frozenset[Symbol]:
-    """The variables ``e`` uses (:func:`~symidx.expr.free_vars`), remembered."""
+    """The variables ``e`` uses (:func:`~symidx.expr.free_vars`), remembered: by identity
+    (:func:`~symidx.expr.variables`, no hash of a fresh expression) and by value (an
+    equal expression that is another object: the same map read or built again)."""
+    if not e._args:  # an atom: nothing to remember
+        return variables(e)
     found = _VARIABLES.get(e)
     if found is None:
         if len(_VARIABLES) >= VARIABLES_LIMIT:
             _VARIABLES.clear()
-        found = _VARIABLES[e] = frozenset(free_vars(e))
+        found = _VARIABLES[e] = variables(e)
     return found
 
 
