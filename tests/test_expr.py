@@ -245,6 +245,16 @@ def test_constrained_bounds_hold_wherever_the_constraint_holds(e, c, civ, i0, i1
             assert fe(list(point)) in got, (e, c, civ, point, got)
 
 
+def test_constrained_bounds_are_never_looser_than_the_box_alone():
+    from symidx.expr import constrained_bounds
+
+    # 3*d0 mod 9 for d0 in [0, 3] takes 0, 3, 6, 0: the box's rule knows it, a fact about
+    # another expression does not loosen it
+    e = Mod(3 * d0, 9)
+    assert bounds(e, {d0: Interval(0, 3)}) == Interval(0, 6)
+    assert constrained_bounds(e, {d0: Interval(0, 3)}, {d1: Interval(0, 0)}) in Interval(0, 6)
+
+
 def test_constrained_bounds_use_a_constrained_sum_inside_a_larger_one():
     from symidx.expr import constrained_bounds
 

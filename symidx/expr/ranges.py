@@ -190,7 +190,9 @@ def constrained_bounds(expr: Expr, env: Mapping[Symbol, Interval],
         memo[e] = result
         return result
 
-    return walk(expr)
+    # never looser than the box alone: the rules of :func:`bounds` for a division see
+    # more than the intervals of its arguments (``3*d0 mod 9`` takes multiples of 3)
+    return walk(expr).intersect(bounds(expr, env))
 
 
 def _combine(e: Expr, parts: list[Interval]) -> Interval:
