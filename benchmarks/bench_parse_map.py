@@ -22,22 +22,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
-from collections.abc import Callable
 from functools import partial
 
-from symidx._gc import gc_paused
+from bench_seed_gist import timed  # this folder: CPU seconds, the collector paused
+
 from symidx.bench import SEED_EXAMPLES
 from symidx.expr import clear_caches
 from symidx.syntax import parse_map, print_map
-
-
-def timed(fn: Callable[[], object]) -> float:
-    """CPU seconds ``fn()`` takes, the garbage collector paused."""
-    with gc_paused():
-        start = time.process_time()
-        fn()
-        return time.process_time() - start
 
 
 def main(argv: list[str] | None = None) -> None:
