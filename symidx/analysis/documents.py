@@ -60,11 +60,7 @@ _WRITTEN_KEPT = 4096
 
 def map_json(m: IndexingMap) -> dict[str, Any]:
     """One map as a JSON object (see the module docstring): ``m.to_dict()``, printed once
-    for all the maps that show alike (a fresh dict each time; its lists are shared). A
-    known-empty or undefined map is written afresh: such maps are equal whatever their
-    dimensions, which their JSON shows."""
-    if m.is_known_empty or m.is_undefined:
-        return m.to_dict()
+    for all the maps that show alike (a fresh dict each time; its lists are shared)."""
     key = _shown_as(m)
     found = _WRITTEN.get(key)
     if found is None:
@@ -75,8 +71,9 @@ def map_json(m: IndexingMap) -> dict[str, Any]:
 
 
 def _shown_as(m: IndexingMap) -> tuple[Any, ...]:
-    """What a map's JSON depends on: the map (equality leaves the names out), its names
-    and those of the source maps of its runtime variables, all the way down."""
+    """What a map's JSON depends on: the map (equality leaves the names out; a known-empty
+    or undefined map, equal to any other of its kind, by its variables), its names and
+    those of the source maps of its runtime variables, all the way down."""
     shape = m if not (m.is_known_empty or m.is_undefined) else (
         m.kind, m.dims, m.ranges, len(m.results), len(m.rts))  # equal whatever their arity
     return (shape, m.names,
