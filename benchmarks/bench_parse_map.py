@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 from functools import partial
+from pathlib import Path
 
-from bench_seed_gist import timed  # this folder: CPU seconds, the collector paused
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # imported, not run, it is not there
+from bench_seed_gist import timed  # noqa: E402  this folder: CPU seconds, collector paused
 
 from symidx.bench import SEED_EXAMPLES
 from symidx.expr import clear_caches
