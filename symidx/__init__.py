@@ -9,6 +9,7 @@ Every name below loads its module on first use (sympy, networkx and numpy are no
 by ``import symidx`` alone), so the command line starts at once.
 """
 
+import importlib
 from typing import TYPE_CHECKING
 
 from symidx.errors import (
@@ -57,8 +58,6 @@ _LAZY = {
 
 def __getattr__(name: str) -> object:
     if name in _LAZY:
-        import importlib
-
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value

@@ -15,7 +15,9 @@ matplotlib is never imported here: a drawing function imports it.
 from __future__ import annotations
 
 import html
+import importlib.util
 import io
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -120,9 +122,6 @@ def _image(shown: Shown, fmt: str) -> bytes | None:
 
 def _can_draw() -> bool:
     """Whether matplotlib can be imported (without importing it)."""
-    import importlib.util
-    import sys
-
     if "matplotlib" in sys.modules:
         return sys.modules["matplotlib"] is not None
     try:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import sys
+
 __all__ = ["terminal_safe", "markdown_safe"]
 
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c != 0x09}
@@ -45,8 +47,6 @@ def too_long(digits: str) -> str | None:
     None when it can."""
     if len(digits) <= _ALWAYS_READ:
         return None  # the common case: no limit is that low
-    import sys
-
     limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
     count = len(digits.lstrip("+-_"))
     if limit and count > limit:

@@ -10,6 +10,8 @@ so that no ``except Exception`` swallows it.
 
 from __future__ import annotations
 
+from symidx._text import terminal_safe
+
 
 class SymidxError(Exception):
     """Base class of every error symidx raises deliberately."""
@@ -46,8 +48,6 @@ class ParseError(SymidxError, ValueError):
         (``...`` where it is cut), and what a terminal would act on -- escape sequences,
         carriage returns, NULs, the rest of a binary file -- shown as ``\\xNN``
         (:func:`symidx._text.terminal_safe`), never sent to it."""
-        from symidx._text import terminal_safe
-
         line, at = self.line_text, self.column - 1
         lo = max(0, at - EXCERPT_WIDTH)  # each character shows as one or more
         shown = [terminal_safe(ch) for ch in line[lo:at + EXCERPT_WIDTH]]

@@ -43,6 +43,8 @@ from typing import Any, Literal
 
 from symidx._display import Rich, Shown
 from symidx.analysis import FusionMaps, module_fusion_maps
+from symidx.analysis.display import groups_table_html
+from symidx.analysis.documents import fusions_document
 from symidx.core.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 from symidx.errors import SymidxError
 from symidx.hlo import HloModule, parse_hlo
@@ -72,14 +74,10 @@ class JaxAnalysis(Rich):
     def to_dict(self) -> dict[str, Any]:
         """The maps as JSON-able data: the ``symidx.maps/1`` document of ``symidx maps
         --all`` (``docs/json.md``)."""
-        from symidx.analysis.documents import fusions_document
-
         return fusions_document(self.module, self.direction, self.fusions)
 
     def _shown_(self) -> Shown:
         """A table of the fusions' map groups (what a notebook shows)."""
-        from symidx.analysis.display import groups_table_html
-
         title = (f"module {self.module.name}: {len(self.fusions)} fusion groups, "
                  f"{Direction(self.direction).text}")
         text = "\n".join([title] + [f"  {f.instr.name} {f.index}: {len(f.groups)} groups"

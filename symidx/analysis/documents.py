@@ -16,6 +16,7 @@ along its path. An instruction or fusion analysed carries its ``source`` too.
 
 from __future__ import annotations
 
+import json  # here, not at start-up: text output has no use for it
 from collections.abc import Sequence
 from typing import Any
 
@@ -169,15 +170,11 @@ def _document(module: HloModule, direction: Direction, assume_finite: bool,
 
 def dumps(document: dict[str, Any] | list[dict[str, Any]]) -> str:
     """A document (or a list of them, one per file) as the JSON ``symidx maps`` prints."""
-    import json  # here, not at start-up: text output has no use for it
-
     return json.dumps(document, indent=2)
 
 
 def dumps_line(document: dict[str, Any]) -> str:
     """A document on one line (``--format jsonl``)."""
-    import json
-
     return json.dumps(document, separators=(",", ":"))
 
 

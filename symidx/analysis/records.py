@@ -4,6 +4,7 @@ whole computation (:class:`ComputationMaps`)."""
 
 from __future__ import annotations
 
+import html
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -21,8 +22,6 @@ def group_rows(place: str, index: object, groups: tuple[Reached, ...]) -> list[l
     """One table row per group: where (``place``, ``index``), the group's operand or
     output (number, leaf, instruction), its maps (HTML: XLA's one-line form, one a line)
     and what is unknown or over-approximated."""
-    import html
-
     from symidx.core.syntax import print_map
 
     rows = []

@@ -12,9 +12,12 @@ its error (:mod:`symidx.bench.harness`). The cases are in :mod:`symidx.bench.cas
 
 from __future__ import annotations
 
+import os
+import platform
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from symidx import __version__
 from symidx.bench.backends import (
     Backend,
     IslBackend,
@@ -117,11 +120,6 @@ def document(rows: Sequence[Row], quick: bool, backends: Sequence[Backend]) -> d
     ``symidx.bench/1``, ``symidx/schemas/bench-1.json``): what ran (symidx's version, the
     engines found, Python's, the processors), the clock (CPU seconds), the rows and the
     notes."""
-    import os
-    import platform
-
-    from symidx import __version__
-
     return {
         "schema": "symidx.bench/1",
         "symidx": __version__,

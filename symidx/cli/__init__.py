@@ -14,6 +14,7 @@ Each command lives in its own module here and registers itself through ``registe
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -113,16 +114,12 @@ def main_entry() -> None:
         code = main()
         sys.stdout.flush()
     except BrokenPipeError:
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
     except KeyboardInterrupt:  # Ctrl-C: one line, no traceback, the shell's code for SIGINT
         print("\nsymidx: interrupted", file=sys.stderr)
         code = 130
     except OSError as e:  # what symidx writes itself says which file; this is stdout
-        import os
-
         print(f"symidx: error: cannot write to stdout: {e.strerror or e}", file=sys.stderr)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 2

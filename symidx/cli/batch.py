@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json  # here, not when the command line starts: only batch needs it
 import signal
 import sys
 import threading
@@ -54,8 +55,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json  # here, not when the command line starts: only batch needs it
-
     limits = Limits(getattr(args, "cpu_limit", 0.0) or None,
                     getattr(args, "timeout", 0.0) or None)
     with stopped_by_signals(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as received:
@@ -113,8 +112,6 @@ def answer(line: str, main: Callable[[Sequence[str]], int],
     :func:`_limited`). An interrupt (Ctrl-C, or a signal :func:`stopped_by_signals` turns
     into one) is answered with its exit code and raised no further: the caller sees it in
     :data:`~symidx.cli.signals.RECEIVED`."""
-    import json
-
     if not isinstance(limits, Limits):
         limits = Limits(wall=limits)
     try:

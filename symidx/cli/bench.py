@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
+
+from symidx.cli.common import check_writable, need
+from symidx.errors import SymidxError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,9 +44,6 @@ def run_bench(args: argparse.Namespace) -> int:
         plot,
         run,
     )
-    from symidx.cli.common import check_writable, need
-    from symidx.errors import SymidxError
-
     if not args.no_plot and args.png != "symidx-bench.png":
         need("matplotlib", "plot", "--png")  # asked for by name: say so before the work
     if args.json is not None:
@@ -56,8 +57,6 @@ def run_bench(args: argparse.Namespace) -> int:
                progress=Progress("symidx bench", unit="case"))
     print(format_table(rows))
     if args.json is not None:
-        import json
-
         text = json.dumps(document(rows, args.quick, backends), indent=1) + "\n"
         try:
             with open(args.json, "w", encoding="utf-8") as out:

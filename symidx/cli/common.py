@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import sys
 from typing import TYPE_CHECKING
 
-from symidx.errors import SymidxError
+from symidx.errors import ParseError, SymidxError
 
 if TYPE_CHECKING:
     from symidx.core.indexing_map import IndexingMap
@@ -135,8 +137,6 @@ def decode(data: bytes, source: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        from symidx.errors import ParseError
-
         before = data[:e.start].decode("utf-8", errors="replace")
         text = before + data[e.start:].decode("utf-8", errors="replace")
         raise ParseError(f"not UTF-8: byte 0x{data[e.start]:02x} (byte offset {e.start}) "
@@ -147,8 +147,6 @@ def check_writable(path: str) -> None:
     """Stop at once, naming ``path``, when a file cannot be written there (a read-only
     file or folder, a missing folder): before a long run, not after it. A file that did
     not exist is not left behind."""
-    import os
-
     existed = os.path.lexists(path)
     try:
         with open(path, "ab"):
@@ -162,8 +160,6 @@ def check_writable(path: str) -> None:
 def need(module: str, extra: str, what: str) -> None:
     """Stop at once (before any work) when an optional package is missing, naming the
     extra that brings it: ``need("matplotlib", "plot", "--png")``."""
-    import importlib.util
-
     if importlib.util.find_spec(module) is None:
         raise SymidxError(f"{what} needs {module}, which is not installed: "
                           f"pip install 'symidx[{extra}]'")

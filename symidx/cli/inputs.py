@@ -19,6 +19,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from symidx._text import terminal_safe
+from symidx.cli.common import read_text_file
+from symidx.corpus.sources import (
+    UnreadableFile,
+    find_files,  # folders and globs only
+    read_file,
+    split_sections,
+)
 from symidx.errors import ParseError, SymidxError
 
 if TYPE_CHECKING:
@@ -53,8 +60,6 @@ def module_sources(files: Sequence[str]) -> list[ModuleSource]:
                     or not path.endswith((".gz", ".pb")) and not _may_hold_sections(path))):
             sources.append(ModuleSource(path, _whole_file(path)))
             continue
-        from symidx.corpus.sources import find_files  # folders and globs only
-
         try:
             found = find_files([path], skipped, passed if os.path.isdir(path) else None)
         except SymidxError as e:  # names nothing: reported in its turn
@@ -89,7 +94,6 @@ def load_module(path: str) -> HloModule:
     checks apply to what the analysis goes through. Remembered while the file's contents
     are unchanged (batch mode asks for the same file many times; a file rewritten within
     the same clock tick, at the same size, is still read again)."""
-    from symidx.cli.common import read_text_file
     from symidx.hlo import parse_module
 
     text, source = read_text_file(path)
@@ -123,8 +127,6 @@ def _may_hold_sections(path: str) -> bool:
 
 
 def _file_sources(path: str) -> list[ModuleSource]:
-    from symidx.corpus.sources import UnreadableFile, read_file, split_sections
-
     try:
         sections = split_sections(read_file(path))
     except UnreadableFile as e:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from symidx._text import too_long
+from symidx.cli.common import UsageError
 from symidx.errors import MapError, ParseError, TooLargeError
 
 if TYPE_CHECKING:
@@ -57,7 +58,6 @@ def grid_or_note(draw: Callable[[], str]) -> str:
 def answer(v: Any, args: argparse.Namespace) -> int:
     """``--contiguity`` or ``--banks`` of a layout view (:mod:`symidx.layout.views`), under
     the lane convention of ``--warp`` (a shape:stride layout)."""
-    from symidx.cli.common import UsageError
     from symidx.layout import banks, contiguity, cute
 
     vector = 1 if args.vector is None else args.vector

@@ -8,16 +8,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import numpy as np
+
 from symidx.cli.common import UsageError
+from symidx.cli.layout_args import answer, highlight, parse_ints
+from symidx.cli.layout_args import grid_or_note as _grid
 from symidx.errors import MapError, SymidxError
+from symidx.layout import banks, holders, pictures, ttgir
+from symidx.layout.grid import draw_grid
+from symidx.layout.holders import drawing, offsets_grid
+from symidx.layout.views import LayoutView
 
 
 def run_triton(args: argparse.Namespace) -> int:
-    from symidx.cli.layout_args import grid_or_note as _grid
-    from symidx.cli.layout_args import highlight, parse_ints
-    from symidx.layout import ttgir
-    from symidx.layout.holders import drawing
-
     defined = _aliases(args.ttgir) if args.ttgir else {}
     found = ttgir.parse_ttgir(args.layout, defined)
     shape = found.shape
@@ -69,8 +72,6 @@ def run_triton(args: argparse.Namespace) -> int:
 
 
 def _aliases(path: str) -> dict[str, str]:
-    from symidx.layout import ttgir
-
     try:
         with open(path, encoding="utf-8") as f:
             return ttgir.aliases(f.read())
@@ -100,9 +101,6 @@ def _bases_text(ll: Any) -> str:
 
 
 def _grid_text(ll: Any, shape: tuple[int, ...], shared: bool) -> str:
-    from symidx.layout.grid import draw_grid
-    from symidx.layout.holders import holders, offsets_grid
-
     if len(shape) > 2:
         raise MapError(f"a grid is drawn for rank 1 and 2; the tensor has rank {len(shape)}")
     elements = shape[0] * (shape[1] if len(shape) == 2 else 1)
@@ -111,7 +109,7 @@ def _grid_text(ll: Any, shape: tuple[int, ...], shared: bool) -> str:
     if shared:
         grid = offsets_grid(ll)
         return draw_grid("offset of each element", grid.tolist())
-    owner, _ = holders(ll)
+    owner, _ = holders.holders(ll)
     return draw_grid("thread holding each element (lane + 32 * warp; the first of its "
                      "holders)", owner[:, :, 0].tolist())
 
@@ -139,9 +137,6 @@ def _print_index(ll: Any, shape: tuple[int, ...], index: tuple[int, ...], shared
 
 def _question(args: argparse.Namespace, ll: Any, encoding: Any, shape: tuple[int, ...],
               bits: int, defined: dict[str, str]) -> int:
-    from symidx.cli.layout_args import answer
-    from symidx.layout import banks, holders, ttgir
-
     if args.index is not None:
         raise UsageError("symidx layout: --index does not go with --contiguity or --banks")
     if encoding.kind != "shared":
@@ -160,8 +155,6 @@ def _question(args: argparse.Namespace, ll: Any, encoding: Any, shape: tuple[int
                  f"{chosen}, warp 0's first access, on {machine.name} ({machine.banks} banks)")
         print(f"{title}:\n{report.summary()}\n{banks.per_bank_text(report)}")
         if args.png:
-            from symidx.layout import pictures
-
             pictures.save_banks_png(title, report, args.png)
         return 0
     return answer(_view(ll, encoding, shape, bits), args)
@@ -170,11 +163,6 @@ def _question(args: argparse.Namespace, ll: Any, encoding: Any, shape: tuple[int
 def _view(ll: Any, encoding: Any, shape: tuple[int, ...], bits: int) -> Any:
     """The shared layout as the bank and contiguity questions see it: the tensor's dims,
     row-major linear index, each element's offset."""
-    import numpy as np
-
-    from symidx.layout.holders import offsets_grid
-    from symidx.layout.views import LayoutView
-
     if len(shape) > 2:
         raise MapError("--banks and --contiguity of a Triton layout are for rank 1 and 2")
     table = offsets_grid(ll).reshape(-1)

@@ -60,7 +60,9 @@ terminal only, never into the output or a log.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import textwrap
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -291,9 +293,6 @@ def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
     ``computations``, or (jsonl) a document of its own on one line -- with a progress line
     on stderr when it is a terminal (nothing otherwise). Memory holds one
     entry's maps at a time."""
-    import json
-    import textwrap
-
     from symidx.analysis import documents
     from symidx.analysis.sources import SourceFinder
     from symidx.cli.progress import Progress

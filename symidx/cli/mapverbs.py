@@ -9,6 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from symidx.cli.common import UsageError, add_style, add_syntax, read_map
+from symidx.errors import Undecided
 
 if TYPE_CHECKING:  # the map core (sympy) loads when a command runs, not for --help
     from sympy import Symbol
@@ -124,8 +125,6 @@ def run_compose(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     from symidx.core.verify import decide
-    from symidx.errors import Undecided
-
     for flag in ("timeout", "cpu_limit"):
         value = getattr(args, flag, None)
         if value is not None and not value > 0:

@@ -20,7 +20,7 @@ import os
 import sys
 
 from symidx.cli import tile_classic, tile_cost
-from symidx.cli.common import UsageError
+from symidx.cli.common import UsageError, read_map
 from symidx.cli.tile_emit import emit
 
 
@@ -100,7 +100,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_map(args: argparse.Namespace) -> int:
-    from symidx.cli.common import read_map
     from symidx.tiling import TileRefusal, symbolic_tile
 
     for flag in ("sizes", "fusion", "propagate", *tile_cost.COST_FLAGS):

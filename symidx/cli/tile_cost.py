@@ -20,6 +20,7 @@ which adds its options after these.
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 from symidx.cli.common import UsageError
@@ -82,8 +83,6 @@ def wanted(args: argparse.Namespace) -> bool:
 
 def emit(doc: dict[str, Any], fmt: str, text: str) -> None:
     if fmt == "json":
-        import json
-
         print(json.dumps({"schema": SCHEMA, **doc}, indent=2))
     else:
         print(text)

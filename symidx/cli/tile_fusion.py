@@ -6,9 +6,14 @@ import argparse
 import sys
 from typing import Any
 
+from symidx.cli import tile_cost
 from symidx.cli.common import UsageError
+from symidx.cli.inputs import load_module
 from symidx.cli.tile_emit import emit
-from symidx.errors import SymidxError
+from symidx.core.indexing_map import print_map
+from symidx.errors import SymidxError, TooLargeError
+from symidx.tiling.analysis import AnalysisRefusal, analyze, fusion_computation
+from symidx.tiling.tiled import tiled_computation
 
 
 def _sizes(text: str | None) -> list[int] | None:
@@ -26,10 +31,6 @@ SIZES_FLAGS = (("check", "--check"), ("smem", "--smem"),
 
 
 def run(args: argparse.Namespace) -> int:
-    from symidx.cli import tile_cost
-    from symidx.cli.inputs import load_module
-    from symidx.tiling.analysis import AnalysisRefusal, analyze, fusion_computation
-
     if tile_cost.wanted(args):
         return tile_cost.run(args, load_module(args.input))
     sizes = _sizes(args.sizes)
@@ -65,8 +66,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _analysis(args: argparse.Namespace, t: Any) -> int:
-    from symidx.core.indexing_map import print_map
-
     names = t.names()
     instrs = []
     for ti in t.tiled:
@@ -98,8 +97,6 @@ def _analysis(args: argparse.Namespace, t: Any) -> int:
 def _flat_text(cons: Any, names: Any) -> str:
     """The constraints as one DNF text (the contract's form), unless multiplying the DNFs
     out passes the limit: then says so (the factored form is in ``constraint_groups``)."""
-    from symidx.errors import TooLargeError
-
     try:
         return str(cons.text(names))
     except TooLargeError as e:
@@ -107,9 +104,6 @@ def _flat_text(cons: Any, names: Any) -> str:
 
 
 def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:
-    from symidx.core.indexing_map import print_map
-    from symidx.tiling.tiled import tiled_computation
-
     schedule = args.schedule or "major-to-minor"
     _note_large_sizes(t, sizes)
     results = tiled_computation(t, sizes, args.assume_satisfied, schedule)
@@ -166,7 +160,6 @@ def _note_large_sizes(t: Any, sizes: list[int]) -> None:
 
 
 def _valid(args: argparse.Namespace, t: Any) -> int:
-    from symidx.errors import TooLargeError
     from symidx.tiling.limits import BUDGET, Limits, LimitStop
 
     limits = Limits(args.budget or BUDGET, args.deadline, args.wall_deadline).start()

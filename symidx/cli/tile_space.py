@@ -9,13 +9,12 @@ from typing import Any
 
 from symidx.cli.common import UsageError
 from symidx.cli.tile_emit import emit
+from symidx.core.syntax import parse_expr
 from symidx.errors import SymidxError
+from symidx.tiling.space import SpaceRefusal, XTile, build_space, rtv, tid, tile_computation, ts
 
 
 def _parse_tile(text: str, space: Any) -> Any:
-    from symidx.core.syntax import parse_expr
-    from symidx.tiling.space import XTile, rtv, tid, ts
-
     if text.startswith("root:"):
         try:
             r = int(text[5:])
@@ -55,8 +54,6 @@ def _parse_tile(text: str, space: Any) -> Any:
 
 
 def run(args: argparse.Namespace, module: Any, comp: Any, sizes: list[int] | None) -> int:
-    from symidx.tiling.space import SpaceRefusal, build_space, tile_computation
-
     try:
         space = build_space(comp, sizes)
         doc: dict[str, Any] = space.to_json()

@@ -26,7 +26,9 @@ import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import symidx.corpus.record  # noqa: F401
 from symidx.corpus.engines import Stops, require
+from symidx.corpus.local import default_jobs
 from symidx.corpus.record import Options, analyse, failure_record, timed_out, worker_died
 from symidx.corpus.sources import Task
 from symidx.errors import SymidxError
@@ -47,8 +49,6 @@ def local_cluster(jobs: int | None) -> Any:
     processor), quiet, without a dashboard."""
     dask = require("dask", "dask")
     distributed = require("distributed", "dask")
-    from symidx.corpus.local import default_jobs
-
     with dask.config.set(LOCAL_SETTINGS), warnings.catch_warnings():
         # No dashboard; its HTTP server says so when the default port is taken.
         warnings.filterwarnings("ignore", message="Port .* is already in use")
@@ -117,8 +117,6 @@ def _stop(client: Any, futures: list[Any]) -> None:
 
 def _warm() -> None:
     """Import the analysis (on every worker, before the clock of any module starts)."""
-    import symidx.corpus.record  # noqa: F401
-
 
 def _outcome(future: Any, task: Task, options: Options) -> dict[str, Any]:
     """The task's record, or an ``error`` record when its worker died or it failed."""

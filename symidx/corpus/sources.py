@@ -34,6 +34,7 @@ import math
 import os
 import re
 import stat
+import zlib  # loaded for gzipped files only
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -341,8 +342,6 @@ def _plain(f: BinaryIO, path: str, limit: float) -> bytes:
 def _gunzip(f: BinaryIO, path: str, limit: float) -> bytes:
     """The decompressed bytes of a gzip file (of one member or several), streamed: never
     more than ``limit`` bytes of output are made (:class:`TooLarge`)."""
-    import zlib  # loaded for gzipped files only
-
     out = bytearray()
     inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
     started = ended = False

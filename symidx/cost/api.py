@@ -20,15 +20,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any
 
 from symidx._display import Rich, Shown, html_table
+from symidx.core.indexing_map import print_map
 from symidx.cost.devices import DEFAULT_DEVICE, Device, device
 from symidx.cost.search import Ranking, SearchResult, best_tilings, rank_tilings
-from symidx.cost.tiled import TiledCost, tiling_cost
+from symidx.cost.tiled import TiledCost, root_tiles, tiling_cost
 from symidx.errors import SymidxError
+from symidx.hlo import parse_module
+from symidx.hlo.facts import array_dims
+from symidx.tiling.analysis import AnalysisRefusal, analyze, fusion_computation
 from symidx.tiling.block_config import BlockLevelParameters, block_level_parameters, dot_block_k
-from symidx.tiling.concrete import TileSet, from_analysis, from_space, pow2_ceil
+from symidx.tiling.concrete import TileSet, _all_instrs, from_analysis, from_space, pow2_ceil
+from symidx.tiling.emitter import OK, TritonConstraints
+from symidx.tiling.space import SpaceRefusal, build_space, tile_computation
+from symidx.tiling.tiled import tiled_computation
 
 __all__ = ["FusionTiles", "fusion_tiles", "cost", "best", "rank", "tile",
            "TiledComputation", "emitter_check", "EmitterVerdict", "MULTI_OUTPUT_FLAG"]
@@ -111,8 +119,6 @@ class _PerTiling:
 
 
 def _experimental(comp: Any, flags: Mapping[str, str], sizes: list[int] | None) -> TileSet:
-    from symidx.tiling.space import build_space
-
     if comp.root.opcode == "tuple" and str(flags.get(MULTI_OUTPUT_FLAG, "")).lower() != "true":
         raise SymidxError(f"the experimental tiler takes a multi-output fusion only with "
                           f"the XLA flag {MULTI_OUTPUT_FLAG}=true (as XLA)")
@@ -121,8 +127,6 @@ def _experimental(comp: Any, flags: Mapping[str, str], sizes: list[int] | None) 
 
 def _module(module: Any) -> Any:
     if isinstance(module, str):
-        from symidx.hlo import parse_module
-
         return parse_module(module)
     return module
 
@@ -132,8 +136,6 @@ def fusion_tiles(module: Any, fusion: str | None = None, *, tiler: str = "legacy
     """The tiles of the fusion ``fusion`` (an instruction of the module; None: the entry
     computation is the fusion) of ``module`` (an :class:`~symidx.hlo.HloModule` or HLO
     text), under ``tiler``."""
-    from symidx.tiling.analysis import analyze, fusion_computation
-
     if tiler not in ("legacy", "experimental"):
         raise SymidxError(f"unknown tiler {tiler!r} (legacy or experimental)")
     mod = _module(module)
@@ -144,8 +146,6 @@ def fusion_tiles(module: Any, fusion: str | None = None, *, tiler: str = "legacy
                       for i in c.instructions if i.name == fusion), None)
     flags = dict(xla_flags or {})
     if tiler == "experimental":
-        from symidx.tiling.space import SpaceRefusal, build_space
-
         try:
             base: Any = _experimental(comp, flags, None)
         except SpaceRefusal:
@@ -249,8 +249,6 @@ class TiledComputation(Rich):
 
     def _shown_(self) -> Shown:
         """The tiles as a table (the offsets in code), then the cost's tables."""
-        from html import escape
-
         experimental = any("upper_bounds" in t for t in self.tiles)
         cols = ["instruction", "path", "sizes", "strides", "offsets"] + \
             (["upper bounds"] if experimental else [])
@@ -285,18 +283,12 @@ def tile(ft: FusionTiles, tiling: Sequence[Any] | None = None,
         else:
             c = cost(ft, sizes, device, num_warps=num_warps, num_stages=num_stages,
                      flat=True, objective=objective)
-    from symidx.cost.tiled import root_tiles
-
     ts = ft.tiles_for(sizes)
     name = ft.fusion.name if ft.fusion is not None else ft.computation.name
     return TiledComputation(name, ft.tiler, sizes, root_tiles(ts, ts.one(sizes), 0), tiles, c)
 
 
 def _legacy_tiles(ft: FusionTiles, sizes: list[int]) -> list[dict[str, Any]]:
-    from symidx.core.indexing_map import print_map
-    from symidx.tiling.analysis import AnalysisRefusal
-    from symidx.tiling.tiled import tiled_computation
-
     try:
         results = tiled_computation(ft.space, sizes)
     except AnalysisRefusal as e:
@@ -308,8 +300,6 @@ def _legacy_tiles(ft: FusionTiles, sizes: list[int]) -> list[dict[str, Any]]:
 
 
 def _space_tiles(ft: FusionTiles, sizes: list[int]) -> list[dict[str, Any]]:
-    from symidx.tiling.space import SpaceRefusal, build_space, tile_computation
-
     try:
         space = build_space(ft.computation, sizes)
         found = tile_computation(space)
@@ -336,8 +326,6 @@ def emitter_check(ft: FusionTiles, tiling: Sequence[Any], device: str | Device =
                   ) -> EmitterVerdict:
     """Whether the emitter can take a tiling (``emitter="none"``: the analysis' own
     constraints only); a root's flat tiling lists a dot root's contracting tile last."""
-    from symidx.tiling.emitter import OK, TritonConstraints
-
     dev = _dev(device)
     sizes = [int(x) for x in tiling] if flat else ft.flat(tiling)
     ts = ft.tiles_for(sizes)
@@ -362,9 +350,6 @@ def _legacy_tiling(t: Any, roots: list[list[int]]) -> list[int]:
     """XLA's ``TilingFromAnnotatedFusion``: the real root's output tile (a dot root's
     contracting tile from the sizes after its output dimensions, or from its backend
     config), and every other dot's contracting tile from its backend config."""
-    from symidx.hlo.facts import array_dims
-    from symidx.tiling.concrete import _all_instrs
-
     r = t.roots.index(t.real_root) if t.real_root in t.roots else 0
     tile = list(roots[r] if r < len(roots) else roots[0])
     real = t.real_root

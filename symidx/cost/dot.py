@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
+import numpy as np
+
 from symidx.cost.constants import (
     DOT_H100_L2_BANDWIDTH,
     DOT_H100_MEMORY_BANDWIDTH,
@@ -45,7 +47,7 @@ from symidx.cost.constants import (
     DOT_SMALL_M_DERATE,
 )
 from symidx.cost.devices import Device
-from symidx.cost.timing import TICKS_PER_SECOND, f32, nanoseconds, seconds
+from symidx.cost.timing import TICKS_PER_SECOND, effective_flops_per_ns, f32, nanoseconds, seconds
 
 __all__ = ["DotEstimate", "dot_estimate", "peak_matrix_flops_per_ns", "bits", "generation",
            "effective_hbm_bandwidth", "l2_bandwidth"]
@@ -94,10 +96,6 @@ def peak_matrix_flops_per_ns(dev: Device, element_type: str) -> int:
     """``CalculatePeakMatrixOpsPerNs``: the device's matrix-unit rate for the type, or its
     FPU rate (``CalculateEffectiveFlopsPerNs`` on every SM) when it has no matrix unit for
     it."""
-    import numpy as np
-
-    from symidx.cost.timing import effective_flops_per_ns
-
     units = getattr(dev, "matrix_units", None) or {}
     row = units.get(_rate_key(element_type))
     if row is None:
@@ -117,8 +115,6 @@ def effective_hbm_bandwidth(dma: int, dev: Device) -> float:
     """``GetEffectiveHbmBandwidth``: the bandwidth (bytes/s, single precision) a transfer of
     ``dma`` bytes attains: the peak memory bandwidth times the generation's measured share
     (the Ampere table for any device not Hopper or Blackwell)."""
-    import numpy as np
-
     table = DOT_HBM_BANDWIDTH_FRACTION[
         {"blackwell": "blackwell", "hopper": "hopper"}.get(generation(dev) or "", "ampere")]
     peak = np.float32(dev.memory_bandwidth)
@@ -141,8 +137,6 @@ def l2_bandwidth(dev: Device) -> float:
 
 def _pipelined(stages: Any, iters: Any, compute: Any, read: Any, write: Any) -> Any:
     """``CalculatePipelinedLoopTime`` in ticks, elementwise."""
-    import numpy as np
-
     stages = np.asarray(stages, dtype=np.int64)
     iters = np.asarray(iters, dtype=np.int64)
     serial = read + write + compute + iters * _TAX
@@ -164,8 +158,6 @@ def _launch_waves(blocks: Any, smem: Any, warps: Any, dev: Device) -> Any:
     """``CalculateHardwareLaunchWaves``: the waves of blocks the SMs run one after
     another, as many blocks resident per SM as shared memory and threads allow (at least
     one)."""
-    import numpy as np
-
     smem = np.asarray(smem, dtype=np.int64)
     warps = np.maximum(np.asarray(warps, dtype=np.int64), 1)
     by_smem = np.where(smem > 0, dev.shared_memory_per_core // np.maximum(smem, 1),
@@ -184,8 +176,6 @@ def dot_estimate(dot: Any, tile: Any, block_k: Any, dev: Device, *, num_warps: A
     ``num_stages`` stages (scalars or arrays over the rows); None when XLA's dot model does
     not support the dot. ``users`` maps an instruction to the instructions that use it, to
     find a transpose downstream of the dot."""
-    import numpy as np
-
     dn = dot.dot_dimension_numbers
     if dn is None or len(dn.lhs_contracting_dims) != 1 or len(dn.rhs_contracting_dims) != 1:
         return None

@@ -42,7 +42,11 @@ from functools import lru_cache
 from math import prod
 from typing import Any
 
+import numpy as np
+
 from symidx.cost.devices import Device
+from symidx.cost.timing import TICKS_PER_SECOND
+from symidx.layout import banks
 from symidx.tiling.concrete import TileSet, TileValues, pow2_ceil
 
 __all__ = ["contiguous_rate", "StagedTranspose", "staged_transposes", "bank_wavefronts",
@@ -53,8 +57,6 @@ def contiguous_rate(sizes: Any, strides: Any, dims: tuple[int, ...], minor_to_ma
                     elem_bytes: int, transaction: int) -> Any:
     """Per row: the bytes of a tile's runs of consecutive addresses (in either direction)
     over those bytes rounded up to the DRAM transaction (see the module docstring)."""
-    import numpy as np
-
     n = sizes.shape[0]
     run = np.ones(n, dtype=np.int64)
     going = np.ones(n, dtype=bool)
@@ -109,8 +111,6 @@ def staged_transposes(ts: TileSet) -> list[StagedTranspose]:
 
 
 def _machine(dev: Device) -> Any:
-    from symidx.layout import banks
-
     return banks.AMD_LDS_CDNA3 if dev.platform == "rocm" else banks.NVIDIA_SMEM
 
 
@@ -122,10 +122,6 @@ def bank_wavefronts(tile: tuple[int, ...], order_minor: tuple[int, ...],
     elements of a ``tile`` (stored unpadded, dimension ``order_minor[0]`` fastest) in the
     order ``lanes_minor`` (the dimension lanes run along first), and the phases that
     request has without conflicts."""
-    import numpy as np
-
-    from symidx.layout import banks
-
     machine = banks.MACHINES[machine_name]
     lanes = min(machine.lanes, prod(tile))
     lane = np.arange(lanes, dtype=np.int64)
@@ -151,10 +147,6 @@ def smem_ticks(ts: TileSet, vals: TileValues, dev: Device,
     """Per row: the time (ticks) of the staged tiles' shared-memory traffic, and per staged
     transpose its figures (arrays over rows: wavefronts per request written and read, the
     conflict-free count, requests per tile)."""
-    import numpy as np
-
-    from symidx.cost.timing import TICKS_PER_SECOND
-
     n = vals.n
     machine = _machine(dev)
     cycles = np.zeros(n, dtype=np.float64)

@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
+import numpy as np
+
 from symidx._display import Rich, Shown, html_table
 from symidx.cost.devices import Device
-from symidx.cost.tiled import TiledCost, _Static, cost_arrays, tiling_cost
+from symidx.cost.tiled import TiledCost, _Static, cost_arrays, root_tiles, tiling_cost
 from symidx.cost.timing import TICKS_PER_US
 from symidx.errors import SymidxError
 from symidx.tiling.concrete import TileSet, live_shared_bytes, pow2_ceil
@@ -94,8 +96,6 @@ def _best_json(c: TiledCost) -> dict[str, Any]:
 def candidate_chunks(ts: TileSet, chunk: int = CHUNK) -> Iterator[Any]:
     """The candidate tilings of ``ts`` as ``(rows, P)`` arrays in XLA's order (see the
     module docstring); legacy: only the analysis' valid tilings, group by group."""
-    import numpy as np
-
     if ts.variant == "experimental":
         cands = []
         for d in ts.analysis.dims:
@@ -129,8 +129,6 @@ def _product_chunks(parts: Sequence[Any], cols: Sequence[Sequence[int]], width: 
                     chunk: int) -> Iterator[Any]:
     """The product of the parts' rows, ``chunk`` rows at a time, as ``(rows, width)``
     arrays (each part fills its columns)."""
-    import numpy as np
-
     sizes = [len(p) for p in parts]
     total = prod(sizes)
     if total == 0:
@@ -240,8 +238,6 @@ def _keep(kept: list[tuple[int, tuple[int, ...], tuple[int, ...]]], rows: Any, e
           top: int, order_of: Sequence[int]) -> None:
     """Merge a chunk's rows into the ``top`` cheapest so far; among equal times the first
     tiling in XLA's order (lexicographic over the parameters in ``order_of``)."""
-    import numpy as np
-
     keyed = rows[:, list(order_of)]
     order = np.lexsort(tuple(keyed[:, j] for j in range(keyed.shape[1] - 1, -1, -1)) + (ex,))
     for i in order[:top]:
@@ -265,8 +261,6 @@ def _assess(ts: TileSet, S: Any, dev: Device, triton: Any, static: Any, smem: in
             objective: str = "xla") -> tuple[Any, Any, Any]:
     """Per row of ``S``: valid (constraints, finite cost, shared memory), exec ticks under
     ``objective`` and under XLA's."""
-    import numpy as np
-
     vals = ts.evaluate(S)
     ok = np.ones(len(S), dtype=bool)
     if triton is not None:
@@ -287,8 +281,6 @@ def _assess_each(pt: Any, S: Any, dev: Device, emitter: str, smem: int | None,
                  objective: str = "xla") -> tuple[Any, Any, Any]:
     """:func:`_assess` row by row, each tiling propagated on its own (a tiling whose tiles
     cannot be propagated is not valid)."""
-    import numpy as np
-
     ok = np.zeros(len(S), dtype=bool)
     ex = np.zeros(len(S), dtype=np.int64)
     ex_xla = np.zeros(len(S), dtype=np.int64)
@@ -370,8 +362,6 @@ def rank_tilings(ts: TileSet, dev: Device, *, limit: int = 100_000, objective: s
     order its stable sort keeps); tilings rated infinite (register spill) last. Each row
     says whether Triton can emit the tiling (the search keeps only those). ``limit``: the
     most rows kept (the cheapest); ``max_tilings`` and ``cpu_seconds`` bound the work."""
-    import numpy as np
-
     if not isinstance(ts, TileSet) or ts.variant != "legacy":
         raise SymidxError("ranking valid tilings takes the legacy tiler's tile set")
     analysis_only = TritonConstraints(ts, 1 << 62)
@@ -399,10 +389,6 @@ def _rank_part(ts: TileSet, S: Any, vals: Any, a: dict[str, Any], codes: Any,
                triton: TritonConstraints, idx: Any, order_of: Sequence[int],
                limit: int) -> dict[str, Any]:
     """The cheapest ``limit`` rows ``idx`` of one chunk, as documents with a sort key."""
-    import numpy as np
-
-    from symidx.cost.tiled import root_tiles
-
     inf = a["infinite"]
     big = np.iinfo(np.int64).max
     ex = np.where(inf, big, a["exec"])

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
+import numpy as np
+
 from symidx._display import Rich, Shown, html_table
 from symidx.cost.constants import FRACTION_OF_REGISTERS_FOR_TILES, NUM_WARPS_THRESHOLDS
 from symidx.cost.devices import Device
@@ -75,8 +77,6 @@ def shape_bytes(shape: Any) -> int:
 
 def num_warps_for(largest_padded_tile: Any) -> Any:
     """XLA's ``GetNumWarps`` (elementwise over an array)."""
-    import numpy as np
-
     x = np.asarray(largest_padded_tile, dtype=np.int64)
     out = np.full(x.shape, NUM_WARPS_THRESHOLDS[-1][1], dtype=np.int64)
     for bound, warps in reversed(NUM_WARPS_THRESHOLDS[:-1]):
@@ -87,8 +87,6 @@ def num_warps_for(largest_padded_tile: Any) -> Any:
 
 def padded_sizes(sizes: Any) -> Any:
     """The number of elements of each row's tile, every dimension a power of two."""
-    import numpy as np
-
     if sizes.shape[1] == 0:
         return np.ones(sizes.shape[0], dtype=np.int64)
     return np.prod(pow2_ceil(sizes), axis=1)
@@ -100,8 +98,6 @@ def coalescing_rate(sizes: Any, strides: Any, dims: tuple[int, ...], minor_to_ma
     tile reads contiguously (minor to major while the stride is 1, each dimension capped at
     its extent, stopping after the first dimension the tile does not cover) over those
     bytes rounded up to the DRAM-to-L2 transaction."""
-    import numpy as np
-
     n = sizes.shape[0]
     contiguous = np.ones(n, dtype=np.int64)
     going = np.ones(n, dtype=bool)
@@ -281,8 +277,6 @@ def cost_arrays(ts: TileSet, vals: TileValues, dev: Device, num_warps: Any = Non
     (:func:`symidx.cost.refined.smem_ticks`); everything else is XLA's."""
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}")
-    import numpy as np
-
     st = static or _Static(ts, dev)
     rate_of = coalescing_rate if objective == "xla" else contiguous_rate
     n = vals.n

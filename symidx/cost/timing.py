@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from symidx.cost.constants import L1_CACHE_SPEEDUP, L2_CACHE_SPEEDUP, MEMORY_COMPUTE_PARALLELISM
 from symidx.cost.devices import Device
 
@@ -33,15 +35,11 @@ TICKS_PER_US = 4000.0
 
 
 def f32(x: Any) -> Any:
-    import numpy as np
-
     return np.asarray(x, dtype=np.float64).astype(np.float32)
 
 
 def seconds(x: Any) -> Any:
     """``absl::Seconds(x)``: whole seconds, and the fraction rounded to a tick."""
-    import numpy as np
-
     x = np.asarray(x, dtype=np.float64)
     whole = np.floor(x)
     frac = x - whole
@@ -51,21 +49,15 @@ def seconds(x: Any) -> Any:
 
 def nanoseconds(x: Any) -> Any:
     """``absl::Nanoseconds(x)`` for a floating-point ``x``."""
-    import numpy as np
-
     return seconds(np.asarray(x, dtype=np.float64) * 1e-9)
 
 
 def scale(ticks: Any, r: float) -> Any:
     """``duration * r`` (absl rounds the product to a tick)."""
-    import numpy as np
-
     return seconds(np.asarray(ticks, dtype=np.float64) / TICKS_PER_SECOND * r)
 
 
 def _adjust(dev: Device, bandwidth: Any, num_blocks: Any) -> Any:
-    import numpy as np
-
     per_block = f32(f32(dev.clock_rate_ghz) * np.float32(1.0e9)) * np.float32(
         dev.memory_transactions_per_clock)
     max_bw = f32(np.asarray(num_blocks, dtype=np.float64) * np.float64(per_block))
@@ -74,8 +66,6 @@ def _adjust(dev: Device, bandwidth: Any, num_blocks: Any) -> Any:
 
 def read_time(dev: Device, num_blocks: Any, net: Any, total: Any, rate: Any) -> Any:
     """``ReadTimeWithDRAMHeuristic`` in ticks, elementwise over arrays."""
-    import numpy as np
-
     net = np.asarray(net, dtype=np.int64)
     total = np.asarray(total, dtype=np.int64)
     rate = np.asarray(rate, dtype=np.float64)
@@ -97,8 +87,6 @@ def read_time(dev: Device, num_blocks: Any, net: Any, total: Any, rate: Any) -> 
 
 def write_time(dev: Device, nbytes: Any, rate: Any) -> Any:
     """``bytes / (rate x bandwidth)`` in ticks, the effective bandwidth an integer."""
-    import numpy as np
-
     bw = np.floor(np.asarray(rate, dtype=np.float64) * dev.memory_bandwidth)
     with np.errstate(divide="ignore"):
         return seconds(np.asarray(nbytes, dtype=np.float64) / bw)
@@ -106,8 +94,6 @@ def write_time(dev: Device, nbytes: Any, rate: Any) -> Any:
 
 def effective_flops_per_ns(dev: Device, num_blocks: Any, threads_per_block: Any) -> Any:
     """``CalculateEffectiveFlopsPerNs`` (an integer)."""
-    import numpy as np
-
     fpus = np.minimum(np.asarray(threads_per_block, dtype=np.int64), dev.fpus_per_core)
     cores = np.minimum(np.asarray(num_blocks, dtype=np.int64), dev.core_count)
     per_fpu = np.float64(f32(dev.clock_rate_ghz)) * 2
@@ -116,8 +102,6 @@ def effective_flops_per_ns(dev: Device, num_blocks: Any, threads_per_block: Any)
 
 def compute_time(dev: Device, flops: Any, num_blocks: Any, threads_per_block: Any) -> Any:
     """``ComputeTime`` in ticks."""
-    import numpy as np
-
     rate = effective_flops_per_ns(dev, num_blocks, threads_per_block)
     with np.errstate(divide="ignore", invalid="ignore"):
         ns = f32(f32(np.asarray(flops, dtype=np.float64)) / f32(rate))
@@ -126,6 +110,4 @@ def compute_time(dev: Device, flops: Any, num_blocks: Any, threads_per_block: An
 
 def combine(compute: Any, memory: Any) -> Any:
     """``CombineComputeAndMemoryAccessTime`` in ticks."""
-    import numpy as np
-
     return compute + memory - scale(np.minimum(compute, memory), MEMORY_COMPUTE_PARALLELISM)

@@ -24,6 +24,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from symidx.core.indexing_map import IndexingMap, ValueSource
 from symidx.core.simplify.finish import finish
 from symidx.errors import HloShapeError, SymidxError
@@ -162,8 +164,6 @@ def _with_counter(state: State, stated: _Stated, k: int, instr: HloInstruction) 
     if stated.counter is None or stated.init is None or stated.step is None \
             or stated.counter >= len(state):
         return state
-    import numpy as np
-
     dtype = counter_dtype(leaves(instr.operands[0].shape)[stated.counter])
     if dtype is None or dtype == np.bool_:
         return state
@@ -421,8 +421,6 @@ def frozen_state(state: Sequence[Value | None]) -> Hashable:
 
 def thawed_state(key: Hashable) -> State:
     """The state :func:`frozen_state` made ``key`` of."""
-    import numpy as np
-
     assert isinstance(key, tuple)
     return tuple(None if v is None else
                  np.frombuffer(v[2], dtype=np.dtype(v[0])).reshape(v[1]).copy()

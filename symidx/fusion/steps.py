@@ -58,6 +58,7 @@ from symidx.hlo.asynchronous import (
     wrapped_collective,
 )
 from symidx.hlo.facts import branch_attributes, branch_of, called_computation
+from symidx.hlo.graph import topological_order
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.hlo.validate import located
 from symidx.lowering.values import known_in, known_values
@@ -716,8 +717,6 @@ def leaf_dependencies(comp: HloComputation) -> list[int]:
 
 
 def _order(comp: HloComputation) -> list[HloInstruction]:
-    from symidx.hlo.graph import topological_order
-
     return topological_order(comp)
 
 

@@ -43,6 +43,7 @@ from symidx.layout.int_tuple import (
     crd2idx,
     flatten,
     format_int_tuple,
+    idx2crd,
     is_int,
     is_tuple,
     rank,
@@ -387,8 +388,6 @@ def left_inverse(layout: Layout | int) -> Layout:
 def offset2crd(layout: Layout, offset: int) -> IntTuple | None:
     """The coordinate (congruent to the shape) that ``layout`` maps to ``offset``; None if no
     coordinate does. Raises :class:`MapError` if several do (the layout is not injective)."""
-    from symidx.layout.int_tuple import idx2crd
-
     if not is_int(offset):
         raise MapError(f"offset must be an int, got {offset!r}")
     try:

@@ -44,6 +44,7 @@ from symidx._arith import ceil_div
 from symidx._display import Rich, Shown
 from symidx.errors import MapError, TooLargeError
 from symidx.layout import cute
+from symidx.layout.pictures import banks_figure
 from symidx.layout.views import LayoutView
 
 __all__ = [
@@ -125,8 +126,6 @@ class BankReport(Rich):
         title = self.title or f"a request on {self.machine} ({self.banks} banks)"
 
         def draw() -> object:
-            from symidx.layout.pictures import banks_figure
-
             return banks_figure(title, self)
 
         return Shown(f"{title}:\n{self.summary()}", draw=draw, drawable=bool(self.lanes))

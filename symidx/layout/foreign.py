@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from symidx.errors import MapError
+from symidx.errors import MapError, ParseError
 from symidx.layout.int_tuple import IntTuple, ScaledBasis, is_int
 from symidx.layout.nested import Layout
 from symidx.layout.swizzle import ComposedLayout, Swizzle
+from symidx.layout.text import parse_layout, parse_swizzle
 
 __all__ = ["as_layout"]
 
@@ -49,9 +50,6 @@ def as_layout(obj: object) -> Layout | ComposedLayout | Swizzle:
         return Layout(shape, stride)
     printed = str(obj)
     if _PRINTED.match(printed):  # a CuTe DSL object read by the text it prints
-        from symidx.errors import ParseError
-        from symidx.layout.text import parse_layout, parse_swizzle
-
         try:
             return parse_swizzle(printed) if ":" not in printed else parse_layout(printed)
         except ParseError as e:

@@ -23,6 +23,7 @@ import numpy as np
 
 from symidx.errors import MapError, TooLargeError
 from symidx.layout import banks as bank_model
+from symidx.layout import pictures
 
 __all__ = ["HOLDERS_LIMIT", "copy_banks", "drawing", "holders", "offsets_grid",
            "vector_width"]
@@ -101,8 +102,6 @@ def drawing(ll: Any, title: str = "", element_bits: int = 32, highlight: Any = N
     """The layout drawn (a :class:`~symidx._display.Drawing`): a distributed layout as the
     thread and register holding each element, coloured by thread (CuTe's way); a shared
     layout as the offset of each element, coloured by bank."""
-    from symidx.layout import pictures
-
     name = title or (ll.to_text() if "lane" in ll.in_dims else "shared linear layout")
     if "offset" in ll.in_dims:
         grid = offsets_grid(ll)

@@ -38,7 +38,14 @@ import numpy as np
 from symidx._display import Rich, Shown
 from symidx.core.expr import Expr, FloorDiv, Mod, add, dim, scale
 from symidx.core.indexing_map import IndexingMap
+from symidx.core.simplify import simplify
 from symidx.errors import MapError, ParseError, TooLargeError
+from symidx.layout.algebra import coalesce
+from symidx.layout.foreign import as_layout
+from symidx.layout.holders import drawing
+from symidx.layout.nested import Layout, layout_values
+from symidx.layout.nested import size as layout_size
+from symidx.layout.swizzle import ComposedLayout, composed_values
 
 __all__ = [
     "CHECK_LIMIT",
@@ -462,8 +469,6 @@ class LinearLayout(Rich):
                 value.append(scale(1 << (j - shift), one))
             shift += _log2(size)
             results.append(add(value) if value else add(terms))
-        from symidx.core.simplify import simplify
-
         return simplify(IndexingMap.create([1 << len(bs) for _, bs in self.bases], results,
                                            names=list(self.in_dims)))
 
@@ -471,9 +476,6 @@ class LinearLayout(Rich):
         """A CuTe ``shape:stride`` layout of the same function, for one input and one output
         dimension where XOR never carries (each basis a stride of the flattened input);
         raises :class:`MapError` (a swizzle: XOR mixes bits) otherwise."""
-        from symidx.layout.algebra import coalesce
-        from symidx.layout.nested import Layout, layout_values
-
         if len(self.bases) != 1 or len(self.outs) != 1:
             raise MapError("to_cute needs one input and one output dimension (flatten_ins, "
                            "flatten_outs first)")
@@ -532,8 +534,6 @@ class LinearLayout(Rich):
             return Shown(str(self))
 
         def draw() -> object:
-            from symidx.layout.holders import drawing
-
             return drawing(self)
 
         return Shown(str(self), draw=draw)
@@ -619,15 +619,11 @@ def from_cute(layout: object, shape: Sequence[int] | None = None, in_dim: str = 
     ``order``: ``"col"`` first dimension fastest, ``"row"`` last fastest). Raises
     :class:`MapError` when the size is not a power of two or the function is not
     F2-linear (checked at every point)."""
-    from symidx.layout.foreign import as_layout
-    from symidx.layout.nested import Layout, size
-    from symidx.layout.swizzle import ComposedLayout, composed_values
-
     lay = as_layout(layout)
     if not isinstance(lay, (Layout, ComposedLayout)):
         raise MapError(f"from_cute needs a layout, got {lay}")
     inner = lay.inner if isinstance(lay, ComposedLayout) else lay
-    n = size(inner)
+    n = layout_size(inner)
     if not _pow2(n):
         raise MapError(f"{lay}: size {n} is not a power of 2")
     if n > CHECK_LIMIT:

@@ -26,6 +26,7 @@ from symidx.core.indexing_map import IndexingMap
 from symidx.core.simplify import simplify
 from symidx.errors import MapError, TooLargeError
 from symidx.layout import cute
+from symidx.layout.foreign import as_layout
 from symidx.lowering.layouts.maps import (
     row_major_reshape_map,
     xla_logical_index_map,
@@ -69,8 +70,6 @@ def cute_map(layout: cute.Layout | cute.ComposedLayout | object) -> IndexingMap:
     bit is a sum of two bits mod 2, no piecewise cases); an outer ``shape:stride`` layout by
     its colexicographic digits, its last mode taking any overflow.
     """
-    from symidx.layout.foreign import as_layout
-
     layout = as_layout(layout)
     if isinstance(layout, cute.Swizzle):
         raise MapError(f"{layout} is a swizzle, not a layout: compose it with one "

@@ -27,6 +27,7 @@ from symidx._arith import INT64_MAX, ceil_div, int_array
 from symidx._display import Rich, Shown
 from symidx._text import too_long
 from symidx.errors import MapError, ParseError, TooLargeError
+from symidx.layout.figures import grid_figure
 from symidx.layout.grid import draw_grid
 from symidx.layout.int_tuple import (
     ArithTuple,
@@ -189,8 +190,6 @@ class Layout(Rich):
         values = self.grid_values()
 
         def draw() -> Any:
-            from symidx.layout.figures import grid_figure
-
             return grid_figure(str(self), values)
 
         return Shown(str(self), draw=draw, fallback=draw_grid(str(self), values))

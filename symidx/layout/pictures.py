@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from symidx._display import Drawing, Rich, Shown
-from symidx.errors import MapError, SymidxError, TooLargeError
+from symidx.errors import MapError, ParseError, SymidxError, TooLargeError
 from symidx.layout import cute
 from symidx.layout.figures import image, save
 from symidx.layout.grid import draw_grid
@@ -46,6 +46,7 @@ from symidx.lowering.layouts.shapes import (
     ArrayShape,
     array_shape,
     check_block,
+    element_size_in_bits,
     layout_parts,
     size_in_elements,
 )
@@ -190,8 +191,6 @@ def xla_picture(shape: ArrayShape, block: Sequence[int] | None = None,
             grid.append(Cell(*position(padded), p, tile, True))
     if block is not None:
         memory = _reached(grid, 1 + max(c.col for c in memory))
-    from symidx.lowering.layouts.shapes import element_size_in_bits
-
     return Picture(str(s), tuple(grid), tuple(memory), element_size_in_bits(s))
 
 
@@ -554,8 +553,6 @@ def parse_highlight(text: str) -> Highlight:
     """``ROWS,COLS`` of a grid, each an index ``i``, a range ``a:b`` (``b`` excluded;
     either end may be left out) or ``:`` (all); one item alone is the rows. A tile:
     ``0:8,0:16``; a row: ``3``; a column: ``:,5``."""
-    from symidx.errors import ParseError
-
     parts = text.split(",")
     if len(parts) > 2:
         raise ParseError("a highlight is ROWS[,COLS]", text, len(parts[0]) + len(parts[1]) + 1)

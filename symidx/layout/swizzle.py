@@ -28,6 +28,7 @@ from symidx._arith import fits_int64
 from symidx._display import Rich, Shown
 from symidx.core.expr import Expr, FloorDiv, Mod, add, scale
 from symidx.errors import MapError, TooLargeError
+from symidx.layout.figures import grid_figure
 from symidx.layout.grid import draw_grid
 from symidx.layout.int_tuple import Coord, is_int, rank
 from symidx.layout.nested import Layout, evaluate_layout, size
@@ -166,8 +167,6 @@ class ComposedLayout(Rich):
         values = [[flat[r + rows * c] for c in range(cols)] for r in range(rows)]
 
         def draw() -> object:
-            from symidx.layout.figures import grid_figure
-
             return grid_figure(str(self), values, shade="bank")
 
         return Shown(str(self), draw=draw, fallback=draw_grid(str(self), values))

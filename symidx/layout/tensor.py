@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from symidx.errors import MapError, TooLargeError
+from symidx.layout.algebra import slice_and_offset
 from symidx.layout.grid import draw_grid
 from symidx.layout.int_tuple import Coord, has_none
 from symidx.layout.nested import VALUES_LIMIT, Layout, layout_values, size
@@ -59,8 +60,6 @@ class Tensor:
     def __getitem__(self, crd: Coord) -> object:
         """A value at a full coordinate; a :class:`Tensor` when ``crd`` has ``None``."""
         if has_none(crd):
-            from symidx.layout.algebra import slice_and_offset
-
             sliced, offset = slice_and_offset(crd, self.layout)
             return Tensor(sliced, self.engine, self.base + offset)
         offset = self.base + self.layout(crd)

@@ -18,6 +18,9 @@ from typing import Any
 import numpy as np
 
 from symidx.layout.banks import NVIDIA_SMEM, BankReport, Machine, serve
+from symidx.layout.linear import LinearLayout
+from symidx.layout.nested import Layout
+from symidx.layout.swizzle import ComposedLayout
 
 __all__ = ["ROUNDTRIP_LIMIT", "assert_swizzle_roundtrip"]
 
@@ -30,10 +33,6 @@ OffsetFn = Callable[..., Any]
 def _offsets(f: Any, index: Sequence[np.ndarray], what: str) -> np.ndarray:
     """Offsets of ``f`` at the index arrays: a CuTe layout (called per point), a Triton
     linear layout of ``dim0, dim1, ...``, or a vectorised callable."""
-    from symidx.layout.linear import LinearLayout
-    from symidx.layout.nested import Layout
-    from symidx.layout.swizzle import ComposedLayout
-
     if isinstance(f, (Layout, ComposedLayout)):
         out = np.array([f(*(int(i[k]) for i in index)) for k in range(index[0].size)],
                        dtype=np.int64)

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from symidx._display import Rich, Shown
 from symidx.errors import MapError
 from symidx.layout.linear import LinearLayout
+from symidx.layout.nested import Layout
+from symidx.layout.swizzle import ComposedLayout, Swizzle
 
 __all__ = ["AmdMfma", "Blocked", "DotOperand", "Encoding", "Linear", "NVMMAShared",
            "NvidiaMma", "SharedLinear", "Slice", "SwizzledShared", "cga_bases"]
@@ -519,9 +521,6 @@ class SwizzledShared(Encoding):
         vec)``. Raises :class:`MapError` where none is: when ``vec * max_phase`` exceeds
         the row (Triton wraps the XOR around the row; a swizzle would reach the next row)
         or one phase is wider than the rows."""
-        from symidx.layout.nested import Layout
-        from symidx.layout.swizzle import ComposedLayout, Swizzle
-
         rows, cols = _check_shape(shape, 2, "to_cute")
         if tuple(self.order) != (1, 0):
             raise MapError("to_cute is for a row-major (order [1, 0]) shared layout")

@@ -34,9 +34,14 @@ import numpy as np
 from symidx._display import Rich, Shown
 from symidx.core.expr import FloorDiv, Mod, dim
 from symidx.core.indexing_map import IndexingMap
+from symidx.core.simplify import simplify
 from symidx.errors import MapError, TooLargeError
 from symidx.layout.algebra import composition, left_inverse
+from symidx.layout.grid import draw_grid
+from symidx.layout.int_tuple import flatten
+from symidx.layout.maps import cute_map
 from symidx.layout.nested import Layout, evaluate_layout, make_layout, size
+from symidx.layout.pictures import tv_figure
 from symidx.layout.swizzle import ComposedLayout
 
 Order = Literal["col", "row"]
@@ -181,16 +186,12 @@ class TVLayout(Rich):
 
     def map(self) -> IndexingMap:
         """``(t, v) -> (row, col)`` as an indexing map."""
-        from symidx.layout.maps import cute_map
-
         (index,) = cute_map(self.layout).results
         rows, cols = self.tile
         if self.order == "col":
             results = [Mod(index, rows), FloorDiv(index, rows)]
         else:
             results = [FloorDiv(index, cols), Mod(index, cols)]
-        from symidx.core.simplify import simplify
-
         return simplify(IndexingMap.create([self.threads, self.values], results))
 
     def inverse_map(self) -> IndexingMap:
@@ -199,8 +200,6 @@ class TVLayout(Rich):
         report = self.check()
         if not report.bijective:
             raise MapError(f"{self.name or self.layout} has no inverse on its tile: {report}")
-        from symidx.layout.maps import cute_map
-
         inv = left_inverse(self.layout)
         inv = Layout((inv.shape,), (inv.stride,))  # one index, split inside the mode
         rows, cols = self.tile
@@ -208,8 +207,6 @@ class TVLayout(Rich):
         index = r + rows * c if self.order == "col" else r * cols + c
         (linear,) = cute_map(inv).results
         linear = linear.subs(dim(0), index)
-        from symidx.core.simplify import simplify
-
         return simplify(IndexingMap.create(
             [rows, cols], [Mod(linear, self.threads), FloorDiv(linear, self.threads)]))
 
@@ -236,8 +233,6 @@ class TVLayout(Rich):
     def _shown_(self) -> Shown:
         """A notebook shows the tile as CuTe's drawers do (:func:`~symidx.layout.pictures.
         tv_figure`); its text: the thread holding each element."""
-        from symidx.layout.grid import draw_grid
-
         rows, cols = self.tile
         if not self.check().injective or max(rows, cols) > 128:
             return Shown(str(self))
@@ -246,16 +241,12 @@ class TVLayout(Rich):
                          [[int(owner[r, c, 0]) for c in range(cols)] for r in range(rows)])
 
         def draw() -> object:
-            from symidx.layout.pictures import tv_figure
-
             return tv_figure(self)
 
         return Shown(str(self), draw=draw, fallback=text)
 
 
 def _strides(layout: Layout) -> list[int]:
-    from symidx.layout.int_tuple import flatten
-
     return list(flatten(layout.stride))
 
 

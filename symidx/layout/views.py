@@ -21,6 +21,7 @@ import numpy as np
 from symidx._arith import int_array
 from symidx.errors import TooLargeError
 from symidx.layout import cute
+from symidx.lowering.layouts import shapes
 
 if TYPE_CHECKING:
     from symidx.hlo.shape import Shape
@@ -92,8 +93,6 @@ def view(layout: cute.Layout | cute.ComposedLayout | Shape, element_bits: int = 
 
 
 def _xla_view(shape: Shape) -> LayoutView:
-    from symidx.lowering.layouts import shapes
-
     s = shapes.array_shape(shape)
     dims = tuple(s.dims)
     offset_map = shapes.offset_map(s)

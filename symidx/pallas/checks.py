@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from symidx.core.syntax import print_map
 from symidx.pallas.trace import Call, Spec
 
 __all__ = ["KernelReport", "OperandReport", "PallasReport", "check_call"]
@@ -204,8 +205,6 @@ class PallasReport:
 
 
 def _map_text(m: Any) -> str:
-    from symidx.core.syntax import print_map
-
     return print_map(m, "xla").split(", domain:")[0]
 
 

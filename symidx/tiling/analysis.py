@@ -48,7 +48,7 @@ from symidx.core.interval import Interval
 from symidx.core.simplify import compose, remove_unused_symbols, simplify
 from symidx.errors import SymidxError, UnsupportedOpError
 from symidx.hlo import HloComputation, HloInstruction, HloModule
-from symidx.hlo.facts import array_dims
+from symidx.hlo.facts import array_dims, called_computation
 from symidx.ops import output_to_input
 from symidx.tiling.constraints import Constraints, atom, dnf_or
 from symidx.tiling.symbolic_tile import SymbolicTile, TileRefusal, symbolic_tile
@@ -458,8 +458,6 @@ def _row_parameters(m: IndexingMap) -> tuple[int, ...]:
 
 
 def _nested_root(instr: HloInstruction) -> HloInstruction:
-    from symidx.hlo.facts import called_computation
-
     what = "nested fusion" if instr.opcode == "fusion" else instr.opcode
     try:
         called = called_computation(instr)

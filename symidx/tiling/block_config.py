@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from symidx.errors import SymidxError
+from symidx.errors import ParseError, SymidxError
 
 __all__ = ["BlockLevelParameters", "read_config", "block_level_parameters", "dot_block_k",
            "ConfigError"]
@@ -167,8 +167,6 @@ def _config(instr: Any) -> dict[str, Any] | None:
         doc = getattr(instr, "document", None)
         if doc is None:
             raise
-        from symidx.errors import ParseError
-
         raise ParseError(f"{instr.name}: {e}", doc.text, instr.offset_of("backend_config"),
                          source=doc.source) from None
 

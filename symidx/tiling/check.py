@@ -28,11 +28,18 @@ from collections.abc import Iterator, Sequence
 from math import prod
 from typing import Any
 
+import numpy as np
+
+from symidx.core.expr import free_vars, rt, terms, var_kind
 from symidx.core.indexing_map import IndexingMap, RuntimeVar
 from symidx.core.interval import Interval
-from symidx.errors import TooLargeError
+from symidx.errors import SymidxError, TooLargeError
+from symidx.tiling.analysis import output_dims
+from symidx.tiling.coalescing import tile_coalescing
+from symidx.tiling.concrete import tile_shared_bytes
 from symidx.tiling.limits import BUDGET, Limits
 from symidx.tiling.limits import LimitStop as _Stop
+from symidx.tiling.tiled import schedule_dims, tiled_computation
 
 __all__ = ["check_tiling", "check_text", "POINT_LIMIT", "BUDGET", "Limits"]
 
@@ -51,8 +58,6 @@ def _bytes_per_element(instr: Any) -> int:
 
 
 def _linear(coords: Any, shape: Sequence[int]) -> Any:
-    import numpy as np
-
     lin = np.zeros(coords.shape[0], dtype=np.int64)
     for j, n in enumerate(shape):
         lin = lin * max(n, 1) + coords[:, j]
@@ -63,8 +68,6 @@ def _blocks(m: IndexingMap, limits: Limits) -> Iterator[tuple[list[Any], Any, An
     """``m``'s points block by block, spending the budget: the variables' values, the mask
     of those in the domain and, a row each, the coordinates they map to (None, and one
     block, when ``m`` has no results)."""
-    import numpy as np
-
     if m.domain_size() > limits.budget - limits.spent:
         raise _Stop(f"budget of {limits.budget} points")
     for values in m.points(limit=POINT_LIMIT):
@@ -78,8 +81,6 @@ def _blocks(m: IndexingMap, limits: Limits) -> Iterator[tuple[list[Any], Any, An
 
 
 def _image(m: IndexingMap, shape: Sequence[int], limits: Limits) -> Any:
-    import numpy as np
-
     parts = []
     for _, _, coords in _blocks(m, limits):
         if coords is None:
@@ -92,8 +93,6 @@ def _tiles(om: IndexingMap, sizes: Sequence[int], strides: Sequence[int],
            shape: Sequence[int], limits: Limits) -> tuple[Any, int]:
     """The in-bounds elements of every tile (all program ids, rows and runtime values),
     and how many loads they make (re-reads included)."""
-    import numpy as np
-
     offsets_parts = []
     for _, mask, coords in _blocks(om, limits):
         if coords is None:
@@ -121,10 +120,6 @@ def _uncovered(t: Any, ti: Any, r: Any, sizes: Sequence[int], schedule: str,
                limits: Limits) -> list[int] | None:
     """The first element some point of ``ti``'s map reads that the tile of its program id,
     row and runtime values does not hold (None: every read is covered)."""
-    import numpy as np
-
-    from symidx.tiling.tiled import schedule_dims
-
     m = ti.map
     if m.num_results == 0:
         return None
@@ -168,8 +163,6 @@ def _uncovered(t: Any, ti: Any, r: Any, sizes: Sequence[int], schedule: str,
 def _shift_alike(m: IndexingMap, om: IndexingMap, rt_origins: Sequence[int]) -> bool:
     """Does each runtime variable appear only as the same additive term of a read's
     result and of its tile's offset (and in no constraint of either)?"""
-    from symidx.core.expr import free_vars, rt, terms, var_kind
-
     if not m.num_rts:
         return False
     if any(var_kind(v) == "rt" for e, _ in list(m.constraints) + list(om.constraints)
@@ -204,9 +197,6 @@ def check_tiling(t: Any, sizes: Sequence[int], deadline: float = 60.0,
     docstring); ``ok`` when every instruction is covered exactly. ``deadline`` is in CPU
     seconds of this process, ``budget`` in enumerated points, ``wall_deadline`` (only when
     given) in seconds of wall-clock time."""
-
-    from symidx.tiling.analysis import output_dims
-    from symidx.tiling.tiled import tiled_computation
 
     limits = Limits(BUDGET if budget is None else budget, deadline, wall_deadline).start()
     results = tiled_computation(t, sizes, assume_satisfied=True, schedule=schedule,
@@ -255,8 +245,6 @@ def _exactness(ti: Any, r: Any, shape: Sequence[int], limits: Limits, esize: int
     value) and the read counts. For a tile loaded at runtime values, when enumerating every
     value passes what is left of the budget, exactness is not judged (``exact`` None, with
     the reason): ``covers``, the load plan's soundness, was proven per value already."""
-    import numpy as np
-
     points = ti.map.domain_size() + r.offsets_map.domain_size()
     big = ti.map.num_rts and (points > (limits.budget - limits.spent) // 2
                               or max(ti.map.domain_size(), r.offsets_map.domain_size())
@@ -278,8 +266,6 @@ def _live_shared_bytes(t: Any, results: Sequence[Any]) -> int:
     """What one program id keeps live in shared memory at once: the distinct tiles of the
     fusion's parameters it loads (:func:`symidx.tiling.concrete.tile_shared_bytes`, the one
     definition ``--best --smem`` uses too), not the intermediates computed from them."""
-    from symidx.tiling.concrete import tile_shared_bytes
-
     params = {id(p) for p in t.computation.parameters}
     seen: set[tuple[Any, ...]] = set()
     total = 0
@@ -308,9 +294,6 @@ def _contiguity(instr: Any, sizes: Sequence[int], strides: Sequence[int], esize:
 
 
 def _coalescing(r: Any, shape: Any) -> dict[str, Any]:
-    from symidx.errors import SymidxError
-    from symidx.tiling.coalescing import tile_coalescing
-
     try:
         return tile_coalescing(r.offsets_map, r.tile_sizes, r.tile_strides, shape)
     except SymidxError as e:

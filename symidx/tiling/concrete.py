@@ -27,12 +27,15 @@ from itertools import product
 from math import prod
 from typing import Any
 
+import numpy as np
 from sympy import Integer
 
-from symidx.core.expr import as_expr, compile_expr, dim, sym, var_kind
+from symidx.core.expr import as_expr, compile_expr, dim, sym, var_index, var_kind
 from symidx.errors import SymidxError
 from symidx.hlo import HloInstruction
-from symidx.hlo.facts import array_dims
+from symidx.hlo.facts import array_dims, called_computation
+from symidx.tiling.space import XTile, ts
+from symidx.tiling.valid import candidates
 
 __all__ = ["TileEntry", "TileSet", "TileValues", "from_analysis", "from_space",
            "pow2_ceil", "live_shared_bytes", "tile_shared_bytes"]
@@ -46,8 +49,6 @@ OFFSET_POINTS = 4096
 
 def pow2_ceil(x: Any) -> Any:
     """``llvm::PowerOf2Ceil`` elementwise over a numpy integer array (1 for 0 and 1)."""
-    import numpy as np
-
     v = np.asarray(x, dtype=np.int64) - 1
     v = np.maximum(v, 0)
     for shift in (1, 2, 4, 8, 16, 32):
@@ -86,8 +87,6 @@ class TileEntry:
 def _kind(e: Any) -> tuple[str, int]:
     """How an expression of the parameters is evaluated: ``("const", v)``, ``("col", p)``
     (the parameter itself) or ``("fn", 0)``."""
-    from symidx.core.expr import var_index
-
     e = as_expr(e)
     if e.is_Integer:
         return ("const", int(e))
@@ -161,8 +160,6 @@ class TileSet:
         """The concrete tiles of every row of ``tilings`` (an ``(n, P)`` integer array or a
         list of tilings). ``only``: evaluate just those entries (the others are left empty
         and not alive)."""
-        import numpy as np
-
         S = np.atleast_2d(np.asarray(tilings, dtype=np.int64))
         if S.shape[1] != len(self.extents):
             raise SymidxError(f"{S.shape[1]} tile sizes for {len(self.extents)} parameters")
@@ -209,8 +206,6 @@ class TileSet:
 
     def _alive(self, S: Any, counts: list[Any], sizes: list[Any], strides: list[Any],
                wanted: set[int]) -> list[Any]:
-        import numpy as np
-
         n = S.shape[0]
         alive = [np.full(n, k in wanted) for k in range(len(self.entries))]
         for j, pairs in self._pair_table().items():
@@ -258,10 +253,6 @@ def _offsets_agree(diffs: list[Any], S: Any, counts: list[Any], extents: Sequenc
     difference is a list of expressions over the tile ids ``d_p`` and the tile sizes
     ``s_p``; every combination of tile ids is tried (up to :data:`OFFSET_POINTS`, beyond
     which the tiles are told apart)."""
-    import numpy as np
-
-    from symidx.core.expr import var_index
-
     used = sorted({s for d in diffs for s in as_expr(d).free_symbols}, key=str)
     if any(var_kind(s) not in ("d", "s") for s in used):
         return np.zeros(S.shape[0], dtype=bool)      # runtime offsets: tell apart
@@ -298,8 +289,6 @@ def _walk(t: Any, path: str) -> list[tuple[str, int, HloInstruction]]:
     steps: list[tuple[str, int, HloInstruction]] = []
     for s in _STEP.finditer(path, m.end()):
         if s.group(3):
-            from symidx.hlo.facts import called_computation
-
             steps.append(("called_root", 0, cur))
             nest.append(cur)
             comp = called_computation(cur)
@@ -415,8 +404,6 @@ def from_space(space: Any) -> TileSet:
     """The tiles of the experimental tiling space (:func:`symidx.tiling.space.build_space`
     without tile sizes): tiles propagated from the roots with the tile sizes ``ts_i``
     symbolic, tile ids ``tid_i`` at the tile origins."""
-    from symidx.tiling.space import XTile, ts
-
     nd = len(space.dims)
     variables = [ts(i) for i in range(nd)]
     top_params = {id(p) for p in space.comp.parameters}
@@ -491,8 +478,6 @@ def live_shared_bytes(ts: TileSet, vals: TileValues) -> Any:
     """Per row: what one block keeps live in shared memory at once, the tiles of the
     fusion's parameters it loads (distinct tiles, :func:`tile_shared_bytes` each; the
     intermediate tiles computed from them are not counted)."""
-    import numpy as np
-
     total = np.zeros(vals.n, dtype=np.int64)
     for k, e in enumerate(ts.entries):
         if e.kind != "operand":
@@ -508,6 +493,4 @@ def live_shared_bytes(ts: TileSet, vals: TileValues) -> Any:
 def all_tilings(extents: Sequence[int]) -> list[tuple[int, ...]]:
     """XLA's candidate tilings of ``extents`` in its order (powers of two below each extent,
     then the extent; lexicographic, the first parameter slowest)."""
-    from symidx.tiling.valid import candidates
-
     return list(product(*[candidates(n) for n in extents]))

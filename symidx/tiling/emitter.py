@@ -29,9 +29,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from symidx.core.expr import dim
+from symidx.errors import SymidxError
 from symidx.hlo.facts import array_dims
+from symidx.ops import output_to_input
 from symidx.tiling.concrete import TileSet, TileValues, pow2_ceil
+from symidx.tiling.symbolic_tile import TileRefusal, symbolic_tile
 
 __all__ = ["TritonConstraints", "MAX_TENSOR_NUM_ELEMENTS", "MAX_MMA_DIM_SIZE", "OK",
            "TOO_BIG", "MMA", "GRID", "ROOT_POW2", "CUSTOM", "ANALYSIS"]
@@ -96,8 +101,6 @@ class TritonConstraints:
 
     def check(self, vals: TileValues, padded_vals: TileValues | None = None) -> Any:
         """A reason code per row (:data:`OK` when the tiling can be emitted)."""
-        import numpy as np
-
         ts = self.ts
         n = vals.n
         code = np.full(n, OK, dtype=np.int64)
@@ -135,8 +138,6 @@ class TritonConstraints:
 
     def analysis_ok(self, vals: TileValues) -> Any:
         """The analysis' own constraints (and a concatenate's tile dividing its operands)."""
-        import numpy as np
-
         t = self.ts.analysis
         S = vals.tilings
         ok = np.ones(vals.n, dtype=bool)
@@ -155,8 +156,6 @@ class TritonConstraints:
 
     def reason(self, code: int, vals: TileValues, row: int) -> str:
         """XLA's words for a row's reason code."""
-        import numpy as np
-
         ts = self.ts
         if code == OK:
             return ""
@@ -192,12 +191,6 @@ class TritonConstraints:
 
 def _reshape_constraint(e: Any) -> Any:
     """The reshape's own tiling constraints, on its output tile padded to powers of 2."""
-    import numpy as np
-
-    from symidx.errors import SymidxError
-    from symidx.ops import output_to_input
-    from symidx.tiling.symbolic_tile import TileRefusal, symbolic_tile
-
     try:
         maps = output_to_input(e.instr, 0)[0]
         tile = symbolic_tile(maps[0], simplified=False)
@@ -219,8 +212,6 @@ def _reshape_constraint(e: Any) -> Any:
 def _concat_constraint(e: Any, index: int | None = None) -> Any:
     """A concatenate's padded tile along the cut divides every operand's extent, and its
     stride there is 1."""
-    import numpy as np
-
     cut = e.instr.dimensions[0]
     extents = [array_dims(op.shape, op.name)[cut] for op in e.instr.operands]
 

@@ -50,6 +50,7 @@ from symidx.errors import SymidxError, UnsupportedOpError
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.facts import array_dims
 from symidx.ops import input_to_output, output_to_input
+from symidx.ops.linalg import ragged_dot
 
 __all__ = ["Space", "XTile", "SpaceRefusal", "build_space", "tid", "ts", "rtv"]
 
@@ -431,8 +432,6 @@ class Space:
 
 
 def _ragged(instr: HloInstruction) -> Any:
-    from symidx.ops.linalg import ragged_dot
-
     try:
         return ragged_dot(instr)
     except SymidxError as e:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from math import gcd
 
 from sympy import Add, Integer, Mul, Symbol
 
@@ -396,8 +397,6 @@ class _Extractor:
         overlapping terms): from the least value to the largest, stepping by the greatest
         common divisor of the strides. Sound: it holds every value the tile takes, and
         more where the terms do not tile the range (a labelled over-approximation)."""
-        from math import gcd
-
         g = 0
         for p in parts:
             if not p.ascending.is_Integer:

@@ -16,6 +16,8 @@ from itertools import product
 from math import prod
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from symidx.core.expr import dim, var_index
 from symidx.errors import TooLargeError
 from symidx.tiling.limits import Limits
@@ -46,8 +48,6 @@ def group_solutions(cons: Constraints, cands: Sequence[Sequence[int]],
     group's DNFs (never multiplied out) over the grid of its parameters' candidates at
     once, with numpy. ``limits`` counts the candidate points evaluated (and the CPU
     seconds spent): :class:`~symidx.tiling.limits.LimitStop` past them."""
-    import numpy as np
-
     params_of, sols = [], []
     for g, variables in zip(cons.groups, cons.group_variables()):
         ps = [var_index(v) for v in variables]

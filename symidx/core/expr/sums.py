@@ -12,6 +12,7 @@ from typing import Any, cast
 import sympy
 from sympy import Add, Basic, Expr, Integer, Mul, Symbol
 from sympy.core.basic import ordering_of_classes
+from sympy.core.cache import clear_cache
 
 from symidx.core.expr.nodes import ZERO, CeilDiv, FloorDiv, Mod, _IntegerOp, _new_expr, integer
 from symidx.core.expr.variables import _VAR_INFO, rt, sym
@@ -23,8 +24,6 @@ def clear_caches() -> None:
     expressions, and those the floors above register with :func:`on_clear_caches`, the
     simplifier's), e.g. so that a benchmark measures work on fresh expressions and no
     sample reuses what an earlier one found."""
-    from sympy.core.cache import clear_cache
-
     clear_cache()
     _TERMS.clear()
     _SHIFTED.clear()

@@ -21,6 +21,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
+import sympy
 from sympy import Integer, Symbol
 
 from symidx._arith import int_array
@@ -760,8 +761,6 @@ def map_html(m: IndexingMap) -> str:
 
 def map_latex(m: IndexingMap) -> str:
     r"""``$(d_0, d_1) \mapsto (\ldots)$`` with the domain as a condition below it."""
-    import sympy
-
     if m.is_known_empty or m.is_undefined:
         return f"$\\text{{{print_map(m)}}}$"
     names = m.display_names()

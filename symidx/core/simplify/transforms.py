@@ -11,8 +11,9 @@ from typing import Any
 from sympy import Symbol
 
 from symidx._arith import ceil_div, int_array
-from symidx.core.expr import ONE, Expr, bounds, dim, renamed, rt, sym, terms
+from symidx.core.expr import ONE, Expr, bounds, dim, evaluate_exact, renamed, rt, sym, terms
 from symidx.core.indexing_map import IndexingMap
+from symidx.core.indexing_map.points import box_points
 from symidx.core.interval import Interval
 from symidx.core.simplify.constraints import residue
 from symidx.core.simplify.memo import variables_of
@@ -150,8 +151,6 @@ def _decided(constraints: tuple[tuple[Expr, Interval], ...],
         size *= iv.size
     if size > FEASIBILITY_LIMIT:
         return None
-    from symidx.core.indexing_map.points import box_points
-
     (grids,) = box_points([iv for _, iv in box], chunk=size)
     return _holds(constraints, box, list(grids))
 
@@ -163,8 +162,6 @@ def _holds(constraints: tuple[tuple[Expr, Interval], ...],
     product past int64 does not wrap); where a divisor is 0 a constraint has no value and
     does not hold."""
     import numpy as np
-
-    from symidx.core.expr import evaluate_exact
 
     values, defined = evaluate_exact([e for e, _ in constraints], [v for v, _ in box], grids)
     mask = np.ones(grids[0].shape, dtype=bool) if defined is None else defined

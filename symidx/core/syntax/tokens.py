@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from symidx.core.indexing_map.text import int_of_digits
 from symidx.errors import ParseError
 
 MAX_DIGITS = 100_000
@@ -59,8 +60,6 @@ class TokenCursor:
     def int_value(self, tok: Token) -> int:
         """The value of an integer token, or a located error when it has more than
         :data:`MAX_DIGITS` digits."""
-        from symidx.core.indexing_map.text import int_of_digits
-
         if len(tok.value) > MAX_DIGITS:
             raise self.error(f"an integer of {len(tok.value)} digits: at most {MAX_DIGITS} "
                              f"are read", tok.offset)

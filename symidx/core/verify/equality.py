@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from symidx.core.expr import dim, substitute
 from symidx.core.indexing_map import IndexingMap, MapKind, print_expr
 from symidx.core.verify.common import Deadline, Progress, non_presburger_reason
 from symidx.core.verify.enumeration import EXHAUSTIVE_LIMIT, decide_by_enumeration, probe
@@ -175,8 +176,6 @@ def check_step(step: Any, timeout: float | None = None, method: str = "auto", *,
     ``after`` equal for every value of the variables in the step's intervals where
     ``before`` has a value (a divisor of it may be 0; for a step on a constraint: do the
     same points satisfy both)? The limits are :func:`decide`'s."""
-    from symidx.core.expr import dim, substitute
-
     variables = [v for v, _ in step.env]
     rename = {v: dim(i) for i, v in enumerate(variables)}
     before, after = substitute([step.before, step.after], rename)

@@ -16,7 +16,10 @@ stdin closes, and (on Linux) dies with the process that started it.
 
 from __future__ import annotations
 
+import ctypes
+import os
 import pickle
+import signal
 import struct
 import sys
 from typing import Any, BinaryIO
@@ -55,12 +58,7 @@ def _die_with_parent(parent: int | None = None) -> None:
     parent that died before the request (a busy machine starts this process slowly) is
     not there to die again: ``parent``, the pid of the process that started this one, no
     longer being the parent, this process ends at once."""
-    import os
-
     try:
-        import ctypes
-        import signal
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not Linux: the closed stdin ends it when idle
