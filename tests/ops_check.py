@@ -17,6 +17,7 @@ import itertools
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+from hlo_text import scalar_computation
 from hypothesis import settings
 from hypothesis import strategies as st
 
@@ -97,13 +98,7 @@ def values_for(draw, dims, hi: int, lo: int = -2) -> np.ndarray:
     flat = draw(st.lists(st.integers(lo, hi + 2), min_size=count, max_size=count))
     return np.array(flat, dtype=np.int64).reshape(dims)
 
-CALLED = """
-sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-sum2 {
+CALLED = "\n" + scalar_computation("sum", "add") + """sum2 {
   a0 = f32[] parameter(0)
   a1 = f32[] parameter(1)
   b0 = f32[] parameter(2)

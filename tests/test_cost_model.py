@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import hlo_text
 import pytest
 
 from symidx.cost import cost, fusion_tiles
@@ -46,7 +47,7 @@ def _instr(text: str, name: str):
                 if i.name == name)
 
 
-ADD = "add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}\n"
+ADD = hlo_text.ADD
 
 
 @pytest.mark.parametrize("body, name, dev, want", [

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hlo_text import ADD, MAX
 
 from symidx.analysis import instruction_maps
 from symidx.core.indexing_map import IndexingMap
@@ -32,18 +33,7 @@ DATA = Path(__file__).parent / "data" / "fusion"
 CASES = {c["id"].split("/")[1]: c for c in
          json.loads((DATA / "xla_fusion_cases.json").read_text())}
 
-MAX_ADD = """
-max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
-}
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-"""
+MAX_ADD = "\n" + MAX + ADD
 
 
 def squash(text: str) -> str:

@@ -6,6 +6,7 @@ interpreter, written from the ops' definitions."""
 from __future__ import annotations
 
 import numpy as np
+from hlo_text import scalar_computation
 from hypothesis import given
 from hypothesis import strategies as st
 from reference_interpreter import execute
@@ -286,18 +287,8 @@ def test_dynamic_slices_clamp_their_starts_and_pads_crop() -> None:
     assert values.value(r, 3).tolist() == [0, 1, 0, 2, 0, 3, 0]
 
 
-REDUCERS = """
-add {
-  a = s32[] parameter(0)
-  b = s32[] parameter(1)
-  ROOT s = s32[] add(a, b)
-}
-max {
-  a = s32[] parameter(0)
-  b = s32[] parameter(1)
-  ROOT m = s32[] maximum(b, a)
-}
-set {
+REDUCERS = "\n" + scalar_computation("add", "add", "s32") + scalar_computation(
+    "max", "maximum", "s32", operands=("b", "a")) + """set {
   a = s32[] parameter(0)
   ROOT b = s32[] parameter(1)
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from hlo_text import scalar_computation
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -31,13 +32,10 @@ def rep(comp: HloComputation, name: str) -> str:
     return representative(comp.instruction(name), comp).name
 
 
-ADD = "add {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT r = s32[] add(a, b)\n}\n"
-SUB = ("sub {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
-       "  ROOT r = s32[] subtract(a, b)\n}\n")
-ADD_FLIPPED = ("add2 {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
-               "  ROOT r = s32[] add(b, a)\n}\n")
-FADD = ("fadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-        "  ROOT r = f32[] add(a, b)\n}\n")
+ADD = scalar_computation("add", "add", "s32")
+SUB = scalar_computation("sub", "subtract", "s32")
+ADD_FLIPPED = scalar_computation("add2", "add", "s32", operands=("b", "a"))
+FADD = scalar_computation("fadd", "add")
 
 
 def test_equal_integer_chains_share_the_first_instruction() -> None:
@@ -270,9 +268,8 @@ def mutated(ops: list[tuple[Any, ...]], draw: Any) -> list[tuple[Any, ...]]:
     return [*ops[:k], tuple(op), *ops[k + 1:]]
 
 
-REDUCERS = "".join(
-    f"r_{op} {{\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
-    f"  ROOT r = s32[] {op}(a, b)\n}}\n" for op in ("add", "maximum", "xor"))
+REDUCERS = "".join(scalar_computation(f"r_{op}", op, "s32")
+                   for op in ("add", "maximum", "xor"))
 IDENTITY = {"add": 0, "maximum": -2**31, "xor": 0}
 
 

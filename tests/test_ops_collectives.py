@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hlo_text import ADD
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -158,13 +159,7 @@ def test_ragged_all_to_all(size, data) -> None:
 
 # --- real instructions from XLA's tests (realhlo) ----------------------------------------
 
-MODULE = """HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY e {
+MODULE = "HloModule m\n" + ADD + """ENTRY e {
   %Arg_0.4 = f32[4,2] parameter(0)
   %parameter = s32[2,2]{1,0} parameter(1)
   %input = f32[128,32]{1,0} parameter(2)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import hlo_text
 import pytest
 
 from ops_check import inside, union_image
@@ -18,18 +19,7 @@ from symidx.ops import finish
 
 DATA = Path(__file__).parent / "data"
 
-MAX = """
-max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
-}
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-"""
+MAX = "\n" + hlo_text.MAX + hlo_text.ADD
 
 
 def fusion_maps(fused: str, params: list[str], out: str, output: int = 0):

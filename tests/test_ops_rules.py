@@ -9,6 +9,7 @@ prints exactly what XLA prints.
 
 from __future__ import annotations
 
+import hlo_text
 import pytest
 
 from helpers import assert_same_function
@@ -27,13 +28,7 @@ from symidx.ops import (
     supported_opcodes,
 )
 
-MAX = """
-max {
-  p0 = f32[] parameter(0)
-  p1 = f32[] parameter(1)
-  ROOT max = f32[] maximum(p0, p1)
-}
-"""
+MAX = "\n" + hlo_text.MAX
 
 
 def root(body: str, *, validate: bool = True):

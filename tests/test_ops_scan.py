@@ -5,6 +5,7 @@ labelled over-approximation where a body reads part of a per-step array, and bad
 from __future__ import annotations
 
 import pytest
+from hlo_text import scalar_computation
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,12 +22,7 @@ from symidx.fusion.scan import Progression, progressions
 from symidx.hlo import HloInstruction, parse_hlo
 from symidx.ops import HANDLED_BY_FUSION
 
-SUM = """sum {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-"""
+SUM = scalar_computation("sum", "add")
 
 
 def scan_module(body: str, params: list[str], root: str, validate: bool = True
