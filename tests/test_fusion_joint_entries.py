@@ -19,7 +19,7 @@ M = parse_map("(d0) -> (d0), domain: d0 in [0, 3]")
 
 
 @given(st.lists(st.integers(min_value=1, max_value=(1 << 70) - 1), max_size=40),
-       st.integers(min_value=0, max_value=12))
+       st.integers(min_value=0, max_value=45))
 def test_crowded_outputs_are_those_more_than_limit_entries_come_from(
         starts: list[int], limit: int) -> None:
     entries = [Shared(s) for s in starts]

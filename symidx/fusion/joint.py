@@ -18,11 +18,8 @@ output's share is read out with its own dims and label (:func:`reached_each`).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import reduce
-from operator import or_
 
 from symidx.fusion.reached import Reached, Traced
 from symidx.fusion.sets import (
@@ -169,14 +166,29 @@ class Starts:
 
 
 def _crowded(entries: Iterable[Shared], limit: int) -> int:
-    """The outputs (bit set) that more than ``limit`` of ``entries`` come from."""
-    per_output: Counter[int] = Counter()
-    for starts, count in Counter(e.starts for e in entries).items():
-        while starts:
-            low = starts & -starts  # one output's bit
-            per_output[low] += count
-            starts ^= low
-    return reduce(or_, (bit for bit, count in per_output.items() if count > limit), 0)
+    """The outputs (bit set) that more than ``limit`` of ``entries`` come from. Every
+    output's count is kept bit-sliced (``counts[i]``: bit ``i`` of each output's count),
+    so that counting an entry is a carry through a few integers, however many outputs
+    it comes from; then each count is compared with ``limit``, most significant bit
+    first."""
+    counts: list[int] = []  # this call's own counters
+    for e in entries:
+        carry = e.starts
+        for i, c in enumerate(counts):
+            if not carry:
+                break
+            counts[i], carry = c ^ carry, c & carry
+        if carry:
+            counts.append(carry)
+    over, equal = 0, -1  # the outputs whose count is above / equal to limit so far
+    for i in reversed(range(max(len(counts), limit.bit_length()))):
+        c = counts[i] if i < len(counts) else 0
+        if limit >> i & 1:
+            equal &= c
+        else:
+            over |= equal & c
+            equal &= ~c
+    return over
 
 
 def reached_each(entries: SharedEntries, memo: MapMemo, starts: Starts
