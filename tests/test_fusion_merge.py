@@ -64,24 +64,24 @@ def test_a_bounding_box_holds_maps_whose_domains_differ():
     over the hull of their dims: every (index, element) pair of every map is in the box."""
     from symidx.core.interval import Interval
     from symidx.fusion.reached import Path
-    from symidx.fusion.sets import Starts, Tally, bounded, with_dims
+    from symidx.fusion.sets import Start, Tally, with_dims
     from symidx.fusion.sweep import Memo
 
     pieces = [parse_map(f"(d0) -> ({(p * 5) % 32}), domain: d0 in [{p}, {p}]")
               for p in range(2, 32)]
     pieces.append(parse_map("(d0) -> (d0 + 1), domain: d0 in [0, 1]"))
     memo = Memo()
-    starts = Starts([(Interval(0, 31),)])
+    start = Start((Interval(0, 31),))
     entries = {m: Tally(Path("x"), 1) for m in pieces}
     original = sets.HULL_LIMIT
     try:
         sets.HULL_LIMIT = 4
-        found = bounded(entries, memo, starts)
+        found = start.bounded(entries, memo)
     finally:
         sets.HULL_LIMIT = original
     (box,) = found
     assert "bounding box" in (found[box].opaque or "")
-    box = with_dims(box, starts.dims[0])  # it reads the same for every index
+    box = with_dims(box, start.dims)  # it reads the same for every index
     for m in pieces:
         for d in range(32):
             assert m.image((d,)) <= box.image((d,))

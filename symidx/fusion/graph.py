@@ -18,11 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from symidx.core.indexing_map import IndexingMap
 from symidx.errors import SymidxError
 from symidx.fusion.steps import Callee, Step, backward_steps, forward_steps
 from symidx.fusion.values import Scope
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.graph import topological_order
+from symidx.ops import output_to_input
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -45,6 +47,7 @@ class IndexingGraph:
         self.order: list[HloInstruction] = topological_order(comp)
         self._backward: dict[tuple[str, int], list[Step]] = {}
         self._forward: dict[tuple[str, int, int], list[Step]] = {}
+        self._rules: dict[tuple[str, int], list[list[IndexingMap]]] = {}
         # Per edge (user, operand position): the steps crossed so far, by label. The
         # networkx graph's edges hold these very dicts.
         self._edges: dict[tuple[str, int], dict[tuple[str, int], list[Step]]] = {}
@@ -87,6 +90,22 @@ class IndexingGraph:
                                                        scope=self.scope)
             self._record(instr, steps, lambda s: ("forward", s.leaf))
         return steps
+
+    def rule_maps(self, instr: HloInstruction, output: int = 0) -> list[list[IndexingMap]]:
+        """Per operand of ``instr``, the maps of its op's own rule from output leaf
+        ``output`` (:func:`symidx.ops.output_to_input`: runtime variables name the operands,
+        nothing resolved), computed once: what a walk that composes its own maps per path
+        (:func:`symidx.tiling.analysis.analyze`) reads at each instruction. Raises
+        :class:`~symidx.errors.UnsupportedOpError` for an op without a rule."""
+        key = (instr.name, output)
+        found = self._rules.get(key)
+        if found is None:
+            found = self._rules[key] = output_to_input(instr, output)
+        return found
+
+    def reads(self, name: str) -> set[str]:
+        """``name`` and every instruction it reads, directly or not (:meth:`producers`)."""
+        return self.producers(name) | {self.node(name).name}
 
     def _record(self, instr: HloInstruction, steps: list[Step],
                 label: Callable[[Step], tuple[str, int]]) -> None:

@@ -59,18 +59,18 @@ from symidx.core.simplify.finish import finish
 from symidx.core.simplify.merge import has_window_sum, merge_contiguous_sums
 from symidx.errors import HloValidationError, LimitReached, SymidxError
 from symidx.fusion.graph import IndexingGraph
+from symidx.fusion.joint import Shared, SharedEntries, Starts, reached_each
 from symidx.fusion.reached import Path, Reached
 from symidx.fusion.sets import (
     HULL_LIMIT,
     MERGE_LIMIT,
+    E,
     Entries,
-    Starts,
+    Sets,
+    Start,
     Tally,
     add_entry,
-    bounded,
-    dim_free,
     reached,
-    reached_each,
 )
 from symidx.fusion.steps import Step, leaf_dependencies
 from symidx.fusion.values import Scope
@@ -376,9 +376,9 @@ class Analysis:
         every set it made; what is returned is the same."""
         graph = self.graph(comp, scope)
         reaching = _start(target, output)
-        starts = Starts([_start_dims(reaching)])
-        unknown = self._sweep_back(graph, reaching, starts, target.name, within, keep)
-        found = {key: reached(entries, self.memo, starts) for key, entries in reaching.items()
+        start = Start(_start_dims(reaching))
+        unknown = self._sweep_back(graph, reaching, start, target.name, within, keep)
+        found = {key: reached(entries, self.memo, start) for key, entries in reaching.items()
                  if key[0] not in unknown and (keep is None or key[0] in keep)}
         for name, (opcode, _) in unknown.items():
             if keep is not None and name not in keep:
@@ -395,27 +395,25 @@ class Analysis:
         sweep: each map carries the outputs it is reached from, so that a map reached
         from many outputs (the same parameter read through the same backward pass of a
         training step) is composed once for them all. The sets are bounded per output, as
-        each output's own sweep bounds them (:mod:`symidx.fusion.sets`), so each output
+        each output's own sweep bounds them (:mod:`symidx.fusion.joint`), so each output
         gets the maps its own sweep finds, with the same labels. The origins of the maps
         are not tracked: each :class:`Reached` has none."""
         graph = self.graph(comp, scope)
-        reaching: dict[Key, Entries] = {}
+        reaching: dict[Key, SharedEntries] = {}
         dims: list[tuple[Interval, ...]] = []
         for bit, output in enumerate(outputs):
-            start = _start(target, output)
-            dims.append(_start_dims(start))
-            ((key, entries),) = start.items()
-            for m, tally in entries.items():
-                tally.tags = 1 << bit
-                add_entry(reaching.setdefault(key, {}), m, tally)
-        starts = Starts(dims)
+            ((key, identity),) = _start(target, output).items()
+            dims.append(_start_dims({key: identity}))
+            for m in identity:
+                add_entry(reaching.setdefault(key, {}), m, Shared(1 << bit))
+        starts = Starts(tuple(dims))
         unknown = self._sweep_back(graph, reaching, starts,
                                    f"{target.name} ({len(outputs)} outputs)", None, keep)
         memo = self.memo
         found: list[dict[Key, Reached]] = [{} for _ in outputs]
-        for key, entries in reaching.items():
+        for key, shared in reaching.items():
             if keep is None or key[0] in keep:
-                for bit, share in enumerate(reached_each(entries, memo, starts)):
+                for bit, share in enumerate(reached_each(shared, memo, starts)):
                     if share is not None:
                         found[bit][key] = share
         for name, (opcode, tags) in unknown.items():
@@ -427,8 +425,8 @@ class Analysis:
                         found[bit][(name, lf)] = Reached(unsupported=opcode)
         return found
 
-    def _sweep_back(self, graph: IndexingGraph, reaching: dict[Key, Entries], starts: Starts,
-                    start: str, within: Collection[str] | None,
+    def _sweep_back(self, graph: IndexingGraph, reaching: dict[Key, dict[IndexingMap, E]],
+                    starts: Sets[E], start: str, within: Collection[str] | None,
                     keep: Collection[str] | None) -> dict[str, tuple[str, int]]:
         """The output-to-input sweep of :meth:`backward` and :meth:`backward_outputs`:
         ``reaching`` (the start's sets) filled in, users before operands. Returns the
@@ -436,7 +434,7 @@ class Analysis:
         them): the op, and the starts (bit set). An instruction unknown to every start is
         not looked through."""
         unknown: dict[str, tuple[str, int]] = {}
-        everyone = (1 << len(starts.dims)) - 1
+        everyone = (1 << starts.size) - 1
         limits, memo = self.limits, self.memo
         comp = graph.comp
         total = len(graph.order)
@@ -462,8 +460,8 @@ class Analysis:
                     op = instr.operands[step.position]
                     if step.unsupported is not None:
                         tags = 0
-                        for tally in here.values():
-                            tags |= tally.tags
+                        for entry in here.values():
+                            tags |= entry.starts
                         _unknown(unknown, op.name, step.unsupported, tags)
                     elif step.maps:
                         _extend(reaching.setdefault((op.name, step.leaf), {}), here, step,
@@ -481,7 +479,7 @@ class Analysis:
         see :meth:`graph`."""
         graph = self.graph(comp, scope)
         reaching = _start(source, output)
-        starts = Starts([_start_dims(reaching)])
+        start = Start(_start_dims(reaching))
         unknown: dict[Key, str] = {}
         limits, memo = self.limits, self.memo
         total = len(graph.order)
@@ -502,10 +500,10 @@ class Analysis:
                         elif step.unsupported is not None:
                             unknown.setdefault(out, step.unsupported)
                         elif step.maps and here:
-                            here = reaching[key] = _bounded(here, memo, starts, limits)
+                            here = reaching[key] = _bounded(here, memo, start, limits)
                             _extend(reaching.setdefault(out, {}), here, step, instr.name,
-                                    memo, starts, limits)
-        found = {key: reached(entries, memo, starts) for key, entries in reaching.items()
+                                    memo, start, limits)
+        found = {key: reached(entries, memo, start) for key, entries in reaching.items()
                  if key not in unknown}
         found.update({key: Reached(unsupported=opcode) for key, opcode in unknown.items()})
         return found
@@ -532,34 +530,31 @@ def _start_dims(reaching: dict[Key, Entries]) -> tuple[Interval, ...]:
     return identity.dims
 
 
-def _bounded(entries: Entries, memo: Memo, starts: Starts, limits: Limits) -> Entries:
-    """:func:`~symidx.fusion.sets.bounded`, ``limits`` told of the maps no longer held."""
-    found = bounded(entries, memo, starts)
+def _bounded(entries: dict[IndexingMap, E], memo: Memo, starts: Sets[E], limits: Limits
+             ) -> dict[IndexingMap, E]:
+    """``entries`` bounded by ``starts`` (:meth:`symidx.fusion.sets.Start.bounded`,
+    :meth:`symidx.fusion.joint.Starts.bounded`), ``limits`` told of the maps no longer
+    held."""
+    found = starts.bounded(entries, memo)
     limits.held -= len(entries) - len(found)
     return found
 
 
-def _extend(target: Entries, here: Entries, step: Step, name: str, memo: Memo,
-            starts: Starts, limits: Limits | None = None) -> None:
+def _extend(target: dict[IndexingMap, E], here: dict[IndexingMap, E], step: Step, name: str,
+            memo: Memo, starts: Sets[E], limits: Limits | None = None) -> None:
     """Add to ``target`` every map of ``here`` composed with every map of ``step``
-    (memoised in ``memo``); the path of each new entry ends with ``name``. ``limits`` are
+    (memoised in ``memo``), with its entry after the step into ``name``. ``limits`` are
     charged for each composition and each new map held."""
-    for first, tally in here.items():
-        opaque = tally.opaque or step.opaque
-        marked = tally.tags if step.opaque else tally.marked
+    for first, entry in here.items():
         for traced in step.maps:
-            m = dim_free(_composed(first, traced.map, memo), tally.tags, starts, memo)
-            entry = target.get(m)
-            if entry is None:
-                target[m] = Tally(Path(name, tally.path, traced.via), tally.count * traced.count,
-                                   opaque, tally.tags, marked)
+            m = starts.dim_free(_composed(first, traced.map, memo), entry.starts, memo)
+            found = target.get(m)
+            if found is None:
+                target[m] = entry.after(name, traced, step.opaque)
             else:
-                entry.count += tally.count * traced.count
-                entry.opaque = entry.opaque or opaque
-                entry.tags |= tally.tags
-                entry.marked |= marked
+                target[m] = found.plus_after(entry, name, traced, step.opaque)
             if limits is not None:
-                limits.charge(entry is None)
+                limits.charge(found is None)
 
 
 def _composed(first: IndexingMap, second: IndexingMap, memo: Memo) -> IndexingMap:

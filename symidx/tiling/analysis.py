@@ -26,7 +26,7 @@ refusal). The tiled computation at concrete tile sizes (each instruction's tile,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import prod
 
 from sympy import Integer, Symbol
@@ -47,9 +47,9 @@ from symidx.core.indexing_map.text import print_expr
 from symidx.core.interval import Interval
 from symidx.core.simplify import compose, remove_unused_symbols, simplify
 from symidx.errors import SymidxError, UnsupportedOpError
+from symidx.fusion import Analysis, IndexingGraph
 from symidx.hlo import HloComputation, HloInstruction, HloModule
 from symidx.hlo.facts import array_dims, called_computation
-from symidx.ops import output_to_input
 from symidx.tiling.constraints import Constraints, atom, dnf_or
 from symidx.tiling.symbolic_tile import SymbolicTile, TileRefusal, symbolic_tile
 
@@ -160,19 +160,6 @@ def _roots(comp: HloComputation) -> list[HloInstruction]:
     return [root]
 
 
-def _reaches(a: HloInstruction, b: HloInstruction) -> bool:
-    seen, stack = set(), [a]
-    while stack:
-        x = stack.pop()
-        if x is b:
-            return True
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        stack.extend(x.operands)
-    return False
-
-
 def is_dot(instr: HloInstruction) -> bool:
     """Whether ``instr`` is a dot (or a scaled dot) with its dimension numbers."""
     return instr.opcode in ("dot", "scaled-dot") and instr.dot_dimension_numbers is not None
@@ -185,215 +172,297 @@ def _contracting_sizes(instr: HloInstruction) -> tuple[int, ...]:
     return tuple(lhs[d] for d in dn.lhs_contracting_dims)
 
 
-def analyze(comp: HloComputation) -> FusionTiling:
+@dataclass
+class _Space:
+    """The tiling space as :func:`analyze` builds it: the parameters so far, each dot's
+    hidden parameters (by ``id``), the real root's output parameters and the roots tiled
+    over output parameters of their own (position among the roots, root, parameters)."""
+
+    params: list[Parameter]
+    dot_param: dict[int, list[int]]
+    out_idx: list[int]
+    own: list[tuple[int, HloInstruction, tuple[int, ...]]] = field(default_factory=list)
+
+    @property
+    def flat(self) -> list[int]:
+        return [s for p in self.params for s in p.sizes]
+
+
+def analyze(comp: HloComputation, analysis: Analysis | None = None) -> FusionTiling:
+    """The tiling of the fused computation ``comp`` (XLA's ``SymbolicTileAnalysis``, see
+    the module docstring): its parameters, every (instruction, path) its roots read with
+    the composed map and symbolic tile, and the conjunction of the tiles' constraints.
+
+    The fusion is walked on ``analysis``'s indexing graphs (:class:`symidx.fusion.Analysis`;
+    None: a fresh one): which instruction reads which, their topological order and each
+    instruction's own maps (:meth:`~symidx.fusion.IndexingGraph.rule_maps`) come from
+    there, computed once for every path through them and for the next query. Raises
+    :class:`AnalysisRefusal` where XLA's analysis gives no tiling (a nested fusion as
+    the root, an op without a rule or a tile, unsatisfiable constraints)."""
+    analysis = analysis or Analysis()
+    graph = analysis.graph(comp)
     roots = _roots(comp)
-    real = max(roots, key=lambda r: sum(_reaches(r, o) for o in roots))
-    if real.opcode == "fusion":
-        # as XLA (BailsOutOnRootFusion): nested fusions are tiled as operands, not as roots
-        raise AnalysisRefusal(f"the root {real.name} is a nested fusion; a nested fusion is "
-                              "tiled only as an operand (as XLA)")
-    params: list[Parameter] = []
-    out_dims = _dims(real)
-    dot_param: dict[int, list[int]] = {}     # id(dot) -> its hidden parameter indices
-    if is_dot(real):
-        kc = _contracting_sizes(real)
-        params.append(Parameter(real.name, kc + out_dims, False))
-        dot_param[id(real)] = list(range(len(kc)))
-        out_idx = list(range(len(kc), len(kc) + len(out_dims)))
-    else:
-        params.append(Parameter(real.name, out_dims, False))
-        out_idx = list(range(len(out_dims)))
-    n = len(out_dims) + len(dot_param.get(id(real), []))
-    n = _hidden_parameters(comp, real, dot_param, params, n)
-    # A root of another shape shares the real root's tiles when they write all of it
-    # (it is reached from the real root onto its whole index space: a broadcast's
-    # operand, a reshape); any other is tiled over its own output dimensions, with
-    # program ids of its own.
-    others = [r for r in roots if r is not real and _dims(r) != out_dims]
-    shared = _reached_onto(comp, roots, real, params, dot_param, out_idx, others) \
-        if others else set()
-    own: list[tuple[int, HloInstruction, tuple[int, ...]]] = []
-    for r_i, r in enumerate(roots):
-        if r is real or _dims(r) == out_dims or id(r) in shared or \
-                any(r is o for _, o, _ in own):
-            continue
-        grid = tuple(range(n, n + len(_dims(r))))
-        params.append(Parameter(r.name, _dims(r), False))
-        n += len(_dims(r))
-        own.append((r_i, r, grid))
-        n = _hidden_parameters(comp, r, dot_param, params, n)
-    flat = [s for p in params for s in p.sizes]
-    space = [Interval(0, s - 1) for s in flat]
-    root_map = simplify(IndexingMap.create(space, [dim(i) for i in out_idx]),
-                        replace_point_dims=False)
-    tiling = FusionTiling(comp, roots, real, params, [], Constraints.always(), [], out_idx,
-                          grids=[(r, g) for _, r, g in own])
-    # Dimensions of one value are folded to constants (their stride is 0), except the
-    # non-batch output dimensions of a dot, which XLA keeps as parameters.
-    keep = {i for i, size in enumerate(flat) if size != 1}
-    if is_dot(real):
-        nb = len(real.dot_dimension_numbers.lhs_batch_dims)  # type: ignore[union-attr]
-        keep |= set(out_idx[nb:])
-    root_map = _fold_points(root_map, keep)
-    # (instruction, map, path, region, the nested fusions entered to reach it, grid)
-    order: list[_Visit] = []
-    real_grid = tuple(out_idx)
-    for r_i, r in enumerate(roots):
-        if r is real:
-            order.append((r, root_map, f"roots[{r_i}]", (), (), real_grid))
-    for r_i, r in enumerate(roots):
-        if r is not real and _dims(r) == out_dims:
-            order.append((r, root_map, f"roots[{r_i}]", (), (), real_grid))
-    for r_i, r, grid in own:
-        m = _fold_points(simplify(IndexingMap.create(space, [dim(i) for i in grid]),
-                                  replace_point_dims=False), keep)
-        order.append((r, m, f"roots[{r_i}]", (), (), grid))
-    _walk(tiling, order, dot_param, keep)
+    real = _real_root(graph, roots)
+    space = _space(analysis, graph, roots, real)
+    tiling = FusionTiling(comp, roots, real, space.params, [], Constraints.always(), [],
+                          space.out_idx, grids=[(r, g) for _, r, g in space.own])
+    keep = _kept_parameters(space, real)
+    _walk(tiling, _root_visits(graph, roots, real, space, keep), space.dot_param, keep,
+          analysis)
     if tiling.constraints.is_unsatisfiable:
         raise AnalysisRefusal("the constraints of the tiles are unsatisfiable")
     return tiling
 
 
+def _real_root(graph: IndexingGraph, roots: list[HloInstruction]) -> HloInstruction:
+    """The root that reads the most roots (the first such); refused if a nested fusion."""
+    reads = {r.name: graph.reads(r.name) for r in roots}
+    real = max(roots, key=lambda r: sum(o.name in reads[r.name] for o in roots))
+    if real.opcode == "fusion":
+        # as XLA (BailsOutOnRootFusion): nested fusions are tiled as operands, not as roots
+        raise AnalysisRefusal(f"the root {real.name} is a nested fusion; a nested fusion is "
+                              "tiled only as an operand (as XLA)")
+    return real
+
+
+def _space(analysis: Analysis, graph: IndexingGraph, roots: list[HloInstruction],
+           real: HloInstruction) -> _Space:
+    """The parameters: the real root's output dimensions (a dot's contracting ones
+    first), the dots' hidden parameters, then the roots that need a grid of their own."""
+    out_dims = _dims(real)
+    if is_dot(real):
+        kc = _contracting_sizes(real)
+        space = _Space([Parameter(real.name, kc + out_dims, False)],
+                       {id(real): list(range(len(kc)))},
+                       list(range(len(kc), len(kc) + len(out_dims))))
+    else:
+        space = _Space([Parameter(real.name, out_dims, False)], {},
+                       list(range(len(out_dims))))
+    _hidden_parameters(graph, real, space)
+    # A root of another shape shares the real root's tiles when they write all of it
+    # (it is reached from the real root onto its whole index space: a broadcast's
+    # operand, a reshape); any other is tiled over its own output dimensions, with
+    # program ids of its own.
+    others = [r for r in roots if r is not real and _dims(r) != out_dims]
+    shared = _reached_onto(analysis, graph, roots, real, space, others) if others \
+        else set()
+    for r_i, r in enumerate(roots):
+        if r is real or _dims(r) == out_dims or id(r) in shared or \
+                any(r is o for _, o, _ in space.own):
+            continue
+        n = len(space.flat)
+        space.own.append((r_i, r, tuple(range(n, n + len(_dims(r))))))
+        space.params.append(Parameter(r.name, _dims(r), False))
+        _hidden_parameters(graph, r, space)
+    return space
+
+
+def _kept_parameters(space: _Space, real: HloInstruction) -> set[int]:
+    """The parameters kept as dimensions: those of more than one value, and the non-batch
+    output dimensions of a dot root, which XLA keeps as parameters (the others are folded
+    to constants: their stride is 0)."""
+    keep = {i for i, size in enumerate(space.flat) if size != 1}
+    if is_dot(real):
+        nb = len(real.dot_dimension_numbers.lhs_batch_dims)  # type: ignore[union-attr]
+        keep |= set(space.out_idx[nb:])
+    return keep
+
+
+def _root_visits(graph: IndexingGraph, roots: list[HloInstruction], real: HloInstruction,
+                 space: _Space, keep: set[int]) -> list[_Visit]:
+    """Where the walk starts: the real root, the roots of its shape (the same map), then
+    the roots with a grid of their own, each with the map from the parameters to it."""
+    grid = tuple(space.out_idx)
+    root_map = _grid_map(space, grid, keep)
+    order = [_Visit(r, root_map, f"roots[{r_i}]", (), (), grid, (graph,))
+             for r_i, r in enumerate(roots) if r is real]
+    order += [_Visit(r, root_map, f"roots[{r_i}]", (), (), grid, (graph,))
+              for r_i, r in enumerate(roots) if r is not real and _dims(r) == _dims(real)]
+    order += [_Visit(r, _grid_map(space, own, keep), f"roots[{r_i}]", (), (), own, (graph,))
+              for r_i, r, own in space.own]
+    return order
+
+
+def _grid_map(space: _Space, grid: tuple[int, ...], keep: set[int]) -> IndexingMap:
+    """The map from the parameter space to the output parameters ``grid``."""
+    dims = [Interval(0, s - 1) for s in space.flat]
+    m = simplify(IndexingMap.create(dims, [dim(i) for i in grid]), replace_point_dims=False)
+    return _fold_points(m, keep)
+
+
 _NO_TILE = SymbolicTile((), (), (), (), (), Constraints.always())
-_Visit = tuple[HloInstruction, IndexingMap, str, tuple[int, ...], tuple[HloInstruction, ...],
-               tuple[int, ...]]
 
 
-def _hidden_parameters(comp: HloComputation, root: HloInstruction,
-                       dot_param: dict[int, list[int]], params: list[Parameter], n: int) -> int:
-    """One hidden parameter per contracting dimension of every dot ``root`` reaches that
-    has none yet (visited from the root down); returns the next parameter index."""
-    for instr in reversed(comp.instructions):
-        if is_dot(instr) and id(instr) not in dot_param and _reaches(root, instr):
+@dataclass(frozen=True, slots=True)
+class _Visit:
+    """An (instruction, path) the walk reaches: its composed map, the hidden parameters
+    its tiles iterate over, the nested fusions entered to reach it (and their
+    computations' indexing graphs, the outermost first), and its grid."""
+
+    instr: HloInstruction
+    map: IndexingMap
+    path: str
+    region: tuple[int, ...]
+    nest: tuple[HloInstruction, ...]
+    grid: tuple[int, ...]
+    graphs: tuple[IndexingGraph, ...]
+
+
+def _hidden_parameters(graph: IndexingGraph, root: HloInstruction, space: _Space) -> None:
+    """One hidden parameter per contracting dimension of every dot ``root`` reads that
+    has none yet (visited from the root down, users before operands)."""
+    reads = graph.reads(root.name)
+    for instr in reversed(graph.order):
+        if is_dot(instr) and id(instr) not in space.dot_param and instr.name in reads:
             kc = _contracting_sizes(instr)
-            dot_param[id(instr)] = list(range(n, n + len(kc)))
-            params.append(Parameter(instr.name, kc, True))
-            n += len(kc)
-    return n
+            n = len(space.flat)
+            space.dot_param[id(instr)] = list(range(n, n + len(kc)))
+            space.params.append(Parameter(instr.name, kc, True))
 
 
 ONTO_LIMIT = 4_000_000   # most points enumerated to prove a root reached onto
 
 
-def _reached_onto(comp: HloComputation, roots: list[HloInstruction], real: HloInstruction,
-                  params: list[Parameter], dot_param: dict[int, list[int]],
-                  out_idx: list[int], others: list[HloInstruction]) -> set[int]:
+def _reached_onto(analysis: Analysis, graph: IndexingGraph, roots: list[HloInstruction],
+                  real: HloInstruction, space: _Space, others: list[HloInstruction]
+                  ) -> set[int]:
     """The ids of the roots in ``others`` that the real root's tiles write whole: some
     map from the real root's parameters reaches the root onto its whole index space
     (counted by enumeration, at most ``ONTO_LIMIT`` points; beyond, not shared)."""
-    import numpy as np
-
-    flat = [s for p in params for s in p.sizes]
-    space = [Interval(0, s - 1) for s in flat]
-    probe = FusionTiling(comp, roots, real, list(params), [], Constraints.always(), [],
-                         list(out_idx))
+    flat = space.flat
+    probe = FusionTiling(graph.comp, roots, real, list(space.params), [],
+                         Constraints.always(), [], list(space.out_idx))
     keep = set(range(len(flat)))
-    top = simplify(IndexingMap.create(space, [dim(i) for i in out_idx]),
+    top = simplify(IndexingMap.create([Interval(0, s - 1) for s in flat],
+                                      [dim(i) for i in space.out_idx]),
                    replace_point_dims=False)
     try:
-        _walk(probe, [(real, top, "roots[0]", (), (), ())], dict(dot_param), keep,
-              tile=False)
+        _walk(probe, [_Visit(real, top, "roots[0]", (), (), (), (graph,))],
+              dict(space.dot_param), keep, analysis, tile=False)
     except AnalysisRefusal:
         return set()
-    out: set[int] = set()
-    for r in others:
-        shape = _dims(r)
-        for ti in probe.tiled:
-            m = ti.map
-            if ti.instr is not r or m.num_rts or m.constraints or m.is_known_empty:
-                continue
-            if m.domain_size() > ONTO_LIMIT:
-                continue
-            seen: set[int] = set()
-            for values in m.points(limit=ONTO_LIMIT):
-                res, mask = m.evaluate_arrays(list(values))
-                lin = np.zeros(int(mask.sum()), dtype=np.int64)
-                for j, n in enumerate(shape):
-                    lin = lin * n + np.asarray(res[j])[mask]
-                seen |= set(np.unique(lin).tolist())
-            if len(seen) == prod(shape):
-                out.add(id(r))
-                break
-    return out
+    return {id(r) for r in others
+            if any(ti.instr is r and _onto(ti.map, _dims(r)) for ti in probe.tiled)}
+
+
+def _onto(m: IndexingMap, shape: tuple[int, ...]) -> bool:
+    """Whether ``m`` (no runtime variables, no constraints, at most ``ONTO_LIMIT``
+    points) reaches every index of ``shape``."""
+    import numpy as np
+
+    if m.num_rts or m.constraints or m.is_known_empty or m.domain_size() > ONTO_LIMIT:
+        return False
+    seen: set[int] = set()
+    for values in m.points(limit=ONTO_LIMIT):
+        res, mask = m.evaluate_arrays(list(values))
+        lin = np.zeros(int(mask.sum()), dtype=np.int64)
+        for j, n in enumerate(shape):
+            lin = lin * n + np.asarray(res[j])[mask]
+        seen |= set(np.unique(lin).tolist())
+    return len(seen) == prod(shape)
 
 
 def _walk(tiling: FusionTiling, order: list[_Visit], dot_param: dict[int, list[int]],
-          keep: set[int], tile: bool = True) -> None:
+          keep: set[int], analysis: Analysis, tile: bool = True) -> None:
     """Every (instruction, path) reached from the roots in ``order``, with its composed
-    map and symbolic tile (none when not ``tile``: only the maps), into ``tiling``."""
+    map and symbolic tile (none when not ``tile``: only the maps), into ``tiling``; a
+    nested fusion's computation is walked on its indexing graph in ``analysis``."""
     seen: set[tuple[int, IndexingMap, tuple[int, ...], tuple[int, ...]]] = set()
     stack = list(reversed(order))
     count = 0
     while stack:
-        instr, m, path, region, nest, grid = stack.pop()
-        key = (id(instr), m, tuple(id(f) for f in nest), grid)
+        v = stack.pop()
+        key = (id(v.instr), v.map, tuple(id(f) for f in v.nest), v.grid)
         if key in seen:
             continue
-        if m.is_known_empty:
+        if v.map.is_known_empty:
             # read by no element of the output (a concatenate operand a slice skips): no
             # tile loads it, and nothing below it is reached along this path
-            tiling.unread.append((instr.name, path))
+            tiling.unread.append((v.instr.name, v.path))
             continue
         count += 1
         if count > MAX_TILED:
             raise AnalysisRefusal(f"more than {MAX_TILED} tiled instructions (paths); the "
                                   "fusion is too large to tile per path")
-        if tile:
-            sym_tile, tile_map, masks = _tile_of(instr, path, m)
-        else:
-            sym_tile, tile_map, masks = _NO_TILE, m, ()
-        rows = _row_parameters(m)
-        t = TiledInstruction(instr, path, m, sym_tile.at_unit_sizes(rows), region, grid=grid,
-                             rows=rows, tile_map=tile_map, masks=masks)
+        t = _tiled(v, tile)
         seen.add(key)
         tiling.tiled.append(t)
         tiling.constraints = tiling.constraints.and_(t.tile.constraints)
-        if instr.opcode == "parameter" and nest:
-            # a parameter of a nested fusion's computation: the same tile of the nested
-            # fusion's operand in the computation that calls it
-            k = instr.parameter_number
-            caller = nest[-1]
-            if k is None or k >= len(caller.operands):
-                raise AnalysisRefusal(f"{instr.name}: parameter {k} of {caller.name}'s "
-                                      "computation has no operand")
-            stack.append((caller.operands[k], m, f"{path}.caller_operand({k})", region,
-                          nest[:-1], grid))
-            continue
-        if instr.opcode in ("fusion", "call"):
-            # a nested fusion (XLA's nested GEMM fusions) or a call (a computation JAX
-            # lowers a jnp function to): tile through its computation
-            stack.append((_nested_root(instr), m, f"{path}.called_root", region,
-                          nest + (instr,), grid))
-            continue
-        if instr.opcode == "parameter" or not instr.operands:
-            continue
-        if instr.opcode == "concatenate" and instr.dimensions and tile:
-            tiling.concats.append((instr, instr.dimensions[0]))
-            # every operand but the last starts a tile: the tile size along the cut
-            # divides its extent (XLA checks this when it tiles; here it constrains)
-            cut = instr.dimensions[0]
-            size = as_expr(t.tile.sizes[cut])
-            whole = _dims(instr)[cut]
-            # a tile spanning the whole concatenated dimension (read whole, as a reduce
-            # or a gather's index vector reads it, or a tile over a bitcast merging it
-            # with the next) starts no tile inside an operand
-            for op in instr.operands[:-1]:
-                tiling.constraints = tiling.constraints.and_dnf(
-                    dnf_or(atom(Mod(_dims(op)[cut], size), 0, 0),
-                           atom(size, whole, 1 << 62)))
-        try:
-            groups = output_to_input(instr, 0)
-        except UnsupportedOpError as e:
-            raise AnalysisRefusal(f"{instr.name}: {e}") from None
-        sub_region = region + tuple(dot_param.get(id(instr), ()))
-        for k, (op, maps) in enumerate(zip(instr.operands, groups)):
-            maps = _one_map(maps)
-            if len(maps) != 1:
-                raise AnalysisRefusal(f"{instr.name} reads operand {k} ({op.name}) through "
-                                      f"{len(maps)} maps with different results; a tile "
-                                      "needs one")
-            composed = _compose(m, maps[0], dot_param.get(id(instr), []), keep, instr)
-            stack.append((op, composed, f"{path}.operand({k})", sub_region, nest, grid))
+        stack.extend(_next_visits(tiling, v, t, dot_param, keep, analysis, tile))
+
+
+def _tiled(v: _Visit, tile: bool) -> TiledInstruction:
+    """The tiled instruction of the visit ``v`` (with no tile when not ``tile``)."""
+    if tile:
+        sym_tile, tile_map, masks = _tile_of(v.instr, v.path, v.map)
+    else:
+        sym_tile, tile_map, masks = _NO_TILE, v.map, ()
+    rows = _row_parameters(v.map)
+    return TiledInstruction(v.instr, v.path, v.map, sym_tile.at_unit_sizes(rows), v.region,
+                            grid=v.grid, rows=rows, tile_map=tile_map, masks=masks)
+
+
+def _next_visits(tiling: FusionTiling, v: _Visit, t: TiledInstruction,
+                 dot_param: dict[int, list[int]], keep: set[int], analysis: Analysis,
+                 tile: bool) -> list[_Visit]:
+    """What the walk visits after ``v`` (its tiled instruction ``t``), in the order the
+    stack pops them last: a nested computation's parameter continues at the nested
+    fusion's operand in the computation that calls it, a nested fusion or a call at
+    its computation's root, any other instruction at its operands (a concatenate's cut
+    constrains the tile sizes first)."""
+    instr, m, path = v.instr, v.map, v.path
+    if instr.opcode == "parameter" and v.nest:
+        # a parameter of a nested fusion's computation: the same tile of the nested
+        # fusion's operand in the computation that calls it
+        k = instr.parameter_number
+        caller = v.nest[-1]
+        if k is None or k >= len(caller.operands):
+            raise AnalysisRefusal(f"{instr.name}: parameter {k} of {caller.name}'s "
+                                  "computation has no operand")
+        return [replace(v, instr=caller.operands[k], path=f"{path}.caller_operand({k})",
+                           nest=v.nest[:-1], graphs=v.graphs[:-1])]
+    if instr.opcode in ("fusion", "call"):
+        # a nested fusion (XLA's nested GEMM fusions) or a call (a computation JAX
+        # lowers a jnp function to): tile through its computation
+        graph = analysis.graph(_nested(instr))
+        return [replace(v, instr=graph.comp.root, path=f"{path}.called_root",
+                           nest=v.nest + (instr,), graphs=v.graphs + (graph,))]
+    if instr.opcode == "parameter" or not instr.operands:
+        return []
+    if instr.opcode == "concatenate" and instr.dimensions and tile:
+        _constrain_cut(tiling, instr, t)
+    try:
+        groups = v.graphs[-1].rule_maps(instr, 0)
+    except UnsupportedOpError as e:
+        raise AnalysisRefusal(f"{instr.name}: {e}") from None
+    sub_region = v.region + tuple(dot_param.get(id(instr), ()))
+    found = []
+    for k, (op, maps) in enumerate(zip(instr.operands, groups)):
+        maps = _one_map(maps)
+        if len(maps) != 1:
+            raise AnalysisRefusal(f"{instr.name} reads operand {k} ({op.name}) through "
+                                  f"{len(maps)} maps with different results; a tile "
+                                  "needs one")
+        composed = _compose(m, maps[0], dot_param.get(id(instr), []), keep, instr)
+        found.append(replace(v, instr=op, map=composed, path=f"{path}.operand({k})",
+                                region=sub_region))
+    return found
+
+
+def _constrain_cut(tiling: FusionTiling, instr: HloInstruction, t: TiledInstruction) -> None:
+    """A concatenate's cut: every operand but the last starts a tile, so the tile size
+    along the cut divides its extent (XLA checks this when it tiles; here it
+    constrains). A tile spanning the whole concatenated dimension (read whole, as a
+    reduce or a gather's index vector reads it, or a tile over a bitcast merging it with
+    the next) starts no tile inside an operand."""
+    assert instr.dimensions is not None
+    cut = instr.dimensions[0]
+    tiling.concats.append((instr, cut))
+    size = as_expr(t.tile.sizes[cut])
+    whole = _dims(instr)[cut]
+    for op in instr.operands[:-1]:
+        tiling.constraints = tiling.constraints.and_dnf(
+            dnf_or(atom(Mod(_dims(op)[cut], size), 0, 0), atom(size, whole, 1 << 62)))
 
 
 def _tile_of(instr: HloInstruction, path: str, m: IndexingMap
@@ -457,7 +526,8 @@ def _row_parameters(m: IndexingMap) -> tuple[int, ...]:
     return tuple(sorted(rows))
 
 
-def _nested_root(instr: HloInstruction) -> HloInstruction:
+def _nested(instr: HloInstruction) -> HloComputation:
+    """The computation a nested fusion or a ``call`` runs (one output), or a refusal."""
     what = "nested fusion" if instr.opcode == "fusion" else instr.opcode
     try:
         called = called_computation(instr)
@@ -468,7 +538,7 @@ def _nested_root(instr: HloInstruction) -> HloInstruction:
     if called.root.opcode == "tuple":
         raise AnalysisRefusal(f"{what} {instr.name} has several outputs (a tuple "
                               "root); tiling through it is not supported")
-    return called.root
+    return called
 
 
 def _one_map(maps: list[IndexingMap]) -> list[IndexingMap]:

@@ -1,0 +1,206 @@
+"""Several outputs swept together: a layer over the sets of one start
+(:mod:`symidx.fusion.sets`).
+
+A sweep of several outputs of a computation (:meth:`symidx.fusion.Analysis.backward_outputs`,
+``symidx maps --output all``) keeps one set per instruction output for all of them, so that
+a map reached from many outputs (the same parameter read through the same backward pass of
+a training step) is composed once. Each map's entry is a :class:`Shared`: the outputs it is
+reached from and those for which it over-approximates, as bit sets (bit ``i``: the
+sweep's ``i``-th output), held in a frozen value that a step or a merge replaces. Origins
+are not tracked.
+
+Each output gets what its own sweep gets: the sets are bounded per output
+(:meth:`Starts.bounded`), by the operations of the sets of one start applied to the maps of
+the outputs that have too many (:func:`~symidx.fusion.sets.forgotten`,
+:func:`~symidx.fusion.sets.offsets_merged`, :func:`~symidx.fusion.sets.box`), and each
+output's share is read out with its own dims and label (:func:`reached_each`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
+from symidx.fusion.reached import Reached, Traced
+from symidx.fusion.sets import (
+    MapMemo,
+    add_entry,
+    box,
+    dim_free,
+    forgotten,
+    limits,
+    offsets_merged,
+    restored,
+)
+
+__all__ = ["Shared", "SharedEntries", "Starts", "reached_each"]
+
+
+@dataclass(frozen=True, slots=True)
+class Shared:
+    """A map's entry in a sweep of several outputs: the outputs it is reached from
+    (``starts``), those for which it is an over-approximation (``marked``: each output's
+    own sweep labels its maps), and the first label met by any (``opaque``)."""
+
+    starts: int
+    marked: int = 0
+    opaque: str | None = None
+
+    def label(self, bit: int) -> str | None:
+        """The label of output ``bit``'s map (None: exact for it)."""
+        return self.opaque if self.marked >> bit & 1 else None
+
+    def only(self, starts: int) -> Shared:
+        """This entry for the outputs ``starts`` only."""
+        if starts == self.starts:
+            return self
+        marked = self.marked & starts
+        return Shared(starts, marked, self.opaque if marked else None)
+
+    def after(self, name: str, traced: Traced, opaque: str | None) -> Shared:
+        if opaque is None:  # an exact step: the same entry (a value, shared)
+            return self
+        return Shared(self.starts, self.starts if opaque else self.marked,
+                      self.opaque or opaque)
+
+    def plus(self, other: Shared) -> Shared:
+        if not (other.starts & ~self.starts or other.marked & ~self.marked
+                or self.opaque is None and other.opaque is not None):
+            return self  # nothing new
+        return Shared(self.starts | other.starts, self.marked | other.marked,
+                      self.opaque or other.opaque)
+
+    def plus_after(self, other: Shared, name: str, traced: Traced, opaque: str | None
+                   ) -> Shared:
+        return self.plus(other.after(name, traced, opaque))
+
+
+SharedEntries = dict[IndexingMap, Shared]
+
+
+@dataclass(frozen=True, slots=True)
+class Starts:
+    """The outputs of a joint sweep: the dims of each one's identity map, and per dims the
+    outputs that have them (bit set)."""
+
+    dims: tuple[tuple[Interval, ...], ...]
+    masks: Mapping[tuple[Interval, ...], int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        masks: dict[tuple[Interval, ...], int] = {}
+        for bit, d in enumerate(self.dims):
+            masks[d] = masks.get(d, 0) | 1 << bit
+        object.__setattr__(self, "masks", masks)
+
+    @property
+    def size(self) -> int:
+        """How many outputs."""
+        return len(self.dims)
+
+    def dim_free(self, m: IndexingMap, starts: int, memo: MapMemo) -> IndexingMap:
+        """:func:`~symidx.fusion.sets.dim_free` of ``m`` when its dims are those of every
+        output of ``starts``."""
+        if not m.dims or starts & ~self.masks.get(m.dims, 0):
+            return m
+        return dim_free(m, memo)
+
+    def bounded(self, entries: SharedEntries, memo: MapMemo) -> SharedEntries:
+        """``entries`` bounded per output, as each output's own sweep bounds its set: an
+        output that has more than :data:`~symidx.fusion.sets.MERGE_LIMIT` of the maps gets
+        them with their runtime-value elements forgotten, the others keep them as they
+        are. Past :data:`~symidx.fusion.sets.HULL_LIMIT`, the maps of the outputs that have
+        more than that many are merged exactly where they differ by constant offsets
+        (among maps of the same outputs: the merged map reads their union), and the
+        outputs that still have more get one bounding box (labelled) of all their maps
+        (:meth:`_boxed`). The other outputs keep their maps."""
+        merge_limit, hull_limit = limits()
+        if len(entries) <= merge_limit:
+            return entries
+        over = _crowded(entries.values(), merge_limit)
+        if not over:
+            return entries
+        found: SharedEntries = {}
+        for m, e in entries.items():
+            if e.starts & ~over:
+                add_entry(found, m, e.only(e.starts & ~over))
+            if e.starts & over:
+                add_entry(found, self.dim_free(forgotten(m, memo), e.starts & over, memo),
+                          e.only(e.starts & over))
+        if len(found) <= hull_limit:
+            return found
+        crowded = _crowded(found.values(), hull_limit)
+        return self._boxed(found, crowded, memo) if crowded else found
+
+    def _boxed(self, entries: SharedEntries, crowded: int, memo: MapMemo) -> SharedEntries:
+        """``entries`` where the outputs ``crowded`` have too many maps: theirs merged
+        exactly where they may be, then boxed for those that still have too many."""
+        _, hull_limit = limits()
+        kept: SharedEntries = {}
+        by_starts: dict[int, SharedEntries] = {}
+        for m, e in entries.items():
+            if e.starts & ~crowded:
+                add_entry(kept, m, e.only(e.starts & ~crowded))
+            if e.starts & crowded:
+                part = e.only(e.starts & crowded)
+                by_starts.setdefault(part.starts, {})[m] = part
+        exact: SharedEntries = {}
+        for part_entries in by_starts.values():
+            for m, e in offsets_merged(part_entries, memo).items():
+                add_entry(exact, m, e)
+        boxed = _crowded(exact.values(), hull_limit) if len(exact) > hull_limit else 0
+        inside = [m for m, e in exact.items() if e.starts & boxed
+                  and not m.is_known_empty and not m.is_undefined]
+        if not boxed or any(m.num_results != inside[0].num_results for m in inside):
+            boxed = 0
+        else:
+            first = next(e for e in exact.values() if e.starts & boxed)
+            reason = f"{len(inside)} distinct maps replaced by their bounding box"
+            add_entry(kept, memo.interned_map(box(inside, ())),
+                      Shared(boxed, boxed, first.opaque or reason))
+        for m, e in exact.items():
+            if e.starts & ~boxed:
+                add_entry(kept, m, e.only(e.starts & ~boxed))
+        return kept
+
+
+def _crowded(entries: Iterable[Shared], limit: int) -> int:
+    """The outputs (bit set) that more than ``limit`` of ``entries`` come from. Every
+    output's count is kept bit-sliced (``counts[i]``: bit ``i`` of each output's count),
+    so that counting an entry is a carry through a few integers, however many outputs
+    it comes from; then each count is compared with ``limit``, most significant bit
+    first."""
+    counts: list[int] = []  # this call's own counters
+    for e in entries:
+        carry = e.starts
+        for i, c in enumerate(counts):
+            if not carry:
+                break
+            counts[i], carry = c ^ carry, c & carry
+        if carry:
+            counts.append(carry)
+    over, equal = 0, -1  # the outputs whose count is above / equal to limit so far
+    for i in reversed(range(max(len(counts), limit.bit_length()))):
+        c = counts[i] if i < len(counts) else 0
+        if limit >> i & 1:
+            equal &= c
+        else:
+            over |= equal & c
+            equal &= ~c
+    return over
+
+
+def reached_each(entries: SharedEntries, memo: MapMemo, starts: Starts
+                 ) -> list[Reached | None]:
+    """Per output of a joint sweep: the distinct maps it reaches (None: none do), with
+    its dims back (see :func:`~symidx.fusion.sets.dim_free`), known-empty ones only when
+    nothing else reaches (then one), and its label; no origins."""
+    entries = starts.bounded(entries, memo)
+    found: list[Reached | None] = []
+    for bit, dims in enumerate(starts.dims):
+        share = restored([(m, e) for m, e in entries.items() if e.starts >> bit & 1], dims)
+        found.append(None if not share else Reached(
+            tuple(m for m, _ in share),
+            opaque=next((e.label(bit) for _, e in share if e.label(bit) is not None), None)))
+    return found
