@@ -186,7 +186,6 @@ def _question(spec: Shape | cute.Layout | cute.ComposedLayout, args: argparse.Na
 
 
 def _run_cute(layout: cute.Layout | cute.ComposedLayout, args: argparse.Namespace) -> None:
-
     from symidx.core.syntax import print_map
     from symidx.layout import pictures
     from symidx.layout.maps import cute_map

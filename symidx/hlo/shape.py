@@ -261,7 +261,6 @@ class TupleShape:
         return "(" + ", ".join(str(e) for e in self.elements) + ")"
 
     def _repr_html_(self) -> str:
-
         return f"<code>{html.escape(str(self))}</code>"
 
 
