@@ -19,7 +19,8 @@ from symidx.hlo.shape import ShapeLike, TupleShape, plain_shape
 from symidx.hlo.typed_fields import TYPED_OPCODES, UNTYPED_KEYS, fill_typed_fields
 
 __all__ = [
-    "ATTRIBUTES_END_RE", "CallRef", "Inline", "InstructionReader", "Operand", "Pending", "Ref",
+    "ATTRIBUTES_END_RE", "PARAMETER_NUMBER_RE", "READ_APART", "CallRef", "Inline",
+    "InstructionReader", "Operand", "Pending", "Ref",
 ]
 
 # Fast paths for the common spellings; anything else takes the general path. An instruction's
@@ -84,6 +85,10 @@ class _OneMatch:
     ``signature``: a computation's ``(name: shape, ...) -> shape`` before the ``{`` of its
     body (groups: the parameters, the result shape); ``signature_shapes``: the shapes of such
     parameters.
+
+    ``header``: a computation's start up to its first instruction, ``[ENTRY] name
+    [signature] {`` then blanks, as :mod:`symidx.hlo.plain` reads it (groups: ENTRY, the
+    name, the signature, its parameters, its result shape).
     """
 
     def __init__(self) -> None:
@@ -103,6 +108,10 @@ class _OneMatch:
             rf"\(((?:{parameter}(?:, ?{parameter})*)?)\)[ \t]*->[ \t]*({PLAIN_SHAPE})"
             r"(?=[ \t]*\{[ \t\r\n]*[%A-Za-z_])")
         self.signature_shapes = re.compile(rf":[ \t]*({PLAIN_SHAPE})")
+        self.header = re.compile(
+            r"(ENTRY[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
+            rf"(?:(\(((?:{parameter}(?:, ?{parameter})*)?)\)[ \t]*->[ \t]*({PLAIN_SHAPE}))"
+            r"[ \t]*)?\{[ \t\r\n]*")
 
 
 @cache
@@ -111,7 +120,8 @@ def _one_match() -> _OneMatch:
 
 
 _FULL_NAME_RE = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)\Z")
-_PARAMETER_NUMBER_RE = re.compile(r"[0-9]{1,9}\Z")
+#: A parameter's number as the one-match reading takes it.
+PARAMETER_NUMBER_RE = re.compile(r"[0-9]{1,9}\Z")
 #: Blanks then what cannot continue the attributes (not ',', no comment): where they end.
 ATTRIBUTES_END_RE = re.compile(r"[ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/])")
 #: Attributes naming one computation; ``_COMPUTATION_LIST_KEYS`` name several, ``{a, b}``.
@@ -121,8 +131,8 @@ _COMPUTATION_KEYS = frozenset({
 })
 _COMPUTATION_LIST_KEYS = frozenset({"branch_computations", "called_computations"})
 _ALL_COMPUTATION_KEYS = _COMPUTATION_KEYS | _COMPUTATION_LIST_KEYS
-# Attributes whose value is more than its text (:meth:`InstructionReader.fast_attribute`).
-_READ_APART = OWN_SCANNER_KEYS | _ALL_COMPUTATION_KEYS | {"control-predecessors"}
+#: Attributes whose value is more than its text (:meth:`InstructionReader.fast_attribute`).
+READ_APART = OWN_SCANNER_KEYS | _ALL_COMPUTATION_KEYS | {"control-predecessors"}
 #: Opcodes whose shape must be written: what follows the opcode is read by the shape.
 _SHAPE_REQUIRED = frozenset({"constant", "parameter"})
 # Where a list of instructions does not go on with one right here: a blank (or comment), its
@@ -298,7 +308,7 @@ class InstructionReader(Cursor):
                 else:  # names alone, ", ?" between them: none holds a '%', ' ' or ','
                     written = operands.replace("%", "").replace(" ", "").split(",")
             elif opcode == "parameter":
-                if _PARAMETER_NUMBER_RE.match(other) is None:
+                if PARAMETER_NUMBER_RE.match(other) is None:
                     return False
                 number = int(other)
             elif opcode == "constant":
@@ -329,7 +339,7 @@ class InstructionReader(Cursor):
             pos = head.end()
             while (whole := attribute(text, pos)) is not None:
                 key = whole.group(1)
-                if key in _READ_APART or key in values:  # as fast_attribute reads the rest
+                if key in READ_APART or key in values:  # as fast_attribute reads the rest
                     if not self.fast_attribute(whole, item, values, offsets):
                         break
                 else:

@@ -67,7 +67,6 @@ from symidx.hlo.infer import infer_shape
 from symidx.hlo.instructions import (
     ATTRIBUTES_END_RE,
     Inline,
-    InstructionReader,
     Operand,
     Pending,
     Ref,
@@ -85,8 +84,9 @@ from symidx.hlo.lexer import (
 from symidx.hlo.literal import LiteralValue
 from symidx.hlo.mlir import looks_like_mlir, mlir_hint
 from symidx.hlo.order import callees_first, find_cycle, operands_first, unique_name
+from symidx.hlo.plain import ComputationReader
 from symidx.hlo.reader import PLAIN_SHAPE, name_end
-from symidx.hlo.shape import ShapeLike, can_start_shape, plain_shape
+from symidx.hlo.shape import ShapeLike, can_start_shape
 from symidx.hlo.validate import check_operand_counts, validate_module
 
 __all__ = [
@@ -149,17 +149,14 @@ def parse_hlo(text: str, source: str = "", *, validate: bool = True) -> HloModul
 _DEBUG_BLOCKS = frozenset({"FileNames", "FunctionNames", "FileLocations", "StackFrames"})
 
 
-class _Parser(InstructionReader):
+class _Parser(ComputationReader):
     """Reads a module (or a single instruction): its computations, then resolves calls and
     infers the shapes left out."""
 
     def __init__(self, text: str, source: str) -> None:
         super().__init__(text, source)
-        self.call_sites: list[Pending] = []
         #: Computation name -> the names of the computations it calls (after resolve_calls).
         self.calls: dict[str, list[str]] = {}
-        #: The signatures :meth:`known_signature` has read, as written.
-        self.signatures: set[str] = set()
 
     # -- module
 
@@ -341,6 +338,17 @@ class _Parser(InstructionReader):
     def computation(self) -> HloComputation:
         start = self.skip()
         line = self.line_of(start)
+        comp = self.plain_computation_at(start, line) or self.general_computation(start, line)
+        end = None if self.one_match is None else ATTRIBUTES_END_RE.match(self.text, self.pos)
+        if end is not None:  # blanks, then no ',' nor comment: no attributes, as below
+            self.pos = end.end()
+        else:
+            comp.attributes, _ = self.attributes(None)
+        return comp
+
+    def general_computation(self, start: int, line: int) -> HloComputation:
+        """The computation at ``start`` (on ``line``), up to its ``}``, token by token where
+        one match does not read it."""
         head = None if self.one_match is None else _HEADER_RE.match(self.text, start)
         if head is not None and (head.group(1) is not None or head.group(2) != "ENTRY"):
             is_entry, name = head.group(1) is not None, head.group(2)  # as read below
@@ -361,13 +369,7 @@ class _Parser(InstructionReader):
         ch = self.text[self.pos: self.pos + 1]
         if (ch if ch not in BLANK_START else self.peek()) == "(":
             self.signature(name)
-        comp = self.instruction_list(name, start, line, is_entry)
-        end = None if self.one_match is None else ATTRIBUTES_END_RE.match(self.text, self.pos)
-        if end is not None:  # blanks, then no ',' nor comment: no attributes, as below
-            self.pos = end.end()
-        else:
-            comp.attributes, _ = self.attributes(None)
-        return comp
+        return self.instruction_list(name, start, line, is_entry)
 
     def signature(self, name: str) -> None:
         """``(p: shape, ...) -> shape``: checked for syntax; parameters come from the body."""
@@ -398,17 +400,8 @@ class _Parser(InstructionReader):
         whole = None if one is None else one.signature.match(self.text, self.pos)
         if whole is None:
             return False
-        signature = whole.group()
-        if signature not in self.signatures:  # else read (and found well formed) before
-            known = self._plain_shapes
-            assert one is not None
-            for text in (*one.signature_shapes.findall(whole.group(1)), whole.group(2)):
-                if text not in known:
-                    shape = plain_shape(text, known)
-                    if shape is None:
-                        return False
-                    known[text] = shape
-            self.signatures.add(signature)
+        if not self.known_signature_text(whole.group(), whole.group(1), whole.group(2)):
+            return False
         self.pos = whole.end()
         return True
 
@@ -606,20 +599,3 @@ class _Parser(InstructionReader):
             raise self.error(f"unknown operand {ref.name!r} of {user.name!r}: no instruction of "
                              f"that name in computation {comp!r}", ref.offset)
         return target
-
-    def ordered_parameters(self, instructions: list[HloInstruction],
-                           comp: str) -> list[HloInstruction]:
-        in_order = [i for i in instructions if i.parameter_number is not None]
-        if [i.parameter_number for i in in_order] == list(range(len(in_order))):
-            return in_order  # numbered 0, 1, ... in text order: nothing to check or sort
-        params = [(i.parameter_number, i) for i in instructions if i.parameter_number is not None]
-        by_number: dict[int, HloInstruction] = {}
-        for number, param in params:
-            if number in by_number:
-                raise self.error(f"parameter number {number} of {param.name!r} is already used "
-                                 f"by {by_number[number].name!r} in {comp!r}", param._offset)
-            if not 0 <= number < len(params):
-                raise self.error(f"parameter number {number} of {param.name!r} is out of range: "
-                                 f"{comp!r} has {len(params)} parameters", param._offset)
-            by_number[number] = param
-        return [by_number[k] for k in range(len(params))]
