@@ -114,10 +114,11 @@ _SIGNATURE_PARAMETER_RE = re.compile(r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*:[
 # (groups: ENTRY, the name).
 _HEADER_RE = re.compile(r"(ENTRY[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)(?=[ \t]*[({])")
 # An entry of a debug table in its common spelling: blanks, the number, blanks, then a
-# string on one line or a {...} without braces, quotes or '/' inside (so without comments)
-# (groups: the number, the value). Elsewhere the general reading decides.
+# string on one line or a {...} without brackets, quotes or '/' inside (so without comments,
+# and ending where the general reading's balanced scan ends it) (groups: the number, the
+# value). Elsewhere the general reading decides.
 _DEBUG_ENTRY_RE = re.compile(r'[ \t\r\n]*(\d{1,20})[ \t]+("[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
-                             r"""|\{[^{}"'/]*\})""")
+                             r"""|\{[^{}()\[\]"'/]*\})""")
 _PROTO_RE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*hlo_module[ \t]*\{")
 
 
