@@ -79,6 +79,9 @@ class _OneMatch:
     nothing); then ``)`` (groups: ROOT, name, shape, opcode, operands, other). Its
     attributes are then read one after the other with ``attribute``.
 
+    ``plain_instruction``: ``instruction``, then the blanks that end it when no attribute
+    follows (group 7: those blanks).
+
     ``operand_names``: in such operands, each operand's name without its '%' (or its shape
     and name); ``operand_at``: each operand's name with its '%' (group 1), for its offset.
 
@@ -98,6 +101,10 @@ class _OneMatch:
             r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + PLAIN_SHAPE
             + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\((?:(" + operand + r"(?:, ?(?:"
             + _COMMENT_PATTERN + r")?" + operand + r")*)|([^()/\n]*))\)")
+        # ... then, when no attribute follows, the blanks up to the next instruction (or '}'),
+        # as ATTRIBUTES_END_RE takes them (group: those blanks)
+        self.plain_instruction = re.compile(
+            self.instruction.pattern + r"([ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/]))?")
         self.operand_names = re.compile(rf"(?:{_COMMENT_PATTERN})?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
         self.shaped_operands = re.compile(
             rf"(?:{_COMMENT_PATTERN})?(?:({PLAIN_SHAPE})[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)")

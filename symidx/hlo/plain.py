@@ -93,7 +93,7 @@ class ComputationReader(InstructionReader):
         text = self.text
         known = self._plain_shapes
         document = self.document
-        instruction = one.instruction.match
+        instruction = one.plain_instruction.match
         attribute = one.attribute.match
         attributes_end = ATTRIBUTES_END_RE.match
         by_name: dict[str, HloInstruction] = {}
@@ -102,13 +102,13 @@ class ComputationReader(InstructionReader):
         parameters: list[HloInstruction] = []
         callers: list[Pending] = []
         root: HloInstruction | None = None
+        # (self.line_of, inline: the line at line_offset; stored back wherever it is read)
+        line_at, line_offset = self._line, self._line_offset
         while True:
             head = instruction(text, pos)
             if head is None:
                 return None
-            is_root, instr_name, shape_text, opcode, operands, other = head.groups()
-            if instr_name in by_name:
-                return None
+            is_root, instr_name, shape_text, opcode, operands, other, blanks = head.groups()
             shape = known.get(shape_text)
             if shape is None:
                 shape = plain_shape(shape_text, known)
@@ -147,19 +147,14 @@ class ComputationReader(InstructionReader):
                 literal = other
             elif other:
                 return None
-            if pos >= self._line_offset:  # self.line_of(pos), inline: once per instruction
-                self._line += text.count("\n", self._line_offset, pos)
-                self._line_offset = pos
-                instr_line = self._line
-            else:
-                instr_line = self.line_of(pos)
+            line_at += text.count("\n", line_offset, pos)
+            line_offset = pos
             values: dict[str, str] = {}
             offsets: dict[str, int] = {}
-            instr = parsed_instruction(instr_name, opcode, shape, instr_line, is_root is not None,
+            instr = parsed_instruction(instr_name, opcode, shape, line_at, is_root is not None,
                                        pos, document, values, offsets)
             if found is not None:
                 instr.operands = found  # type: ignore[assignment]  # (no None: checked)
-            item: Pending | None = None
             if number is not None:
                 instr.parameter_number = number
                 parameters.append(instr)
@@ -172,41 +167,51 @@ class ComputationReader(InstructionReader):
                     return None  # not all of it: the general reader says what is wrong
                 instr.literal_text = literal.strip()
             pos = head.end()
-            while (whole := attribute(text, pos)) is not None:
-                key = whole.group(1)
-                if key in READ_APART or key in values:  # as fast_attribute reads the rest
+            if blanks is not None:  # no attribute
+                if opcode in TYPED_OPCODES:
+                    fill_typed_fields(instr)
+            else:
+                item: Pending | None = None
+                while (whole := attribute(text, pos)) is not None:
+                    key = whole.group(1)
+                    if key in READ_APART or key in values:  # as fast_attribute reads the rest
+                        if item is None:
+                            item = Pending(instr)
+                        if not self.fast_attribute(whole, item, values, offsets):
+                            break
+                    else:
+                        values[key] = whole.group(2)
+                        offsets[key] = whole.start(2)
+                    pos = whole.end()
+                end = attributes_end(text, pos)
+                if end is not None:
+                    pos = end.end()
+                else:
                     if item is None:
                         item = Pending(instr)
-                    if not self.fast_attribute(whole, item, values, offsets):
-                        break
-                else:
-                    values[key] = whole.group(2)
-                    offsets[key] = whole.start(2)
-                pos = whole.end()
-            end = attributes_end(text, pos)
-            if end is not None:
-                pos = end.end()
-            else:
-                if item is None:
-                    item = Pending(instr)
-                self.pos = pos
-                self.attributes(item, values, offsets)
-                pos = self.pos
-            if opcode in TYPED_OPCODES or not values.keys() <= UNTYPED_KEYS:
-                fill_typed_fields(instr)
-            if item is not None:
-                if item.control_predecessors:
-                    return None
-                if item.computations:
-                    callers.append(item)
+                    self.pos = pos
+                    self._line, self._line_offset = line_at, line_offset
+                    self.attributes(item, values, offsets)
+                    line_at, line_offset = self._line, self._line_offset
+                    pos = self.pos
+                if opcode in TYPED_OPCODES or not values.keys() <= UNTYPED_KEYS:
+                    fill_typed_fields(instr)
+                if item is not None:
+                    if item.control_predecessors:
+                        return None
+                    if item.computations:
+                        callers.append(item)
             by_name[instr_name] = instr
             instructions.append(instr)
             if is_root is not None:
                 if root is not None:
                     return None
                 root = instr
-            if text.startswith("}", pos):
+            if text[pos: pos + 1] == "}":
                 break
+        if len(by_name) != len(instructions):  # a name written twice
+            return None
+        self._line, self._line_offset = line_at, line_offset
         self.pos = pos + 1
         if root is None:
             root = instructions[-1]
