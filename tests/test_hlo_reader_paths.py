@@ -26,7 +26,13 @@ import symidx.hlo.instructions as instructions
 from symidx.errors import ParseError
 from symidx.hlo import HloModule, parse_hlo, parse_shape
 from symidx.hlo.attributes import scan_value
-from symidx.hlo.ir import HloInstruction, SourceText, parsed_instruction
+from symidx.hlo.ir import (
+    HloComputation,
+    HloInstruction,
+    SourceText,
+    parsed_computation,
+    parsed_instruction,
+)
 from symidx.hlo.shape import Shape, ShapeLike, TupleShape, plain_shape
 
 DATA = Path(__file__).parent / "data"
@@ -395,6 +401,19 @@ def test_parsed_instruction_builds_what_the_dataclass_builds() -> None:
     assert fast.attributes is values and fast._attribute_offsets is offsets
     other = parsed_instruction("b", "add", shape, 8, False, 6, document, {}, {})
     for name in ("operands", "called_computations", "control_predecessors"):  # not shared
+        assert getattr(fast, name) is not getattr(other, name)
+
+
+def test_parsed_computation_builds_what_the_dataclass_builds() -> None:
+    shape = parse_shape("f32[2]{0}")
+    p = parsed_instruction("p", "parameter", shape, 2, False, 5, SourceText("x", ""), {}, {})
+    by_name = {"p": p}
+    fast = parsed_computation("c", [p], p, [p], 1, True, by_name, 4)
+    slow = HloComputation("c", [p], p, [p], 1, is_entry=True, _by_name=by_name, _offset=4)
+    for each in fields(HloComputation):  # every field, so a new one must be added there too
+        assert getattr(fast, each.name) == getattr(slow, each.name), each.name
+    other = parsed_computation("d", [p], p, [p], 1, False, {}, 0)
+    for name in ("attributes", "callers"):  # not shared
         assert getattr(fast, name) is not getattr(other, name)
 
 

@@ -73,6 +73,9 @@ class _OneMatch:
     token by token (the keys with scanners of their own are checked apart), and the value
     has no comment to remove (groups: key, value).
 
+    ``plain_attribute``: ``attribute``, then the blanks that end the attributes when no other
+    follows, as ATTRIBUTES_END_RE takes them (group 3: those blanks).
+
     ``instruction``: ``[ROOT] name = shape opcode(`` as _LHS_RE then _RHS_RE read it; then
     operands -- names, each maybe after a shape and a comment (``/*index=5*/``) -- or other
     text without parentheses, comments or line breaks (a parameter number, a literal,
@@ -97,6 +100,8 @@ class _OneMatch:
     def __init__(self) -> None:
         operand = rf"(?:(?:{PLAIN_SHAPE})[ \t]+)?{_NAME_PATTERN}"
         self.attribute = re.compile(_attribute_pattern())
+        self.plain_attribute = re.compile(
+            self.attribute.pattern + r"([ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/]))?")
         self.instruction = re.compile(
             r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + PLAIN_SHAPE
             + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\((?:(" + operand + r"(?:, ?(?:"
@@ -530,13 +535,13 @@ class InstructionReader(Cursor):
         ``offsets`` as the general path reads it; False (nothing read) where that path must
         decide."""
         key, value = whole.group(1), whole.group(2)
-        start = whole.start(2)
+        start, end = whole.span(2)  # (where the whole match ends, but for blanks after it)
         if key in values:
             raise self.error(f"duplicate attribute {key!r}", whole.start(1))
         if key in OWN_SCANNER_KEYS:  # where its own scanner ends it, as the general path does
             if not (key == "replica_groups" and _plain_replica_groups(value, self.text,
-                                                                       whole.end())) \
-                    and scan_value(self.text, start, key, self.source) != whole.end():
+                                                                       end)) \
+                    and scan_value(self.text, start, key, self.source) != end:
                 return False
         elif item is not None:
             if key in _ALL_COMPUTATION_KEYS:
@@ -545,10 +550,10 @@ class InstructionReader(Cursor):
                     return False
                 item.computations = [*item.computations, (key, [(name.group(1), start)])]
             elif key == "control-predecessors":
-                item.control_predecessors = self.name_list(key, start, whole.end())
+                item.control_predecessors = self.name_list(key, start, end)
         values[key] = value
         offsets[key] = start
-        self.pos = whole.end()
+        self.pos = end
         return True
 
     def computation_refs(self, owner: HloInstruction, key: str) -> list[CallRef]:

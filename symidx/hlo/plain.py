@@ -21,7 +21,12 @@ from symidx.hlo.instructions import (
     InstructionReader,
     Pending,
 )
-from symidx.hlo.ir import HloComputation, HloInstruction, parsed_instruction
+from symidx.hlo.ir import (
+    HloComputation,
+    HloInstruction,
+    parsed_computation,
+    parsed_instruction,
+)
 from symidx.hlo.lexer import skip
 from symidx.hlo.literal import parse_literal
 from symidx.hlo.shape import plain_shape
@@ -94,7 +99,7 @@ class ComputationReader(InstructionReader):
         known = self._plain_shapes
         document = self.document
         instruction = one.plain_instruction.match
-        attribute = one.attribute.match
+        attribute = one.plain_attribute.match
         attributes_end = ATTRIBUTES_END_RE.match
         by_name: dict[str, HloInstruction] = {}
         get = by_name.get
@@ -172,18 +177,23 @@ class ComputationReader(InstructionReader):
                     fill_typed_fields(instr)
             else:
                 item: Pending | None = None
+                end = None
                 while (whole := attribute(text, pos)) is not None:
-                    key = whole.group(1)
+                    key, value, blanks = whole.groups()
                     if key in READ_APART or key in values:  # as fast_attribute reads the rest
                         if item is None:
                             item = Pending(instr)
                         if not self.fast_attribute(whole, item, values, offsets):
                             break
                     else:
-                        values[key] = whole.group(2)
+                        values[key] = value
                         offsets[key] = whole.start(2)
+                    if blanks is not None:  # the last one
+                        end = whole
+                        break
                     pos = whole.end()
-                end = attributes_end(text, pos)
+                else:
+                    end = attributes_end(text, pos)
                 if end is not None:
                     pos = end.end()
                 else:
@@ -220,8 +230,8 @@ class ComputationReader(InstructionReader):
             if param.parameter_number != k:  # out of order: sorted, or the error said
                 parameters = self.ordered_parameters(instructions, name)
                 break
-        comp = HloComputation(name, instructions, root, parameters, line, is_entry=is_entry,
-                              _by_name=by_name, _offset=start)
+        comp = parsed_computation(name, instructions, root, parameters, line, is_entry, by_name,
+                                  start)
         for item in callers:
             item.caller = comp
         self.call_sites.extend(callers)
