@@ -93,8 +93,9 @@ class _OneMatch:
     parameters.
 
     ``header``: a computation's start up to its first instruction, ``[ENTRY] name
-    [signature] {`` then blanks, as :mod:`symidx.hlo.plain` reads it (groups: ENTRY, the
-    name, the signature, its parameters, its result shape).
+    [signature] {`` then blanks and the start of a name (a '{' before anything else is the
+    result shape's layout), as :mod:`symidx.hlo.plain` reads it (groups: ENTRY, the name, the
+    signature, its parameters, its result shape).
     """
 
     def __init__(self) -> None:
@@ -123,7 +124,7 @@ class _OneMatch:
         self.header = re.compile(
             r"(ENTRY[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
             rf"(?:(\(((?:{parameter}(?:, ?{parameter})*)?)\)[ \t]*->[ \t]*({PLAIN_SHAPE}))"
-            r"[ \t]*)?\{[ \t\r\n]*")
+            r"[ \t]*)?\{[ \t\r\n]*(?=[%A-Za-z_])")
 
 
 @cache

@@ -14,6 +14,8 @@ the general one does (``tests/test_hlo_reader_paths.py``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from symidx.hlo.instructions import (
     ATTRIBUTES_END_RE,
     PARAMETER_NUMBER_RE,
@@ -111,8 +113,21 @@ class ComputationReader(InstructionReader):
         line_at, line_offset = self._line, self._line_offset
         while True:
             head = instruction(text, pos)
-            if head is None:
-                return None
+            if head is None:  # a spelling the one match does not take: the token readers
+                self._line, self._line_offset = line_at, line_offset
+                apart = self.instruction_apart(pos, get, parameters, callers)
+                if apart is None:
+                    return None
+                pos, line_at, line_offset = self.pos, self._line, self._line_offset
+                by_name[apart.name] = apart
+                instructions.append(apart)
+                if apart.is_root:
+                    if root is not None:
+                        return None
+                    root = apart
+                if text[pos: pos + 1] == "}":
+                    break
+                continue
             is_root, instr_name, shape_text, opcode, operands, other, blanks = head.groups()
             shape = known.get(shape_text)
             if shape is None:
@@ -236,6 +251,38 @@ class ComputationReader(InstructionReader):
             item.caller = comp
         self.call_sites.extend(callers)
         return comp
+
+    def instruction_apart(self, pos: int, get: Callable[[str], HloInstruction | None],
+                          parameters: list[HloInstruction],
+                          callers: list[Pending]) -> HloInstruction | None:
+        """The instruction at ``pos`` read by the token readers (:meth:`instruction`), its
+        operands found with ``get``, appended to ``parameters`` or ``callers`` if it is one;
+        None (the general pass decides) if the computation ends here, or the instruction has
+        inline instructions, an operand not found or control predecessors."""
+        self.pos = pos
+        if self.peek() in ("}", ""):
+            return None
+        pendings: list[Pending] = []
+        self.instruction(pendings)
+        if len(pendings) != 1:  # inline instructions
+            return None
+        item = pendings[0]
+        found = []
+        for operand in item.operands:
+            target = get(operand) if isinstance(operand, str) else (
+                None if operand.instr is not None else get(operand.name))
+            if target is None:
+                return None
+            found.append(target)
+        if item.control_predecessors:
+            return None
+        instr = item.instr
+        instr.operands = found
+        if instr.parameter_number is not None:
+            parameters.append(instr)
+        if item.computations:
+            callers.append(item)
+        return instr
 
     def ordered_parameters(self, instructions: list[HloInstruction],
                            comp: str) -> list[HloInstruction]:
