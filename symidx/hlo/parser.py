@@ -45,7 +45,8 @@ This module reads the module's structure (header, debug tables, computations, ca
 shapes left out); :mod:`symidx.hlo.instructions` reads instructions, operands and
 attributes over the token readers of :mod:`symidx.hlo.reader`;
 :mod:`symidx.hlo.typed_fields` fills the typed fields; the result is the IR of
-:mod:`symidx.hlo.ir`.
+:mod:`symidx.hlo.ir`. On a long text, :mod:`symidx.hlo.plain` reads and builds a plain
+computation in one loop; any other is read here.
 """
 
 from __future__ import annotations
