@@ -234,6 +234,19 @@ BODIES = [
     "p = f32[] parameter(0)\n  q = f32[] parameter(2)\n  ROOT r = f32[] add(p, q)",
     "p = f32[] parameter(0)\n  a = f32[] negate(p)",
     "p = f32[] parameter(0)\n  ROOT r = f32[] add(p, f32[] negate(p))",
+    # read apart (by the token readers) inside the one-loop reading, which goes on
+    "p = c64[] parameter(0)\n  c = c64[] constant((0, 1))\n  ROOT r = c64[] add(p, c)",
+    "p = f32[] parameter(0)\n  /* c */ a = f32[] negate(p)\n  ROOT r = f32[] add(p, a)",
+    "p = f32[] parameter(0)\n  a = f32[] negate(%p )\n  ROOT r = f32[] add(p, a)",
+    "p = f32[] parameter(0)\n  c = c64[] constant((0, 1))\n  ROOT r = f32[] add(p, x)",
+    "p = f32[] parameter(0)\n  a = f32[] negate(p) /* c */\n  ROOT r = f32[] add(p, a)",
+    # an inline computation read, then left behind with the rest (a forward operand after it)
+    "p = f32[] parameter(0)\n  s = f32[] reduce(p, p), dimensions={}, to_apply={\n"
+    "    x = f32[] parameter(0)\n    y = f32[] parameter(1)\n    ROOT z = f32[] add(x, y)\n  }\n"
+    "  ROOT r = f32[] add(s, later)\n  later = f32[] negate(p)",
+    "p = f32[] parameter(0)\n  s = f32[] reduce(p, p), dimensions={}, to_apply={\n"
+    "    x = f32[] parameter(0)\n    y = f32[] parameter(1)\n    ROOT z = f32[] add(x, y)\n  }\n"
+    "  ROOT r = f32[] add(s, p)",
 ]
 
 
