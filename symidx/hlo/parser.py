@@ -120,6 +120,8 @@ _HEADER_RE = re.compile(r"(ENTRY[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)(?=[ \t]*[(
 # value). Elsewhere the general reading decides.
 _DEBUG_ENTRY_RE = re.compile(r'[ \t\r\n]*(\d{1,20})[ \t]+("[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
                              r"""|\{[^{}()\[\]"'/]*\})""")
+# A run of such entries, one after the other.
+_DEBUG_ENTRIES_RE = re.compile(f"(?:{_DEBUG_ENTRY_RE.pattern})+")
 _PROTO_RE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*hlo_module[ \t]*\{")
 
 
@@ -224,12 +226,13 @@ class _Parser(ComputationReader):
         ``N <value>`` with comments removed."""
         lines: list[str] = []
         text = self.text
-        fast = None if self.one_match is None else _DEBUG_ENTRY_RE.match
+        fast = None if self.one_match is None else _DEBUG_ENTRIES_RE.match
         while True:
-            entry = None if fast is None else fast(text, self.pos)
-            if entry is not None:  # what the general reading below gives, in one match
-                lines.append(f"{entry.group(1)} {entry.group(2)}")
-                self.pos = entry.end()
+            entries = None if fast is None else fast(text, self.pos)
+            if entries is not None:  # what the general reading below gives, one match each
+                lines += [f"{number} {value}" for number, value
+                          in _DEBUG_ENTRY_RE.findall(text, self.pos, entries.end())]
+                self.pos = entries.end()
                 continue
             start = self.skip()
             number = re.match(r"\d+", self.text[start: start + 20])
