@@ -26,7 +26,13 @@ import symidx.hlo.instructions as instructions
 from symidx.errors import ParseError
 from symidx.hlo import HloModule, parse_hlo, parse_shape
 from symidx.hlo.attributes import scan_value
-from symidx.hlo.ir import HloInstruction, SourceText, parsed_instruction
+from symidx.hlo.ir import (
+    HloComputation,
+    HloInstruction,
+    SourceText,
+    parsed_computation,
+    parsed_instruction,
+)
 from symidx.hlo.shape import Shape, ShapeLike, TupleShape, plain_shape
 
 DATA = Path(__file__).parent / "data"
@@ -228,6 +234,19 @@ BODIES = [
     "p = f32[] parameter(0)\n  q = f32[] parameter(2)\n  ROOT r = f32[] add(p, q)",
     "p = f32[] parameter(0)\n  a = f32[] negate(p)",
     "p = f32[] parameter(0)\n  ROOT r = f32[] add(p, f32[] negate(p))",
+    # read apart (by the token readers) inside the one-loop reading, which goes on
+    "p = c64[] parameter(0)\n  c = c64[] constant((0, 1))\n  ROOT r = c64[] add(p, c)",
+    "p = f32[] parameter(0)\n  /* c */ a = f32[] negate(p)\n  ROOT r = f32[] add(p, a)",
+    "p = f32[] parameter(0)\n  a = f32[] negate(%p )\n  ROOT r = f32[] add(p, a)",
+    "p = f32[] parameter(0)\n  c = c64[] constant((0, 1))\n  ROOT r = f32[] add(p, x)",
+    "p = f32[] parameter(0)\n  a = f32[] negate(p) /* c */\n  ROOT r = f32[] add(p, a)",
+    # an inline computation read, then left behind with the rest (a forward operand after it)
+    "p = f32[] parameter(0)\n  s = f32[] reduce(p, p), dimensions={}, to_apply={\n"
+    "    x = f32[] parameter(0)\n    y = f32[] parameter(1)\n    ROOT z = f32[] add(x, y)\n  }\n"
+    "  ROOT r = f32[] add(s, later)\n  later = f32[] negate(p)",
+    "p = f32[] parameter(0)\n  s = f32[] reduce(p, p), dimensions={}, to_apply={\n"
+    "    x = f32[] parameter(0)\n    y = f32[] parameter(1)\n    ROOT z = f32[] add(x, y)\n  }\n"
+    "  ROOT r = f32[] add(s, p)",
 ]
 
 
@@ -242,7 +261,7 @@ DEBUG_ENTRIES = [
     '6 "two\nlines"', '7 "split\\\n"', "8 {a={b=1}}", "9 {a=1 /* c */ b=2}", "10 {a='q'}",
     "11 {a=\"}\"}", '12"glued"', "13{glued=1}", "123456789012345678901 {a=1}",
     "00014 {a=1}", "15 /*c*/ {a=1}", "16 'single'", '17 "unterminated', "18 {a=1",
-    "19 f32[]", "20 {a=1} // c", "\u0661 {a=1}",
+    "19 f32[]", "20 {a=1} // c", "\u0661 {a=1}", "21 {[a=1}", "22 {a=(1}", "23 {a=[1]}",
 ]
 
 
@@ -395,6 +414,19 @@ def test_parsed_instruction_builds_what_the_dataclass_builds() -> None:
     assert fast.attributes is values and fast._attribute_offsets is offsets
     other = parsed_instruction("b", "add", shape, 8, False, 6, document, {}, {})
     for name in ("operands", "called_computations", "control_predecessors"):  # not shared
+        assert getattr(fast, name) is not getattr(other, name)
+
+
+def test_parsed_computation_builds_what_the_dataclass_builds() -> None:
+    shape = parse_shape("f32[2]{0}")
+    p = parsed_instruction("p", "parameter", shape, 2, False, 5, SourceText("x", ""), {}, {})
+    by_name = {"p": p}
+    fast = parsed_computation("c", [p], p, [p], 1, True, by_name, 4)
+    slow = HloComputation("c", [p], p, [p], 1, is_entry=True, _by_name=by_name, _offset=4)
+    for each in fields(HloComputation):  # every field, so a new one must be added there too
+        assert getattr(fast, each.name) == getattr(slow, each.name), each.name
+    other = parsed_computation("d", [p], p, [p], 1, False, {}, 0)
+    for name in ("attributes", "callers"):  # not shared
         assert getattr(fast, name) is not getattr(other, name)
 
 

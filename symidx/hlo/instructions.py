@@ -19,7 +19,8 @@ from symidx.hlo.shape import ShapeLike, TupleShape, plain_shape
 from symidx.hlo.typed_fields import TYPED_OPCODES, UNTYPED_KEYS, fill_typed_fields
 
 __all__ = [
-    "ATTRIBUTES_END_RE", "CallRef", "Inline", "InstructionReader", "Operand", "Pending", "Ref",
+    "ATTRIBUTES_END_RE", "PARAMETER_NUMBER_RE", "READ_APART", "CallRef", "Inline",
+    "InstructionReader", "Operand", "Pending", "Ref",
 ]
 
 # Fast paths for the common spellings; anything else takes the general path. An instruction's
@@ -72,11 +73,17 @@ class _OneMatch:
     token by token (the keys with scanners of their own are checked apart), and the value
     has no comment to remove (groups: key, value).
 
+    ``plain_attribute``: ``attribute``, then the blanks that end the attributes when no other
+    follows, as ATTRIBUTES_END_RE takes them (group 3: those blanks).
+
     ``instruction``: ``[ROOT] name = shape opcode(`` as _LHS_RE then _RHS_RE read it; then
     operands -- names, each maybe after a shape and a comment (``/*index=5*/``) -- or other
     text without parentheses, comments or line breaks (a parameter number, a literal,
     nothing); then ``)`` (groups: ROOT, name, shape, opcode, operands, other). Its
     attributes are then read one after the other with ``attribute``.
+
+    ``plain_instruction``: ``instruction``, then the blanks that end it when no attribute
+    follows (group 7: those blanks).
 
     ``operand_names``: in such operands, each operand's name without its '%' (or its shape
     and name); ``operand_at``: each operand's name with its '%' (group 1), for its offset.
@@ -84,15 +91,26 @@ class _OneMatch:
     ``signature``: a computation's ``(name: shape, ...) -> shape`` before the ``{`` of its
     body (groups: the parameters, the result shape); ``signature_shapes``: the shapes of such
     parameters.
+
+    ``header``: a computation's start up to its first instruction, ``[ENTRY] name
+    [signature] {`` then blanks and the start of a name (a '{' before anything else is the
+    result shape's layout), as :mod:`symidx.hlo.plain` reads it (groups: ENTRY, the name, the
+    signature, its parameters, its result shape).
     """
 
     def __init__(self) -> None:
         operand = rf"(?:(?:{PLAIN_SHAPE})[ \t]+)?{_NAME_PATTERN}"
         self.attribute = re.compile(_attribute_pattern())
+        self.plain_attribute = re.compile(
+            self.attribute.pattern + r"([ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/]))?")
         self.instruction = re.compile(
             r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + PLAIN_SHAPE
             + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\((?:(" + operand + r"(?:, ?(?:"
             + _COMMENT_PATTERN + r")?" + operand + r")*)|([^()/\n]*))\)")
+        # ... then, when no attribute follows, the blanks up to the next instruction (or '}'),
+        # as ATTRIBUTES_END_RE takes them (group: those blanks)
+        self.plain_instruction = re.compile(
+            self.instruction.pattern + r"([ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/]))?")
         self.operand_names = re.compile(rf"(?:{_COMMENT_PATTERN})?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
         self.shaped_operands = re.compile(
             rf"(?:{_COMMENT_PATTERN})?(?:({PLAIN_SHAPE})[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)")
@@ -103,6 +121,10 @@ class _OneMatch:
             rf"\(((?:{parameter}(?:, ?{parameter})*)?)\)[ \t]*->[ \t]*({PLAIN_SHAPE})"
             r"(?=[ \t]*\{[ \t\r\n]*[%A-Za-z_])")
         self.signature_shapes = re.compile(rf":[ \t]*({PLAIN_SHAPE})")
+        self.header = re.compile(
+            r"(ENTRY[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*"
+            rf"(?:(\(((?:{parameter}(?:, ?{parameter})*)?)\)[ \t]*->[ \t]*({PLAIN_SHAPE}))"
+            r"[ \t]*)?\{[ \t\r\n]*(?=[%A-Za-z_])")
 
 
 @cache
@@ -111,7 +133,8 @@ def _one_match() -> _OneMatch:
 
 
 _FULL_NAME_RE = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)\Z")
-_PARAMETER_NUMBER_RE = re.compile(r"[0-9]{1,9}\Z")
+#: A parameter's number as the one-match reading takes it.
+PARAMETER_NUMBER_RE = re.compile(r"[0-9]{1,9}\Z")
 #: Blanks then what cannot continue the attributes (not ',', no comment): where they end.
 ATTRIBUTES_END_RE = re.compile(r"[ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/])")
 #: Attributes naming one computation; ``_COMPUTATION_LIST_KEYS`` name several, ``{a, b}``.
@@ -121,8 +144,8 @@ _COMPUTATION_KEYS = frozenset({
 })
 _COMPUTATION_LIST_KEYS = frozenset({"branch_computations", "called_computations"})
 _ALL_COMPUTATION_KEYS = _COMPUTATION_KEYS | _COMPUTATION_LIST_KEYS
-# Attributes whose value is more than its text (:meth:`InstructionReader.fast_attribute`).
-_READ_APART = OWN_SCANNER_KEYS | _ALL_COMPUTATION_KEYS | {"control-predecessors"}
+#: Attributes whose value is more than its text (:meth:`InstructionReader.fast_attribute`).
+READ_APART = OWN_SCANNER_KEYS | _ALL_COMPUTATION_KEYS | {"control-predecessors"}
 #: Opcodes whose shape must be written: what follows the opcode is read by the shape.
 _SHAPE_REQUIRED = frozenset({"constant", "parameter"})
 # Where a list of instructions does not go on with one right here: a blank (or comment), its
@@ -298,7 +321,7 @@ class InstructionReader(Cursor):
                 else:  # names alone, ", ?" between them: none holds a '%', ' ' or ','
                     written = operands.replace("%", "").replace(" ", "").split(",")
             elif opcode == "parameter":
-                if _PARAMETER_NUMBER_RE.match(other) is None:
+                if PARAMETER_NUMBER_RE.match(other) is None:
                     return False
                 number = int(other)
             elif opcode == "constant":
@@ -329,7 +352,7 @@ class InstructionReader(Cursor):
             pos = head.end()
             while (whole := attribute(text, pos)) is not None:
                 key = whole.group(1)
-                if key in _READ_APART or key in values:  # as fast_attribute reads the rest
+                if key in READ_APART or key in values:  # as fast_attribute reads the rest
                     if not self.fast_attribute(whole, item, values, offsets):
                         break
                 else:
@@ -513,13 +536,13 @@ class InstructionReader(Cursor):
         ``offsets`` as the general path reads it; False (nothing read) where that path must
         decide."""
         key, value = whole.group(1), whole.group(2)
-        start = whole.start(2)
+        start, end = whole.span(2)  # (where the whole match ends, but for blanks after it)
         if key in values:
             raise self.error(f"duplicate attribute {key!r}", whole.start(1))
         if key in OWN_SCANNER_KEYS:  # where its own scanner ends it, as the general path does
             if not (key == "replica_groups" and _plain_replica_groups(value, self.text,
-                                                                       whole.end())) \
-                    and scan_value(self.text, start, key, self.source) != whole.end():
+                                                                       end)) \
+                    and scan_value(self.text, start, key, self.source) != end:
                 return False
         elif item is not None:
             if key in _ALL_COMPUTATION_KEYS:
@@ -528,10 +551,10 @@ class InstructionReader(Cursor):
                     return False
                 item.computations = [*item.computations, (key, [(name.group(1), start)])]
             elif key == "control-predecessors":
-                item.control_predecessors = self.name_list(key, start, whole.end())
+                item.control_predecessors = self.name_list(key, start, end)
         values[key] = value
         offsets[key] = start
-        self.pos = whole.end()
+        self.pos = end
         return True
 
     def computation_refs(self, owner: HloInstruction, key: str) -> list[CallRef]:

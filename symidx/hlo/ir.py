@@ -261,6 +261,29 @@ class HloComputation:
         return f"<HloComputation {self.name}: {len(self.instructions)} instructions>"
 
 
+def parsed_computation(name: str, instructions: list[HloInstruction], root: HloInstruction,
+                       parameters: list[HloInstruction], line: int, is_entry: bool,
+                       by_name: dict[str, HloInstruction], offset: int) -> HloComputation:
+    """What ``HloComputation(name, instructions, root, parameters, line, is_entry=is_entry,
+    _by_name=by_name, _offset=offset)`` builds, every field stored directly (as
+    :func:`parsed_instruction`; a test checks it against the dataclass's own defaults)."""
+    comp = _new(HloComputation)
+    comp.name = name
+    comp.instructions = instructions
+    comp.root = root
+    comp.parameters = parameters
+    comp.line = line
+    comp.is_entry = is_entry
+    comp.is_fusion_computation = False
+    comp.attributes = {}
+    comp.callers = []
+    comp._by_name = by_name
+    comp._offset = offset
+    comp._same_value = None
+    comp.resolver_memo = None
+    return comp
+
+
 @dataclass(eq=False, slots=True, repr=False)
 class HloModule:
     """A parsed module. ``computations`` keeps text order."""

@@ -45,7 +45,8 @@ This module reads the module's structure (header, debug tables, computations, ca
 shapes left out); :mod:`symidx.hlo.instructions` reads instructions, operands and
 attributes over the token readers of :mod:`symidx.hlo.reader`;
 :mod:`symidx.hlo.typed_fields` fills the typed fields; the result is the IR of
-:mod:`symidx.hlo.ir`.
+:mod:`symidx.hlo.ir`. On a long text, :mod:`symidx.hlo.plain` reads and builds a plain
+computation in one loop; any other is read here.
 """
 
 from __future__ import annotations
@@ -67,7 +68,6 @@ from symidx.hlo.infer import infer_shape
 from symidx.hlo.instructions import (
     ATTRIBUTES_END_RE,
     Inline,
-    InstructionReader,
     Operand,
     Pending,
     Ref,
@@ -85,8 +85,9 @@ from symidx.hlo.lexer import (
 from symidx.hlo.literal import LiteralValue
 from symidx.hlo.mlir import looks_like_mlir, mlir_hint
 from symidx.hlo.order import callees_first, find_cycle, operands_first, unique_name
+from symidx.hlo.plain import ComputationReader
 from symidx.hlo.reader import PLAIN_SHAPE, name_end
-from symidx.hlo.shape import ShapeLike, can_start_shape, plain_shape
+from symidx.hlo.shape import ShapeLike, can_start_shape
 from symidx.hlo.validate import check_operand_counts, validate_module
 
 __all__ = [
@@ -114,10 +115,13 @@ _SIGNATURE_PARAMETER_RE = re.compile(r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*:[
 # (groups: ENTRY, the name).
 _HEADER_RE = re.compile(r"(ENTRY[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)(?=[ \t]*[({])")
 # An entry of a debug table in its common spelling: blanks, the number, blanks, then a
-# string on one line or a {...} without braces, quotes or '/' inside (so without comments)
-# (groups: the number, the value). Elsewhere the general reading decides.
+# string on one line or a {...} without brackets, quotes or '/' inside (so without comments,
+# and ending where the general reading's balanced scan ends it) (groups: the number, the
+# value). Elsewhere the general reading decides.
 _DEBUG_ENTRY_RE = re.compile(r'[ \t\r\n]*(\d{1,20})[ \t]+("[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
-                             r"""|\{[^{}"'/]*\})""")
+                             r"""|\{[^{}()\[\]"'/]*\})""")
+# A run of such entries, one after the other.
+_DEBUG_ENTRIES_RE = re.compile(f"(?:{_DEBUG_ENTRY_RE.pattern})+")
 _PROTO_RE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*hlo_module[ \t]*\{")
 
 
@@ -149,17 +153,14 @@ def parse_hlo(text: str, source: str = "", *, validate: bool = True) -> HloModul
 _DEBUG_BLOCKS = frozenset({"FileNames", "FunctionNames", "FileLocations", "StackFrames"})
 
 
-class _Parser(InstructionReader):
+class _Parser(ComputationReader):
     """Reads a module (or a single instruction): its computations, then resolves calls and
     infers the shapes left out."""
 
     def __init__(self, text: str, source: str) -> None:
         super().__init__(text, source)
-        self.call_sites: list[Pending] = []
         #: Computation name -> the names of the computations it calls (after resolve_calls).
         self.calls: dict[str, list[str]] = {}
-        #: The signatures :meth:`known_signature` has read, as written.
-        self.signatures: set[str] = set()
 
     # -- module
 
@@ -225,12 +226,13 @@ class _Parser(InstructionReader):
         ``N <value>`` with comments removed."""
         lines: list[str] = []
         text = self.text
-        fast = None if self.one_match is None else _DEBUG_ENTRY_RE.match
+        fast = None if self.one_match is None else _DEBUG_ENTRIES_RE.match
         while True:
-            entry = None if fast is None else fast(text, self.pos)
-            if entry is not None:  # what the general reading below gives, in one match
-                lines.append(f"{entry.group(1)} {entry.group(2)}")
-                self.pos = entry.end()
+            entries = None if fast is None else fast(text, self.pos)
+            if entries is not None:  # what the general reading below gives, one match each
+                lines += [f"{number} {value}" for number, value
+                          in _DEBUG_ENTRY_RE.findall(text, self.pos, entries.end())]
+                self.pos = entries.end()
                 continue
             start = self.skip()
             number = re.match(r"\d+", self.text[start: start + 20])
@@ -341,6 +343,17 @@ class _Parser(InstructionReader):
     def computation(self) -> HloComputation:
         start = self.skip()
         line = self.line_of(start)
+        comp = self.plain_computation_at(start, line) or self.general_computation(start, line)
+        end = None if self.one_match is None else ATTRIBUTES_END_RE.match(self.text, self.pos)
+        if end is not None:  # blanks, then no ',' nor comment: no attributes, as below
+            self.pos = end.end()
+        else:
+            comp.attributes, _ = self.attributes(None)
+        return comp
+
+    def general_computation(self, start: int, line: int) -> HloComputation:
+        """The computation at ``start`` (on ``line``), up to its ``}``, token by token where
+        one match does not read it."""
         head = None if self.one_match is None else _HEADER_RE.match(self.text, start)
         if head is not None and (head.group(1) is not None or head.group(2) != "ENTRY"):
             is_entry, name = head.group(1) is not None, head.group(2)  # as read below
@@ -361,13 +374,7 @@ class _Parser(InstructionReader):
         ch = self.text[self.pos: self.pos + 1]
         if (ch if ch not in BLANK_START else self.peek()) == "(":
             self.signature(name)
-        comp = self.instruction_list(name, start, line, is_entry)
-        end = None if self.one_match is None else ATTRIBUTES_END_RE.match(self.text, self.pos)
-        if end is not None:  # blanks, then no ',' nor comment: no attributes, as below
-            self.pos = end.end()
-        else:
-            comp.attributes, _ = self.attributes(None)
-        return comp
+        return self.instruction_list(name, start, line, is_entry)
 
     def signature(self, name: str) -> None:
         """``(p: shape, ...) -> shape``: checked for syntax; parameters come from the body."""
@@ -398,17 +405,8 @@ class _Parser(InstructionReader):
         whole = None if one is None else one.signature.match(self.text, self.pos)
         if whole is None:
             return False
-        signature = whole.group()
-        if signature not in self.signatures:  # else read (and found well formed) before
-            known = self._plain_shapes
-            assert one is not None
-            for text in (*one.signature_shapes.findall(whole.group(1)), whole.group(2)):
-                if text not in known:
-                    shape = plain_shape(text, known)
-                    if shape is None:
-                        return False
-                    known[text] = shape
-            self.signatures.add(signature)
+        if not self.known_signature_text(whole.group(), whole.group(1), whole.group(2)):
+            return False
         self.pos = whole.end()
         return True
 
@@ -606,20 +604,3 @@ class _Parser(InstructionReader):
             raise self.error(f"unknown operand {ref.name!r} of {user.name!r}: no instruction of "
                              f"that name in computation {comp!r}", ref.offset)
         return target
-
-    def ordered_parameters(self, instructions: list[HloInstruction],
-                           comp: str) -> list[HloInstruction]:
-        in_order = [i for i in instructions if i.parameter_number is not None]
-        if [i.parameter_number for i in in_order] == list(range(len(in_order))):
-            return in_order  # numbered 0, 1, ... in text order: nothing to check or sort
-        params = [(i.parameter_number, i) for i in instructions if i.parameter_number is not None]
-        by_number: dict[int, HloInstruction] = {}
-        for number, param in params:
-            if number in by_number:
-                raise self.error(f"parameter number {number} of {param.name!r} is already used "
-                                 f"by {by_number[number].name!r} in {comp!r}", param._offset)
-            if not 0 <= number < len(params):
-                raise self.error(f"parameter number {number} of {param.name!r} is out of range: "
-                                 f"{comp!r} has {len(params)} parameters", param._offset)
-            by_number[number] = param
-        return [by_number[k] for k in range(len(params))]

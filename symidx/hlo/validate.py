@@ -98,15 +98,24 @@ def validate_module(module: HloModule, *, parsed: bool = False) -> None:
     unread = _UNREAD_VALUES
     for computation in module.computations.values():
         for instr in computation.instructions:
+            operands = instr.operands
+            if len(operands) == 2:  # (the commonest counts without a comprehension)
+                first, second = operands
+                shapes: tuple[int, ...] = (id(first.shape), id(second.shape))
+            elif len(operands) == 1:
+                shapes = (id(operands[0].shape),)
+            else:
+                shapes = tuple([id(o.shape) for o in operands])
             attributes = instr.attributes
-            called = instr.called_computations
-            # (the attribute keys, a tuple, part the operands' shapes from the values)
-            read = () if unread.issuperset(attributes) else [
-                v for k, v in attributes.items() if k not in unread and k not in called]
-            key = (instr.opcode, id(instr.shape), *[id(o.shape) for o in instr.operands],
-                   tuple(attributes), *read)
-            if called:
-                key += tuple([(k, *map(_interface, comps)) for k, comps in called.items()])
+            if not attributes:  # (then nothing is called either; a key of three items)
+                key: tuple[object, ...] = (instr.opcode, id(instr.shape), shapes)
+            else:
+                called = instr.called_computations
+                read = () if unread.issuperset(attributes) else [
+                    v for k, v in attributes.items() if k not in unread and k not in called]
+                key = (instr.opcode, id(instr.shape), shapes, tuple(attributes), *read)
+                if called:
+                    key += tuple([(k, *map(_interface, comps)) for k, comps in called.items()])
             if key not in passed:
                 validate_instruction(instr)
                 passed.add(key)
