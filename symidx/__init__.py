@@ -26,7 +26,7 @@ from symidx.errors import (
 )
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
-    from symidx.core.expr import CeilDiv, FloorDiv, Mod, dim, rt, sym
+    from symidx.core.expr import CeilDiv, FloorDiv, Mod, clear_caches, dim, rt, sym
     from symidx.core.indexing_map import IndexingMap, RuntimeVar, ValueSource
     from symidx.core.interval import Interval
     from symidx.core.simplify import compose, remove_unused_symbols, result_ranges, simplify
@@ -41,7 +41,8 @@ __version__ = "0.1.0"
 
 #: Public name -> the module that defines it, imported on first use.
 _LAZY = {
-    **dict.fromkeys(("CeilDiv", "FloorDiv", "Mod", "dim", "rt", "sym"), "symidx.core.expr"),
+    **dict.fromkeys(("CeilDiv", "FloorDiv", "Mod", "dim", "rt", "sym", "clear_caches"),
+                    "symidx.core.expr"),
     **dict.fromkeys(("IndexingMap", "RuntimeVar", "ValueSource"), "symidx.core.indexing_map"),
     "Interval": "symidx.core.interval",
     **dict.fromkeys(("compose", "remove_unused_symbols", "result_ranges", "simplify"),
@@ -72,7 +73,7 @@ __all__ = [
     "IndexingMap", "Interval", "RuntimeVar", "ValueSource", "compose", "simplify",
     "remove_unused_symbols", "result_ranges",
     "parse_map", "parse_expr", "print_map", "print_expr", "equal", "decide", "Verdict",
-    "FloorDiv", "Mod", "CeilDiv", "dim", "sym", "rt",
+    "FloorDiv", "Mod", "CeilDiv", "dim", "sym", "rt", "clear_caches",
     "parse_hlo", "parse_module", "output_to_input", "input_to_output", "from_jax",
     "capture", "pallas_report",
     "SymidxError", "ParseError", "MapError", "UnsupportedOpError", "TooLargeError", "Undecided",
