@@ -55,7 +55,7 @@ class Rewriter:
     """Simplifies expressions under fixed variable intervals."""
 
     __slots__ = ("env", "trace", "stats", "_rules", "_env_items", "max_steps", "steps_left",
-                 "_starved", "_memo", "_bounds", "_prober", "facts", "_known")
+                 "_starved", "_memo", "_bounds", "_prober", "facts", "_known", "_signature")
 
     def __init__(self, env: Mapping[Symbol, Interval], trace: list[Step] | None = None,
                  max_steps: int = DEFAULT_MAX_STEPS, stats: SimplifyStats | None = None):
@@ -75,6 +75,20 @@ class Rewriter:
         #: constraints the expressions may assume (those of the map, for its results)
         self.facts: dict[Expr, Interval] = {}
         self._known: dict[Expr, Interval] = {}
+        self._signature: tuple[str | int, ...] | None = None
+
+    @property
+    def signature(self) -> tuple[str | int, ...]:
+        """The variable intervals as plain values (each variable's name, its least and its
+        greatest value): a key under which what this rewriter makes of an expression
+        (without facts) is found again by another rewriter under the same intervals."""
+        got = self._signature
+        if got is None:
+            parts: list[str | int] = []
+            for v, b in self.env.items():
+                parts += (v.name, b.lo, b.hi)
+            got = self._signature = tuple(parts)
+        return got
 
     def bounds(self, e: Expr) -> Interval:
         return bounds(e, self.env, self._bounds)

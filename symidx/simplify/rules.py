@@ -322,9 +322,10 @@ def _split_remainder(parts: Terms, c: int, ctx: Context, ceil: bool = False
             big.append((whole, ONE))
         if const - whole:
             small.append((const - whole, ONE))
-        if small:
-            b = ctx.bounds(sum_of_terms(small))
-            if b.is_empty or (b.hi > 0 or b.lo <= -g if ceil else b.lo < 0 or b.hi >= g):
+        if small:  # the rest's interval, from its terms (distinct monomials: nothing merges)
+            span = _terms_span(small, ctx)
+            if span is None or (span[1] > 0 or span[0] <= -g if ceil
+                                else span[0] < 0 or span[1] >= g):
                 continue
         return g, big, small
     return None
