@@ -373,13 +373,15 @@ def _simplified_memo(rw: Rewriter, e: Expr) -> Expr:
 
 def results_only_round(m: IndexingMap, budget: Budget, replace_point_dims: bool
                        ) -> IndexingMap | None:
-    """What the rounds give a map without constraints whose range variables all span more
-    than one value, or None for any other map. On such a map the constraint passes have
-    nothing to do and no interval can narrow, so one round settles it: dimensions with a
-    single value become constants and the results are rewritten (:func:`substitute_values`,
-    :func:`simplify_results`), without building the round's state. The map itself when
-    nothing changes."""
-    if m.constraints or m.kind is not NORMAL or budget.rounds < 1:
+    """What the rounds give a map whose range variables all span more than one value and
+    whose constraints all hold wherever the variables lie in their intervals (none, or
+    those a composition adds for results that stay inside the next map's dimensions), or
+    None for any other map. On such a map :func:`fold_constraints` drops every constraint,
+    the other constraint passes have nothing to do and no interval can narrow, so one
+    round settles it: dimensions with a single value become constants and the results are
+    rewritten (:func:`substitute_values`, :func:`simplify_results`), without building the
+    round's state. The map itself when nothing changes."""
+    if m.kind is not NORMAL or budget.rounds < 1:
         return None
     for b in m.ranges:
         if b.lo == b.hi:
@@ -394,12 +396,17 @@ def results_only_round(m: IndexingMap, budget: Budget, replace_point_dims: bool
         env[sym(i)] = b
     for i, v in enumerate(m.rts):
         env[rt(i)] = v.bounds
+    rw = Rewriter(env, None, budget.steps)
+    for expr, iv in m.constraints:  # as fold_constraints looks first: does it always hold?
+        span = rw.bounds(expr)
+        if not (span.lo <= span.hi and iv.lo <= span.lo and span.hi <= iv.hi):
+            return None  # the full rounds have work to do
     results = m.results
     if point_dims:
         results = tuple(substitute(results, point_dims))
-    simplify = partial(_simplified_memo, Rewriter(env, None, budget.steps))
+    simplify = partial(_simplified_memo, rw)
     new = [simplify(r) for r in results]
-    if all(map(is_, new, m.results)):
+    if all(map(is_, new, m.results)) and not m.constraints:
         return m
     return IndexingMap(m.dims, tuple(new), m.ranges, m.rts, (), m.names)
 
