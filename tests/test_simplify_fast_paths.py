@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sympy import Add, Integer, Mul
 
 from symidx import IndexingMap, simplify
-from symidx.expr import ONE, FloorDiv, Mod, bounds, clear_caches, dim, sym, terms
+from symidx.expr import ONE, CeilDiv, FloorDiv, Max, Min, Mod, bounds, clear_caches, dim, sym, terms
 from symidx.expr.ranges import _mod_bounds
 from symidx.interval import Interval
 from symidx.simplify import passes
@@ -133,3 +133,38 @@ def test_the_memo_tells_apart_variables_of_other_kinds_with_the_same_intervals()
     assert simplify(one_dim).results == (s0,)  # s0 in [0, 4]
     assert simplify(two_dims).results == (e,)  # s0 in [0, 7]: it stays
     assert len(passes._SIMPLIFIED) == 2
+
+
+operations = st.sampled_from([FloorDiv, Mod, CeilDiv, Min, Max])
+
+
+@given(expressions(VARS, max_depth=2), expressions(VARS, max_depth=2), operations,
+       st.integers(-6, 6).filter(bool), st.lists(st.tuples(st.integers(-9, 9),
+                                                           st.sampled_from([1, d0, d1, s0])),
+                                                 max_size=4),
+       intervals(-6, 9, 7), intervals(0, 9, 7), intervals(1, 4, 4))
+def test_the_pair_rules_leave_a_sum_with_one_operation_term(a, b, op, k, plain, i0, i1, i2):
+    """A sum with a single division, ``min`` or ``max`` term: every rule of
+    :data:`~symidx.simplify.table.PAIR_RULES` leaves it (so the rewriter need not try
+    them), and :func:`operation_terms` counts 1."""
+    from hypothesis import assume
+
+    from symidx.expr import add, scale
+    from symidx.simplify.rules import has_operation_term, operation_terms
+    from symidx.simplify.table import ONE_OPERATION_SUM_RULES, PAIR_RULES, RULES
+
+    if op in (FloorDiv, Mod, CeilDiv):
+        b = b if not b.is_Integer else Integer(int(b) or 3)
+        if not b.is_Integer:
+            b = add([b * b, Integer(1)])  # at least 1: a divisor that is never 0
+    node = add([scale(k, op(a, b)), *[scale(c, t if t != 1 else Integer(1)) for c, t in plain]])
+    assume(isinstance(node, Add))
+    slow = sum(1 for t in node.args if any(isinstance(n, (FloorDiv, Mod, CeilDiv, Min, Max))
+                                           for n in (t, *(t.args if isinstance(t, Mul) else ()))))
+    assert operation_terms(node) == min(slow, 2)
+    assert has_operation_term(node) == (slow > 0)
+    assume(slow == 1)
+    env = dict(zip(VARS, (i0, i1, i2)))
+    for rule in PAIR_RULES:
+        assert rule(node, Rewriter(env)) is None, (rule.__name__, node)
+    assert [r for r in RULES[Add] if r not in PAIR_RULES] == list(ONE_OPERATION_SUM_RULES)

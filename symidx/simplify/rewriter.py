@@ -23,12 +23,13 @@ from symidx.simplify.context import Context, Rule
 from symidx.simplify.rules import (
     has_operation_term,
     is_plain,
+    operation_terms,
     recombine_as_written,
     sum_of_terms,
     sum_recombine_div_mod,
 )
 from symidx.simplify.stats import DEFAULT_BUDGET, SimplifyStats
-from symidx.simplify.table import RULES
+from symidx.simplify.table import ONE_OPERATION_SUM_RULES, RULES
 
 DEFAULT_MAX_STEPS = DEFAULT_BUDGET.steps
 
@@ -152,9 +153,16 @@ class Rewriter:
     def _rewrite(self, node: Expr) -> Expr:
         table = self._rules
         while not node.is_Atom:
-            if type(node) is Add and not has_operation_term(node):
-                return node  # the sum rules pair up divisions, mins and maxes
-            rules = table.get(type(node), ())
+            if type(node) is Add:
+                count = operation_terms(node)
+                if not count:
+                    return node  # the sum rules pair up divisions, mins and maxes
+                # one such term: the rules that pair two cannot apply (with counters,
+                # every rule is tried, so that they count every try)
+                rules = table[Add] if count > 1 or self.stats is not None \
+                    else ONE_OPERATION_SUM_RULES
+            else:
+                rules = table.get(type(node), ())
             if self.steps_left <= 0:
                 self._starved = bool(rules) or self._starved
                 return node

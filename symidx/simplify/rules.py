@@ -157,6 +157,25 @@ def has_operation_term(e: Expr) -> bool:
     return False
 
 
+def operation_terms(e: Expr) -> int:
+    """How many terms of the sum are a division, a ``min`` or a ``max``, or a multiple of
+    one (:func:`has_operation_term`'s terms), counted up to 2: the rules that pair two
+    such terms need not look at a sum with fewer."""
+    count = 0
+    for a in e._args:
+        kind = type(a)
+        if kind in _OPERATIONS:
+            count += 1
+        elif kind is Mul:
+            for f in a._args:
+                if type(f) in _OPERATIONS:
+                    count += 1
+                    break
+        if count == 2:
+            break
+    return count
+
+
 _OPERATIONS = frozenset({FloorDiv, Mod, CeilDiv, Min, Max})
 
 
