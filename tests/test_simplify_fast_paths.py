@@ -15,7 +15,7 @@ from sympy import Add, Integer, Mul
 
 from symidx import IndexingMap, simplify
 from symidx.expr import ONE, CeilDiv, FloorDiv, Max, Min, Mod, bounds, clear_caches, dim, sym, terms
-from symidx.expr.ranges import _mod_bounds
+from symidx.expr.ranges import _mod_bounds, _residues
 from symidx.interval import Interval
 from symidx.simplify import passes
 from symidx.simplify.rewriter import Rewriter
@@ -28,13 +28,14 @@ VARS = [d0, d1, s0]
 
 def _mod_bounds_slow(a, b, env):
     """The interval of ``a mod b`` as it was found before the one-walk fast path: interval
-    arithmetic term by term, then the residues of the sum by a walk of their own."""
+    arithmetic term by term, then the residues of the sum by a walk of their own
+    (:func:`~symidx.expr.ranges._residues`, which the fast path does in its walk)."""
     rb = bounds(b, env)
     if not (rb.is_point and rb.lo > 0):
         return bounds(a, env).mod(rb)
     m = rb.lo
     if not isinstance(a, Add):
-        return bounds(a, env).mod(rb).intersect(_residues_slow(a, m))
+        return bounds(a, env).mod(rb).intersect(_residues(a, m))
     total, rest = Interval(0, 0), Interval(0, 0)
     for t in a.args:
         tb = bounds(t, env)
@@ -43,22 +44,7 @@ def _mod_bounds_slow(a, b, env):
                     isinstance(t, Mul) and t.args[0].is_Integer and int(t.args[0]) % m == 0)
         if not multiple:
             rest = rest + tb
-    return total.mod(rb).intersect(rest.mod(rb)).intersect(_residues_slow(a, m))
-
-
-def _residues_slow(a, m):
-    g, const = m, 0
-    for t in a.args if isinstance(a, Add) else (a,):
-        if t.is_Integer:
-            const += int(t)
-        elif isinstance(t, Mul) and t.args[0].is_Integer:
-            g = gcd(g, int(t.args[0]))
-        else:
-            return Interval(0, m - 1)
-        if g == 1:
-            return Interval(0, m - 1)
-    r = const % g
-    return Interval(r, m - g + r)
+    return total.mod(rb).intersect(rest.mod(rb)).intersect(_residues(a, m))
 
 
 sums = st.lists(st.tuples(st.integers(-24, 24), st.sampled_from(
