@@ -8,7 +8,7 @@
    JAX attention sample (``tests/data/hlo/attention.compiled.hlo``), in total.
 
 Each figure is the median of ``--runs`` runs, each on a freshly parsed module with every
-cache cleared (:func:`symidx.expr.clear_caches`), so no work is reused. Prints a table and
+cache cleared (:func:`symidx.core.expr.clear_caches`), so no work is reused. Prints a table and
 writes a plot of time against size (``benchmarks/fusion_scaling.png``, copied to
 ``docs/fusion_scaling.png``; needs matplotlib).
 
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from symidx.analysis import instruction_maps
-from symidx.expr import clear_caches
+from symidx.core.expr import clear_caches
 from symidx.hlo import HloModule, fusion_instructions, parse_hlo
 from symidx.ops import num_outputs
 

@@ -6,7 +6,7 @@ For each of the seed's four simplifier examples, in one process and interleaved 
 engines alternate sample by sample, so both see the same machine load), CPU time of this
 process (``time.process_time``), the garbage collector paused while a sample is timed:
 
-* **parse_map**: symidx's caches cleared (:func:`symidx.expr.clear_caches`, untimed), then
+* **parse_map**: symidx's caches cleared (:func:`symidx.core.expr.clear_caches`, untimed), then
   ``parse_map(text)`` on the example's text (results and domain).
 * **isl pwma**: ``isl.PwMultiAff(text)`` on the same map written in isl's syntax with its
   domain (``print_map(m, "isl")``, made untimed): isl's parse-with-domain of an explicit
@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # imported, not run, i
 from bench_seed_gist import timed  # noqa: E402  this folder: CPU seconds, collector paused
 
 from symidx.bench import SEED_EXAMPLES
-from symidx.expr import clear_caches
-from symidx.syntax import parse_map, print_map
+from symidx.core.expr import clear_caches
+from symidx.core.syntax import parse_map, print_map
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,7 +6,7 @@ Equal work, both sides parsed outside the timing, CPU time of this process. Each
 for each example, in one process and interleaved (the two engines alternate, so both see
 the same machine load):
 
-* **symidx** column: caches cleared (:func:`symidx.expr.clear_caches`) and the map parsed
+* **symidx** column: caches cleared (:func:`symidx.core.expr.clear_caches`) and the map parsed
   from its text (both untimed); the time of ``simplify(m)`` alone.
 * **isl gist** column: the same map's text (results and domain, as ``isl_text`` writes it)
   read into an ``isl.Map`` and its domain box into an ``isl.Set``, fresh objects each
@@ -29,10 +29,10 @@ from functools import partial
 
 from symidx._gc import gc_paused
 from symidx.bench import SEED_EXAMPLES
-from symidx.expr import clear_caches
-from symidx.simplify import simplify
-from symidx.syntax import parse_map
-from symidx.verify import isl_text
+from symidx.core.expr import clear_caches
+from symidx.core.simplify import simplify
+from symidx.core.syntax import parse_map
+from symidx.core.verify import isl_text
 
 
 def timed(fn: Callable[[], object]) -> float:

@@ -30,9 +30,9 @@ from symidx.bench import (
     measure_row,
     simplify_one,
 )
-from symidx.indexing_map import IndexingMap
-from symidx.simplify import compose, simplify
-from symidx.syntax import parse_map
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.simplify import compose, simplify
+from symidx.core.syntax import parse_map
 
 CHAIN = 64
 

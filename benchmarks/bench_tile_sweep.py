@@ -656,8 +656,8 @@ def _inject(fault: str) -> None:
     """Replace symidx's tiled computation by a broken one (the sweep's self-check)."""
     import dataclasses
 
-    from symidx.indexing_map import IndexingMap
-    from symidx.interval import Interval
+    from symidx.core.indexing_map import IndexingMap
+    from symidx.core.interval import Interval
     from symidx.tiling import tiled
 
     real = tiled.tiled_computation

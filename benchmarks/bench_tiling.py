@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from symidx.core.expr import dim
 from symidx.errors import TooLargeError
-from symidx.expr import dim
 from symidx.hlo import parse_hlo
 from symidx.tiling.analysis import analyze
 from symidx.tiling.valid import candidates, count_valid

@@ -16,7 +16,7 @@ import time
 
 from symidx import IndexingMap, parse_map
 from symidx.bench import round_trip_pair
-from symidx.verify import Undecided, decide
+from symidx.core.verify import Undecided, decide
 
 BOX3 = "domain: d0 in [0, 999999], d1 in [0, 999], d2 in [0, 999]"
 TILES = "domain: d0 in [0, 999999], d1 in [0, 127]"

@@ -7,7 +7,7 @@ root (swept output-to-input, as ``symidx maps FILE --computation ENTRY --output 
 counts the parameter groups and those whose maps were replaced by their bounding box (a
 labelled over-approximation, ``symidx/fusion/sets.py``), and prints the CPU seconds the
 analysis took. ``--no-existential`` leaves out the exact rewrites of the variables no
-result uses (:func:`symidx.simplify.existential.tidy_existentials`), the count before
+result uses (:func:`symidx.core.simplify.existential.tidy_existentials`), the count before
 them. Issue 36 asks for at most 10% boxes on the llama 3.1 8B train step of
 ``../shared/realhlo`` (``xla_tools_benchmarks_hlo_hlo_llama31_8b_bf16_1x8.hlo``).
 """
@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from symidx.analysis import iter_computation_maps
+from symidx.core.indexing_map.direction import OUTPUT_TO_INPUT
 from symidx.hlo import parse_hlo
-from symidx.indexing_map.direction import OUTPUT_TO_INPUT
 
 
 def main(argv: list[str]) -> int:

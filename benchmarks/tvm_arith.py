@@ -13,7 +13,7 @@ by symidx's TVM reader (``parse_map(text, syntax="tvm")``):
 
 **Meaning** (every answer must keep it): an ``expr`` answer is the same function as the
 input on the input's domain, and a ``range`` answer holds every value the expression takes
-there. Decided by ``symidx.verify.decide`` (isl or z3 where installed, whatever the
+there. Decided by ``symidx.core.verify.decide`` (isl or z3 where installed, whatever the
 domain's size; enumeration where the domain is small); where no method decides (products
 of variables are outside Presburger arithmetic), checked on sampled points
 (:func:`sample`) and counted apart. TVM's own expected expression is checked the same way,
@@ -62,13 +62,13 @@ from typing import Any
 
 import sympy
 
+from symidx.core.expr import CeilDiv, FloorDiv, Max, Min, Mod
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
+from symidx.core.simplify import result_ranges, simplify
+from symidx.core.syntax import parse_map, print_map
+from symidx.core.verify import decide
 from symidx.errors import SymidxError, Undecided
-from symidx.expr import CeilDiv, FloorDiv, Max, Min, Mod
-from symidx.indexing_map import IndexingMap
-from symidx.interval import Interval
-from symidx.simplify import result_ranges, simplify
-from symidx.syntax import parse_map, print_map
-from symidx.verify import decide
 
 CASES = Path(__file__).resolve().parent.parent / "tests" / "data" / "tvm_arith_cases.json"
 DIVISIONS = (FloorDiv, CeilDiv, Mod)

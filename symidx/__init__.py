@@ -9,8 +9,6 @@ Every name below loads its module on first use (sympy, networkx and numpy are no
 by ``import symidx`` alone), so the command line starts at once.
 """
 
-import sys
-import types
 from typing import TYPE_CHECKING
 
 from symidx.errors import (
@@ -27,28 +25,29 @@ from symidx.errors import (
 )
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
-    from symidx.expr import CeilDiv, FloorDiv, Mod, dim, rt, sym
+    from symidx.core.expr import CeilDiv, FloorDiv, Mod, dim, rt, sym
+    from symidx.core.indexing_map import IndexingMap, RuntimeVar, ValueSource
+    from symidx.core.interval import Interval
+    from symidx.core.simplify import compose, remove_unused_symbols, result_ranges, simplify
+    from symidx.core.syntax import parse_expr, parse_map, print_expr, print_map
+    from symidx.core.verify import Verdict, decide, equal
     from symidx.hlo import parse_hlo, parse_module
-    from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
-    from symidx.interval import Interval
     from symidx.jax_support import capture, from_jax
     from symidx.ops import input_to_output, output_to_input
     from symidx.pallas import pallas_report
-    from symidx.simplify import compose, remove_unused_symbols, result_ranges, simplify
-    from symidx.syntax import parse_expr, parse_map, print_expr, print_map
-    from symidx.verify import Verdict, decide, equal
 
 __version__ = "0.1.0"
 
 #: Public name -> the module that defines it, imported on first use.
 _LAZY = {
-    **dict.fromkeys(("CeilDiv", "FloorDiv", "Mod", "dim", "rt", "sym"), "symidx.expr"),
-    **dict.fromkeys(("IndexingMap", "RuntimeVar", "ValueSource"), "symidx.indexing_map"),
-    "Interval": "symidx.interval",
+    **dict.fromkeys(("CeilDiv", "FloorDiv", "Mod", "dim", "rt", "sym"), "symidx.core.expr"),
+    **dict.fromkeys(("IndexingMap", "RuntimeVar", "ValueSource"), "symidx.core.indexing_map"),
+    "Interval": "symidx.core.interval",
     **dict.fromkeys(("compose", "remove_unused_symbols", "result_ranges", "simplify"),
-                    "symidx.simplify"),
-    **dict.fromkeys(("parse_expr", "parse_map", "print_expr", "print_map"), "symidx.syntax"),
-    **dict.fromkeys(("Verdict", "decide", "equal"), "symidx.verify"),
+                    "symidx.core.simplify"),
+    **dict.fromkeys(("parse_expr", "parse_map", "print_expr", "print_map"),
+                    "symidx.core.syntax"),
+    **dict.fromkeys(("Verdict", "decide", "equal"), "symidx.core.verify"),
     **dict.fromkeys(("parse_hlo", "parse_module"), "symidx.hlo"),
     **dict.fromkeys(("output_to_input", "input_to_output"), "symidx.ops"),
     **dict.fromkeys(("from_jax", "capture"), "symidx.jax_support"),
@@ -68,20 +67,6 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
-
-
-class _Package(types.ModuleType):
-    """The package's module type: importing the submodule ``symidx.simplify`` must not
-    replace the public function ``symidx.simplify`` (Python sets a package attribute per
-    submodule it loads; the submodule stays in ``sys.modules``)."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in _LAZY and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [

@@ -43,10 +43,10 @@ from typing import Any, Literal
 
 from symidx._display import Rich, Shown
 from symidx.analysis import FusionMaps, module_fusion_maps
+from symidx.core.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 from symidx.errors import SymidxError
 from symidx.hlo import HloModule, parse_hlo
 from symidx.hlo.mlir import mlir_to_hlo
-from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 
 __all__ = ["STAGES", "CapturedModule", "JaxAnalysis", "capture", "from_jax", "compiled_hlo",
            "example_args", "lowered_hlo", "load_function", "load_value"]

@@ -28,10 +28,10 @@ from hypothesis import strategies as st
 from sympy import Integer
 
 from symidx._arith import ceil_div
-from symidx.expr import Expr, FloorDiv, Max, Min, Mod, dim, rt, sym
+from symidx.core.expr import Expr, FloorDiv, Max, Min, Mod, dim, rt, sym
+from symidx.core.indexing_map import IndexingMap, RuntimeVar
+from symidx.core.interval import Interval
 from symidx.hlo import HloLayout, Shape, Tile
-from symidx.indexing_map import IndexingMap, RuntimeVar
-from symidx.interval import Interval
 from symidx.layout import cute
 
 __all__ = ["intervals", "expressions", "indexing_maps", "affine_expressions", "xla_shapes",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 import random
 
-from symidx.indexing_map import IndexingMap
-from symidx.verify import decide
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.verify import decide
 
 # The seed's four simplifier examples: (before, after), as the seed writes them.
 SEED_SIMPLIFICATIONS = [
@@ -107,7 +107,7 @@ def mlir_affine(m: IndexingMap) -> bool:
     in a small box), no min or max, 64-bit constants."""
     from sympy import Max, Min, preorder_traversal
 
-    from symidx.expr import CeilDiv, FloorDiv, Mod
+    from symidx.core.expr import CeilDiv, FloorDiv, Mod
 
     if m.is_known_empty or m.is_undefined:
         return True  # printed as the words KNOWN EMPTY, UNDEFINED

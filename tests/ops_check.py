@@ -32,14 +32,14 @@ from reference_hlo import (
     static_dependencies,
 )
 from symidx import ops
+from symidx.core.indexing_map import IndexingMap, RuntimeVar
+from symidx.core.syntax import parse_map
 from symidx.fusion import Analysis, scan_input_to_output, scan_output_to_input
 from symidx.fusion.scan import over_approximation
 from symidx.hlo import HloComputation, HloInstruction, Shape, TupleShape, parse_hlo
 from symidx.hlo.facts import hlo_reference
-from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.ops import num_outputs
 from symidx.ops.collectives import PARTICIPANT
-from symidx.syntax import parse_map
 
 Data = dict[str, np.ndarray | int]
 

@@ -35,6 +35,7 @@ from reference_hlo import (
     ravel,
     reduced_elements,
 )
+from symidx.core.indexing_map import IndexingMap, RuntimeVar
 from symidx.hlo import (
     HloComputation,
     HloInstruction,
@@ -45,7 +46,6 @@ from symidx.hlo import (
 )
 from symidx.hlo.facts import hlo_reference
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
-from symidx.indexing_map import IndexingMap, RuntimeVar
 from symidx.ops import num_outputs
 
 Key = tuple[str, int]

@@ -79,7 +79,7 @@ def test_every_name_of_all_has_an_entry(module_name: str) -> None:
 
 
 def test_a_module_without_all_lists_what_it_defines() -> None:
-    body = sections()["symidx.interval"]
+    body = sections()["symidx.core.interval"]
     assert documented(body, "Interval") and not documented(body, "annotations")
 
 

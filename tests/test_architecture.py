@@ -30,12 +30,12 @@ FLOORS: dict[str, int] = {
     "symidx.errors": 0, "symidx._gc": 0, "symidx._arith": 0, "symidx._text": 0,
     "symidx._display": 0, "symidx._budget": 0,
     "symidx.hlo": 1,
-    "symidx.interval": 2,
-    "symidx.expr": 3,
-    "symidx.indexing_map": 4,
-    "symidx.syntax": 5,
-    "symidx.simplify": 6,
-    "symidx.verify": 7, "symidx.pointsets": 7,
+    "symidx.core": 2, "symidx.core.interval": 2,
+    "symidx.core.expr": 3,
+    "symidx.core.indexing_map": 4,
+    "symidx.core.syntax": 5,
+    "symidx.core.simplify": 6,
+    "symidx.core.verify": 7, "symidx.core.pointsets": 7,
     "symidx.lowering": 8,
     "symidx.ops": 9, "symidx.layout": 9,
     "symidx.fusion": 10,
@@ -54,8 +54,9 @@ APART = (("symidx.ops", "symidx.layout"), ("symidx.layout", "symidx.ops"))
 
 #: The map core: what a map is and what is done with one (its text, its simplification,
 #: its comparison, its image), knowing nothing of HLO.
-MAP_CORE = ("symidx.interval", "symidx.expr", "symidx.indexing_map", "symidx.syntax",
-            "symidx.simplify", "symidx.verify", "symidx.pointsets")
+#: One folder, ``symidx/core/``: the rules below name the package, so a module added to the
+#: core is held to them without a list to keep.
+MAP_CORE = ("symidx.core",)
 #: The HLO front end (the module text read, facts about instructions, values folded before
 #: the run), which knows nothing of maps; and the floor that turns HLO into maps (the
 #: resolver of runtime values, XLA's layouts as maps), between the two and below their users.
@@ -129,13 +130,18 @@ def test_the_map_core_imports_nothing_of_hlo(graph: nx.DiGraph) -> None:
 
 
 def misplaced_floors(floors: dict[str, int], stack: list[tuple[str, ...]]) -> list[str]:
-    """Each module of ``stack`` (groups of modules, lowest first) whose floor is not above
-    every floor of the group below it."""
+    """Each module of ``stack`` (groups of packages, lowest first) with a floor not above
+    every floor of the group below it (a package's floors are its own and those of the
+    modules listed under it)."""
+    def within(group: tuple[str, ...]) -> dict[str, int]:
+        return {m: f for m, f in floors.items()
+                if any(m == g or m.startswith(g + ".") for g in group)}
+
     problems = []
     for below, above in zip(stack, stack[1:]):
-        top = max(floors[m] for m in below)
-        problems += [f"{m} is on floor {floors[m]}, not above {', '.join(below)} "
-                     f"(up to floor {top})" for m in above if floors[m] <= top]
+        top = max(within(below).values())
+        problems += [f"{m} is on floor {f}, not above {', '.join(below)} (up to floor {top})"
+                     for m, f in within(above).items() if f <= top]
     return problems
 
 
@@ -172,6 +178,25 @@ def test_the_front_end_checks_can_fail(tmp_path: Path) -> None:
                                      ("pkg.lowering",)]) == [
         "pkg.expr is on floor 1, not above pkg.hlo (up to floor 2)",
         "pkg.lowering is on floor 3, not above pkg.expr, pkg.simplify (up to floor 3)"]
+    nested = {"pkg.core": 1, "pkg.core.simplify": 4, "pkg.lowering": 3}
+    assert misplaced_floors(nested, [("pkg.core",), ("pkg.lowering",)]) == [
+        "pkg.lowering is on floor 3, not above pkg.core (up to floor 4)"]
+
+
+def strangers_on_core_floors(floors: dict[str, int], core: str) -> list[str]:
+    """Each module outside the package ``core`` on a floor from the core's lowest to its
+    highest: the core's floors hold the core's folder and nothing else."""
+    mine = [f for m, f in floors.items() if m == core or m.startswith(core + ".")]
+    return [f"{m} (floor {f}) is not under {core} but on one of its floors"
+            for m, f in floors.items()
+            if min(mine) <= f <= max(mine) and not (m == core or m.startswith(core + "."))]
+
+
+def test_the_map_core_is_one_folder() -> None:
+    assert not strangers_on_core_floors(FLOORS, MAP_CORE[0])
+    assert strangers_on_core_floors({"pkg.core": 2, "pkg.core.verify": 4, "pkg.pointsets": 3},
+                                    "pkg.core") == [
+        "pkg.pointsets (floor 3) is not under pkg.core but on one of its floors"]
 
 
 def reexport_shims(files: dict[str, ast.Module]) -> list[str]:
@@ -225,7 +250,7 @@ def test_the_layouts_library_gives_the_xla_layouts_under_its_name() -> None:
     probe = """
 import sys
 import symidx.layout as layout
-print("symidx.lowering.layouts.shapes" in sys.modules, "symidx.simplify" in sys.modules)
+print("symidx.lowering.layouts.shapes" in sys.modules, "symidx.core.simplify" in sys.modules)
 from symidx.layout import shapes, xla
 from symidx.layout.maps import xla_offset_map
 from symidx.lowering.layouts import maps
@@ -264,8 +289,8 @@ def test_no_module_over_the_line_limit() -> None:
 
 def test_the_graph_sees_the_package(graph: nx.DiGraph) -> None:
     """A guard against a checker that reads nothing: known modules and known imports."""
-    assert {"symidx.expr", "symidx.hlo.parser", "symidx.ops", "symidx.cli"} <= set(graph)
-    assert graph.has_edge("symidx.indexing_map.map", "symidx.interval")
+    assert {"symidx.core.expr", "symidx.hlo.parser", "symidx.ops", "symidx.cli"} <= set(graph)
+    assert graph.has_edge("symidx.core.indexing_map.map", "symidx.core.interval")
     assert graph.has_edge("symidx.cli.maps", "symidx.hlo")
 
 

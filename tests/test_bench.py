@@ -36,11 +36,11 @@ from symidx.bench import (
     run,
 )
 from symidx.cli import main
+from symidx.core.syntax import parse_map
+from symidx.core.verify import has_isl, isl_text
 from symidx.errors import SymidxError
 from symidx.hlo import parse_hlo
 from symidx.layout import cute
-from symidx.syntax import parse_map
-from symidx.verify import has_isl, isl_text
 
 needs_isl = pytest.mark.skipif(not has_isl(), reason="islpy not installed")
 

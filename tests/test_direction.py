@@ -11,9 +11,9 @@ import pickle
 import numpy as np
 import pytest
 
+from symidx.core.indexing_map import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
 from symidx.errors import MapError
 from symidx.hlo.shape import integer_bounds
-from symidx.indexing_map import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
 
 
 def test_a_direction_is_its_text() -> None:
@@ -34,10 +34,10 @@ def test_parse_and_text_convert_between_the_two_spellings() -> None:
 
 
 def test_the_old_import_path_still_works() -> None:
+    from symidx.core.simplify.finish import finish as moved
     from symidx.ops import INPUT_TO_OUTPUT as old_forward
     from symidx.ops import Direction as old
     from symidx.ops import finish
-    from symidx.simplify.finish import finish as moved
 
     assert old is Direction and old_forward is INPUT_TO_OUTPUT and finish is moved
 
@@ -72,9 +72,9 @@ def test_select_entries_the_default_of_maps_and_corpus_computation() -> None:
 
 
 def test_a_style_is_its_name_and_one_check_names_the_choices() -> None:
-    from symidx.indexing_map import STYLES, IndexingMap, Style, print_map
-    from symidx.syntax import FOREIGN_STYLES
-    from symidx.syntax import print_map as print_any
+    from symidx.core.indexing_map import STYLES, IndexingMap, Style, print_map
+    from symidx.core.syntax import FOREIGN_STYLES
+    from symidx.core.syntax import print_map as print_any
 
     assert STYLES == ("doc", "xla", "mlir") and FOREIGN_STYLES == ("isl", "inductor")
     assert f"{Style.XLA}" == str(Style.XLA) == "xla" and json.dumps([Style.MLIR]) == '["mlir"]'

@@ -33,9 +33,9 @@ from exact_programs import DATA, Program
 from reference_interpreter import Execution, execute, held_outside, is_integer, map_relation
 
 from symidx.analysis import ComputationMaps, computation_maps
+from symidx.core.indexing_map import IndexingMap
 from symidx.hlo import HloComputation, TupleShape, parse_hlo
 from symidx.hlo.leaves import leaves
-from symidx.indexing_map import IndexingMap
 
 #: Program name -> its class, as exact_programs.py lists them (that module needs JAX to
 #: build the programs, not to name them).

@@ -15,9 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import symidx
-from symidx import parse_map, pointsets
+from symidx import parse_map
 from symidx.cli import main
-from symidx.verify import decide, has_isl, has_z3, image_at, relation
+from symidx.core import pointsets
+from symidx.core.verify import decide, has_isl, has_z3, image_at, relation
 
 TOP = 2**63
 EDGES = [TOP, TOP - 1, TOP + 1, -TOP, -TOP - 1, -TOP + 1, 2**64, 2**64 - 1, 2**64 + 1,
@@ -281,9 +282,9 @@ def test_explicit_point_sets_combine_exactly(pair):
 def test_the_feasibility_of_products_is_decided_without_wrapping():
     # s0*s1*2^62 reaches 2^63 (s0 = 1, s1 = 2) and 2^64 (s0 = s1 = 2), which int64 wraps to
     # -2^63 and 0: the constraint then seemed to hold at -2^63 + 2 (it never does)
-    from symidx.expr import sym
-    from symidx.interval import Interval
-    from symidx.simplify.transforms import _satisfiable
+    from symidx.core.expr import sym
+    from symidx.core.interval import Interval
+    from symidx.core.simplify.transforms import _satisfiable
 
     s0, s1, s2, s3 = (sym(i) for i in range(4))
     box = ((s0, Interval(0, 2)), (s1, Interval(0, 2)), (s2, Interval(1, 2)),
@@ -303,9 +304,9 @@ def test_the_feasibility_of_products_is_decided_without_wrapping():
        boxes=st.lists(small_box(st.integers(-3, 3) | NEAR, 3), min_size=3, max_size=3))
 def test_the_feasibility_of_products_matches_brute_force(coefficient, offset, lo, width,
                                                          boxes):
-    from symidx.expr import sym
-    from symidx.interval import Interval
-    from symidx.simplify.transforms import _satisfiable
+    from symidx.core.expr import sym
+    from symidx.core.interval import Interval
+    from symidx.core.simplify.transforms import _satisfiable
 
     s = [sym(i) for i in range(3)]
     e = coefficient * s[0] * s[1] + s[2] + offset
@@ -347,10 +348,10 @@ def test_a_table_is_never_read_at_an_element_past_int64():
     # there (and x * 2^64 was an OverflowError, a traceback)
     import numpy as np
 
-    from symidx.expr import dim
+    from symidx.core.expr import dim
+    from symidx.core.indexing_map import ValueSource
+    from symidx.core.interval import Interval
     from symidx.hlo import parse_shape
-    from symidx.indexing_map import ValueSource
-    from symidx.interval import Interval
     from symidx.lowering.values import KnownValue, table_runs
 
     x = dim(0)
@@ -365,7 +366,7 @@ def test_tile_size_constraints_over_arrays_do_not_wrap():
     # 2^62 * ts0 * ts1 at ts0 = ts1 = 2 is 2^64, which int64 wrapped to 0
     import numpy as np
 
-    from symidx.expr import dim
+    from symidx.core.expr import dim
     from symidx.tiling.constraints import Constraints, atom
 
     ts0, ts1 = dim(0), dim(1)

@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sympy import Integer
 
+from symidx.core.expr import CeilDiv, FloorDiv, Mod, bounds, compile_expr, depth, dim, rt, sym
+from symidx.core.interval import Interval
 from symidx.errors import MapError
-from symidx.expr import CeilDiv, FloorDiv, Mod, bounds, compile_expr, depth, dim, rt, sym
-from symidx.interval import Interval
 from symidx.strategies import expressions, intervals
 
 d0, d1, s0 = dim(0), dim(1), sym(0)
@@ -86,7 +86,7 @@ def test_compiled_is_vectorised(e):
 def test_fast_add_and_scale_build_exactly_what_sympy_builds(terms, c):
     from sympy import Add, Mul
 
-    from symidx.expr import add, scale
+    from symidx.core.expr import add, scale
 
     built = add(terms)
     reference = Add(*terms)
@@ -99,7 +99,7 @@ def test_fast_add_and_scale_build_exactly_what_sympy_builds(terms, c):
 @given(st.lists(expressions(VARS), min_size=1, max_size=3), expressions(VARS, max_depth=2),
        expressions(VARS, max_depth=2))
 def test_substitute_matches_xreplace(exprs, a, b):
-    from symidx.expr import substitute
+    from symidx.core.expr import substitute
 
     mapping = {d0: a, d1: b}
     assert substitute(exprs, mapping) == [e.xreplace(mapping) for e in exprs]
@@ -111,7 +111,7 @@ SHIFT_VARS = [d0, s0, sym(1), sym(2), rt(0), rt(1)]
 @given(st.lists(expressions(SHIFT_VARS), min_size=1, max_size=4), st.integers(0, 3),
        st.integers(0, 2))
 def test_shifted_renumbers_range_and_runtime_variables(exprs, ranges, rts):
-    from symidx.expr import shifted
+    from symidx.core.expr import shifted
 
     mapping = {sym(i): sym(i + ranges) for i in range(3)}
     mapping.update({rt(k): rt(k + rts) for k in range(2)})
@@ -123,7 +123,7 @@ def test_shifted_renumbers_range_and_runtime_variables(exprs, ranges, rts):
 @given(st.lists(expressions(SHIFT_VARS + [FloorDiv(d0, s0), Mod(sym(1), d0 + 1)]), min_size=1,
                 max_size=4))
 def test_scan_finds_the_variables_and_the_variable_divisors_every_time(exprs):
-    from symidx.expr import scan, variable_divisions
+    from symidx.core.expr import scan, variable_divisions
 
     expected = (set().union(*(e.free_symbols for e in exprs)),
                 any(variable_divisions(e) for e in exprs))
@@ -137,7 +137,7 @@ def test_scan_finds_the_variables_and_the_variable_divisors_every_time(exprs):
 def test_scan_of_an_expression_built_of_scanned_parts_is_its_own(parts, k):
     """A composed result is built of the parts' results, scanned before: the walk takes
     their remembered answers; they must be the whole expression's."""
-    from symidx.expr import clear_caches, scan, variable_divisions, variables
+    from symidx.core.expr import clear_caches, scan, variable_divisions, variables
 
     clear_caches()
     for p in parts[1:]:
@@ -150,7 +150,7 @@ def test_scan_of_an_expression_built_of_scanned_parts_is_its_own(parts, k):
 
 
 def test_variables_of_atoms_and_of_a_part_with_a_variable_divisor():
-    from symidx.expr import clear_caches, scan, variables
+    from symidx.core.expr import clear_caches, scan, variables
 
     clear_caches()
     inner = FloorDiv(d0 * 3 + s0, sym(1) + 1)  # divides by a variable
@@ -165,7 +165,7 @@ def test_variables_of_atoms_and_of_a_part_with_a_variable_divisor():
 def test_scan_refuses_a_fraction_every_time():
     from sympy import Rational
 
-    from symidx.expr import scan
+    from symidx.core.expr import scan
 
     e = d0 + Rational(1, 2) * s0
     for _ in range(2):
@@ -176,7 +176,7 @@ def test_scan_refuses_a_fraction_every_time():
 @given(st.lists(expressions(SHIFT_VARS), min_size=1, max_size=4),
        st.permutations(SHIFT_VARS[1:4]))
 def test_renamed_renames_as_xreplace_does(exprs, order):
-    from symidx.expr import renamed
+    from symidx.core.expr import renamed
 
     mapping = dict(zip(SHIFT_VARS[1:4], order))
     mapping[rt(1)] = rt(0)
@@ -186,7 +186,7 @@ def test_renamed_renames_as_xreplace_does(exprs, order):
 
 
 def test_substitute_replaces_a_compound_key_as_xreplace_does():
-    from symidx.expr import substitute
+    from symidx.core.expr import substitute
 
     e = FloorDiv(d0 + s0, 4) + s0
     assert substitute([e], {d0 + s0: d1}) == [FloorDiv(d1, 4) + s0]
@@ -224,7 +224,7 @@ def test_bounds_of_powers_of_variables():
 
 
 def test_variable_divisions_are_found_innermost_first():
-    from symidx.expr import variable_divisions
+    from symidx.core.expr import variable_divisions
 
     e = FloorDiv(Mod(d0, s0) + FloorDiv(d1, 4), s0 + 1) + CeilDiv(d0, 3)
     assert variable_divisions(e) == [Mod(d0, s0), FloorDiv(Mod(d0, s0) + FloorDiv(d1, 4),
@@ -234,7 +234,7 @@ def test_variable_divisions_are_found_innermost_first():
 @given(expressions(VARS), expressions(VARS, max_depth=2), intervals(-10, 20, 12),
        intervals(-4, 8, 6), intervals(-4, 8, 6), intervals(-3, 4, 4))
 def test_constrained_bounds_hold_wherever_the_constraint_holds(e, c, civ, i0, i1, i2):
-    from symidx.expr import constrained_bounds
+    from symidx.core.expr import constrained_bounds
 
     env = dict(zip(VARS, (i0, i1, i2)))
     got = constrained_bounds(e + c, env, {c: civ})
@@ -246,7 +246,7 @@ def test_constrained_bounds_hold_wherever_the_constraint_holds(e, c, civ, i0, i1
 
 
 def test_constrained_bounds_are_never_looser_than_the_box_alone():
-    from symidx.expr import constrained_bounds
+    from symidx.core.expr import constrained_bounds
 
     # 3*d0 mod 9 for d0 in [0, 3] takes 0, 3, 6, 0: the box's rule knows it, a fact about
     # another expression does not loosen it
@@ -256,7 +256,7 @@ def test_constrained_bounds_are_never_looser_than_the_box_alone():
 
 
 def test_constrained_bounds_use_a_constrained_sum_inside_a_larger_one():
-    from symidx.expr import constrained_bounds
+    from symidx.core.expr import constrained_bounds
 
     env = {d0: Interval(0, 11), d1: Interval(0, 85)}
     x = d0 * 86 + d1
@@ -278,7 +278,7 @@ def test_canonical_order_is_sympys(terms):
 
     from sympy.core.add import _args_sortkey
 
-    from symidx.expr import canonical_order, compare
+    from symidx.core.expr import canonical_order, compare
 
     expected = sorted(terms, key=_args_sortkey)
     assert canonical_order(list(terms)) == expected
@@ -295,7 +295,7 @@ def test_exact_evaluation_holds_no_array_once_it_returns():
     import gc
     import weakref
 
-    from symidx.expr import evaluate_exact
+    from symidx.core.expr import evaluate_exact
 
     shared = FloorDiv(d0 * 100 + d1, 7)
     x, y = np.arange(1000, dtype=np.int64), np.arange(1000, dtype=np.int64)
@@ -316,7 +316,7 @@ def test_exact_evaluation_holds_no_array_once_it_returns():
        st.sampled_from([dim(0), dim(1) * 3 + 1, Integer(0), Integer(5), Integer(-4)]))
 def test_a_division_rebuilt_with_its_own_divisor_folds_as_built_anew(op, dividend, divisor,
                                                                      new_dividend):
-    from symidx.expr.sums import rebuild, substitute
+    from symidx.core.expr.sums import rebuild, substitute
 
     e = op(dividend, divisor, evaluate=False)  # also a unit divisor, kept as written
     rebuilt = rebuild(e, (new_dividend, divisor))

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from symidx.analysis import instruction_maps
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.syntax import print_map
 from symidx.fusion import (
     Path as MapPath,
 )
@@ -25,8 +27,6 @@ from symidx.fusion import (
     parameter_maps,
 )
 from symidx.hlo import parse_hlo
-from symidx.indexing_map import IndexingMap
-from symidx.syntax import print_map
 
 DATA = Path(__file__).parent / "data" / "fusion"
 CASES = {c["id"].split("/")[1]: c for c in

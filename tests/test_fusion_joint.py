@@ -187,8 +187,8 @@ def test_a_long_root_tuple_is_wired_as_a_short_one(width: int) -> None:
     operand twice) is looked up in an index built once (``steps._indexed_wiring``); each
     output leaf and each operand leaf gets the steps the plain wiring gives
     (``steps._connected``), in both directions."""
+    from symidx.core.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT
     from symidx.fusion import steps
-    from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT
 
     params = [f"  p{i} = f32[{1 + i % 3}] parameter({i})" for i in range(width)]
     params.append(f"  q = (f32[2], s32[]) parameter({width})")

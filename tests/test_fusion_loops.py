@@ -16,18 +16,18 @@ import pytest
 from reference_interpreter import execute, map_relation, provenance_known
 
 from symidx.analysis import computation_maps
-from symidx.expr import dim, rt
+from symidx.core.expr import dim, rt
+from symidx.core.indexing_map import IndexingMap, RuntimeVar, ValueSource
+from symidx.core.interval import Interval
+from symidx.core.simplify import compose
+from symidx.core.simplify.finish import finish
+from symidx.core.syntax import print_map
 from symidx.fusion import Analysis
 from symidx.fusion.loops import MAP_LIMIT, UNROLL_LIMIT, _Unroller, merged, trip_count
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, Shape, parse_hlo
 from symidx.hlo.leaves import leaves
-from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
-from symidx.interval import Interval
 from symidx.lowering.values import KnownValue
-from symidx.simplify import compose
-from symidx.simplify.finish import finish
-from symidx.syntax import print_map
 
 DATA = Path(__file__).parent / "data" / "loops"
 

@@ -1,4 +1,4 @@
-"""The sweep's exact merges (:mod:`symidx.simplify.merge`) on whole computations: stacked
+"""The sweep's exact merges (:mod:`symidx.core.simplify.merge`) on whole computations: stacked
 windows keep one range variable per dimension, shifted reads become one map."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 from conftest import DATA
 from helpers import assert_same_function
 from symidx.analysis import computation_maps
+from symidx.core.syntax import parse_map
 from symidx.fusion import sets
 from symidx.hlo import parse_hlo
-from symidx.syntax import parse_map
 
 
 def _maps(name: str):
@@ -62,10 +62,10 @@ def test_a_bounding_box_holds_maps_whose_domains_differ():
     """Maps a ``concatenate`` split into pieces of the domain (issue 35: the rotation of the
     reverse-and-rotate diamond) have different dims; past the limit they are boxed too,
     over the hull of their dims: every (index, element) pair of every map is in the box."""
+    from symidx.core.interval import Interval
     from symidx.fusion.reached import Path
     from symidx.fusion.sets import Starts, Tally, bounded, with_dims
     from symidx.fusion.sweep import Memo
-    from symidx.interval import Interval
 
     pieces = [parse_map(f"(d0) -> ({(p * 5) % 32}), domain: d0 in [{p}, {p}]")
               for p in range(2, 32)]

@@ -11,14 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sympy import Integer
 
-from symidx import verify
+from symidx.core import verify
+from symidx.core.expr import FloorDiv, Max, Mod, dim, rt, sym
+from symidx.core.indexing_map import IndexingMap, MapKind, RuntimeVar, ValueSource
+from symidx.core.interval import Interval
+from symidx.core.simplify import compose
+from symidx.core.syntax import parse_map, print_map
 from symidx.errors import MapError
-from symidx.expr import FloorDiv, Max, Mod, dim, rt, sym
-from symidx.indexing_map import IndexingMap, MapKind, RuntimeVar, ValueSource
-from symidx.interval import Interval
-from symidx.simplify import compose
 from symidx.strategies import expressions, indexing_maps
-from symidx.syntax import parse_map, print_map
 
 d0, d1, d2, s0, s1 = dim(0), dim(1), dim(2), sym(0), sym(1)
 

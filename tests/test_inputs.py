@@ -19,11 +19,11 @@ import pytest
 
 from corpus_helpers import corpus, records
 from symidx.cli import main
+from symidx.core.syntax import parse_map
+from symidx.core.verify import equal
 from symidx.errors import ParseError, SymidxError
 from symidx.hlo import parse_hlo, parse_module
 from symidx.hlo.mlir import looks_like_mlir
-from symidx.syntax import parse_map
-from symidx.verify import equal
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "symidx" / "examples"
 

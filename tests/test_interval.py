@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from symidx.interval import EMPTY, Interval
+from symidx.core.interval import EMPTY, Interval
 from symidx.strategies import intervals
 
 small = intervals(-9, 9, 7)

@@ -11,9 +11,9 @@ from types import ModuleType
 import pytest
 
 from symidx import parse_map
+from symidx.core.verify import equal
 from symidx.errors import SymidxError
 from symidx.jax_support import JaxAnalysis, load_function
-from symidx.verify import equal
 
 
 @pytest.fixture(scope="module")
@@ -183,7 +183,7 @@ def test_maps_dash_dash_jax_on_softmax_and_attention(tmp_path, monkeypatch):
 
     pytest.importorskip("jax")
     from symidx.cli import main
-    from symidx.syntax import parse_map
+    from symidx.core.syntax import parse_map
 
     (tmp_path / "models_for_symidx_test.py").write_text(MODELS)
     monkeypatch.chdir(tmp_path)

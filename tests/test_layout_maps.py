@@ -10,8 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_layout_cute import layouts as cute_layouts
 
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.simplify import compose, simplify
+from symidx.core.syntax import parse_map, print_map
+from symidx.core.verify import equal
 from symidx.errors import MapError
-from symidx.indexing_map import IndexingMap
 from symidx.layout import cute
 from symidx.layout.maps import (
     cute_from_map,
@@ -24,9 +27,6 @@ from symidx.layout.maps import (
 )
 from symidx.lowering.layouts import xla
 from symidx.ops.shape_ops import transpose_operand_map
-from symidx.simplify import compose, simplify
-from symidx.syntax import parse_map, print_map
-from symidx.verify import equal
 
 
 def test_seed_tiled_example_as_a_map():

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from test_layout_xla import SEED000_FIGURE2, naive_buffer
 
 from symidx.analysis import instruction_maps
+from symidx.core.syntax import print_map
 from symidx.errors import MapError, ParseError, UnsupportedOpError
 from symidx.hlo import Shape, parse_hlo, parse_shape
 from symidx.lowering.layouts import shapes, xla
@@ -35,7 +36,6 @@ from symidx.lowering.layouts.shapes import (
     size_in_elements,
 )
 from symidx.ops import output_to_input
-from symidx.syntax import print_map
 
 
 def shape_text(dims, m2m, tiles=(), alignment=1, dtype="f32") -> str:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 from sympy import Integer
 
-from symidx.expr import dim, sym
+from symidx.core.expr import dim, sym
+from symidx.core.indexing_map import IndexingMap, ValueSource
+from symidx.core.interval import Interval
 from symidx.hlo import HloComputation, HloInstruction, Shape, parse_hlo
 from symidx.hlo.moves import MOVES_ELEMENTS, MOVES_VALUES, PASSES_WHOLE
-from symidx.indexing_map import IndexingMap, ValueSource
-from symidx.interval import Interval
 from symidx.lowering.values import (
     SCATTER_SPLIT_LIMIT,
     SPAN_LIMIT,

@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symidx import FloorDiv, IndexingMap, Mod, dim, parse_map
+from symidx.core.expr import compile_expr
 from symidx.errors import MapError
-from symidx.expr import compile_expr
 from symidx.strategies import expressions
 
 D0, D1 = dim(0), dim(1)

@@ -15,11 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ops_check import EXAMPLES, assert_map, build, check_collective, shapes, text
+from symidx.core.syntax import print_map
 from symidx.errors import SymidxError
 from symidx.hlo import parse_hlo
 from symidx.ops import input_to_output, opaque_reason, output_to_input
 from symidx.ops.collectives import PARTICIPANT, group_size
-from symidx.syntax import print_map
 
 
 @st.composite

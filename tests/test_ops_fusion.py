@@ -11,10 +11,10 @@ import pytest
 from ops_check import inside, union_image
 from reference_hlo import box
 from symidx.analysis import instruction_maps
+from symidx.core.syntax import parse_map, print_map
 from symidx.fusion import output_maps, parameter_maps
 from symidx.hlo import fusion_instructions, parse_hlo
 from symidx.ops import finish
-from symidx.syntax import parse_map, print_map
 
 DATA = Path(__file__).parent / "data"
 

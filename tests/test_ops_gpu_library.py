@@ -25,9 +25,9 @@ from ops_check import (
 from reference_hlo import dependencies
 from symidx import ops
 from symidx.cli import main
+from symidx.core.syntax import parse_map
 from symidx.hlo import parse_hlo
 from symidx.ops.gpu_library import invert, library_call, mlir_attributes
-from symidx.syntax import parse_map
 
 DATA = Path(__file__).parent / "data"
 

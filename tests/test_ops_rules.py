@@ -13,6 +13,7 @@ import pytest
 
 from helpers import assert_same_function
 from symidx.analysis import instruction_maps
+from symidx.core.syntax import parse_map, print_map
 from symidx.errors import SymidxError, UnsupportedOpError
 from symidx.hlo import parse_hlo
 from symidx.ops import (
@@ -25,7 +26,6 @@ from symidx.ops import (
     rule,
     supported_opcodes,
 )
-from symidx.syntax import parse_map, print_map
 
 MAX = """
 max {

@@ -38,11 +38,11 @@ from ops_check import (
     window_fields,
 )
 from reference_hlo import box, dependencies
+from symidx.core.syntax import print_map
 from symidx.hlo import parse_hlo
 from symidx.hlo.facts import hlo_reference
 from symidx.lowering.values import SCATTER_SPLIT_LIMIT, value_source
 from symidx.ops import input_to_output, num_outputs, opaque_reason, output_to_input
-from symidx.syntax import print_map
 
 #: Combiners by N: reading the current value (sum), overwriting it (set), or one of each.
 COMBINERS = {1: ["sum", "set"], 2: ["sum2", "set2", "add_set2"]}

@@ -22,10 +22,10 @@ import itertools
 import pytest
 
 from helpers import image
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.syntax import parse_map
 from symidx.hlo import parse_hlo
-from symidx.indexing_map import IndexingMap
 from symidx.ops import input_to_output, output_to_input
-from symidx.syntax import parse_map
 
 ADD = """
 p0 = f32[10, 20] parameter(0)

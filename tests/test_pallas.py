@@ -28,8 +28,8 @@ pl = pytest.importorskip("jax.experimental.pallas")
 
 from symidx import pallas_report  # noqa: E402
 from symidx.cli import main  # noqa: E402
+from symidx.core.syntax import print_map  # noqa: E402
 from symidx.errors import SymidxError, TooLargeError  # noqa: E402
-from symidx.syntax import print_map  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 

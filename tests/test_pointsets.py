@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from symidx import parse_map
+from symidx.core.pointsets import box, image, images
+from symidx.core.verify import has_isl
 from symidx.errors import MapError, TooLargeError
-from symidx.pointsets import box, image, images
 from symidx.strategies import indexing_maps
-from symidx.verify import has_isl
 
 BACKENDS = ["explicit", pytest.param("isl", marks=pytest.mark.skipif(
     not has_isl(), reason="islpy not installed"))]

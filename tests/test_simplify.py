@@ -14,10 +14,10 @@ from sympy import Add, Integer, preorder_traversal
 from conftest import DATA
 from helpers import SEED_SIMPLIFICATIONS, assert_same_function
 from symidx.bench import reshape_map
-from symidx.expr import CeilDiv, FloorDiv, Max, Min, Mod, compile_expr, dim, sym
-from symidx.indexing_map import IndexingMap
-from symidx.interval import Interval
-from symidx.simplify import (
+from symidx.core.expr import CeilDiv, FloorDiv, Max, Min, Mod, compile_expr, dim, sym
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
+from symidx.core.simplify import (
     Budget,
     compose,
     convert_range_vars_to_dims,
@@ -27,13 +27,13 @@ from symidx.simplify import (
     rescale_symbols,
     simplify,
 )
-from symidx.simplify.constraints import CONSTRAINT_RULES, VARIABLE_RULES
-from symidx.simplify.passes import PASSES
-from symidx.simplify.rewriter import Rewriter
-from symidx.simplify.rules import recombine_as_written
-from symidx.simplify.table import RULES
+from symidx.core.simplify.constraints import CONSTRAINT_RULES, VARIABLE_RULES
+from symidx.core.simplify.passes import PASSES
+from symidx.core.simplify.rewriter import Rewriter
+from symidx.core.simplify.rules import recombine_as_written
+from symidx.core.simplify.table import RULES
+from symidx.core.syntax import parse_map, print_map
 from symidx.strategies import indexing_maps, intervals
-from symidx.syntax import parse_map, print_map
 
 VARS = [dim(0), dim(1), sym(0)]
 
@@ -425,7 +425,7 @@ def test_stats_count_rules_and_passes():
 @RULE_FAMILY
 @given(indexing_maps(negative_divisors=True, max_constraints=3))
 def test_every_recorded_step_checks_out(m):
-    from symidx.verify import check_step
+    from symidx.core.verify import check_step
 
     result = simplify(m, trace=True)
     for step in result.trace:
@@ -445,7 +445,7 @@ def test_constraint_folds_are_recorded():
 @given(indexing_maps(negative_divisors=True, max_constraints=3))
 def test_full_sweep_simplify_preserves_meaning(m):
     """The exhaustive sweep (--run-slow): thousands of random maps, every trace step too."""
-    from symidx.verify import check_step
+    from symidx.core.verify import check_step
 
     result = simplify(m, trace=True)
     assert_same_function(result.map, m)
@@ -538,7 +538,7 @@ def test_a_constraint_out_of_its_expressions_range_makes_the_map_empty():
     result = simplify(m, trace=True)
     assert result.map.is_known_empty
     assert [s.rule for s in result.trace] == ["fold_out_of_range"]  # [5, 12] misses [50, 54]
-    from symidx.verify import check_step
+    from symidx.core.verify import check_step
 
     assert all(check_step(s).equal for s in result.trace)
     m = parse_map("(d0, d1) -> (d0), domain: d0 in [0, 99], d1 in [0, 9], "
@@ -584,7 +584,7 @@ def maps_with_variable_divisors(draw):
 @RULE_FAMILY
 @given(maps_with_variable_divisors())
 def test_simplify_with_variable_divisors_preserves_meaning(m):
-    from symidx.verify import check_step
+    from symidx.core.verify import check_step
 
     result = simplify(m, trace=True)
     assert_same_function(result.map, m)
@@ -621,9 +621,9 @@ def test_unused_symbols_in_independent_constraints_are_decided_group_by_group():
 def test_result_ranges_end_where_a_term_is_bounded_through_a_sum_that_holds_it() -> None:
     """``(s0 + s1) // 2`` is a term of a known sum and holds a known sum itself: bounding
     one through the other used to recurse without end (found by hypothesis)."""
-    from symidx.expr import FloorDiv, sym
-    from symidx.interval import Interval
-    from symidx.simplify.ranges import linear_bounds
+    from symidx.core.expr import FloorDiv, sym
+    from symidx.core.interval import Interval
+    from symidx.core.simplify.ranges import linear_bounds
 
     s0, s1 = sym(0), sym(1)
     half = FloorDiv(s0 + s1, 2)
@@ -658,8 +658,8 @@ def test_feasibility_answers_are_kept_only_in_the_memo_a_caller_opens():
 def test_clear_caches_forgets_the_simplifiers_memos_too():
     """A benchmark clears the caches before every sample: no sample may reuse the folds or
     variables an earlier one remembered."""
-    from symidx.expr import clear_caches
-    from symidx.simplify import memo, passes
+    from symidx.core.expr import clear_caches
+    from symidx.core.simplify import memo, passes
 
     m = parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 99], s0 in [0, 3], "
                   "d0 * 6 + 5 in [0, 35], s0 floordiv 2 in [0, 0]")
@@ -675,7 +675,7 @@ def test_a_result_simplified_before_is_remembered_only_under_the_same_intervals(
     """The simplifier remembers a result's simplification by the expression (the object, or
     an equal one) and the intervals of its variables: a chain of compositions meets the
     same results again. Other intervals are another question."""
-    from symidx.expr import clear_caches
+    from symidx.core.expr import clear_caches
 
     clear_caches()
     e = FloorDiv(4 * dim(0) + dim(1), 4)

@@ -18,8 +18,8 @@ import pytest
 
 from conftest import DATA
 from helpers import assert_same_function
-from symidx.simplify import simplify
-from symidx.syntax import parse_map, print_map
+from symidx.core.simplify import simplify
+from symidx.core.syntax import parse_map, print_map
 
 CASES = json.loads((DATA / "other_simplifier_cases.json").read_text())
 

@@ -1,4 +1,4 @@
-"""The rules of :mod:`symidx.simplify.existential`, checked against brute force: the image of
+"""The rules of :mod:`symidx.core.simplify.existential`, checked against brute force: the image of
 every source index (the set of targets, over every value of the range and runtime
 variables, SPEC §1) is the same before and after."""
 
@@ -9,10 +9,10 @@ import itertools
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from symidx.expr import FloorDiv, Mod, dim, rt, sym
-from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
-from symidx.interval import Interval
-from symidx.simplify.existential import (
+from symidx.core.expr import FloorDiv, Mod, dim, rt, sym
+from symidx.core.indexing_map import IndexingMap, RuntimeVar, ValueSource
+from symidx.core.interval import Interval
+from symidx.core.simplify.existential import (
     EXISTENTIAL_RULES,
     drop_implied_constraints,
     has_existential,
@@ -22,7 +22,7 @@ from symidx.simplify.existential import (
     project_existentials,
     tidy_existentials,
 )
-from symidx.syntax import parse_map
+from symidx.core.syntax import parse_map
 
 DIMS = [Interval(0, 3)]
 
@@ -170,7 +170,7 @@ def _first_result(m: IndexingMap, v) -> int:
 
 @given(existential_maps())
 def test_tidy_existentials_keeps_every_image(m):
-    from symidx.simplify.finish import finish
+    from symidx.core.simplify.finish import finish
 
     m = finish(m)
     _check_same(m, tidy_existentials(m))
@@ -190,7 +190,7 @@ def test_oriented_says_the_same(k, width, flip):
 
 
 def _terms(e):
-    from symidx.expr import terms
+    from symidx.core.expr import terms
 
     return terms(e)
 
@@ -216,7 +216,7 @@ def _hops(n: int, seq: int = 6) -> IndexingMap:
 
 
 def test_attention_hops_keep_the_one_hop_form():
-    from symidx.simplify.finish import finish
+    from symidx.core.simplify.finish import finish
 
     one = finish(_hops(1, seq=3))
     assert not project_existentials(one)[1]  # the one hop's row is in the result

@@ -14,12 +14,24 @@ from hypothesis import strategies as st
 from sympy import Add, Integer, Mul
 
 from symidx import IndexingMap, simplify
-from symidx.expr import ONE, CeilDiv, FloorDiv, Max, Min, Mod, bounds, clear_caches, dim, sym, terms
-from symidx.expr.ranges import _mod_bounds, _residues
-from symidx.interval import Interval
-from symidx.simplify import passes
-from symidx.simplify.rewriter import Rewriter
-from symidx.simplify.rules import _split_remainder, sum_of_terms
+from symidx.core.expr import (
+    ONE,
+    CeilDiv,
+    FloorDiv,
+    Max,
+    Min,
+    Mod,
+    bounds,
+    clear_caches,
+    dim,
+    sym,
+    terms,
+)
+from symidx.core.expr.ranges import _mod_bounds, _residues
+from symidx.core.interval import Interval
+from symidx.core.simplify import passes
+from symidx.core.simplify.rewriter import Rewriter
+from symidx.core.simplify.rules import _split_remainder, sum_of_terms
 from symidx.strategies import expressions, indexing_maps, intervals
 
 d0, d1, s0 = dim(0), dim(1), sym(0)
@@ -135,9 +147,9 @@ def test_the_pair_rules_leave_a_sum_with_one_operation_term(a, b, op, k, plain, 
     them), and :func:`operation_terms` counts 1."""
     from hypothesis import assume
 
-    from symidx.expr import add, scale
-    from symidx.simplify.rules import has_operation_term, operation_terms
-    from symidx.simplify.table import ONE_OPERATION_SUM_RULES, PAIR_RULES, RULES
+    from symidx.core.expr import add, scale
+    from symidx.core.simplify.rules import has_operation_term, operation_terms
+    from symidx.core.simplify.table import ONE_OPERATION_SUM_RULES, PAIR_RULES, RULES
 
     if op in (FloorDiv, Mod, CeilDiv):
         b = b if not b.is_Integer else Integer(int(b) or 3)

@@ -1,4 +1,4 @@
-"""The exact merges of :mod:`symidx.simplify.merge`, checked against brute force: the image
+"""The exact merges of :mod:`symidx.core.simplify.merge`, checked against brute force: the image
 of every source index (the set of targets) is the same before and after."""
 
 from __future__ import annotations
@@ -6,15 +6,15 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from symidx.expr import FloorDiv, Mod, dim, sym
-from symidx.indexing_map import IndexingMap
-from symidx.interval import Interval
-from symidx.simplify.merge import (
+from symidx.core.expr import FloorDiv, Mod, dim, sym
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
+from symidx.core.simplify.merge import (
     merge_constant_offsets,
     merge_contiguous_sums,
     merge_offset_pieces,
 )
-from symidx.syntax import parse_map
+from symidx.core.syntax import parse_map
 
 
 def _images(m: IndexingMap) -> list[set[tuple[int, ...]]]:
@@ -200,7 +200,7 @@ def test_merge_offset_pieces_on_a_scan():
 def test_every_merge_rule_is_documented_in_the_merges_table():
     from pathlib import Path
 
-    from symidx.simplify.merge import MERGE_RULES
+    from symidx.core.simplify.merge import MERGE_RULES
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "simplifier.md").read_text()
     table = doc[doc.index("## Merges"):]
@@ -209,7 +209,7 @@ def test_every_merge_rule_is_documented_in_the_merges_table():
 
 
 def test_has_window_sum_finds_windows_and_leaves_reshapes():
-    from symidx.simplify.merge import has_window_sum
+    from symidx.core.simplify.merge import has_window_sum
 
     window = parse_map("(d0)[s0, s1] -> (d0 * 2 + s0 + s1 - 1), "
                        "domain: d0 in [0, 9], s0 in [0, 2], s1 in [0, 2]")

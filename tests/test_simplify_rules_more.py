@@ -13,14 +13,14 @@ from test_simplify import assert_equal_on
 
 from helpers import assert_same_function
 from symidx import result_ranges
-from symidx.expr import CeilDiv, FloorDiv, Max, Min, Mod, dim, sym
-from symidx.indexing_map import IndexingMap
-from symidx.interval import Interval
-from symidx.simplify import simplify
-from symidx.simplify.constraints import tighten_by_mod_range
-from symidx.simplify.rewriter import Rewriter
-from symidx.simplify.rules import mod_nested_divisor
-from symidx.simplify.table import RULES
+from symidx.core.expr import CeilDiv, FloorDiv, Max, Min, Mod, dim, sym
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
+from symidx.core.simplify import simplify
+from symidx.core.simplify.constraints import tighten_by_mod_range
+from symidx.core.simplify.rewriter import Rewriter
+from symidx.core.simplify.rules import mod_nested_divisor
+from symidx.core.simplify.table import RULES
 from symidx.strategies import indexing_maps, intervals
 
 RULE_FAMILY = settings(max_examples=300)
@@ -122,7 +122,7 @@ def maps_below_a_symbolic_divisor(draw):
 @RULE_FAMILY
 @given(maps_below_a_symbolic_divisor())
 def test_divisions_below_a_constrained_divisor_preserve_meaning(m):
-    from symidx.verify import check_step
+    from symidx.core.verify import check_step
 
     result = simplify(m, trace=True)
     assert_same_function(result.map, m)
@@ -231,7 +231,7 @@ def test_the_round_with_constraints_that_always_hold_gives_what_the_full_rounds_
     rounds, here on maps with constraints, with one that always holds added (what a
     composition adds), and on the map as composed with the identity."""
     from symidx import compose
-    from symidx.expr import bounds
+    from symidx.core.expr import bounds
 
     assert simplify(m) == simplify(m, trace=True).map
     if m.is_known_empty or m.is_undefined or not m.results:

@@ -12,10 +12,10 @@ import pytest
 
 from conftest import DATA
 from helpers import assert_same_function
-from symidx.simplify import simplify
-from symidx.simplify.constraints import CONSTRAINT_RULES, VARIABLE_RULES
-from symidx.simplify.table import RULES
-from symidx.syntax import parse_map, print_map
+from symidx.core.simplify import simplify
+from symidx.core.simplify.constraints import CONSTRAINT_RULES, VARIABLE_RULES
+from symidx.core.simplify.table import RULES
+from symidx.core.syntax import parse_map, print_map
 
 CASES = json.loads((DATA / "simplifier_rule_cases.json").read_text())
 

@@ -1,6 +1,6 @@
-"""The exact feasibility search of :mod:`symidx.simplify.transforms` (``_linear_search``:
+"""The exact feasibility search of :mod:`symidx.core.simplify.transforms` (``_linear_search``:
 does a point of a box satisfy linear constraints?) against brute force, and the fold memo
-of :mod:`symidx.simplify.passes` against simplifying afresh."""
+of :mod:`symidx.core.simplify.passes` against simplifying afresh."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from symidx.expr import sym
-from symidx.interval import Interval
-from symidx.simplify import feasibility_memo, simplify
-from symidx.simplify.transforms import _linear_search, _satisfiable
+from symidx.core.expr import sym
+from symidx.core.interval import Interval
+from symidx.core.simplify import feasibility_memo, simplify
+from symidx.core.simplify.transforms import _linear_search, _satisfiable
+from symidx.core.syntax import parse_map
 from symidx.strategies import indexing_maps
-from symidx.syntax import parse_map
 
 
 @st.composite

@@ -1,5 +1,5 @@
-"""The min/max rules (``symidx/simplify/lattice.py``), the quotient and remainder rules
-(``symidx/simplify/quotients.py``) and the residue bounds of a remainder, each against
+"""The min/max rules (``symidx/core/simplify/lattice.py``), the quotient and remainder rules
+(``symidx/core/simplify/quotients.py``) and the residue bounds of a remainder, each against
 brute force: random expressions of the shapes the rules rewrite, and of shapes next to
 them that they must leave alone, on random intervals that include negative values."""
 
@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from sympy import Integer, preorder_traversal
 from test_simplify import assert_equal_on
 
-from symidx.expr import CeilDiv, FloorDiv, Max, Min, Mod, bounds, compile_expr, dim
-from symidx.interval import Interval
-from symidx.simplify.lattice import operations, provably_le
-from symidx.simplify.rewriter import Rewriter
-from symidx.simplify.table import RULES
+from symidx.core.expr import CeilDiv, FloorDiv, Max, Min, Mod, bounds, compile_expr, dim
+from symidx.core.interval import Interval
+from symidx.core.simplify.lattice import operations, provably_le
+from symidx.core.simplify.rewriter import Rewriter
+from symidx.core.simplify.table import RULES
 from symidx.strategies import intervals
 
 RULE_FAMILY = settings(max_examples=300)

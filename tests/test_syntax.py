@@ -10,12 +10,12 @@ from hypothesis import given
 
 from conftest import DATA
 from helpers import assert_same_function, mlir_affine
+from symidx.core.expr import FloorDiv, Mod, dim, sym
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
+from symidx.core.syntax import MAX_DEPTH, STYLES, parse_expr, parse_map, print_expr, print_map
 from symidx.errors import MapError, ParseError
-from symidx.expr import FloorDiv, Mod, dim, sym
-from symidx.indexing_map import IndexingMap
-from symidx.interval import Interval
 from symidx.strategies import indexing_maps
-from symidx.syntax import MAX_DEPTH, STYLES, parse_expr, parse_map, print_expr, print_map
 
 XLA_TEXTS = json.loads((DATA / "xla_map_texts.json").read_text())
 

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 
 from symidx.cli import main
+from symidx.core.interval import Interval
+from symidx.core.syntax import detect_syntax, parse_map, print_map
+from symidx.core.syntax.foreign import INDEX
 from symidx.errors import MapError, ParseError
-from symidx.interval import Interval
 from symidx.strategies import indexing_maps
-from symidx.syntax import detect_syntax, parse_map, print_map
-from symidx.syntax.foreign import INDEX
 
 
 def points(m):
@@ -204,7 +204,7 @@ def test_format_and_simplify_take_syntax_and_style(capsys):
 def test_foreign_integers_past_pythons_digit_limit(syntax: str, template: str) -> None:
     """Integers longer than Python's 4,300-digit limit are read as the XLA reader reads
     them; past MAX_DIGITS they are a located error, never a bare ValueError."""
-    from symidx.syntax.tokens import MAX_DIGITS
+    from symidx.core.syntax.tokens import MAX_DIGITS
 
     big = "7" * 5000
     m = parse_map(template.format(big), syntax=syntax)

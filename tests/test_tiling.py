@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from symidx.cli import main
-from symidx.expr import FloorDiv, Mod, dim, sym
-from symidx.indexing_map import IndexingMap
-from symidx.syntax import parse_map
+from symidx.core.expr import FloorDiv, Mod, dim, sym
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.syntax import parse_map
 from symidx.tiling import Constraints, TileRefusal, symbolic_tile
 from symidx.tiling.constraints import TRUE, atom, dnf_and, dnf_or
 

@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from symidx.cli import main
-from symidx.expr import dim
+from symidx.core.expr import dim
+from symidx.core.indexing_map import IndexingMap
 from symidx.hlo.shape import parse_shape
-from symidx.indexing_map import IndexingMap
 from symidx.lowering.layouts.xla import linear_index
 from symidx.tiling.coalescing import tile_coalescing, tile_read_map
 

@@ -23,10 +23,10 @@ from tile_twin import differences
 
 from symidx.cli import main
 from symidx.cli.inputs import load_module
-from symidx.expr import FloorDiv, Mod, as_expr, dim, sym
-from symidx.indexing_map import IndexingMap
-from symidx.interval import Interval
-from symidx.syntax import parse_expr
+from symidx.core.expr import FloorDiv, Mod, as_expr, dim, sym
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
+from symidx.core.syntax import parse_expr
 from symidx.tiling import analysis, symbolic_tile, tiled
 from symidx.tiling.check import check_tiling
 from symidx.tiling.valid import valid_tilings
@@ -83,7 +83,7 @@ def test_each_runtime_variable_names_the_index_element_feeding_it(
     assert table["tile_sizes"] == [1, 8]
     assert table["runtime_variables"] == ["i"]
     (source,) = table["runtime_sources"]
-    from symidx.syntax import parse_map
+    from symidx.core.syntax import parse_map
 
     m = parse_map(source["element"])
     for pid, row in itertools.product(range(2), range(2)):
@@ -213,7 +213,7 @@ def test_a_sum_of_a_dimension_and_a_split_part_is_exact_where_its_constraints_ho
 
 def tile_map(text: str) -> IndexingMap:
     """A tile map's text (dims, no domain) as a map over a wide domain, to evaluate."""
-    from symidx.syntax import parse_map
+    from symidx.core.syntax import parse_map
 
     head = text.split("->")[0]
     names = [n.strip() for n in head.split("[")[0].strip(" ()").split(",") if n.strip()]

@@ -14,8 +14,8 @@ import pytest
 from symidx.analysis import instruction_maps
 from symidx.cli import main
 from symidx.cli.inputs import load_module
-from symidx.indexing_map import IndexingMap
-from symidx.simplify import compose
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.simplify import compose
 from symidx.tiling import analysis
 
 DATA = Path(__file__).parent / "data" / "tiling"

@@ -11,7 +11,7 @@ import pytest
 from sympy import Integer
 
 from symidx.cli import main
-from symidx.expr import dim
+from symidx.core.expr import dim
 from symidx.hlo import parse_module
 from symidx.tiling.analysis import AnalysisRefusal, analyze, fusion_computation
 from symidx.tiling.tiled import program_id_origin, schedule_dims, tiled_computation

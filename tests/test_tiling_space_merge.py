@@ -11,7 +11,7 @@ from itertools import product
 
 import pytest
 
-from symidx.expr import as_expr, dim
+from symidx.core.expr import as_expr, dim
 from symidx.hlo import parse_module
 from symidx.tiling.space import SpaceRefusal, build_space
 

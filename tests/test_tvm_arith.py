@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from conftest import DATA
-from symidx.interval import Interval
-from symidx.syntax import parse_map
+from symidx.core.interval import Interval
+from symidx.core.syntax import parse_map
 
 CASES = json.loads((DATA / "tvm_arith_cases.json").read_text())
 #: TVM's form (exact or as simple), and exactly TVM's expression, at least this often

@@ -10,8 +10,8 @@ import pytest
 
 from helpers import SEED_SIMPLIFICATIONS
 from symidx import IndexingMap, Undecided, compose, equal, parse_map
+from symidx.core.verify import check_trace, decide, has_isl, has_z3, non_presburger_reason
 from symidx.errors import SymidxError
-from symidx.verify import check_trace, decide, has_isl, has_z3, non_presburger_reason
 
 PROOFS = [pytest.param("isl", marks=pytest.mark.skipif(not has_isl(),
                                                        reason="islpy not installed")),
@@ -262,7 +262,7 @@ def test_undecided_is_a_symidx_error_and_unknown_methods_are_rejected():
 def test_without_isl_auto_proves_with_z3_and_without_either_it_says_what_to_install(
         monkeypatch):
     pytest.importorskip("z3")
-    import symidx.verify.equality as equality
+    import symidx.core.verify.equality as equality
 
     a = parse_map(DIGITS)
     b = parse_map("(d0, d1, d2) -> (d1), domain: d0 in [0, 999999], d1 in [0, 999], "

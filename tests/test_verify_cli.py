@@ -11,7 +11,7 @@ import pytest
 
 from symidx.cli import main
 from symidx.cli.mapverbs import ProgressLine
-from symidx.verify import has_isl, has_z3
+from symidx.core.verify import has_isl, has_z3
 
 DIGITS = ("(d0, d1, d2) -> (((d0 * 1000000 + d1 * 1000 + d2) floordiv 1000) mod 1000), "
           "domain: d0 in [0, 999999], d1 in [0, 999], d2 in [0, 999]")
@@ -98,10 +98,10 @@ def test_a_wrong_step_and_a_wrong_chain_exit_1(monkeypatch):
     import importlib
 
     from symidx import parse_map
-    from symidx.expr import Mod, dim
-    from symidx.interval import Interval
+    from symidx.core.expr import Mod, dim
+    from symidx.core.interval import Interval
 
-    simplifier = importlib.import_module("symidx.simplify")  # the package, not the function
+    simplifier = importlib.import_module("symidx.core.simplify")  # the package, not the function
     text = "(d0) -> (d0 mod 16), domain: d0 in [0, 14]"
     wrong = simplifier.Step("bogus", Mod(dim(0), 16), dim(0) + 1, ((dim(0), Interval(0, 14)),))
     result = simplifier.SimplifyResult(parse_map("(d0) -> (d0 + 1), domain: d0 in [0, 14]"),

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from sympy import Integer
 
 from symidx import IndexingMap, simplify
-from symidx.expr import Expr, FloorDiv, Max, Min, Mod, dim
-from symidx.interval import Interval
+from symidx.core.expr import Expr, FloorDiv, Max, Min, Mod, dim
+from symidx.core.interval import Interval
+from symidx.core.verify import Undecided, decide, has_isl, has_z3
 from symidx.strategies import indexing_maps
-from symidx.verify import Undecided, decide, has_isl, has_z3
 
 METHODS = ["auto", "enumerate"] + (["isl"] if has_isl() else []) + (["smt"] if has_z3() else [])
 

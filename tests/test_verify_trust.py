@@ -20,13 +20,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sympy import Integer
 
-from symidx import IndexingMap, Undecided, compose, equal, parse_map, pointsets, simplify
+from symidx import IndexingMap, Undecided, compose, equal, parse_map, simplify
 from symidx.cli import main
+from symidx.core import pointsets
+from symidx.core.expr import CeilDiv, FloorDiv, Max, Min, Mod, dim
+from symidx.core.syntax import print_map
+from symidx.core.verify import check_trace, decide, has_isl, has_z3, relation
+from symidx.core.verify.common import Deadline
 from symidx.errors import ParseError, SymidxError
-from symidx.expr import CeilDiv, FloorDiv, Max, Min, Mod, dim
-from symidx.syntax import print_map
-from symidx.verify import check_trace, decide, has_isl, has_z3, relation
-from symidx.verify.common import Deadline
 
 ISL = pytest.mark.skipif(not has_isl(), reason="islpy not installed")
 Z3 = pytest.mark.skipif(not has_z3(), reason="z3 not installed")
@@ -150,7 +151,7 @@ def huge_exprs(draw, depth: int = 3):
 
 @given(huge_exprs(), huge_exprs())
 def test_exact_evaluation_agrees_with_python_integers(e, f):
-    from symidx.expr import evaluate_exact
+    from symidx.core.expr import evaluate_exact
 
     grid = np.meshgrid(np.arange(-3, 4), np.arange(-2, 3), indexing="ij")
     coords = [g.reshape(-1) for g in grid]
@@ -217,7 +218,7 @@ def test_verify_timeout_bounds_the_isl_path_on_the_cli():
 
 @ISL
 def test_the_isl_worker_past_its_deadline_is_stopped_and_the_next_question_answered():
-    from symidx.verify.isl import WORKER, isl_text
+    from symidx.core.verify.isl import WORKER, isl_text
 
     hard = (isl_text(parse_map(EXTRACT_FROM_MOD)),
             isl_text(parse_map(EXTRACT_FROM_MOD_SIMPLIFIED)))
@@ -359,7 +360,7 @@ def test_a_map_pickles_after_a_decision_used_it():
 
 
 def test_integers_past_4300_digits_read_print_and_verify():
-    from symidx.indexing_map.text import int_of_digits
+    from symidx.core.indexing_map.text import int_of_digits
 
     big = 10**5000 - 1
     digits = "9" * 5000
@@ -400,7 +401,7 @@ def _alive(pid: int) -> bool:
 @ISL
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux's /proc")
 def test_the_isl_worker_dies_with_the_process_that_started_it():
-    script = ("import sys; from symidx import parse_map; from symidx.verify import decide; "
+    script = ("import sys; from symidx import parse_map; from symidx.core.verify import decide; "
               "decide(parse_map(sys.argv[1]), parse_map(sys.argv[2]), timeout=600, "
               "method='isl')")
     parent = subprocess.Popen([sys.executable, "-c", script, EXTRACT_FROM_MOD,

@@ -25,7 +25,7 @@ import numpy as np
 
 from symidx import parse_hlo
 from symidx.analysis import computation_maps, find_computation
-from symidx.verify import relation
+from symidx.core.verify import relation
 
 #: {(output leaf, parameter): set of output index + parameter index}
 Pairs = dict[tuple[int, int], set[tuple[int, ...]]]

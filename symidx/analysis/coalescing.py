@@ -41,12 +41,12 @@ from typing import Any
 from sympy import Add, Integer, Mul, Symbol
 
 from symidx._arith import ceil_div
+from symidx.core.expr import Expr, FloorDiv, Mod, add, dim, scale, sym
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.simplify import compose, remove_unused_symbols, simplify
 from symidx.errors import SymidxError
-from symidx.expr import Expr, FloorDiv, Mod, add, dim, scale, sym
 from symidx.hlo import HloInstruction, Shape, TupleShape
-from symidx.indexing_map import IndexingMap
 from symidx.lowering.layouts import shapes, xla
-from symidx.simplify import compose, remove_unused_symbols, simplify
 
 __all__ = [
     "RTX_A6000",
@@ -112,8 +112,8 @@ class OperandCoalescing:
 def fusion_coalescing(instr: HloInstruction, device: DeviceInfo = RTX_A6000
                       ) -> list[OperandCoalescing]:
     """Per operand of the fusion ``instr``: are its reads coalesced (XLA's sense)?"""
+    from symidx.core.syntax import print_map
     from symidx.fusion import Analysis, called_computation, grouped_output_to_input
-    from symidx.syntax import print_map
 
     if instr.opcode != "fusion":
         raise SymidxError(f"--coalescing is for a fusion instruction; {instr.name} is a "
@@ -426,7 +426,7 @@ def _contiguous_intervals(split: _Split, m: IndexingMap) -> list[tuple[int, int]
 
 
 def _evaluate(e: Expr, thread: Symbol, t: int) -> int:
-    from symidx.expr import compile_expr
+    from symidx.core.expr import compile_expr
 
     return int(compile_expr(e, [thread])([t]))
 

@@ -21,12 +21,12 @@ from typing import Any
 
 from symidx.analysis.records import ComputationMaps, FusionMaps
 from symidx.analysis.sources import SourceFinder
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 from symidx.errors import SymidxError
 from symidx.fusion import Origin, Path, Reached
 from symidx.hlo import HloComputation, HloInstruction, HloModule
 from symidx.hlo.facts import called_computation
-from symidx.indexing_map import IndexingMap
-from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 
 __all__ = [
     "SCHEMA",

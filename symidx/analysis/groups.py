@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from symidx._budget import TimeBudget
 from symidx.analysis.records import ComputationMaps, FusionMaps, group_index
+from symidx.core.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
 from symidx.errors import LimitReached, SymidxError, expect_type
 from symidx.fusion import (
     Analysis,
@@ -40,7 +41,6 @@ from symidx.fusion.steps import Step, backward_steps, forward_steps
 from symidx.hlo import HloComputation, HloInstruction, HloModule, TupleShape
 from symidx.hlo.facts import called_computation, num_outputs
 from symidx.hlo.leaves import leaf_count, leaves
-from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
 
 __all__ = [
     "semantics_name",

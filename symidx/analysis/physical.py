@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from symidx.analysis.records import group_index
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.simplify import compose
 from symidx.errors import SymidxError
 from symidx.fusion import Reached
 from symidx.hlo import HloInstruction, Shape, TupleShape
-from symidx.indexing_map import IndexingMap
 from symidx.lowering.layouts.shapes import logical_index_map, physical_index_map
 from symidx.ops import OUTPUT_TO_INPUT, Direction, finish
-from symidx.simplify import compose
 
 __all__ = ["physical_group"]
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from symidx._display import Rich, Shown, html_table
+from symidx.core.indexing_map import IndexingMap
 from symidx.errors import SymidxError
 from symidx.fusion import Origin, Reached
 from symidx.hlo import HloComputation, HloInstruction
-from symidx.indexing_map import IndexingMap
 
 __all__ = ["ComputationMaps", "FusionMaps", "group_rows"]
 
@@ -23,7 +23,7 @@ def group_rows(place: str, index: object, groups: tuple[Reached, ...]) -> list[l
     and what is unknown or over-approximated."""
     import html
 
-    from symidx.syntax import print_map
+    from symidx.core.syntax import print_map
 
     rows = []
     for g in groups:
@@ -37,7 +37,7 @@ def group_rows(place: str, index: object, groups: tuple[Reached, ...]) -> list[l
 
 
 def _text(title: str, groups: tuple[Reached, ...]) -> str:
-    from symidx.syntax import print_map
+    from symidx.core.syntax import print_map
 
     lines = [title]
     for g in groups:

@@ -53,8 +53,8 @@ from symidx.bench.harness import (
     plot,
     row_dict,
 )
+from symidx.core.verify import has_isl, has_z3
 from symidx.errors import SymidxError
-from symidx.verify import has_isl, has_z3
 
 __all__ = [
     "run", "document", "format_table", "plot", "NOTES", "Row", "Timing", "CASES",

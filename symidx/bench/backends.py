@@ -7,7 +7,7 @@ sides, and neither side's parse is timed; the timed operation starts from the pa
 Or, for the cases timed from text, ``prepare_text`` gives each engine the maps as its own
 text (symidx's, isl's), and the timed operation reads them (``read``) on both sides.
 
-* **symidx**: :func:`compose`, :func:`simplify`, :func:`symidx.verify.equal` (without a
+* **symidx**: :func:`compose`, :func:`simplify`, :func:`symidx.core.verify.equal` (without a
   deadline: isl then decides in this process, where its time is counted, not in the
   worker process a deadline needs).
 * **islpy**: simplify = the map (read untimed) in explicit form where it is
@@ -27,12 +27,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from symidx.core.expr import CeilDiv, Expr, FloorDiv, Mod, clear_caches
+from symidx.core.indexing_map import IndexingMap, print_map
+from symidx.core.simplify import compose, simplify
+from symidx.core.syntax import parse_map
+from symidx.core.verify import equal, isl_text
 from symidx.errors import SymidxError, Undecided
-from symidx.expr import CeilDiv, Expr, FloorDiv, Mod, clear_caches
-from symidx.indexing_map import IndexingMap, print_map
-from symidx.simplify import compose, simplify
-from symidx.syntax import parse_map
-from symidx.verify import equal, isl_text
 
 __all__ = ["NotExpressible", "Backend", "SymidxBackend", "IslBackend", "MlirBackend",
            "available_backends"]
@@ -71,7 +71,7 @@ class Backend:
 
 
 class SymidxBackend(Backend):
-    """symidx itself; ``method`` is how :func:`symidx.verify.equal` decides."""
+    """symidx itself; ``method`` is how :func:`symidx.core.verify.equal` decides."""
 
     name = "symidx"
 

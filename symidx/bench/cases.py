@@ -31,17 +31,17 @@ from sympy import Integer
 from symidx.analysis import instruction_maps
 from symidx.bench.backends import Backend, SymidxBackend
 from symidx.bench.harness import Row, measure_row, measure_symidx
+from symidx.core.expr import Expr, FloorDiv, Mod, dim
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.simplify import compose
+from symidx.core.syntax import parse_map
+from symidx.core.verify import has_z3
 from symidx.errors import SymidxError
-from symidx.expr import Expr, FloorDiv, Mod, dim
 from symidx.fusion import Reached
 from symidx.hlo import HloInstruction, fusion_instructions, parse_hlo
-from symidx.indexing_map import IndexingMap
 from symidx.layout import cute
 from symidx.layout.maps import cute_map, xla_logical_index_map, xla_physical_index_map
 from symidx.ops import OUTPUT_TO_INPUT
-from symidx.simplify import compose
-from symidx.syntax import parse_map
-from symidx.verify import has_z3
 
 __all__ = [
     "SHAPE", "SEED_EXAMPLES", "CASES", "Case", "reshape_map", "compose_step_maps",

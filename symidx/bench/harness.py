@@ -19,9 +19,9 @@ from functools import partial
 from typing import Any
 
 from symidx.bench.backends import Backend, NotExpressible
+from symidx.core.expr import clear_caches
+from symidx.core.indexing_map import IndexingMap
 from symidx.errors import SymidxError
-from symidx.expr import clear_caches
-from symidx.indexing_map import IndexingMap
 
 __all__ = ["Timing", "Row", "Operation", "measure_row", "measure_symidx", "format_table",
            "plot", "ENGINES", "cpu_seconds", "row_dict"]

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from symidx.errors import SymidxError
 
 if TYPE_CHECKING:
-    from symidx.indexing_map import IndexingMap
+    from symidx.core.indexing_map import IndexingMap
 
-#: The printing styles of maps (see :data:`symidx.syntax.STYLES`, which loads sympy).
+#: The printing styles of maps (see :data:`symidx.core.syntax.STYLES`, which loads sympy).
 STYLES = ("doc", "xla", "mlir", "isl", "inductor")
-#: The syntaxes map text is read in (see :data:`symidx.syntax.SYNTAXES`).
+#: The syntaxes map text is read in (see :data:`symidx.core.syntax.SYNTAXES`).
 SYNTAXES = ("auto", "xla", "mlir", "inductor", "tvm", "isl")
 
 
@@ -108,7 +108,7 @@ def read_map(arg: str, label: str, syntax: str = "xla") -> IndexingMap:
     """A map from a command-line argument, or from stdin for ``-``, in ``syntax``. An
     interval the user wrote empty (``d0 in [5, 3]``) is refused where it is written: a map
     that reads nothing is written ``KNOWN EMPTY``."""
-    from symidx.syntax import parse_map
+    from symidx.core.syntax import parse_map
 
     text = sys.stdin.read() if arg == "-" else arg
     return parse_map(text, source=label, syntax=syntax, allow_empty=False)

@@ -142,9 +142,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_xla(shape: Shape, block: tuple[int, ...] | None, args: argparse.Namespace) -> None:
+    from symidx.core.syntax import print_map
     from symidx.layout import pictures
     from symidx.lowering.layouts import shapes
-    from symidx.syntax import print_map
 
     if args.index is not None:
         index = parse_ints(args.index, "--index")
@@ -187,9 +187,9 @@ def _question(spec: Shape | cute.Layout | cute.ComposedLayout, args: argparse.Na
 
 def _run_cute(layout: cute.Layout | cute.ComposedLayout, args: argparse.Namespace) -> None:
 
+    from symidx.core.syntax import print_map
     from symidx.layout import pictures
     from symidx.layout.maps import cute_map
-    from symidx.syntax import print_map
 
     if args.index is not None:
         print(cute_offset(layout, parse_ints(args.index, "--index")))

@@ -69,8 +69,8 @@ from symidx.cli.common import UsageError, add_limits, add_style
 from symidx.errors import LimitReached, SymidxError
 
 if TYPE_CHECKING:
+    from symidx.core.indexing_map.direction import Direction
     from symidx.hlo import HloComputation, HloModule
-    from symidx.indexing_map.direction import Direction
 
 #: The first line of text output under --assume-finite (the default, reads, has none).
 SEMANTICS_HEADER = "semantics: finite (every input assumed finite)"
@@ -214,7 +214,7 @@ def module_output(module: HloModule, args: argparse.Namespace,
     )
     from symidx.cli.progress import Progress
     from symidx.cli.render import render_computations, render_fusions, render_maps
-    from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
+    from symidx.core.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 
     if args.coalescing:
         return _coalescing(module, args)
@@ -270,7 +270,7 @@ def _computation_records(module: HloModule, args: argparse.Namespace, analysis: 
     """The computation ``--computation`` names and its entries, one at a time (notes on
     what was chosen go to stderr first)."""
     from symidx.analysis import find_computation, iter_computation_maps, select_entries
-    from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
+    from symidx.core.indexing_map.direction import OUTPUT_TO_INPUT, Direction
 
     comp = find_computation(module, args.computation)
     direction = Direction.parse(args.direction)
@@ -298,7 +298,7 @@ def stream_computation(module: HloModule, args: argparse.Namespace) -> None:
     from symidx.analysis.sources import SourceFinder
     from symidx.cli.progress import Progress
     from symidx.cli.render import render_computation_text
-    from symidx.indexing_map.direction import Direction
+    from symidx.core.indexing_map.direction import Direction
 
     direction = Direction.parse(args.direction)
     progress = Progress(f"computation {args.computation}", delay=2.0)
@@ -426,8 +426,8 @@ def _output_spec(text: str) -> int | str:
 
 def _note_the_rest(comp: HloComputation, direction: Direction, args: argparse.Namespace) -> None:
     """Say on stderr when the default analysed one output (or parameter) of several."""
+    from symidx.core.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT
     from symidx.hlo.leaves import leaf_count
-    from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT
 
     if direction == OUTPUT_TO_INPUT and args.output is None:
         count, flag, what = leaf_count(comp.root.shape), "--output", "outputs of the root"

@@ -13,9 +13,9 @@ from symidx.cli.common import UsageError, add_style, add_syntax, read_map
 if TYPE_CHECKING:  # the map core (sympy) loads when a command runs, not for --help
     from sympy import Symbol
 
-    from symidx.expr import Expr
-    from symidx.indexing_map import IndexingMap
-    from symidx.interval import Interval
+    from symidx.core.expr import Expr
+    from symidx.core.indexing_map import IndexingMap
+    from symidx.core.interval import Interval
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -77,15 +77,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_format(args: argparse.Namespace) -> int:
-    from symidx.syntax import print_map
+    from symidx.core.syntax import print_map
 
     print(print_map(read_map(args.map, "map", args.syntax), args.style))
     return 0
 
 
 def run_simplify(args: argparse.Namespace) -> int:
-    from symidx.simplify import Budget, simplify
-    from symidx.syntax import print_expr, print_map
+    from symidx.core.simplify import Budget, simplify
+    from symidx.core.syntax import print_expr, print_map
 
     budget = Budget()
     if args.max_steps is not None:
@@ -112,8 +112,8 @@ def run_simplify(args: argparse.Namespace) -> int:
 
 
 def run_compose(args: argparse.Namespace) -> int:
-    from symidx.simplify import compose, simplify
-    from symidx.syntax import print_map
+    from symidx.core.simplify import compose, simplify
+    from symidx.core.syntax import print_map
 
     first = read_map(args.first, "first", args.syntax)
     second = read_map(args.second, "second", args.syntax)
@@ -123,8 +123,8 @@ def run_compose(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    from symidx.core.verify import decide
     from symidx.errors import Undecided
-    from symidx.verify import decide
 
     for flag in ("timeout", "cpu_limit"):
         value = getattr(args, flag, None)
@@ -151,7 +151,7 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def _step_side(e: Expr, interval: Interval | None, names: dict[Symbol, str]) -> str:
-    from symidx.syntax import print_expr
+    from symidx.core.syntax import print_expr
 
     text = print_expr(e, names, "xla")
     return text if interval is None else f"{text} in {interval}"
@@ -161,7 +161,7 @@ def _verify_trace(m: IndexingMap, timeout: float | None, method: str,
                   cpu_limit: float | None = None) -> int:
     """Simplify ``m``; decide each recorded step and the whole chain. Exit 1 if any is
     different, else 3 if any is undecided or the time ran out, else 0."""
-    from symidx.verify import StepCheck, check_trace
+    from symidx.core.verify import StepCheck, check_trace
 
     names = dict(zip(m.all_vars, m.display_names()))
     count = [0]

@@ -25,11 +25,11 @@ from symidx.analysis.documents import (
 )
 from symidx.analysis.records import ComputationMaps, FusionMaps, group_index
 from symidx.analysis.sources import SourceFinder
+from symidx.core.indexing_map.direction import OUTPUT_TO_INPUT, Direction
+from symidx.core.syntax import print_map
 from symidx.fusion import Origin, Reached
 from symidx.hlo import HloInstruction, HloModule
 from symidx.hlo.facts import num_outputs
-from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
-from symidx.syntax import print_map
 
 __all__ = ["render_computations", "render_computation_text", "render_fusions", "render_maps"]
 

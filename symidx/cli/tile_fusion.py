@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _analysis(args: argparse.Namespace, t: Any) -> int:
-    from symidx.indexing_map import print_map
+    from symidx.core.indexing_map import print_map
 
     names = t.names()
     instrs = []
@@ -107,7 +107,7 @@ def _flat_text(cons: Any, names: Any) -> str:
 
 
 def _tiled(args: argparse.Namespace, t: Any, sizes: list[int]) -> int:
-    from symidx.indexing_map import print_map
+    from symidx.core.indexing_map import print_map
     from symidx.tiling.tiled import tiled_computation
 
     schedule = args.schedule or "major-to-minor"

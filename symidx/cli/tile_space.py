@@ -13,7 +13,7 @@ from symidx.errors import SymidxError
 
 
 def _parse_tile(text: str, space: Any) -> Any:
-    from symidx.syntax import parse_expr
+    from symidx.core.syntax import parse_expr
     from symidx.tiling.space import XTile, rtv, tid, ts
 
     if text.startswith("root:"):

@@ -35,12 +35,12 @@ from symidx.analysis import (
     semantics_name,
 )
 from symidx.analysis.documents import computations_document, fusions_document
+from symidx.core.indexing_map.direction import Direction
 from symidx.corpus.sources import DEFAULT_MAX_BYTES, Task, read_sections, sha256_of
 from symidx.errors import LimitReached, ParseError, SymidxError
 from symidx.fusion import Analysis
 from symidx.hlo import HloModule, parse_module
 from symidx.hlo.validate import violations
-from symidx.indexing_map.direction import Direction
 
 __all__ = ["SCHEMA", "STATUSES", "Options", "analyse", "failure_record", "duplicate_record",
            "file_record", "timed_out", "worker_died"]

@@ -293,7 +293,7 @@ def tile(ft: FusionTiles, tiling: Sequence[Any] | None = None,
 
 
 def _legacy_tiles(ft: FusionTiles, sizes: list[int]) -> list[dict[str, Any]]:
-    from symidx.indexing_map import print_map
+    from symidx.core.indexing_map import print_map
     from symidx.tiling.analysis import AnalysisRefusal
     from symidx.tiling.tiled import tiled_computation
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from symidx.core.indexing_map import IndexingMap
 from symidx.fusion.graph import IndexingGraph
 from symidx.fusion.reached import Origin, Path, Reached
 from symidx.fusion.sweep import (
@@ -52,7 +53,6 @@ from symidx.fusion.sweep import (
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.facts import called_computation, check_index
 from symidx.hlo.leaves import leaf_count
-from symidx.indexing_map import IndexingMap
 
 __all__ = [
     "Analysis",

@@ -24,12 +24,13 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from symidx.core.indexing_map import IndexingMap, ValueSource
+from symidx.core.simplify.finish import finish
 from symidx.errors import HloShapeError, SymidxError
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.facts import branch_attributes, branch_of
 from symidx.hlo.leaves import element_leaves, leaf_count, leaf_source, leaves
-from symidx.indexing_map import IndexingMap, ValueSource
 from symidx.lowering.values import (
     MAX_DEPTH,
     KnownValue,
@@ -38,7 +39,6 @@ from symidx.lowering.values import (
     known_leaves,
     value_source,
 )
-from symidx.simplify.finish import finish
 
 # The evaluator needs numpy: it is imported when a loop is analysed, not at start-up.
 if TYPE_CHECKING:

@@ -46,7 +46,7 @@ the labelled over-approximation and the label says why (``while NAME (loop-carri
 iterations, beyond the unrolling limit of 64)``). Before a carried leaf's maps count as past
 :data:`MAP_LIMIT`, those equal but for a constant offset along one result, with intervals
 moving in step with it, are merged into one map with a range variable
-(:func:`~symidx.simplify.merge.merge_offset_pieces`, exact): a scan reading row ``k`` of
+(:func:`~symidx.core.simplify.merge.merge_offset_pieces`, exact): a scan reading row ``k`` of
 its input at iteration ``k`` for output rows ``k ..`` gives one map per row, and they
 become one. A merged map remembers the maps it was made of, so that at the next merge a
 row added since joins them (:meth:`_Unroller.compacted`), and the loop's step gives the
@@ -66,6 +66,12 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.indexing_map.direction import OUTPUT_TO_INPUT, Direction
+from symidx.core.interval import Interval
+from symidx.core.simplify import compose, result_ranges
+from symidx.core.simplify.finish import finish
+from symidx.core.simplify.merge import merge_offset_pieces
 from symidx.errors import SymidxError
 from symidx.fusion.loop_states import (
     UNROLL_LIMIT,
@@ -81,14 +87,8 @@ from symidx.fusion.reached import Reached, Step, Traced, identity_step
 from symidx.fusion.runtime import resolve_runtime_vars
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.leaves import leaf_count, leaf_source, leaves
-from symidx.indexing_map import IndexingMap
-from symidx.indexing_map.direction import OUTPUT_TO_INPUT, Direction
-from symidx.interval import Interval
 from symidx.lowering.values import Scope, value_source
 from symidx.ops.basic import every_element, from_scalar, to_scalar
-from symidx.simplify import compose, result_ranges
-from symidx.simplify.finish import finish
-from symidx.simplify.merge import merge_offset_pieces
 
 __all__ = ["UNROLL_LIMIT", "MAP_LIMIT", "COMPOSE_LIMIT", "Trips", "trip_count",
            "Unrolled", "LoopCallee", "LoopFacts", "unrolled_maps", "merged", "while_steps",
@@ -334,7 +334,7 @@ class _Unroller:
 
     def _within_identity(self, first: IndexingMap, second: IndexingMap) -> bool:
         """Is ``second`` the identity on intervals holding every result of ``first``
-        (:func:`~symidx.simplify.result_ranges`, sound), and ``first`` its own
+        (:func:`~symidx.core.simplify.result_ranges`, sound), and ``first`` its own
         simplification (a map this unroller's compositions gave, or one checked once)?
         Then the composition is ``first``: it adds only constraints that always hold,
         which the simplifier drops (a leaf the body passes on unchanged)."""
@@ -364,7 +364,7 @@ class _Unroller:
     def compacted(self, maps: list[IndexingMap]) -> list[IndexingMap]:
         """``maps`` with those equal but for a constant offset along one result and
         intervals moving in step with it merged into one map with a range variable
-        (:func:`~symidx.simplify.merge.merge_offset_pieces`, exact). Maps merged before
+        (:func:`~symidx.core.simplify.merge.merge_offset_pieces`, exact). Maps merged before
         are first taken apart again, so that a row the loop adds at a later iteration joins
         the rows merged before it (one map for a scan's rows, not one per merge)."""
         plain = self.expanded(maps)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
 
+from symidx.core.indexing_map import IndexingMap
 from symidx.errors import HloShapeError
 from symidx.hlo import HloInstruction
 from symidx.hlo.leaves import leaves
-from symidx.indexing_map import IndexingMap
 
 __all__ = ["Path", "Origin", "Reached", "Traced", "Step", "identity_step"]
 

@@ -31,13 +31,16 @@ from dataclasses import dataclass, replace
 
 from sympy import Integer
 
+from symidx.core.expr import Expr, bounds, max_of, min_of, rt
+from symidx.core.indexing_map import IndexingMap, RuntimeVar, ValueSource
+from symidx.core.interval import Interval
+from symidx.core.simplify import compose, simplify
+from symidx.core.simplify.finish import finish
+from symidx.core.simplify.transforms import remove_unused_symbols
 from symidx.errors import SymidxError
-from symidx.expr import Expr, bounds, max_of, min_of, rt
 from symidx.fusion.values import Scope, index_value
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.same_value import value_numbering
-from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
-from symidx.interval import Interval
 from symidx.lowering.values import (
     Holder,
     KnownValue,
@@ -50,9 +53,6 @@ from symidx.lowering.values import (
     value_source,
 )
 from symidx.ops import output_to_input
-from symidx.simplify import compose, simplify
-from symidx.simplify.finish import finish
-from symidx.simplify.transforms import remove_unused_symbols
 
 __all__ = ["runtime_sources", "resolve_runtime_vars", "split_by_tables", "forget_elements"]
 
@@ -98,7 +98,7 @@ def resolve_runtime_vars(m: IndexingMap, sources: Mapping[ValueSource, Holder],
     ``scope`` (the computation holding the instructions and its caller,
     :class:`symidx.fusion.values.Scope`) lets a value computed from a parameter be followed
     to the instruction that fills it. ``settled``: ``m`` is its own simplification
-    (:func:`~symidx.simplify.finish.finish` with point dims folded gives ``m`` again), which
+    (:func:`~symidx.core.simplify.finish.finish` with point dims folded gives ``m`` again), which
     lets the first variable replaced by a number take a shortcut (:func:`_narrowed_dim`).
     """
     given = m

@@ -36,16 +36,16 @@ from itertools import product
 
 from sympy import Integer
 
-from symidx.expr import Expr, Mod, dim, sym
+from symidx.core.expr import Expr, Mod, dim, sym
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT
+from symidx.core.interval import Interval
+from symidx.core.simplify.finish import finish
 from symidx.fusion.reached import Reached
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.facts import Dims, array_dims, attribute, check_index, num_outputs, require
 from symidx.hlo.leaves import leaves
-from symidx.indexing_map import IndexingMap
-from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT
-from symidx.interval import Interval
 from symidx.ops.basic import reaches_everything, reads_everything
-from symidx.simplify.finish import finish
 
 __all__ = ["NONE", "SAME", "ALL", "Progression", "progressions", "ScanParts", "scan_parts",
            "read_kind", "body_kinds", "ScanReads", "scan_reads", "BodyReads",

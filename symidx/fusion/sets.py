@@ -27,13 +27,13 @@ from typing import Any, Protocol
 
 from sympy import Integer
 
-from symidx.expr import Expr, bounds, sym
+from symidx.core.expr import Expr, bounds, sym
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
+from symidx.core.simplify.finish import finish
+from symidx.core.simplify.merge import merge_constant_offsets, merge_contiguous_sums
 from symidx.fusion.reached import Origin, Path, Reached
 from symidx.fusion.runtime import forget_elements
-from symidx.indexing_map import IndexingMap
-from symidx.interval import Interval
-from symidx.simplify.finish import finish
-from symidx.simplify.merge import merge_constant_offsets, merge_contiguous_sums
 
 
 class MapMemo(Protocol):
@@ -181,8 +181,9 @@ def _merged(entries: Entries, memo: MapMemo, starts: Starts) -> Entries:
 
 def _offsets_merged(entries: Entries, memo: MapMemo) -> Entries:
     """``entries`` with maps equal but for constant offsets along one result merged into
-    one map with a range variable (:func:`~symidx.simplify.merge.merge_constant_offsets`),
-    and the window sums that makes merged (:func:`~symidx.simplify.merge.merge_contiguous_sums`):
+    one map with a range variable (:func:`~symidx.core.simplify.merge.merge_constant_offsets`),
+    and the window sums that makes merged
+    (:func:`~symidx.core.simplify.merge.merge_contiguous_sums`):
     exact, the same union of targets."""
     maps = list(entries)
     groups = merge_constant_offsets(maps)

@@ -40,8 +40,13 @@ from dataclasses import replace
 from functools import wraps
 from typing import TYPE_CHECKING, Protocol
 
+from symidx.core.expr import Expr, bounds, dim, sym
+from symidx.core.indexing_map import IndexingMap, ValueSource
+from symidx.core.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
+from symidx.core.interval import Interval
+from symidx.core.simplify import compose
+from symidx.core.simplify.finish import finish
 from symidx.errors import HloShapeError, ParseError, SymidxError, UnsupportedOpError
-from symidx.expr import Expr, bounds, dim, sym
 from symidx.fusion.reached import Reached, Step, Traced, identity_step
 from symidx.fusion.runtime import resolve_runtime_vars, runtime_sources, split_by_tables
 from symidx.fusion.values import Scope, filling, nonzero_where, select_constraints
@@ -55,9 +60,6 @@ from symidx.hlo.asynchronous import (
 from symidx.hlo.facts import branch_attributes, branch_of, called_computation
 from symidx.hlo.leaves import element_leaves, leaf_count, leaves
 from symidx.hlo.validate import located
-from symidx.indexing_map import IndexingMap, ValueSource
-from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
-from symidx.interval import Interval
 from symidx.lowering.values import known_in, known_values
 from symidx.ops import (
     input_to_output,
@@ -66,8 +68,6 @@ from symidx.ops import (
     output_to_input,
 )
 from symidx.ops.basic import every_element, from_scalar, to_scalar
-from symidx.simplify import compose
-from symidx.simplify.finish import finish
 
 if TYPE_CHECKING:
     from symidx.fusion.loops import LoopFacts

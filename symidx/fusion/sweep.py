@@ -6,7 +6,7 @@ exponentially many (a ladder of 40 diamonds has 2^40), so nothing here walks pat
 sweep in reverse topological order keeps, per instruction output, the **set of distinct
 maps** reaching it from the start. Each composed map is simplified and has its unused
 symbols removed (and, when its step brought range variables into one window sum, those
-merged: :func:`~symidx.simplify.merge.merge_contiguous_sums`) before it enters a set, so
+merged: :func:`~symidx.core.simplify.merge.merge_contiguous_sums`) before it enters a set, so
 two paths giving the same function meet in one entry. The work grows with the number of
 instructions and of distinct maps.
 
@@ -25,7 +25,7 @@ Two bounds keep the sets small without changing what a map means:
   their interval and instruction (see :func:`symidx.fusion.runtime.forget_elements`);
 * when more than :data:`HULL_LIMIT` distinct maps remain, maps that differ only by constant
   offsets along one result are first merged into one map with a range variable (exact,
-  :func:`~symidx.simplify.merge.merge_constant_offsets`); if still more remain, they are
+  :func:`~symidx.core.simplify.merge.merge_constant_offsets`); if still more remain, they are
   replaced by one map to the bounding box of everything they reach, labelled opaque (an
   over-approximation).
 
@@ -51,6 +51,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from symidx._budget import TimeBudget, command_budget, wall_clock
 from symidx._gc import young_collections
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
+from symidx.core.simplify import FeasibilityMemo, compose, feasibility_memo
+from symidx.core.simplify.existential import tidy_existentials
+from symidx.core.simplify.finish import finish
+from symidx.core.simplify.merge import has_window_sum, merge_contiguous_sums
 from symidx.errors import HloValidationError, LimitReached, SymidxError
 from symidx.fusion.graph import IndexingGraph
 from symidx.fusion.reached import Path, Reached
@@ -72,12 +78,6 @@ from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.facts import called_computation, check_index
 from symidx.hlo.leaves import leaf_count, leaves
 from symidx.hlo.validate import validate_instruction
-from symidx.indexing_map import IndexingMap
-from symidx.interval import Interval
-from symidx.simplify import FeasibilityMemo, compose, feasibility_memo
-from symidx.simplify.existential import tidy_existentials
-from symidx.simplify.finish import finish
-from symidx.simplify.merge import has_window_sum, merge_contiguous_sums
 
 if TYPE_CHECKING:
     from symidx.fusion.loops import LoopFacts
@@ -194,7 +194,7 @@ _Sweep = TypeVar("_Sweep", bound=Callable[..., Any])
 
 def _remembering(sweep: _Sweep) -> _Sweep:
     """``sweep`` (a method of :class:`Analysis`) run with the analysis's feasibility memo
-    open (see :func:`symidx.simplify.feasibility_memo`): the simplifications it makes
+    open (see :func:`symidx.core.simplify.feasibility_memo`): the simplifications it makes
     remember their answers there, and nowhere else. Young garbage is collected every
     :data:`~symidx._gc.YOUNG_COLLECTION` allocations meanwhile, as in a ``symidx``
     process (:func:`~symidx._gc.young_collections`): the memos and maps a sweep builds
@@ -215,7 +215,7 @@ class Memo:
     and the memo mostly compare by identity), each map with its runtime-value elements
     forgotten (``forgotten``), what the loop code keeps per ``while`` (``loops``, see
     :func:`symidx.fusion.loops.unrolled_maps`) and the simplifier's feasibility answers
-    (``feasible``, see :func:`symidx.simplify.feasibility_memo`)."""
+    (``feasible``, see :func:`symidx.core.simplify.feasibility_memo`)."""
 
     __slots__ = ("composed", "finished", "interned", "forgotten", "dim_free", "loops",
                  "feasible")
@@ -584,7 +584,7 @@ def _finished(m: IndexingMap, second: IndexingMap) -> IndexingMap:
     """The composed map ``m`` (whose second map was ``second``) simplified, its unused
     variables removed, the window sums a step with range variables made merged, and the
     variables no result uses projected out where that is exact
-    (:func:`~symidx.simplify.existential.tidy_existentials`)."""
+    (:func:`~symidx.core.simplify.existential.tidy_existentials`)."""
     m = finish(m, fold_point_dims=True)
     if second.num_ranges and has_window_sum(m):  # stacked windows: one variable per sum
         m, removed = merge_contiguous_sums(m, overlapping=True)

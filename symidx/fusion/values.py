@@ -59,11 +59,12 @@ from typing import TypeVar
 
 from sympy import Symbol
 
-from symidx.expr import Expr, FloorDiv, Mod, bounds, dim, max_of, min_of, sym
+from symidx.core.expr import Expr, FloorDiv, Mod, bounds, dim, max_of, min_of, sym
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
+from symidx.core.simplify import simplify
 from symidx.hlo import HloInstruction, Shape
 from symidx.hlo.moves import MOVES_ELEMENTS as _MOVES
-from symidx.indexing_map import IndexingMap
-from symidx.interval import Interval
 from symidx.lowering.values import (
     MAX_DEPTH,
     Scope,
@@ -77,7 +78,6 @@ from symidx.lowering.values import (
     literal_elements,
 )
 from symidx.ops import output_to_input
-from symidx.simplify import simplify
 
 #: ``Scope`` and ``filling`` are the resolver's (:mod:`symidx.lowering.values`), named here too
 #: for the sweeps that walk values with them.

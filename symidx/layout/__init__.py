@@ -9,7 +9,7 @@
 * :mod:`symidx.layout.cute` -- nested ``shape:stride`` layouts (CuTe / CATLASS TLA) and their
   algebra: ``coalesce``, ``composition``, ``complement``, ``logical_divide``, ..., and the
   Ascend fractal formats.
-* :mod:`symidx.layout.maps` -- both as :class:`~symidx.indexing_map.IndexingMap` s, and a
+* :mod:`symidx.layout.maps` -- both as :class:`~symidx.core.indexing_map.IndexingMap` s, and a
   nested layout read back from a map.
 * ``symidx.layout.shapes`` -- the same for an HLO shape with its layout (text or
   :class:`~symidx.hlo.shape.Shape`): offsets, sizes in elements and bytes, memory spaces,

@@ -20,7 +20,7 @@ alignment = 16>``; :meth:`LinearLayout.to_text` writes them; :meth:`LinearLayout
 takes Gluon's ``DistributedLinearLayout`` / ``SharedLinearLayout`` fields.
 
 Between worlds: :meth:`LinearLayout.to_map` is the exact quasi-affine
-:class:`~symidx.indexing_map.IndexingMap` (each output bit a sum of input bits mod 2);
+:class:`~symidx.core.indexing_map.IndexingMap` (each output bit a sum of input bits mod 2);
 :func:`from_cute` reads a CuTe layout (swizzled or not) whose sizes are powers of two and
 whose function is F2-linear; :meth:`LinearLayout.to_cute` gives the ``shape:stride`` layout
 when XOR never carries (every point is checked).
@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 
 from symidx._display import Rich, Shown
+from symidx.core.expr import Expr, FloorDiv, Mod, add, dim, scale
+from symidx.core.indexing_map import IndexingMap
 from symidx.errors import MapError, ParseError, TooLargeError
-from symidx.expr import Expr, FloorDiv, Mod, add, dim, scale
-from symidx.indexing_map import IndexingMap
 
 __all__ = [
     "CHECK_LIMIT",
@@ -462,7 +462,7 @@ class LinearLayout(Rich):
                 value.append(scale(1 << (j - shift), one))
             shift += _log2(size)
             results.append(add(value) if value else add(terms))
-        from symidx.simplify import simplify
+        from symidx.core.simplify import simplify
 
         return simplify(IndexingMap.create([1 << len(bs) for _, bs in self.bases], results,
                                            names=list(self.in_dims)))

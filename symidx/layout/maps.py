@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from sympy import Add, Integer
 
+from symidx.core.expr import Expr, FloorDiv, Mod, add, dim, scale
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.simplify import simplify
 from symidx.errors import MapError, TooLargeError
-from symidx.expr import Expr, FloorDiv, Mod, add, dim, scale
-from symidx.indexing_map import IndexingMap
 from symidx.layout import cute
 from symidx.lowering.layouts.maps import (
     row_major_reshape_map,
@@ -32,7 +33,6 @@ from symidx.lowering.layouts.maps import (
     xla_offset_to_logical_map,
     xla_physical_index_map,
 )
-from symidx.simplify import simplify
 
 __all__ = [
     "CUTE_FROM_MAP_LIMIT",

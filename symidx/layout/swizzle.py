@@ -26,8 +26,8 @@ import numpy as np
 
 from symidx._arith import fits_int64
 from symidx._display import Rich, Shown
+from symidx.core.expr import Expr, FloorDiv, Mod, add, scale
 from symidx.errors import MapError, TooLargeError
-from symidx.expr import Expr, FloorDiv, Mod, add, scale
 from symidx.layout.grid import draw_grid
 from symidx.layout.int_tuple import Coord, is_int, rank
 from symidx.layout.nested import Layout, evaluate_layout, size

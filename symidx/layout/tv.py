@@ -13,7 +13,7 @@ or row-major (ldmatrix: the rows are the 8 addresses a group of threads supplies
 * :meth:`TVLayout.check`: does every pair land on a distinct element, and is every element
   held (a bijection, as an MMA operand's layout is)?
 * :meth:`TVLayout.map` and :meth:`TVLayout.inverse_map`: the same as
-  :class:`~symidx.indexing_map.IndexingMap` s, ``(t, v) -> (row, col)`` and back;
+  :class:`~symidx.core.indexing_map.IndexingMap` s, ``(t, v) -> (row, col)`` and back;
 * :meth:`TVLayout.compose`: with the tile's memory layout (a CuTe layout of the rows x cols
   tile, swizzled or not), ``(t, v) -> offset``: what the thread's registers read.
 
@@ -32,9 +32,9 @@ from typing import Literal
 import numpy as np
 
 from symidx._display import Rich, Shown
+from symidx.core.expr import FloorDiv, Mod, dim
+from symidx.core.indexing_map import IndexingMap
 from symidx.errors import MapError, TooLargeError
-from symidx.expr import FloorDiv, Mod, dim
-from symidx.indexing_map import IndexingMap
 from symidx.layout.algebra import composition, left_inverse
 from symidx.layout.nested import Layout, evaluate_layout, make_layout, size
 from symidx.layout.swizzle import ComposedLayout
@@ -189,7 +189,7 @@ class TVLayout(Rich):
             results = [Mod(index, rows), FloorDiv(index, rows)]
         else:
             results = [FloorDiv(index, cols), Mod(index, cols)]
-        from symidx.simplify import simplify
+        from symidx.core.simplify import simplify
 
         return simplify(IndexingMap.create([self.threads, self.values], results))
 
@@ -208,7 +208,7 @@ class TVLayout(Rich):
         index = r + rows * c if self.order == "col" else r * cols + c
         (linear,) = cute_map(inv).results
         linear = linear.subs(dim(0), index)
-        from symidx.simplify import simplify
+        from symidx.core.simplify import simplify
 
         return simplify(IndexingMap.create(
             [rows, cols], [Mod(linear, self.threads), FloorDiv(linear, self.threads)]))

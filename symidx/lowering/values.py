@@ -6,7 +6,7 @@ indices, a loop's counter. This module says, from the HLO alone, what such an op
 holds, in these pieces:
 
 * **where it is held**: :func:`value_source`, the typed reference
-  (:class:`symidx.indexing_map.ValueSource`) a runtime variable keeps to its holder;
+  (:class:`symidx.core.indexing_map.ValueSource`) a runtime variable keeps to its holder;
 * **constants and iotas**: :func:`held_at`, the value an op rule may write into its map
   (a known value at a fixed element, an integer iota that does not wrap: its index);
   :func:`leaf_value`, the value a walk over values reads off a leaf (an iota, a constant
@@ -33,7 +33,7 @@ numpy is imported only by the functions that fold or read tables, so importing t
 stays cheap.
 
 >>> from sympy import Integer
->>> from symidx.expr import dim
+>>> from symidx.core.expr import dim
 >>> from symidx.hlo import parse_hlo
 >>> e = parse_hlo('''
 ... HloModule m
@@ -58,14 +58,14 @@ from typing import TYPE_CHECKING, cast
 from sympy import Integer
 
 from symidx._arith import int_array
+from symidx.core.expr import Expr, evaluate_exact
+from symidx.core.indexing_map import IndexingMap, ValueSource
+from symidx.core.interval import Interval
 from symidx.errors import NotFoundError, SymidxError
-from symidx.expr import Expr, evaluate_exact
 from symidx.hlo.facts import called_computation, hlo_reference
 from symidx.hlo.ir import HloComputation, HloInstruction
 from symidx.hlo.moves import MOVES_ELEMENTS
 from symidx.hlo.shape import Shape, integer_bounds
-from symidx.indexing_map import IndexingMap, ValueSource
-from symidx.interval import Interval
 
 if TYPE_CHECKING:  # numpy is imported when a table is read, not at start-up
     import numpy as np

@@ -24,7 +24,7 @@ Rules are exact, or a sound over-approximation that :func:`opaque_reason` names 
 custom-call target, an op whose reads depend on values a map cannot hold); the families'
 docstrings say which.
 
-Every map returned is simplified (:func:`symidx.simplify.simplify`) and has its unused
+Every map returned is simplified (:func:`symidx.core.simplify.simplify`) and has its unused
 symbols removed. Dimensions with a single value stay symbolic (``d0 + rt0`` with
 ``d0 in [0, 0]``), as XLA prints single-op maps, except in rules registered with
 ``fold_point_dims=True``: the window ops, whose XLA maps are compositions that XLA

@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 
 from sympy import Integer, Symbol
 
-from symidx.expr import Expr, bounds, sym
+from symidx.core.expr import Expr, bounds, sym
+from symidx.core.interval import Interval
 from symidx.hlo.facts import attribute as attribute  # the families check attributes with it
 from symidx.hlo.facts import require as require
 from symidx.hlo.ir import HloInstruction
-from symidx.interval import Interval
 from symidx.lowering.values import held_at
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from sympy import Integer
 
-from symidx.expr import Expr, FloorDiv, Mod, add, scale
+from symidx.core.expr import Expr, FloorDiv, Mod, add, scale
+from symidx.core.interval import Interval
 from symidx.hlo import WindowDim
-from symidx.interval import Interval
 
 Constraint = tuple[Expr, Interval]
 

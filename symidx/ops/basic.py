@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from symidx.core.expr import dim, sym
+from symidx.core.indexing_map import IndexingMap
 from symidx.errors import UnsupportedOpError
-from symidx.expr import dim, sym
 from symidx.hlo.facts import Dims, output_dims
 from symidx.hlo.ir import HloInstruction
 from symidx.hlo.leaves import leaves
 from symidx.hlo.shape import Shape
-from symidx.indexing_map import IndexingMap
 
 __all__ = [
     "array_operand_dims",

@@ -52,11 +52,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from symidx.expr import Mod, dim, rt, sym
+from symidx.core.expr import Mod, dim, rt, sym
+from symidx.core.indexing_map import IndexingMap, RuntimeVar, ValueSource
+from symidx.core.interval import Interval
 from symidx.hlo import HloInstruction
 from symidx.hlo.facts import num_outputs, operand_dims, output_dims
-from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource
-from symidx.interval import Interval
 from symidx.ops._common import attribute, require
 from symidx.ops.basic import every_element, identity, reaches_everything, reads_everything
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule

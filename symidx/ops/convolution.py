@@ -33,10 +33,10 @@ from dataclasses import dataclass
 
 from sympy import Integer
 
-from symidx.expr import Expr, FloorDiv, Mod, dim
+from symidx.core.expr import Expr, FloorDiv, Mod, dim
+from symidx.core.indexing_map import IndexingMap
 from symidx.hlo import ConvolutionDimensionNumbers, HloInstruction, WindowDim
 from symidx.hlo.facts import operand_dims, output_dims
-from symidx.indexing_map import IndexingMap
 from symidx.ops._common import attribute, require, var_or_zero
 from symidx.ops._window import operand_term, output_term
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule

@@ -38,9 +38,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from symidx.core.indexing_map import IndexingMap
 from symidx.hlo import HloComputation, HloInstruction, Shape
 from symidx.hlo.facts import num_outputs
-from symidx.indexing_map import IndexingMap
 from symidx.ops.basic import (
     array_operand_dims,
     from_scalar,

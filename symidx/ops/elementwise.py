@@ -12,11 +12,11 @@ four bytes.
 
 from __future__ import annotations
 
+from symidx.core.expr import dim, sym
+from symidx.core.indexing_map import IndexingMap
 from symidx.errors import UnsupportedOpError
-from symidx.expr import dim, sym
 from symidx.hlo import HloInstruction, Shape
 from symidx.hlo.facts import operand_dims, output_dims, output_shape
-from symidx.indexing_map import IndexingMap
 from symidx.ops._common import require
 from symidx.ops.basic import from_scalar, identity, to_scalar
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule

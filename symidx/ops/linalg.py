@@ -37,11 +37,11 @@ from dataclasses import dataclass
 
 from sympy import Integer
 
-from symidx.expr import Expr, dim, sym
+from symidx.core.expr import Expr, dim, sym
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
 from symidx.hlo import HloInstruction
 from symidx.hlo.facts import Dims, num_outputs, operand_dims, output_dims
-from symidx.indexing_map import IndexingMap
-from symidx.interval import Interval
 from symidx.ops._common import attribute, require
 from symidx.ops.basic import every_element, identity
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule

@@ -29,15 +29,15 @@ from collections.abc import Callable, Sequence
 
 from sympy import Integer
 
-from symidx.expr import Expr, FloorDiv, dim, sym
+from symidx.core.expr import Expr, FloorDiv, dim, sym
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.simplify import compose
 from symidx.hlo import DotDimensionNumbers, HloInstruction, WindowDim
 from symidx.hlo.facts import num_outputs, operand_dims, output_dims, result_reads
-from symidx.indexing_map import IndexingMap
 from symidx.ops._common import attribute, require, var_or_zero
 from symidx.ops._window import Constraint, operand_term, output_term
 from symidx.ops.basic import from_scalar, to_scalar
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
-from symidx.simplify import compose
 
 # --- reduce -----------------------------------------------------------------------------------
 

@@ -5,8 +5,8 @@ the index and finish (simplify) the maps. The rule families (:mod:`symidx.ops`) 
 module; it imports each of them on first use of one of its opcodes, by the table
 :data:`~symidx.ops.families.FAMILY` (opcode -> module), so that a command loads only the
 families its module's ops need. :class:`Direction` (on the floor of maps,
-:mod:`symidx.indexing_map.direction`) and :func:`finish` (on the simplifier's,
-:mod:`symidx.simplify.finish`) are re-exported here for the old import paths.
+:mod:`symidx.core.indexing_map.direction`) and :func:`finish` (on the simplifier's,
+:mod:`symidx.core.simplify.finish`) are re-exported here for the old import paths.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import import_module
 
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
+from symidx.core.simplify.finish import finish
 from symidx.errors import UnsupportedOpError, expect_type
 from symidx.hlo.facts import check_index, num_outputs
 from symidx.hlo.ir import HloInstruction
-from symidx.indexing_map import IndexingMap
-from symidx.indexing_map.direction import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, Direction
 from symidx.ops.families import FAMILIES, FAMILY, family_of
-from symidx.simplify.finish import finish
 
 __all__ = [
     "Direction",

@@ -10,9 +10,9 @@ output reads every element of the state.
 
 from __future__ import annotations
 
+from symidx.core.indexing_map import IndexingMap
 from symidx.hlo import HloInstruction
 from symidx.hlo.facts import operand_dims
-from symidx.indexing_map import IndexingMap
 from symidx.ops._common import require
 from symidx.ops.basic import reaches_everything, reads_everything
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule

@@ -70,17 +70,17 @@ from typing import TYPE_CHECKING
 
 from sympy import Integer
 
-from symidx.expr import Expr, dim, rt, sym
+from symidx.core.expr import Expr, dim, rt, sym
+from symidx.core.indexing_map import IndexingMap, RuntimeVar
+from symidx.core.interval import Interval
+from symidx.core.simplify import compose
 from symidx.hlo import HloInstruction, WindowDim
 from symidx.hlo.facts import Dims, num_outputs, operand_dims, output_dims, result_reads
-from symidx.indexing_map import IndexingMap, RuntimeVar
-from symidx.interval import Interval
 from symidx.lowering.values import SCATTER_SPLIT_LIMIT, held_at, known_values, splits, value_source
 from symidx.ops._common import attribute, require, var_or_zero
 from symidx.ops.basic import from_scalar, identity, to_scalar
 from symidx.ops.reduction import reduce_window_operand_map, reduce_window_output_map
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule
-from symidx.simplify import compose
 
 if TYPE_CHECKING:  # numpy is imported when a scatter is analysed, not at start-up
     import numpy as np

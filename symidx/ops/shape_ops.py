@@ -32,11 +32,11 @@ from collections.abc import Sequence
 
 from sympy import Integer
 
+from symidx.core.expr import Expr, FloorDiv, Mod, dim, sym
+from symidx.core.indexing_map import IndexingMap
 from symidx.errors import HloShapeError, MapError, UnsupportedOpError
-from symidx.expr import Expr, FloorDiv, Mod, dim, sym
 from symidx.hlo import HloInstruction, Shape
 from symidx.hlo.facts import operand_dims, output_dims, output_shape
-from symidx.indexing_map import IndexingMap
 from symidx.ops._common import attribute, require
 from symidx.ops.basic import every_element, from_scalar, identity, to_scalar
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule

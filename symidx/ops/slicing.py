@@ -39,11 +39,11 @@ from dataclasses import dataclass
 
 from sympy import Integer
 
-from symidx.expr import Expr, FloorDiv, Mod, dim, rt, sym
+from symidx.core.expr import Expr, FloorDiv, Mod, dim, rt, sym
+from symidx.core.indexing_map import IndexingMap, RuntimeVar
+from symidx.core.interval import Interval
 from symidx.hlo import HloInstruction
 from symidx.hlo.facts import Dims, operand_dims, output_dims
-from symidx.indexing_map import IndexingMap, RuntimeVar
-from symidx.interval import Interval
 from symidx.lowering.values import value_source
 from symidx.ops._common import attribute, known_start, require, var_or_zero
 from symidx.ops.basic import from_scalar, identity, to_scalar

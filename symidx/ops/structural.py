@@ -8,10 +8,10 @@ element), tuple and get-tuple-element (pass an element through unchanged).
 
 from __future__ import annotations
 
+from symidx.core.indexing_map import IndexingMap
 from symidx.errors import HloShapeError
 from symidx.hlo import HloInstruction, TupleShape
 from symidx.hlo.facts import array_dims, num_outputs, output_dims
-from symidx.indexing_map import IndexingMap
 from symidx.ops._common import attribute, require
 from symidx.ops.basic import identity
 from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, rule

@@ -4,7 +4,7 @@ A ``BlockSpec``'s ``index_map`` is an indexing map from grid indices to block in
 ``symidx.pallas_report(f, *example_args)`` traces ``f`` (``jax.make_jaxpr``: nothing runs),
 reads the grid and every block spec of each ``pallas_call`` it binds
 (:mod:`symidx.pallas.trace`), turns each index map into an
-:class:`~symidx.indexing_map.IndexingMap` and checks, at every grid point, what the blocks
+:class:`~symidx.core.indexing_map.IndexingMap` and checks, at every grid point, what the blocks
 do (:mod:`symidx.pallas.checks`: out of bounds, partial edge blocks, output blocks written
 twice, by racing cores or never, the footprint read)::
 

@@ -204,7 +204,7 @@ class PallasReport:
 
 
 def _map_text(m: Any) -> str:
-    from symidx.syntax import print_map
+    from symidx.core.syntax import print_map
 
     return print_map(m, "xla").split(", domain:")[0]
 

@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from symidx.core.expr import Expr, FloorDiv, dim
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
 from symidx.errors import SymidxError, TooLargeError
-from symidx.expr import Expr, FloorDiv, dim
-from symidx.indexing_map import IndexingMap
-from symidx.interval import Interval
 
 __all__ = ["GRID_LIMIT", "Call", "Dim", "Spec", "pallas_calls"]
 
@@ -342,10 +342,10 @@ def _block_map(jax: Any, call: Call, bm: Any, spec: Spec, n_index: int
                ) -> tuple[IndexingMap | None, str]:
     """The indexing map grid point -> block index, read off the lowered index map; None and
     the reason when an output is not an integer expression of the grid point."""
+    from symidx.core.simplify import simplify
     from symidx.fusion.values import index_value
     from symidx.hlo import parse_hlo
     from symidx.jax_support import lowered_hlo
-    from symidx.simplify import simplify
 
     structs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in bm.index_map_jaxpr.in_avals[
         len(call.grid):len(call.grid) + n_index]] if n_index else []

@@ -31,8 +31,7 @@ from math import prod
 
 from sympy import Integer, Symbol
 
-from symidx.errors import SymidxError, UnsupportedOpError
-from symidx.expr import (
+from symidx.core.expr import (
     Expr,
     Mod,
     as_expr,
@@ -43,13 +42,14 @@ from symidx.expr import (
     var_index,
     var_kind,
 )
+from symidx.core.indexing_map import IndexingMap, print_map
+from symidx.core.indexing_map.text import print_expr
+from symidx.core.interval import Interval
+from symidx.core.simplify import compose, remove_unused_symbols, simplify
+from symidx.errors import SymidxError, UnsupportedOpError
 from symidx.hlo import HloComputation, HloInstruction, HloModule
 from symidx.hlo.facts import array_dims
-from symidx.indexing_map import IndexingMap, print_map
-from symidx.indexing_map.text import print_expr
-from symidx.interval import Interval
 from symidx.ops import output_to_input
-from symidx.simplify import compose, remove_unused_symbols, simplify
 from symidx.tiling.constraints import Constraints, atom, dnf_or
 from symidx.tiling.symbolic_tile import SymbolicTile, TileRefusal, symbolic_tile
 

@@ -28,9 +28,9 @@ from collections.abc import Iterator, Sequence
 from math import prod
 from typing import Any
 
+from symidx.core.indexing_map import IndexingMap, RuntimeVar
+from symidx.core.interval import Interval
 from symidx.errors import TooLargeError
-from symidx.indexing_map import IndexingMap, RuntimeVar
-from symidx.interval import Interval
 from symidx.tiling.limits import BUDGET, Limits
 from symidx.tiling.limits import LimitStop as _Stop
 
@@ -168,7 +168,7 @@ def _uncovered(t: Any, ti: Any, r: Any, sizes: Sequence[int], schedule: str,
 def _shift_alike(m: IndexingMap, om: IndexingMap, rt_origins: Sequence[int]) -> bool:
     """Does each runtime variable appear only as the same additive term of a read's
     result and of its tile's offset (and in no constraint of either)?"""
-    from symidx.expr import free_vars, rt, terms, var_kind
+    from symidx.core.expr import free_vars, rt, terms, var_kind
 
     if not m.num_rts:
         return False

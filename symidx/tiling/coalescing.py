@@ -26,11 +26,11 @@ from typing import Any
 from sympy import Integer
 
 from symidx.analysis.coalescing import WARP, is_indexing_coalesced
-from symidx.expr import Expr, FloorDiv, Mod, add, as_expr, dim, scale
-from symidx.indexing_map import IndexingMap, print_map
-from symidx.interval import Interval
+from symidx.core.expr import Expr, FloorDiv, Mod, add, as_expr, dim, scale
+from symidx.core.indexing_map import IndexingMap, print_map
+from symidx.core.interval import Interval
+from symidx.core.simplify import compose, simplify
 from symidx.lowering.layouts import shapes, xla
-from symidx.simplify import compose, simplify
 
 __all__ = ["tile_read_map", "tile_coalescing"]
 

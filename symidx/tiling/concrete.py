@@ -29,8 +29,8 @@ from typing import Any
 
 from sympy import Integer
 
+from symidx.core.expr import as_expr, compile_expr, dim, sym, var_kind
 from symidx.errors import SymidxError
-from symidx.expr import as_expr, compile_expr, dim, sym, var_kind
 from symidx.hlo import HloInstruction
 from symidx.hlo.facts import array_dims
 
@@ -86,7 +86,7 @@ class TileEntry:
 def _kind(e: Any) -> tuple[str, int]:
     """How an expression of the parameters is evaluated: ``("const", v)``, ``("col", p)``
     (the parameter itself) or ``("fn", 0)``."""
-    from symidx.expr import var_index
+    from symidx.core.expr import var_index
 
     e = as_expr(e)
     if e.is_Integer:
@@ -260,7 +260,7 @@ def _offsets_agree(diffs: list[Any], S: Any, counts: list[Any], extents: Sequenc
     which the tiles are told apart)."""
     import numpy as np
 
-    from symidx.expr import var_index
+    from symidx.core.expr import var_index
 
     used = sorted({s for d in diffs for s in as_expr(d).free_symbols}, key=str)
     if any(var_kind(s) not in ("d", "s") for s in used):

@@ -22,9 +22,9 @@ from typing import Any
 
 from sympy import Symbol
 
+from symidx.core.expr import Expr, as_expr, compile_expr, evaluate_exact, free_vars
+from symidx.core.indexing_map.text import print_expr
 from symidx.errors import TooLargeError
-from symidx.expr import Expr, as_expr, compile_expr, evaluate_exact, free_vars
-from symidx.indexing_map.text import print_expr
 
 __all__ = ["Atom", "Conj", "DNF", "TRUE", "FALSE", "Constraints", "dnf_or", "dnf_and",
            "atom", "dnf_text", "EXPAND_LIMIT"]
@@ -259,7 +259,7 @@ class _Evaluator:
         return False
 
     def vectorised(self, values: Sequence[Any]) -> Any:
-        """Over arrays of values, exactly (:func:`symidx.expr.evaluate_exact`: a product of
+        """Over arrays of values, exactly (:func:`symidx.core.expr.evaluate_exact`: a product of
         tile sizes past int64 does not wrap); where a divisor is 0 a constraint does not
         hold, as :meth:`dnf_holds` says."""
         import numpy as np

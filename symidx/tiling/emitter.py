@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from symidx.expr import dim
+from symidx.core.expr import dim
 from symidx.hlo.facts import array_dims
 from symidx.tiling.concrete import TileSet, TileValues, pow2_ceil
 

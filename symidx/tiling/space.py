@@ -30,8 +30,7 @@ from typing import Any
 
 from sympy import Integer, Symbol
 
-from symidx.errors import SymidxError, UnsupportedOpError
-from symidx.expr import (
+from symidx.core.expr import (
     Expr,
     FloorDiv,
     Max,
@@ -45,10 +44,11 @@ from symidx.expr import (
     var_index,
     var_kind,
 )
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.indexing_map.text import print_expr
+from symidx.errors import SymidxError, UnsupportedOpError
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.facts import array_dims
-from symidx.indexing_map import IndexingMap
-from symidx.indexing_map.text import print_expr
 from symidx.ops import input_to_output, output_to_input
 
 __all__ = ["Space", "XTile", "SpaceRefusal", "build_space", "tid", "ts", "rtv"]

@@ -29,8 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from sympy import Add, Integer, Mul, Symbol
 
-from symidx.errors import SymidxError
-from symidx.expr import (
+from symidx.core.expr import (
     Expr,
     FloorDiv,
     Mod,
@@ -41,10 +40,11 @@ from symidx.expr import (
     var_index,
     var_kind,
 )
-from symidx.indexing_map import IndexingMap
-from symidx.indexing_map.text import print_expr
-from symidx.interval import Interval
-from symidx.simplify import simplify, simplify_expr
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.indexing_map.text import print_expr
+from symidx.core.interval import Interval
+from symidx.core.simplify import simplify, simplify_expr
+from symidx.errors import SymidxError
 from symidx.tiling.constraints import DNF, FALSE, TRUE, Constraints, atom, dnf_and, dnf_or
 
 __all__ = ["SymbolicTile", "TileRefusal", "symbolic_tile", "SizeAndStride"]

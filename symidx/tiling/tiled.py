@@ -25,8 +25,7 @@ from math import prod
 
 from sympy import Integer, Symbol
 
-from symidx.errors import SymidxError
-from symidx.expr import (
+from symidx.core.expr import (
     Expr,
     FloorDiv,
     Mod,
@@ -39,10 +38,11 @@ from symidx.expr import (
     var_index,
     var_kind,
 )
+from symidx.core.indexing_map import IndexingMap, RuntimeVar, ValueSource, print_map
+from symidx.core.interval import Interval
+from symidx.core.simplify import remove_unused_symbols, simplify
+from symidx.errors import SymidxError
 from symidx.hlo import HloInstruction
-from symidx.indexing_map import IndexingMap, RuntimeVar, ValueSource, print_map
-from symidx.interval import Interval
-from symidx.simplify import remove_unused_symbols, simplify
 from symidx.tiling.analysis import (
     AnalysisRefusal,
     FusionTiling,

@@ -16,8 +16,8 @@ from itertools import product
 from math import prod
 from typing import TYPE_CHECKING
 
+from symidx.core.expr import dim, var_index
 from symidx.errors import TooLargeError
-from symidx.expr import dim, var_index
 from symidx.tiling.limits import Limits
 
 if TYPE_CHECKING:

@@ -21,10 +21,10 @@ from collections.abc import Sequence
 
 from sympy import Integer
 
-from symidx.expr import Expr, FloorDiv, Mod, add, dim, scale
-from symidx.indexing_map import IndexingMap
+from symidx.core.expr import Expr, FloorDiv, Mod, add, dim, scale
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.simplify import simplify
 from symidx.lowering.layouts import xla
-from symidx.simplify import simplify
 
 __all__ = [
     "delinearise",

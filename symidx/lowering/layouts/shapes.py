@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from symidx._arith import ceil_div
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.simplify import compose, simplify
 from symidx.errors import MapError
 from symidx.hlo.shape import UNBOUNDED_SIZE, Shape, parse_shape
-from symidx.indexing_map import IndexingMap
 from symidx.lowering.layouts import maps, xla
-from symidx.simplify import compose, simplify
 
 __all__ = [
     "MEMORY_SPACE_NAMES",

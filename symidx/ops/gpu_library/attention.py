@@ -23,7 +23,7 @@ to read as a valid row), and input-to-output maps of padding masks (the run-time
 dropped). Dropout, a backward bias, and the ragged ``thd`` layouts are not modelled. A row
 whose sequence has no kv element at all (``kv_len = 0``; or a kv column when ``q_len = 0``)
 reads nothing; the rule says so with a range variable whose only constraint involves the
-lengths, which :func:`symidx.simplify.remove_unused_symbols` drops (its maps then claim
+lengths, which :func:`symidx.core.simplify.remove_unused_symbols` drops (its maps then claim
 that row's reads: a superset, sound, not labelled). Where the mask leaves every row some
 column (and every column some row) without run-time lengths, that variable is left out.
 """
@@ -36,11 +36,11 @@ from dataclasses import dataclass
 
 from sympy import Integer
 
-from symidx.expr import Expr, FloorDiv, dim, substitute, sym
+from symidx.core.expr import Expr, FloorDiv, dim, substitute, sym
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
 from symidx.hlo import HloInstruction
 from symidx.hlo.facts import require
-from symidx.indexing_map import IndexingMap
-from symidx.interval import Interval
 from symidx.ops.basic import every_element
 from symidx.ops.gpu_library.common import (
     Dims,

@@ -10,11 +10,11 @@ from typing import Any
 
 from sympy import Integer
 
-from symidx.expr import Expr, dim, rt, substitute, sym
+from symidx.core.expr import Expr, dim, rt, substitute, sym
+from symidx.core.indexing_map import IndexingMap, RuntimeVar
+from symidx.core.interval import Interval
 from symidx.hlo import HloInstruction, Shape
 from symidx.hlo.leaves import leaves
-from symidx.indexing_map import IndexingMap, RuntimeVar
-from symidx.interval import Interval
 from symidx.lowering.values import value_source
 
 Groups = list[list[IndexingMap]]

@@ -11,10 +11,10 @@ every element ``D`` reads), and a workspace (scratch: labelled, every element re
 
 from __future__ import annotations
 
-from symidx.expr import dim, sym
+from symidx.core.expr import dim, sym
+from symidx.core.indexing_map import IndexingMap
 from symidx.hlo import DotDimensionNumbers, HloInstruction, Shape
 from symidx.hlo.facts import require
-from symidx.indexing_map import IndexingMap
 from symidx.ops.basic import every_element, from_scalar, identity, to_scalar
 from symidx.ops.gpu_library.common import (
     Groups,

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from sympy import Integer
 
-from symidx.expr import Expr, FloorDiv, Mod, dim, sym
+from symidx.core.expr import Expr, FloorDiv, Mod, dim, sym
+from symidx.core.indexing_map import IndexingMap
 from symidx.hlo import HloInstruction
 from symidx.hlo.facts import require
-from symidx.indexing_map import IndexingMap
 from symidx.ops._window import operand_term, output_term
 from symidx.ops.basic import every_element, identity
 from symidx.ops.convolution import (

@@ -1,0 +1,618 @@
+"""Indexing-map text, read: one hand-written parser.
+
+It accepts every spelling XLA has used (see ``docs/text-format.md``)::
+
+    (d0, d1)[s0]{rt0} -> (d0 floordiv 8 + s0, 16d1 - rt0),
+    domain:
+    d0 in [0, 31], d1 in [0, 7], s0 in [0, 3], rt0 in [0, 4],
+    d0 mod 2 in [0, 0]
+
+It never evaluates text: a tokenizer and an operator-precedence parser with an explicit
+stack build sympy objects directly. Unary minus binds tightest (as in MLIR and Python), so
+``-a floordiv b`` is ``(-a) floordiv b``. Errors are :class:`~symidx.errors.ParseError`
+with the line and column. The printers that write this text are on the floor below, with
+the maps (:mod:`symidx.core.indexing_map.text`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sympy import Mul, Symbol
+
+from symidx.core.expr import (
+    CeilDiv,
+    Expr,
+    FloorDiv,
+    Mod,
+    add,
+    dim,
+    integer,
+    max_of,
+    min_of,
+    rt,
+    scale,
+    sym,
+)
+from symidx.core.indexing_map import IndexingMap, RuntimeVar, ValueSource
+from symidx.core.interval import Interval
+from symidx.core.syntax.tokens import Token, TokenCursor, describe
+from symidx.errors import MapError, ParseError
+
+__all__ = ["parse_map", "parse_expr", "MAX_DEPTH"]
+
+MAX_DEPTH = 200  # deepest expression tree accepted (keeps every recursive walk safe)
+
+# =========================================================================== tokenizer
+# Whitespace separates tokens and is skipped; any other character no token starts with is
+# a "bad" token, an error only when the parser reaches it (text read raw, after ``hlo:``,
+# may hold such characters).
+_TOKEN = re.compile(r"""
+    (?P<int>[0-9]+)
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<punct>->|[()\[\]{},:;+\-*/<>])
+  | (?P<bad>[^ \t\r\n])
+""", re.VERBOSE)
+
+_DIV_KEYWORDS = {"floordiv": "floordiv", "floorDiv": "floordiv", "ceildiv": "ceildiv",
+                 "ceilDiv": "ceildiv", "mod": "mod"}
+_RESERVED = set(_DIV_KEYWORDS) | {"in", "min", "max", "domain"}
+_SPECIAL = re.compile(r"\s*(KNOWN\s+EMPTY|UNDEFINED)\s*\Z")
+_DEFAULT_NAME = re.compile(r"(d|s|rt)[0-9]+")
+
+
+class _Lexer(TokenCursor):
+    """The text's tokens, read in one pass; the parser can also take raw text (``hlo:``
+    lines, :meth:`raw_until`)."""
+
+    def __init__(self, text: str, source: str = ""):
+        self.text = text
+        self.source = source
+        make = Token._make
+        self.tokens = [make((m.lastgroup, m.group(), m.start()))
+                       for m in _TOKEN.finditer(text)]
+        self.tokens.append(Token("eof", "", len(text)))
+        self.last = len(self.tokens) - 1
+        self.index = 0
+        self._clear_to = self._clear_from(0)
+
+    def _clear_from(self, i: int) -> int:
+        """The index of the first bad token (or the end) at or after ``i``: the tokens
+        before it are read without a check."""
+        tokens, last = self.tokens, self.last
+        while i < last and tokens[i].kind != "bad":
+            i += 1
+        return i
+
+    def error(self, message: str, offset: int) -> ParseError:
+        return ParseError(message, self.text, offset, source=self.source)
+
+    def peek(self, k: int = 0) -> Token:
+        i = self.index + k
+        if i < self._clear_to:
+            return self.tokens[i]
+        for j in range(self.index, min(i, self.last) + 1):
+            tok = self.tokens[j]
+            if tok.kind == "bad":
+                raise self.error(f"unexpected character {tok.value!r}", tok.offset)
+        return tok
+
+    def next(self) -> Token:
+        i = self.index
+        if i < self._clear_to:
+            self.index = i + 1
+            return self.tokens[i]
+        tok = self.peek()
+        if i < self.last:
+            self.index = i + 1
+        return tok
+
+    def raw_until(self, stops: str) -> tuple[str, int]:
+        """The raw text from the end of the last token read up to (not including) a stop
+        character (stripped), and where it starts; the tokens resume after it."""
+        prev = self.tokens[self.index - 1] if self.index else None
+        start = prev.offset + len(prev.value) if prev is not None else 0
+        end = start
+        text = self.text
+        while end < len(text) and text[end] not in stops:
+            end += 1
+        i = self.index
+        while self.tokens[i].offset < end:
+            i += 1
+        self.index = i
+        self._clear_to = self._clear_from(i)
+        return text[start:end].strip(), start
+
+
+# =========================================================================== expressions
+# A parsed expression is first a small tree of tuples (so sums of any length are built in
+# one sympy call), then converted. Node: (kind, offset, depth, payload...).
+_BINARY_PREC = {"+": 1, "-": 1, "*": 2, "floordiv": 2, "ceildiv": 2, "mod": 2}
+
+
+def _node(kind: str, offset: int, *children: Any, payload: Any = None) -> tuple[Any, ...]:
+    depth = 1 + max((c[2] for c in children), default=0)
+    return (kind, offset, depth, payload, children)
+
+
+class _ExprParser:
+    """Operator-precedence parsing with explicit stacks: no recursion on nesting."""
+
+    def __init__(self, lexer: _Lexer):
+        self.lx = lexer
+
+    def parse(self) -> tuple[Any, ...]:
+        lx = self.lx
+        tokens = lx.tokens
+        operands: list[tuple[Any, ...]] = []
+        # operator stack entries: (op, prec, offset); "(" and calls are barriers.
+        ops: list[tuple[str, int, int, Any]] = []
+        expect_operand = True
+        while True:
+            i = lx.index  # the next token, read directly while no check is due (peek)
+            kind, value, offset = tokens[i] if i < lx._clear_to else lx.peek()
+            if expect_operand:
+                if kind == "punct":
+                    if value == "-" or value == "+":
+                        lx.index = i + 1
+                        ops.append(("neg" if value == "-" else "pos", 9, offset, None))
+                        continue
+                    if value == "(":
+                        lx.index = i + 1
+                        ops.append(("(", 0, offset, None))
+                        continue
+                elif kind == "int":
+                    lx.index = i + 1
+                    number = int(value) if len(value) <= 4000 else lx.int_value(tokens[i])
+                    operands.append(("int", offset, 1, number, ()))
+                    nkind, nvalue, noffset = lx.peek()
+                    if (nkind == "ident" and (nvalue not in _RESERVED or nvalue == "min"
+                                              or nvalue == "max")) \
+                            or (nkind == "punct" and nvalue == "("):
+                        # juxtaposed coefficient: "16d0", "2(d0 + 1)"
+                        self._push_binary(ops, operands, "*", 2, noffset)
+                        continue
+                    expect_operand = False
+                    continue
+                elif kind == "ident":
+                    if (value == "min" or value == "max") and lx.at("(", 1):
+                        lx.index = i + 2
+                        ops.append(("call", 0, offset, [value, len(operands)]))
+                        continue
+                    if value not in _RESERVED:
+                        lx.index = i + 1
+                        operands.append(("var", offset, 1, value, ()))
+                        expect_operand = False
+                        continue
+                raise lx.error(f"expected an expression, found {describe(lx.peek())}", offset)
+            # expecting an operator
+            if kind == "punct":
+                if value == "+" or value == "-" or value == "*":
+                    op = value
+                elif value == "/":
+                    op = "floordiv"
+                elif value == ")" and self._open_barrier(ops):
+                    lx.index = i + 1
+                    self._reduce_to_barrier(ops, operands)
+                    barrier = ops.pop()
+                    if barrier[0] == "call":
+                        self._finish_call(barrier, operands, offset)
+                    continue
+                elif value == "," and ops and self._innermost_is_call(ops):
+                    lx.index = i + 1
+                    self._reduce_to_barrier(ops, operands)
+                    expect_operand = True
+                    continue
+                else:
+                    break
+            elif kind == "ident" and value in _DIV_KEYWORDS:
+                op = _DIV_KEYWORDS[value]
+            else:
+                break
+            lx.index = i + 1
+            self._push_binary(ops, operands, op, _BINARY_PREC[op], offset)
+            expect_operand = True
+        self._reduce_to_barrier(ops, operands)
+        if ops:
+            raise lx.error("unbalanced '(': missing ')'", ops[-1][2])
+        if len(operands) != 1:
+            raise lx.error("malformed expression", lx.peek().offset)
+        return operands[0]
+
+    def _push_binary(self, ops: list[Any], operands: list[Any], op: str, prec: int,
+                     offset: int) -> None:
+        while ops and ops[-1][0] not in ("(", "call") and ops[-1][1] >= prec:
+            self._apply(ops.pop(), operands)
+        ops.append((op, prec, offset, None))
+
+    @staticmethod
+    def _open_barrier(ops: list[Any]) -> bool:
+        return any(o[0] in ("(", "call") for o in ops)
+
+    @staticmethod
+    def _innermost_is_call(ops: list[Any]) -> bool:
+        for o in reversed(ops):
+            if o[0] in ("(", "call"):
+                innermost: bool = o[0] == "call"
+                return innermost
+        return False
+
+    def _reduce_to_barrier(self, ops: list[Any], operands: list[Any]) -> None:
+        while ops and ops[-1][0] not in ("(", "call"):
+            self._apply(ops.pop(), operands)
+
+    def _finish_call(self, barrier: Any, operands: list[Any], offset: int) -> None:
+        name, base = barrier[3]
+        args = operands[base:]
+        del operands[base:]
+        if len(args) < 2:
+            raise self.lx.error(f"{name}() takes at least two arguments", barrier[2])
+        operands.append(self._checked(_node(name, barrier[2], *args)))
+
+    def _apply(self, op: tuple[str, int, int, Any], operands: list[Any]) -> None:
+        kind, _, offset, _ = op
+        if kind in ("neg", "pos"):
+            if not operands:
+                raise self.lx.error("expected an expression", offset)
+            if kind == "neg":
+                operands.append(self._checked(_node("neg", offset, operands.pop())))
+            return
+        if len(operands) < 2:
+            raise self.lx.error("expected an expression", offset)
+        b, a = operands.pop(), operands.pop()
+        if kind in ("+", "-"):
+            term = b if kind == "+" else _node("neg", b[1], b)
+            # a sum node owns its list of terms and is used once: extend it in place
+            terms = a[4] if a[0] == "sum" else [a]
+            terms.append(term)
+            depth = max(a[2], term[2] + 1)
+            operands.append(self._checked(("sum", a[1], depth, None, terms)))
+            return
+        operands.append(self._checked(_node(kind, offset, a, b)))
+
+    def _checked(self, node: tuple[Any, ...]) -> tuple[Any, ...]:
+        if node[2] > MAX_DEPTH:
+            raise self.lx.error(f"expression nested more than {MAX_DEPTH} deep", node[1])
+        return node
+
+
+class _Builder:
+    """Parsed expression trees made sympy expressions, with sums and integer multiples
+    built directly (in the form sympy's Add and Mul give). Equal sub-expressions come out
+    as one object (as sympy's cache would make them): the memos downstream, which go by
+    identity, then see them as one."""
+
+    def __init__(self, names: dict[str, Symbol], lexer: _Lexer):
+        self.names = names
+        self.lexer = lexer
+        self.made: dict[tuple[Any, ...], Expr] = {}
+        self.kept: list[list[Expr]] = []  # the arguments whose ids are keys, kept alive
+        #: every division made so far is by a constant (False: one may not be)
+        self.constant_divisors = True
+
+    def expr(self, node: tuple[Any, ...]) -> Expr:
+        kind, offset, _, payload, children = node
+        if kind == "int":
+            return integer(payload)
+        if kind == "var":
+            try:
+                return self.names[payload]
+            except KeyError:
+                raise self.lexer.error(f"unknown variable {payload!r}", offset) from None
+        args = [self.expr(c) for c in children]
+        # by the arguments' identities: equal arguments are one object already (integers
+        # and variables are, and every compound one is made here once), and each stays
+        # alive in ``made`` while its id is a key
+        key = (kind, *map(id, args))
+        found = self.made.get(key)
+        if found is None:
+            found = self._make(kind, args, node)
+            self.made[key] = found
+            self.kept.append(args)
+        return found
+
+    def _make(self, kind: str, args: list[Expr], node: tuple[Any, ...]) -> Expr:
+        if kind == "sum":
+            return add(args)
+        if kind == "neg":
+            return scale(-1, args[0])
+        if kind == "*":
+            a, b = args
+            if a.is_Integer:
+                return scale(int(a), b)
+            if b.is_Integer:
+                return scale(int(b), a)
+            return Mul(a, b)
+        if kind in ("floordiv", "ceildiv", "mod"):
+            if args[1] == 0:
+                raise self.lexer.error(f"{kind} by zero", node[4][1][1])
+            made = {"floordiv": FloorDiv, "ceildiv": CeilDiv, "mod": Mod}[kind](*args)
+            if isinstance(made, (FloorDiv, CeilDiv, Mod)) and not made.args[1].is_Integer:
+                self.constant_divisors = False  # (a division folded away leaves none)
+            return made
+        if kind == "min":
+            return min_of(*args)
+        if kind == "max":
+            return max_of(*args)
+        raise self.lexer.error(f"unexpected {kind}", node[1])  # pragma: no cover - invariant
+
+
+# =========================================================================== maps
+@dataclass
+class _Header:
+    dims: list[tuple[str, int]]
+    symbols: list[tuple[str, int]]
+    runtime: list[tuple[str, int]]
+    results: list[tuple[Any, ...]]
+    affine: bool = False
+
+
+class _MapParser:
+    def __init__(self, text: str, source: str = "", allow_empty: bool = True):
+        self.lx = _Lexer(text, source)
+        self.allow_empty = allow_empty
+
+    # -- header ------------------------------------------------------------------------
+    def header(self) -> _Header:
+        lx = self.lx
+        affine = False
+        if lx.at("affine_map"):
+            lx.next()
+            lx.expect("<")
+            affine = True
+        lx.expect("(", "'(' starting the dimension list")
+        dims = self._names(")")
+        symbols: list[tuple[str, int]] = []
+        runtime: list[tuple[str, int]] = []
+        if lx.accept("["):
+            symbols = self._names("]")
+        if lx.accept("{"):
+            runtime = self._names("}")
+        lx.expect("->", "'->'")
+        lx.expect("(", "'(' starting the results")
+        results: list[tuple[Any, ...]] = []
+        if not lx.accept(")"):
+            while True:
+                results.append(_ExprParser(lx).parse())
+                if lx.accept(")"):
+                    break
+                lx.expect(",", "',' or ')' in the results")
+        if affine:
+            lx.expect(">", "'>' closing affine_map<")
+        return _Header(dims, symbols, runtime, results, affine)
+
+    def _names(self, close: str) -> list[tuple[str, int]]:
+        lx = self.lx
+        names: list[tuple[str, int]] = []
+        if lx.accept(close):
+            return names
+        while True:
+            tok = lx.next()
+            if tok.kind != "ident" or tok.value in _RESERVED:
+                raise lx.error(f"expected a variable name, found {describe(tok)}", tok.offset)
+            names.append((tok.value, tok.offset))
+            if lx.accept(close):
+                return names
+            lx.expect(",", f"',' or '{close}'")
+
+    # -- domain ------------------------------------------------------------------------
+    def domain(self) -> tuple[list[tuple[Any, int, int, int]], dict[str, tuple[str, Any]]]:
+        """Entries ``(expr node, lo, hi, offset)`` and provenance by variable name."""
+        lx = self.lx
+        entries: list[tuple[Any, int, int, int]] = []
+        provenance: dict[str, tuple[str, Any]] = {}
+        while True:
+            while lx.accept(","):
+                pass
+            tok = lx.peek()
+            if tok.kind == "eof" or self._at_section_end():
+                return entries, provenance
+            if tok.kind == "ident" and tok.value == "is_simplified" and lx.at(":", 1):
+                lx.next()
+                lx.next()
+                flag = lx.next()
+                if flag.value not in ("true", "false"):
+                    raise lx.error("expected true or false after is_simplified:", flag.offset)
+                continue
+            if tok.kind == "ident" and tok.value == "hlo" and lx.at(":", 1):
+                lx.next()
+                lx.next()
+                hlo, at = lx.raw_until("\n")
+                if not entries or entries[-1][0][0] != "var":
+                    raise lx.error("'hlo:' must follow a variable's interval", at)
+                provenance[entries[-1][0][3]] = (hlo, self.header())
+                continue
+            expr = _ExprParser(lx).parse()
+            lx.expect("in", "'in' after a domain expression")
+            bracket = lx.peek().offset
+            lx.expect("[", "'['")
+            lo = self.lx.signed_int()
+            lx.expect(",", "','")
+            hi = self.lx.signed_int()
+            lx.expect("]", "']'")
+            if lo > hi and not self.allow_empty:
+                raise lx.error(EMPTY_INTERVAL, bracket)
+            entries.append((expr, lo, hi, tok.offset))
+
+    def _at_section_end(self) -> bool:
+        lx = self.lx
+        tok = lx.peek()
+        if tok.kind != "ident":
+            return False
+        if (tok.value, lx.peek(1).value) in (("runtime", "variables"), ("replica", "id")):
+            return True
+        return lx.at(":", 1) and tok.value not in ("hlo", "is_simplified")
+
+    # -- sections after the domain -----------------------------------------------------------
+    def sections(self, runtime_names: set[str]) -> dict[str, tuple[str, IndexingMap]]:
+        lx = self.lx
+        provenance: dict[str, tuple[str, IndexingMap]] = {}
+        while lx.peek().kind != "eof":
+            tok = lx.peek()
+            if lx.at("runtime") and lx.at("variables", 1):
+                lx.next()
+                lx.next()
+                lx.expect(":")
+                while lx.peek().kind == "ident" and lx.at(":", 1) \
+                        and lx.peek().value not in ("replica", "runtime"):
+                    name = lx.next()
+                    lx.next()
+                    if name.value not in runtime_names:
+                        raise lx.error(f"{name.value!r} is not a runtime variable of the map",
+                                       name.offset)
+                    hlo, _ = lx.raw_until(";")
+                    lx.expect(";")
+                    if lx.accept("UNDEFINED"):  # the source is known, its map is not
+                        provenance[name.value] = (hlo, None)  # type: ignore[assignment]
+                        continue
+                    provenance[name.value] = (hlo, self.full_map())
+                continue
+            if lx.at("replica") and lx.at("id", 1):
+                lx.next()
+                lx.next()
+                lx.expect(":")
+                self.full_map()  # read and checked; symidx does not model replica ids
+                continue
+            raise lx.error(f"unexpected {describe(tok)} after the map", tok.offset)
+        return provenance
+
+    # -- a whole map -------------------------------------------------------------------------
+    def full_map(self) -> IndexingMap:
+        lx = self.lx
+        header = self.header()
+        entries: list[tuple[Any, int, int, int]] = []
+        hlo_lines: dict[str, tuple[str, Any]] = {}
+        lx.accept(",")
+        if lx.at("domain"):
+            lx.next()
+            lx.expect(":", "':' after 'domain'")
+            entries, hlo_lines = self.domain()
+        return self.build(header, entries, hlo_lines, {})
+
+    def build(self, header: _Header, entries: list[tuple[Any, int, int, int]],
+              hlo_lines: dict[str, tuple[str, Any]],
+              sections: dict[str, tuple[str, IndexingMap]]) -> IndexingMap:
+        lx = self.lx
+        dims = header.dims
+        # Runtime variables: the {..} list, plus (seed style) symbols with an hlo: line, plus
+        # (affine_map form) symbols named rtN.
+        symbols: list[tuple[str, int]] = []
+        runtime = list(header.runtime)
+        for entry in header.symbols:
+            is_rt = entry[0] in hlo_lines or (header.affine and re.fullmatch(r"rt\d+", entry[0]))
+            (runtime if is_rt else symbols).append(entry)
+        all_names = dims + symbols + runtime
+        seen: dict[str, int] = {}
+        for name, offset in all_names:
+            if name in seen:
+                raise lx.error(f"variable {name!r} is declared twice", offset)
+            seen[name] = offset
+        table = {name: v for (name, _), v in zip(
+            all_names,
+            [dim(i) for i in range(len(dims))] + [sym(i) for i in range(len(symbols))]
+            + [rt(i) for i in range(len(runtime))])}
+        intervals: dict[str, Interval] = {}
+        constraints: list[tuple[Expr, Interval]] = []
+        builder = _Builder(table, lx)
+        for node, lo, hi, _ in entries:
+            expr = builder.expr(node)
+            if node[0] == "var":
+                var_name: str = node[3]
+                got = Interval(lo, hi)
+                intervals[var_name] = (intervals[var_name].intersect(got)
+                                       if var_name in intervals else got)
+            else:
+                constraints.append((expr, Interval(lo, hi)))
+        results = [builder.expr(n) for n in header.results]
+        for name, where in all_names:
+            if name not in intervals:
+                raise lx.error(f"variable {name!r} has no interval in the domain", where)
+        rt_vars = []
+        for rt_name, _ in runtime:
+            hlo, prov = "", None
+            if rt_name in sections:
+                hlo, prov = sections[rt_name]
+            elif rt_name in hlo_lines:
+                hlo, prov_header = hlo_lines[rt_name]
+                prov = self._provenance_map(prov_header, dims, intervals)
+            source = ValueSource(hlo) if hlo else None
+            rt_vars.append(RuntimeVar(intervals[rt_name], source, prov))
+        # Names spelled like our own variables (d3, s0, rt1) are positional, not custom.
+        names = [None if _DEFAULT_NAME.fullmatch(n) else n for n, _ in all_names]
+        try:  # every name was resolved against the declared variables: nothing to check
+            return IndexingMap.create(
+                [intervals[n] for n, _ in dims], results, [intervals[n] for n, _ in symbols],
+                rt_vars, constraints, names, check=False,
+                constant_divisors=True if builder.constant_divisors else None)
+        except MapError as e:
+            raise lx.error(str(e), 0) from None
+
+    def _provenance_map(self, header: _Header, dims: list[tuple[str, int]],
+                        intervals: dict[str, Interval]) -> IndexingMap:
+        """Seed style: ``hlo: ...`` then a bare ``(d0, d1) -> (...)`` over the map's dims."""
+        if len(header.dims) != len(dims) or header.symbols or header.runtime:
+            raise self.lx.error("a runtime variable's map must take the map's dimensions",
+                                self.lx.peek().offset)
+        table = {name: dim(i) for i, (name, _) in enumerate(header.dims)}
+        builder = _Builder(table, self.lx)
+        results = [builder.expr(n) for n in header.results]
+        return IndexingMap.create([intervals[n] for n, _ in dims], results)
+
+
+EMPTY_INTERVAL = ("empty interval: its low end is above its high end (a map that reads "
+                  "nothing is written KNOWN EMPTY)")
+"""Why an interval written ``[lo, hi]`` with ``lo > hi`` is refused."""
+
+
+def parse_map(text: str, source: str = "", *, allow_empty: bool = True) -> IndexingMap:
+    """Parse one indexing map in any supported spelling (see the module docstring).
+    ``allow_empty``: an interval written empty (``d0 in [5, 3]``) makes the map KNOWN
+    EMPTY, as XLA's parser reads it; False refuses it, a :class:`ParseError` at the
+    interval (the command line reads what a user wrote so)."""
+    if not isinstance(text, str):
+        raise TypeError("parse_map takes a str")
+    special = _SPECIAL.match(text)
+    if special:
+        word = special.group(1)
+        return (IndexingMap.undefined() if word == "UNDEFINED"
+                else IndexingMap.known_empty())
+    p = _MapParser(text, source, allow_empty)
+    header = p.header()
+    entries: list[tuple[Any, int, int, int]] = []
+    hlo_lines: dict[str, tuple[str, Any]] = {}
+    p.lx.accept(",")
+    if p.lx.at("domain"):
+        p.lx.next()
+        p.lx.expect(":", "':' after 'domain'")
+        entries, hlo_lines = p.domain()
+    runtime_names = {n for n, _ in header.runtime} | {n for n, _ in header.symbols}
+    sections = p.sections(runtime_names)
+    return p.build(header, entries, hlo_lines, sections)
+
+
+def parse_expr(text: str, names: dict[str, Symbol] | None = None) -> Expr:
+    """Parse one expression. Without ``names``, ``dN``/``sN``/``rtN`` are our variables."""
+    lx = _Lexer(text)
+    node = _ExprParser(lx).parse()
+    if lx.peek().kind != "eof":
+        raise lx.error(f"unexpected {describe(lx.peek())} after the expression",
+                       lx.peek().offset)
+    table = dict(names or {})
+    if names is None:
+        for name in _var_names(node):
+            m = re.fullmatch(r"(d|s|rt)(\d+)", name)
+            if m:
+                table[name] = {"d": dim, "s": sym, "rt": rt}[m.group(1)](int(m.group(2)))
+    return _Builder(table, lx).expr(node)
+
+
+def _var_names(node: tuple[Any, ...]) -> set[str]:
+    out, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if n[0] == "var":
+            out.add(n[3])
+        stack.extend(n[4])
+    return out
