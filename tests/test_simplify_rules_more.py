@@ -221,3 +221,27 @@ def test_the_round_without_constraints_gives_what_the_full_rounds_give(m):
     """``results_only_round`` (taken without ``trace``) is a shortcut of the passes: the
     same map as the full rounds (which ``trace=True`` runs)."""
     assert simplify(m) == simplify(m, trace=True).map
+
+
+@RULE_FAMILY
+@given(indexing_maps(negative_divisors=True, max_constraints=2))
+def test_the_round_with_constraints_that_always_hold_gives_what_the_full_rounds_give(m):
+    """``results_only_round`` also takes a map whose constraints all hold on the variables'
+    intervals (it drops them, as :func:`fold_constraints` does): the same map as the full
+    rounds, here on maps with constraints, with one that always holds added (what a
+    composition adds), and on the map as composed with the identity."""
+    from symidx import compose
+    from symidx.core.expr import bounds
+
+    assert simplify(m) == simplify(m, trace=True).map
+    if m.is_known_empty or m.is_undefined or not m.results:
+        return
+    env = m.variable_bounds()
+    spans = [bounds(r, env) for r in m.results]
+    if any(b.lo > b.hi for b in spans):
+        return
+    holds = m.with_constraint(m.results[0], spans[0])
+    assert simplify(holds) == simplify(holds, trace=True).map
+    identity = IndexingMap.create(spans, [dim(i) for i in range(len(spans))])
+    composed = compose(m, identity)  # each result in its interval: holds on the box
+    assert simplify(composed) == simplify(composed, trace=True).map

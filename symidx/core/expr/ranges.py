@@ -121,14 +121,51 @@ def _mod_bounds(a: Expr, b: Expr, env: Mapping[Symbol, Interval],
     m = rb.lo
     if not isinstance(a, Add):
         return bounds(a, env, memo).mod(rb).intersect(_residues(a, m))
-    # (c * x + y) mod m with m | c: only y matters. Bound each term once.
-    total, rest = Interval(0, 0), Interval(0, 0)
-    for t in a.args:
-        tb = bounds(t, env, memo)
-        total = total + tb
-        if not _multiple_of(t, m):
-            rest = rest + tb
-    return total.mod(rb).intersect(rest.mod(rb)).intersect(_residues(a, m))
+    if memo is None:
+        memo = {}
+    # (c * x + y) mod m with m | c: only y matters. Bound each term once; in the same walk,
+    # the residues (:func:`_residues`): g the gcd of m and the variable terms' coefficients
+    # (0 once a term has none, or the gcd is 1: then no residue is known).
+    lo = hi = rest_lo = rest_hi = 0  # the sum's interval, and that of its other terms
+    g, const = m, 0
+    for t in a._args:
+        if t.is_Integer:
+            v = t.p
+            lo += v
+            hi += v
+            if v % m:
+                rest_lo += v
+                rest_hi += v
+            const += v
+            continue
+        tb = _sub_bounds(t, env, memo)
+        if tb.lo > tb.hi:
+            return Interval.EMPTY
+        lo += tb.lo
+        hi += tb.hi
+        coeff = t._args[0] if isinstance(t, Mul) else None
+        if coeff is None or not coeff.is_Integer:
+            g = 0
+            rest_lo += tb.lo
+            rest_hi += tb.hi
+            continue
+        k = coeff.p
+        if k % m:
+            rest_lo += tb.lo
+            rest_hi += tb.hi
+        if g:
+            g = gcd(g, k)
+            if g == 1:
+                g = 0
+    found = _one_period(lo, hi, m)
+    rest = _one_period(rest_lo, rest_hi, m)
+    r = const % g if g else 0
+    return Interval(max(found[0], rest[0], r), min(found[1], rest[1], m - g + r if g else m - 1))
+
+
+def _one_period(lo: int, hi: int, m: int) -> tuple[int, int]:
+    """``[lo, hi] mod m`` for ``m > 0`` as :meth:`Interval.mod` gives it, as a pair."""
+    return (lo % m, hi % m) if lo // m == hi // m else (0, m - 1)
 
 
 def _residues(a: Expr, m: int) -> Interval:

@@ -196,8 +196,9 @@ def _sum(out: list[Expr], const: int) -> Expr:
 def substitute(exprs: Sequence[Expr], mapping: Mapping[Symbol, Expr]) -> list[Expr]:
     """``[e.xreplace(mapping) for e in exprs]``, with shared sub-expressions rebuilt once
     (results of one map share most of their structure)."""
-    if not all(isinstance(k, Symbol) for k in mapping):  # a compound key: by value
-        return [e.xreplace(dict(mapping)) for e in exprs]
+    for k in mapping:
+        if not isinstance(k, Symbol):  # a compound key: by value
+            return [e.xreplace(dict(mapping)) for e in exprs]
     # Sub-expressions are remembered by identity (an int's hash and equality are cheap;
     # sympy's are Python calls): every node walked stays alive in ``exprs`` meanwhile, so
     # no id is reused. A variable is looked up by value (an equal symbol may be another

@@ -47,11 +47,11 @@ def compose_with(first: IndexingMap, second: IndexingMap,
     # that a division the substitution folds away (0 floordiv s0 = 0) takes its "defined
     # only where s0 != 0" with it into the composed map
     first, second = first.with_divisors_nonzero(), second.with_divisors_nonzero()
-    if first.is_known_empty or second.is_known_empty:
+    if first.kind is not _NORMAL or second.kind is not _NORMAL:  # known empty
         return IndexingMap.known_empty(first.dims, second.results)
-    m_s, m_r = second.num_ranges, second.num_rts
+    m_s, m_r = len(second.ranges), len(second.rts)
     f_results, f_constraints = first.results, first.constraints
-    if (m_s and first.num_ranges) or (m_r and first.num_rts):  # first's variables move on
+    if (m_s and first.ranges) or (m_r and first.rts):  # first's variables move on
         moved = shifted(list(f_results) + [c for c, _ in f_constraints], m_s, m_r)
         n = len(f_results)
         f_results = tuple(moved[:n])
@@ -74,8 +74,9 @@ def compose_with(first: IndexingMap, second: IndexingMap,
                 if interval.lo <= b.lo and b.hi <= interval.hi:
                     continue  # the common case, checked without work; the simplifier does the rest
         constraints.append((r, interval))
-    rts = tuple(_compose_provenance(v, first, tidy) for v in second.rts) + first.rts
-    names = _composed_names(first, second)
+    rts = tuple([_compose_provenance(v, first, tidy) for v in second.rts]) + first.rts \
+        if m_r else first.rts
+    names = _composed_names(first, second) if first.names or second.names else None
     ranges = second.ranges + first.ranges
     merged = _merged(constraints)
     if merged is None:  # a constraint on a variable or a constant, or an empty intersection

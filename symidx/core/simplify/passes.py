@@ -332,23 +332,22 @@ def simplify_results(w: Work) -> int:
     return sum(map(is_not, w.results, w.m.results))
 
 
-#: Simplified results, per expression (by identity: the entry keeps the expression alive,
-#: so its id is not reused): the expression, its variables in a fixed order, and per
-#: intervals of those variables what the rewriter made of it, assuming no constraint.
-#: A chain of compositions meets the same expression objects again (a map composed in at
-#: every other step brings its own results), and their simplification depends on nothing
-#: else. Holds :data:`SIMPLIFIED_LIMIT` expressions before it starts afresh.
-_SIMPLIFIED: dict[int, tuple[Expr, tuple[Symbol, ...], dict[tuple[int, ...], Expr]]] = {}
-#: The same answers by the expression's value (with its variables' order), for an equal
-#: expression that is another object (the same map read or built again).
-_SIMPLIFIED_BY_VALUE: dict[tuple[Expr, tuple[Symbol, ...], tuple[int, ...]], Expr] = {}
-#: Expressions (answers, by value) :data:`_SIMPLIFIED` (:data:`_SIMPLIFIED_BY_VALUE`)
-#: holds before it starts afresh.
+#: Simplified results, by the expression and the rewriter's variable intervals
+#: (:attr:`Rewriter.signature`): what the rewriter made of it, assuming no constraint. A
+#: chain of compositions meets the same expressions again (a map composed in at every
+#: other step brings its own results), and their simplification depends on nothing else.
+#: Keyed by every variable's interval, not only by those the expression uses: finding an
+#: expression's variables costs a walk of it, which is more than a fresh expression's
+#: simplification then saves (the same expression under the same map's variables is what
+#: a chain meets). An expression met again as the same object is found at once (the
+#: dictionary compares by identity first). Holds :data:`SIMPLIFIED_LIMIT` expressions
+#: before it starts afresh.
+_SIMPLIFIED: dict[tuple[Expr, tuple[str | int, ...]], Expr] = {}
+#: Expressions :data:`_SIMPLIFIED` holds before it starts afresh.
 SIMPLIFIED_LIMIT = 1 << 14
 #: What the memos hold for an expression the rules leave as it is (no expression).
 _UNCHANGED: Any = object()
 on_clear_caches(_SIMPLIFIED.clear)
-on_clear_caches(_SIMPLIFIED_BY_VALUE.clear)
 
 
 def _simplified_memo(rw: Rewriter, e: Expr) -> Expr:
@@ -359,43 +358,30 @@ def _simplified_memo(rw: Rewriter, e: Expr) -> Expr:
     object given: the caller tells an unchanged map by its results' identity)."""
     if e.is_Atom:
         return e
-    env = rw.env
-    entry = _SIMPLIFIED.get(id(e))
-    if entry is None or entry[0] is not e:
-        if len(_SIMPLIFIED) >= SIMPLIFIED_LIMIT:
-            _SIMPLIFIED.clear()
-        entry = _SIMPLIFIED[id(e)] = (e, tuple(variables_of(e)), {})
-    key: list[int] = []
-    for v in entry[1]:
-        b = env[v]
-        key += (b.lo, b.hi)
-    answers, signature = entry[2], tuple(key)
-    found = answers.get(signature)
+    key = (e, rw.signature)
+    found = _SIMPLIFIED.get(key)
     if found is None:
-        by_value = (e, entry[1], signature)
-        found = _SIMPLIFIED_BY_VALUE.get(by_value)
-        if found is not None:
-            answers[signature] = found
-        else:
-            starved = rw.exhausted
-            done = rw.simplify_result(e)
-            found = _UNCHANGED if done is e else done
-            if not starved and not rw.exhausted:
-                if len(_SIMPLIFIED_BY_VALUE) >= SIMPLIFIED_LIMIT:
-                    _SIMPLIFIED_BY_VALUE.clear()
-                answers[signature] = _SIMPLIFIED_BY_VALUE[by_value] = found
+        starved = rw.exhausted
+        done = rw.simplify_result(e)
+        found = _UNCHANGED if done is e else done
+        if not starved and not rw.exhausted:
+            if len(_SIMPLIFIED) >= SIMPLIFIED_LIMIT:
+                _SIMPLIFIED.clear()
+            _SIMPLIFIED[key] = found
     return e if found is _UNCHANGED else found
 
 
 def results_only_round(m: IndexingMap, budget: Budget, replace_point_dims: bool
                        ) -> IndexingMap | None:
-    """What the rounds give a map without constraints whose range variables all span more
-    than one value, or None for any other map. On such a map the constraint passes have
-    nothing to do and no interval can narrow, so one round settles it: dimensions with a
-    single value become constants and the results are rewritten (:func:`substitute_values`,
-    :func:`simplify_results`), without building the round's state. The map itself when
-    nothing changes."""
-    if m.constraints or m.kind is not NORMAL or budget.rounds < 1:
+    """What the rounds give a map whose range variables all span more than one value and
+    whose constraints all hold wherever the variables lie in their intervals (none, or
+    those a composition adds for results that stay inside the next map's dimensions), or
+    None for any other map. On such a map :func:`fold_constraints` drops every constraint,
+    the other constraint passes have nothing to do and no interval can narrow, so one
+    round settles it: dimensions with a single value become constants and the results are
+    rewritten (:func:`substitute_values`, :func:`simplify_results`), without building the
+    round's state. The map itself when nothing changes."""
+    if m.kind is not NORMAL or budget.rounds < 1:
         return None
     for b in m.ranges:
         if b.lo == b.hi:
@@ -410,12 +396,17 @@ def results_only_round(m: IndexingMap, budget: Budget, replace_point_dims: bool
         env[sym(i)] = b
     for i, v in enumerate(m.rts):
         env[rt(i)] = v.bounds
+    rw = Rewriter(env, None, budget.steps)
+    for expr, iv in m.constraints:  # as fold_constraints looks first: does it always hold?
+        span = rw.bounds(expr)
+        if not (span.lo <= span.hi and iv.lo <= span.lo and span.hi <= iv.hi):
+            return None  # the full rounds have work to do
     results = m.results
     if point_dims:
         results = tuple(substitute(results, point_dims))
-    simplify = partial(_simplified_memo, Rewriter(env, None, budget.steps))
+    simplify = partial(_simplified_memo, rw)
     new = [simplify(r) for r in results]
-    if all(map(is_, new, m.results)):
+    if all(map(is_, new, m.results)) and not m.constraints:
         return m
     return IndexingMap(m.dims, tuple(new), m.ranges, m.rts, (), m.names)
 

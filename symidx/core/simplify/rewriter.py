@@ -23,12 +23,13 @@ from symidx.core.simplify.context import Context, Rule
 from symidx.core.simplify.rules import (
     has_operation_term,
     is_plain,
+    operation_terms,
     recombine_as_written,
     sum_of_terms,
     sum_recombine_div_mod,
 )
 from symidx.core.simplify.stats import DEFAULT_BUDGET, SimplifyStats
-from symidx.core.simplify.table import RULES
+from symidx.core.simplify.table import ONE_OPERATION_SUM_RULES, RULES
 
 DEFAULT_MAX_STEPS = DEFAULT_BUDGET.steps
 
@@ -55,7 +56,7 @@ class Rewriter:
     """Simplifies expressions under fixed variable intervals."""
 
     __slots__ = ("env", "trace", "stats", "_rules", "_env_items", "max_steps", "steps_left",
-                 "_starved", "_memo", "_bounds", "_prober", "facts", "_known")
+                 "_starved", "_memo", "_bounds", "_prober", "facts", "_known", "_signature")
 
     def __init__(self, env: Mapping[Symbol, Interval], trace: list[Step] | None = None,
                  max_steps: int = DEFAULT_MAX_STEPS, stats: SimplifyStats | None = None):
@@ -75,6 +76,20 @@ class Rewriter:
         #: constraints the expressions may assume (those of the map, for its results)
         self.facts: dict[Expr, Interval] = {}
         self._known: dict[Expr, Interval] = {}
+        self._signature: tuple[str | int, ...] | None = None
+
+    @property
+    def signature(self) -> tuple[str | int, ...]:
+        """The variable intervals as plain values (each variable's name, its least and its
+        greatest value): a key under which what this rewriter makes of an expression
+        (without facts) is found again by another rewriter under the same intervals."""
+        got = self._signature
+        if got is None:
+            parts: list[str | int] = []
+            for v, b in self.env.items():
+                parts += (v.name, b.lo, b.hi)
+            got = self._signature = tuple(parts)
+        return got
 
     def bounds(self, e: Expr) -> Interval:
         return bounds(e, self.env, self._bounds)
@@ -138,9 +153,16 @@ class Rewriter:
     def _rewrite(self, node: Expr) -> Expr:
         table = self._rules
         while not node.is_Atom:
-            if type(node) is Add and not has_operation_term(node):
-                return node  # the sum rules pair up divisions, mins and maxes
-            rules = table.get(type(node), ())
+            if type(node) is Add:
+                count = operation_terms(node)
+                if not count:
+                    return node  # the sum rules pair up divisions, mins and maxes
+                # one such term: the rules that pair two cannot apply (with counters,
+                # every rule is tried, so that they count every try)
+                rules = table[Add] if count > 1 or self.stats is not None \
+                    else ONE_OPERATION_SUM_RULES
+            else:
+                rules = table.get(type(node), ())
             if self.steps_left <= 0:
                 self._starved = bool(rules) or self._starved
                 return node

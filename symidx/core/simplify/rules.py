@@ -157,6 +157,25 @@ def has_operation_term(e: Expr) -> bool:
     return False
 
 
+def operation_terms(e: Expr) -> int:
+    """How many terms of the sum are a division, a ``min`` or a ``max``, or a multiple of
+    one (:func:`has_operation_term`'s terms), counted up to 2: the rules that pair two
+    such terms need not look at a sum with fewer."""
+    count = 0
+    for a in e._args:
+        kind = type(a)
+        if kind in _OPERATIONS:
+            count += 1
+        elif kind is Mul:
+            for f in a._args:
+                if type(f) in _OPERATIONS:
+                    count += 1
+                    break
+        if count == 2:
+            break
+    return count
+
+
 _OPERATIONS = frozenset({FloorDiv, Mod, CeilDiv, Min, Max})
 
 
@@ -322,9 +341,10 @@ def _split_remainder(parts: Terms, c: int, ctx: Context, ceil: bool = False
             big.append((whole, ONE))
         if const - whole:
             small.append((const - whole, ONE))
-        if small:
-            b = ctx.bounds(sum_of_terms(small))
-            if b.is_empty or (b.hi > 0 or b.lo <= -g if ceil else b.lo < 0 or b.hi >= g):
+        if small:  # the rest's interval, from its terms (distinct monomials: nothing merges)
+            span = _terms_span(small, ctx)
+            if span is None or (span[1] > 0 or span[0] <= -g if ceil
+                                else span[0] < 0 or span[1] >= g):
                 continue
         return g, big, small
     return None

@@ -62,7 +62,7 @@ from symidx.core.simplify.rules import (
     sum_to_mod,
 )
 
-__all__ = ["RULES"]
+__all__ = ["RULES", "PAIR_RULES", "ONE_OPERATION_SUM_RULES"]
 
 #: The rules of each kind of node, in the order they are tried.
 RULES: dict[type, tuple[Rule, ...]] = {
@@ -86,3 +86,14 @@ RULES: dict[type, tuple[Rule, ...]] = {
           minmax_common_terms, minmax_negated, minmax_of_quotients),
     Mul: (product_min_max,),
 }
+
+#: The sum rules that rewrite a pair of terms that are both divisions, ``min``s or
+#: ``max``es (or multiples of them): none applies to a sum with fewer such terms (the
+#: fast-path test ``tests/test_simplify_fast_paths.py`` checks each on such sums).
+PAIR_RULES: frozenset[Rule] = frozenset({
+    sum_join_mod_digits, sum_floordiv_difference, sum_join_floordiv, sum_parity_quotient,
+    sum_recombine_congruent, sum_min_plus_max, sum_minmax_difference,
+})
+#: The sum rules to try on a sum with a single such term, in :data:`RULES`'s order.
+ONE_OPERATION_SUM_RULES: tuple[Rule, ...] = tuple(
+    rule for rule in RULES[Add] if rule not in PAIR_RULES)
