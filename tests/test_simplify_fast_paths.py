@@ -1,5 +1,5 @@
 """The simplifier's fast paths against the slow paths they replace, on random inputs:
-the interval of a remainder of a sum (:func:`symidx.expr.ranges._mod_bounds`, bounded
+the interval of a remainder of a sum (:func:`symidx.core.expr.ranges._mod_bounds`, bounded
 with integers in one walk), the remainder split of the division rules (the rest's
 interval from its terms, the sum not built), and the memo of simplified results (keyed by
 every variable's interval): each must give exactly what the slow path gives."""
@@ -41,7 +41,7 @@ VARS = [d0, d1, s0]
 def _mod_bounds_slow(a, b, env):
     """The interval of ``a mod b`` as it was found before the one-walk fast path: interval
     arithmetic term by term, then the residues of the sum by a walk of their own
-    (:func:`~symidx.expr.ranges._residues`, which the fast path does in its walk)."""
+    (:func:`~symidx.core.expr.ranges._residues`, which the fast path does in its walk)."""
     rb = bounds(b, env)
     if not (rb.is_point and rb.lo > 0):
         return bounds(a, env).mod(rb)
@@ -143,7 +143,7 @@ operations = st.sampled_from([FloorDiv, Mod, CeilDiv, Min, Max])
        intervals(-6, 9, 7), intervals(0, 9, 7), intervals(1, 4, 4))
 def test_the_pair_rules_leave_a_sum_with_one_operation_term(a, b, op, k, plain, i0, i1, i2):
     """A sum with a single division, ``min`` or ``max`` term: every rule of
-    :data:`~symidx.simplify.table.PAIR_RULES` leaves it (so the rewriter need not try
+    :data:`~symidx.core.simplify.table.PAIR_RULES` leaves it (so the rewriter need not try
     them), and :func:`operation_terms` counts 1."""
     from hypothesis import assume
 
