@@ -42,7 +42,7 @@ def on_clear_caches(forget: Callable[[], None]) -> None:
     _CLEARERS.append(forget)
 
 
-_SORT_KEY = sympy.core.add._args_sortkey  # the order sympy's Add keeps its terms in
+_SORT_KEY = cmp_to_key(sympy.Basic.compare)  # the order sympy's Add keeps its terms in
 _RANKS = {name: i for i, name in enumerate(ordering_of_classes)}
 _UNRANKED = len(ordering_of_classes) + 1
 
