@@ -12,6 +12,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -540,3 +543,23 @@ def test_a_floordiv_tile_must_not_straddle_blocks(capsys: pytest.CaptureFixture[
         assert differences(comp, list(sizes)) == 0, sizes
     code, out, _ = run_cli(capsys, "tile", "(d0) -> (d0 floordiv 3), domain: d0 in [0, 11]")
     assert "constraints" not in out                 # the map-level tile stays XLA's
+
+
+def test_masks_are_listed_in_text_order_whatever_the_hash_seed() -> None:
+    """A map's constraints are kept in hash order, which differs from process to process;
+    the masks a tile lists are sorted by text, so ``symidx tile`` prints the same answer
+    under every ``PYTHONHASHSEED``."""
+    conv = Path(__file__).resolve().parent / "data" / "hlo" / "conv2d.compiled.hlo"
+    outs = []
+    for seed in ("0", "1", "7"):
+        run = subprocess.run([sys.executable, "-m", "symidx", "tile", str(conv), "--format",
+                              "json"], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+        assert run.returncode == 0, run.stderr
+        outs.append(run.stdout)
+    assert outs[0] == outs[1] == outs[2]
+    masks = [i["masks"] for i in json.loads(outs[0])["instructions"] if i.get("masks")]
+    assert any(len(m) >= 2 for m in masks)
+    for m in masks:
+        constraints = [x for x in m if " in [" in x]
+        assert constraints == sorted(constraints)

@@ -501,8 +501,9 @@ def _tile_of(instr: HloInstruction, path: str, m: IndexingMap
             except TileRefusal:
                 continue
             names = dict(zip(candidate.all_vars, candidate.display_names()))
-            dropped = tuple(f"{print_expr(e, names)} in [{i.lo}, {i.hi}]"
-                            for e, i in candidate.constraints) if masks else ()
+            dropped = tuple(sorted(f"{print_expr(e, names)} in [{i.lo}, {i.hi}]"
+                                   for e, i in candidate.constraints)) if masks else ()
+            # by text: the constraints' own order is by hash, another in every process
             if hulls:
                 dropped += ("the box around a sum whose strides do not nest (a window)",)
             return tile, candidate, dropped
