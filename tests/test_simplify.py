@@ -173,6 +173,24 @@ def assert_equal_on(a, b, env, limit=20_000):
     assert not bad.size, (a, b, {str(v): int(g[bad[0]]) for v, g in zip(variables, grid)})
 
 
+def assert_rules_preserve_value(e, env) -> None:
+    """Each rule that rewrites a node of ``e`` gives a node of the same value at every
+    point of ``env`` (brute force)."""
+    rw = Rewriter(env)
+    for node in [n for n in preorder_traversal(e) if type(n) in RULES]:
+        for rule in RULES[type(node)]:
+            new = rule(node, rw)
+            if new is not None:
+                assert_equal_on(node, new, env)
+
+
+def assert_simplified_once_for_all(e, env) -> None:
+    """The simplification of ``e`` has its value, and simplifying it again changes nothing."""
+    once = Rewriter(env).simplify(e)
+    assert_equal_on(e, once, env)
+    assert Rewriter(env).simplify(once) == once
+
+
 # The stated bound: simplification may grow an expression by at most this many nodes (it
 # happens when nested divisions are flattened: F(y1 + y2 + F(x, a), b) -> F(a*y1 + a*y2 + x,
 # a*b) trades two nodes for four), and usually shrinks it.
@@ -248,14 +266,7 @@ RULE_FAMILY = settings(max_examples=300)
 @RULE_FAMILY
 @given(div_mod_expressions(), envs)
 def test_every_rule_preserves_value(e, bounds):
-    env = dict(zip(ENV_VARS, bounds))
-    rw = Rewriter(env)
-    nodes = [n for n in preorder_traversal(e) if type(n) in RULES]
-    for node in nodes:
-        for rule in RULES[type(node)]:
-            new = rule(node, rw)
-            if new is not None:
-                assert_equal_on(node, new, env)
+    assert_rules_preserve_value(e, dict(zip(ENV_VARS, bounds)))
 
 
 @RULE_FAMILY

@@ -9,7 +9,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy import Integer, preorder_traversal
-from test_simplify import assert_equal_on
+from test_simplify import (
+    assert_equal_on,
+    assert_rules_preserve_value,
+    assert_simplified_once_for_all,
+)
 
 from helpers import assert_same_function
 from symidx import result_ranges
@@ -20,7 +24,6 @@ from symidx.core.simplify import simplify
 from symidx.core.simplify.constraints import tighten_by_mod_range
 from symidx.core.simplify.rewriter import Rewriter
 from symidx.core.simplify.rules import mod_nested_divisor
-from symidx.core.simplify.table import RULES
 from symidx.strategies import indexing_maps, intervals
 
 RULE_FAMILY = settings(max_examples=300)
@@ -74,15 +77,8 @@ envs = st.tuples(intervals(-9, 12, 8), intervals(-6, 9, 6),
 @given(new_rule_shapes(), envs)
 def test_every_rule_on_the_new_shapes_preserves_value(e, bounds):
     env = dict(zip([X, Y, N, M], bounds))
-    rw = Rewriter(env)
-    for node in [n for n in preorder_traversal(e) if type(n) in RULES]:
-        for rule in RULES[type(node)]:
-            new = rule(node, rw)
-            if new is not None:
-                assert_equal_on(node, new, env)
-    once = Rewriter(env).simplify(e)
-    assert_equal_on(e, once, env)
-    assert Rewriter(env).simplify(once) == once
+    assert_rules_preserve_value(e, env)
+    assert_simplified_once_for_all(e, env)
 
 
 def test_the_new_rules_fire_on_their_families():

@@ -8,14 +8,16 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sympy import Integer, preorder_traversal
-from test_simplify import assert_equal_on
+from sympy import Integer
+from test_simplify import (
+    assert_rules_preserve_value,
+    assert_simplified_once_for_all,
+)
 
 from symidx.core.expr import CeilDiv, FloorDiv, Max, Min, Mod, bounds, compile_expr, dim
 from symidx.core.interval import Interval
 from symidx.core.simplify.lattice import operations, provably_le
 from symidx.core.simplify.rewriter import Rewriter
-from symidx.core.simplify.table import RULES
 from symidx.strategies import intervals
 
 RULE_FAMILY = settings(max_examples=300)
@@ -122,15 +124,8 @@ def quotient_shapes(draw, kinds=tuple(range(11))):
 
 def _check_rules_and_simplify(e, bounds_):
     env = dict(zip([X, Y, Z], bounds_))
-    rw = Rewriter(env)
-    for node in [n for n in preorder_traversal(e) if type(n) in RULES]:
-        for rule in RULES[type(node)]:
-            new = rule(node, rw)
-            if new is not None:
-                assert_equal_on(node, new, env)
-    once = Rewriter(env).simplify(e)
-    assert_equal_on(e, once, env)
-    assert Rewriter(env).simplify(once) == once
+    assert_rules_preserve_value(e, env)
+    assert_simplified_once_for_all(e, env)
 
 
 @RULE_FAMILY
