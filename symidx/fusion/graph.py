@@ -16,6 +16,7 @@ Sweeps (:mod:`symidx.fusion.sweep`) walk the graph in topological order; graph q
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from symidx.core.indexing_map import IndexingMap
@@ -36,10 +37,14 @@ class IndexingGraph:
     """The indexing graph of ``comp`` (see the module docstring). ``callee`` analyses the
     computations its instructions call."""
 
-    def __init__(self, comp: HloComputation, callee: Callee, scope: Scope | None = None
-                 ) -> None:
+    def __init__(self, comp: HloComputation, callee: Callee, scope: Scope | None = None,
+                 intern: Callable[[IndexingMap], IndexingMap] | None = None) -> None:
         self.comp = comp
         self.callee = callee
+        #: The one object kept for equal maps (an analysis's
+        #: :meth:`~symidx.fusion.sweep.Memo.interned_map`): steps hold it, so that the
+        #: memo of compositions finds a step's map by identity, not by comparing keys.
+        self.intern = intern
         #: What the steps may learn of values outside ``comp`` (see
         #: :class:`symidx.fusion.values.Scope`): its caller, or the call that runs it.
         self.scope = scope if scope is not None else Scope(comp)
@@ -75,8 +80,8 @@ class IndexingGraph:
         key = (instr.name, output)
         steps = self._backward.get(key)
         if steps is None:
-            steps = self._backward[key] = backward_steps(instr, output, self.callee,
-                                                         scope=self.scope)
+            steps = self._backward[key] = self._interned(
+                backward_steps(instr, output, self.callee, scope=self.scope))
             self._record(instr, steps, lambda s: ("backward", s.output))
         return steps
 
@@ -86,8 +91,8 @@ class IndexingGraph:
         key = (instr.name, position, leaf)
         steps = self._forward.get(key)
         if steps is None:
-            steps = self._forward[key] = forward_steps(instr, position, leaf, self.callee,
-                                                       scope=self.scope)
+            steps = self._forward[key] = self._interned(
+                forward_steps(instr, position, leaf, self.callee, scope=self.scope))
             self._record(instr, steps, lambda s: ("forward", s.leaf))
         return steps
 
@@ -106,6 +111,15 @@ class IndexingGraph:
     def reads(self, name: str) -> set[str]:
         """``name`` and every instruction it reads, directly or not (:meth:`producers`)."""
         return self.producers(name) | {self.node(name).name}
+
+    def _interned(self, steps: list[Step]) -> list[Step]:
+        """``steps`` with each map replaced by the one object :attr:`intern` keeps for it
+        (the same steps without an ``intern``)."""
+        intern = self.intern
+        if intern is None:
+            return steps
+        return [replace(s, maps=tuple(replace(t, map=intern(t.map)) for t in s.maps))
+                if s.maps else s for s in steps]
 
     def _record(self, instr: HloInstruction, steps: list[Step],
                 label: Callable[[Step], tuple[str, int]]) -> None:

@@ -87,6 +87,9 @@ class Starts:
 
     dims: tuple[tuple[Interval, ...], ...]
     masks: Mapping[tuple[Interval, ...], int] = field(init=False, repr=False, compare=False)
+    # per map looked up in ``masks``, the outputs with its dims (see :meth:`dim_free`)
+    _mask_of: dict[IndexingMap, int] = field(default_factory=dict, init=False, repr=False,
+                                             compare=False)
 
     def __post_init__(self) -> None:
         masks: dict[tuple[Interval, ...], int] = {}
@@ -102,7 +105,12 @@ class Starts:
     def dim_free(self, m: IndexingMap, starts: int, memo: MapMemo) -> IndexingMap:
         """:func:`~symidx.fusion.sets.dim_free` of ``m`` when its dims are those of every
         output of ``starts``."""
-        if not m.dims or starts & ~self.masks.get(m.dims, 0):
+        if not m.dims:
+            return m
+        mask = self._mask_of.get(m)  # a map's hash is kept, a dims tuple's is not
+        if mask is None:
+            mask = self._mask_of[m] = self.masks.get(m.dims, 0)
+        if starts & ~mask:
             return m
         return dim_free(m, memo)
 

@@ -144,15 +144,15 @@ class Limits:
         """The CPU limit (seconds), if any."""
         return self.budget.cpu
 
-    def charge(self, added: int | bool = 0) -> None:
-        """Count ``added`` new maps held; stop at a limit passed (the budget of maps at
-        once; the time budget at the first charge and then every 64, a CPU clock being a
-        system call)."""
+    def charge(self, added: int | bool = 0, work: int = 1) -> None:
+        """Count ``added`` new maps held and ``work`` steps done (compositions asked
+        for); stop at a limit passed (the budget of maps at once; the time budget at the
+        first charge and then every 64 steps, a CPU clock being a system call)."""
         self.held += added
         if self.max_maps is not None and self.held > self.max_maps:
             raise LimitReached(f"the budget of {self.max_maps:,} distinct maps",
                                self._done(), budget=True)
-        self._countdown -= 1
+        self._countdown -= work
         if self._countdown > 0:
             return
         self._countdown = _CLOCK_EVERY
@@ -221,7 +221,8 @@ class Memo:
                  "feasible")
 
     def __init__(self) -> None:
-        self.composed: dict[tuple[IndexingMap, IndexingMap], IndexingMap] = {}
+        #: (id of first, id of second) -> (first, second, second ∘ first finished)
+        self.composed: dict[tuple[int, int], tuple[IndexingMap, IndexingMap, IndexingMap]] = {}
         self.finished: dict[tuple[IndexingMap, bool], IndexingMap] = {}
         self.interned: dict[IndexingMap, IndexingMap] = {}
         self.forgotten: dict[IndexingMap, IndexingMap] = {}
@@ -281,7 +282,8 @@ class Analysis:
         that ``scope`` says fills its parameters (see :func:`symidx.fusion.steps.specialized`)."""
         graph = self._graphs.get((comp, scope))
         if graph is None:
-            graph = self._graphs[(comp, scope)] = IndexingGraph(comp, self, scope)
+            graph = self._graphs[(comp, scope)] = IndexingGraph(comp, self, scope,
+                                                                self.memo.interned_map)
         return graph
 
     # --- what a step through a called computation needs (symidx.fusion.steps.Callee)
@@ -544,35 +546,47 @@ def _extend(target: dict[IndexingMap, E], here: dict[IndexingMap, E], step: Step
             memo: Memo, starts: Sets[E], limits: Limits | None = None) -> None:
     """Add to ``target`` every map of ``here`` composed with every map of ``step``
     (memoised in ``memo``), with its entry after the step into ``name``. ``limits`` are
-    charged for each composition and each new map held."""
+    charged for the compositions and the new maps held of each map of ``here``.
+
+    The loop runs once per (map, step map) pair, mostly finding its composition in the
+    memo: the memo's lookup is written out here (see :func:`_composed`)."""
+    composed, dim_free, opaque, maps = memo.composed, starts.dim_free, step.opaque, step.maps
     for first, entry in here.items():
-        for traced in step.maps:
-            m = starts.dim_free(_composed(first, traced.map, memo), entry.starts, memo)
-            found = target.get(m)
-            if found is None:
-                target[m] = entry.after(name, traced, step.opaque)
-            else:
-                target[m] = found.plus_after(entry, name, traced, step.opaque)
-            if limits is not None:
-                limits.charge(found is None)
+        held = len(target)
+        first_id, reached_from = id(first), entry.starts
+        for traced in maps:
+            found = composed.get((first_id, id(traced.map)))
+            m = dim_free(found[2] if found is not None else
+                         _composed(first, traced.map, memo), reached_from, memo)
+            was = target.get(m)
+            target[m] = (entry.after(name, traced, opaque) if was is None
+                         else was.plus_after(entry, name, traced, opaque))
+        if limits is not None:
+            limits.charge(len(target) - held, len(maps))
 
 
 def _composed(first: IndexingMap, second: IndexingMap, memo: Memo) -> IndexingMap:
-    """``second ∘ first``, simplified (memoised in ``memo``: maps are values)."""
-    if first.is_known_empty or second.is_known_empty:
-        return IndexingMap.known_empty(first.dims, second.results)
-    key = (first, second)
+    """``second ∘ first``, simplified (memoised in ``memo``: maps are values). The memo of
+    compositions is keyed by the two objects' identities (a sweep's sets and steps hold
+    interned maps, see :meth:`Memo.interned_map`); its entry holds both, so neither
+    identity is reused while the entry lives. Two equal maps that are distinct objects
+    compose twice, and the second composition finds the first's finished map by value."""
+    key = (id(first), id(second))
     found = memo.composed.get(key)
-    if found is None:
-        if len(memo.composed) >= _COMPOSED_LIMIT:
-            memo.clear()
+    if found is not None:
+        return found[2]
+    if len(memo.composed) >= _COMPOSED_LIMIT:
+        memo.clear()
+    if first.is_known_empty or second.is_known_empty:
+        m = IndexingMap.known_empty(first.dims, second.results)
+    else:
         m = compose(first, second)
         done = (m, second.num_ranges > 0)  # another pair composed to the same map
-        found = memo.finished.get(done)
-        if found is None:
-            found = memo.finished[done] = memo.interned_map(_finished(m, second))
-        memo.composed[key] = found
-    return found
+        m = memo.finished.get(done)
+        if m is None:
+            m = memo.finished[done] = memo.interned_map(_finished(done[0], second))
+    memo.composed[key] = (first, second, m)
+    return m
 
 
 def _finished(m: IndexingMap, second: IndexingMap) -> IndexingMap:

@@ -126,6 +126,9 @@ class IndexingMap:
     # with a fresh cache, so a derived map never answers with its source's results.
     _cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False,
                                    compare=False)
+    # The hash, once computed (None before): a slot of its own, read by every dict and set
+    # that holds the map, so without a lookup in ``_cache``.
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
 
     # --- pickling: the fields, never the cache (it holds compiled functions) -------------
     def __getstate__(self) -> tuple[Any, ...]:
@@ -137,6 +140,7 @@ class IndexingMap:
                                 "kind"), state):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_hash", None)
 
     # --- construction ------------------------------------------------------------------
     @classmethod
@@ -321,15 +325,16 @@ class IndexingMap:
             return NotImplemented
         if self is other:
             return True
-        if (self.kind is _NORMAL and other.kind is _NORMAL and "hash" not in self._cache
+        if (self.kind is _NORMAL and other.kind is _NORMAL and self._hash is None
                 and (self.results != other.results or self.dims != other.dims)):
             return False  # told apart without hashing a map not hashed yet (a fresh one)
         return hash(self) == hash(other) and self.key == other.key
 
     def __hash__(self) -> int:
-        cached = self._cache.get("hash")
+        cached = self._hash
         if cached is None:
-            cached = self._cache["hash"] = hash(self.key)
+            cached = hash(self.key)
+            object.__setattr__(self, "_hash", cached)
         return cached
 
     # --- notebooks and JSON (map_dict, map_html, map_latex below) --------------------------------

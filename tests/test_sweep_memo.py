@@ -1,0 +1,72 @@
+"""The memos a sweep leans on: the steps of an analysis's graphs hold one object per
+distinct map, and the memo of compositions, keyed by the two maps' identities, keeps both
+maps (so an identity is not reused while its entry lives) and answers equal but distinct
+maps with an equal map."""
+
+from __future__ import annotations
+
+import gc
+
+from symidx.core.indexing_map import IndexingMap
+from symidx.core.syntax import parse_map
+from symidx.fusion import Analysis
+from symidx.fusion.sweep import Memo, _composed
+from symidx.hlo import parse_hlo
+
+TWO_NEGATES = """
+HloModule m
+
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  a = f32[4,8] negate(p)
+  b = f32[4,8] negate(a)
+  ROOT c = f32[4,8] exponential(b)
+}
+"""
+
+
+def test_steps_of_equal_maps_hold_one_object():
+    comp = parse_hlo(TWO_NEGATES).entry
+    analysis = Analysis()
+    graph = analysis.graph(comp)
+    maps = [graph.backward(comp.instruction(name), 0)[0].maps[0].map
+            for name in ("a", "b", "c")]
+    assert maps[0] == IndexingMap.identity(maps[0].dims)
+    assert maps[0] is maps[1] is maps[2]
+
+
+def test_steps_are_plain_without_an_intern():
+    from symidx.fusion.graph import IndexingGraph
+
+    comp = parse_hlo(TWO_NEGATES).entry
+    graph = IndexingGraph(comp, Analysis())
+    a, b = (graph.backward(comp.instruction(name), 0)[0].maps[0].map for name in ("a", "b"))
+    assert a == b and a is not b
+
+
+def test_the_composition_memo_keeps_both_maps_and_answers_by_value():
+    memo = Memo()
+    first = parse_map("(d0) -> (d0 floordiv 4, d0 mod 4), domain: d0 in [0, 15]")
+    second = parse_map("(d0, d1) -> (d0 * 4 + d1), domain: d0 in [0, 3], d1 in [0, 3]")
+    found = _composed(first, second, memo)
+    assert found == parse_map("(d0) -> (d0), domain: d0 in [0, 15]")
+    ((kept_first, kept_second, kept),) = memo.composed.values()
+    assert kept_first is first and kept_second is second and kept is found
+    # equal maps built again are other objects: composed again, the same finished map
+    again = _composed(parse_map(str(first)), parse_map(str(second)), memo)
+    assert again is found
+    assert len(memo.composed) == 2
+
+
+def test_a_memo_entry_outlives_the_callers_references():
+    memo = Memo()
+    first = parse_map("(d0) -> (d0 + 1), domain: d0 in [0, 7]")
+    second = parse_map("(d0) -> (d0 * 2), domain: d0 in [1, 8]")
+    key = (id(first), id(second))
+    _composed(first, second, memo)
+    del first, second
+    gc.collect()
+    # the objects behind the key are alive (the entry holds them): no new map can take
+    # their identities and be answered with their composition
+    kept_first, kept_second, _ = memo.composed[key]
+    assert (id(kept_first), id(kept_second)) == key
