@@ -580,11 +580,11 @@ def _composed(first: IndexingMap, second: IndexingMap, memo: Memo) -> IndexingMa
     if first.is_known_empty or second.is_known_empty:
         m = IndexingMap.known_empty(first.dims, second.results)
     else:
-        m = compose(first, second)
-        done = (m, second.num_ranges > 0)  # another pair composed to the same map
-        m = memo.finished.get(done)
-        if m is None:
-            m = memo.finished[done] = memo.interned_map(_finished(done[0], second))
+        done = (compose(first, second), second.num_ranges > 0)  # another pair composed
+        finished = memo.finished.get(done)  # to the same map
+        if finished is None:
+            finished = memo.finished[done] = memo.interned_map(_finished(done[0], second))
+        m = finished
     memo.composed[key] = (first, second, m)
     return m
 
