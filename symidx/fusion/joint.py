@@ -206,8 +206,10 @@ def reached_each(entries: SharedEntries, memo: MapMemo, starts: Starts
     nothing else reaches (then one), and its label; no origins."""
     entries = starts.bounded(entries, memo)
     found: list[Reached | None] = []
+    made: dict[tuple[IndexingMap, tuple[Interval, ...]], IndexingMap] = {}
     for bit, dims in enumerate(starts.dims):
-        share = restored([(m, e) for m, e in entries.items() if e.starts >> bit & 1], dims)
+        share = restored([(m, e) for m, e in entries.items() if e.starts >> bit & 1], dims,
+                         made)
         found.append(None if not share else Reached(
             tuple(m for m, _ in share),
             opaque=next((e.label(bit) for _, e in share if e.label(bit) is not None), None)))
