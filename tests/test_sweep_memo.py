@@ -6,19 +6,12 @@ maps with an equal map."""
 from __future__ import annotations
 
 import gc
-import itertools
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from symidx.core.expr import dim
 from symidx.core.indexing_map import IndexingMap
-from symidx.core.simplify import compose
 from symidx.core.syntax import parse_map
 from symidx.fusion import Analysis
-from symidx.fusion.sweep import Memo, _composed, _passes_through
+from symidx.fusion.sweep import Memo, _composed
 from symidx.hlo import parse_hlo
-from symidx.strategies import indexing_maps, intervals
 
 TWO_NEGATES = """
 HloModule m
@@ -77,32 +70,3 @@ def test_a_memo_entry_outlives_the_callers_references():
     # their identities and be answered with their composition
     kept_first, kept_second, _ = memo.composed[key]
     assert (id(kept_first), id(kept_second)) == key
-
-
-@st.composite
-def _first_and_identity(draw):
-    first = draw(indexing_maps(max_dims=2, max_ranges=1, max_rts=0, max_results=2))
-    dims = [draw(intervals(-6, 14, 12)) for _ in first.results]
-    return first, IndexingMap.create(dims, [dim(i) for i in range(len(dims))])
-
-
-@settings(max_examples=150)
-@given(_first_and_identity())
-def test_an_identity_step_passes_a_map_through_only_when_it_holds_every_result(pair):
-    """The sweep's shortcut (:func:`_passes_through`) against brute force: where it says
-    the identity step leaves ``first`` as it is, the composition reads, at every index,
-    exactly what ``first`` reads."""
-    first, second = pair
-    if not _passes_through(first, second):
-        return
-    composed = compose(first, second)
-    for point in itertools.product(*(range(b.lo, b.hi + 1) for b in first.dims)):
-        assert composed.image(point) == first.image(point), point
-
-
-def test_an_identity_step_does_not_pass_results_outside_its_dims():
-    first = parse_map("(d0) -> (d0 + 2), domain: d0 in [0, 7]")
-    assert _passes_through(first, IndexingMap.identity([10]))
-    assert not _passes_through(first, IndexingMap.identity([9]))  # 9 is read, not held
-    assert not _passes_through(first, parse_map("(d0) -> (d0 * 1 + 0 + 0 * d0), "
-                                                "domain: d0 in [0, 9], d0 mod 2 in [0, 0]"))
