@@ -49,12 +49,9 @@ import functools
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sympy import Expr
-
 from symidx._budget import TimeBudget, command_budget, wall_clock
 from symidx._gc import young_collections
-from symidx.core.expr.ranges import bounds
-from symidx.core.indexing_map import IndexingMap, MapKind
+from symidx.core.indexing_map import IndexingMap
 from symidx.core.interval import Interval
 from symidx.core.simplify import FeasibilityMemo, compose, feasibility_memo
 from symidx.core.simplify.existential import tidy_existentials
@@ -97,7 +94,6 @@ __all__ = [
 
 #: An instruction output: (instruction name, output leaf); see :mod:`symidx.hlo.leaves`.
 Key = tuple[str, int]
-_NORMAL = MapKind.NORMAL
 _COMPOSED_LIMIT = 200_000  # memoised compositions kept (then the memo starts afresh)
 #: Charges between two readings of the clocks (a CPU clock is a system call: read at every
 #: composition, it would cost more than many compositions do).
@@ -221,15 +217,13 @@ class Memo:
     :func:`symidx.fusion.loops.unrolled_maps`) and the simplifier's feasibility answers
     (``feasible``, see :func:`symidx.core.simplify.feasibility_memo`)."""
 
-    __slots__ = ("composed", "finished", "final", "interned", "forgotten", "dim_free",
-                 "loops", "feasible")
+    __slots__ = ("composed", "finished", "interned", "forgotten", "dim_free", "loops",
+                 "feasible")
 
     def __init__(self) -> None:
         #: (id of first, id of second) -> (first, second, second ∘ first finished)
         self.composed: dict[tuple[int, int], tuple[IndexingMap, IndexingMap, IndexingMap]] = {}
         self.finished: dict[tuple[IndexingMap, bool], IndexingMap] = {}
-        #: ids of the interned maps :func:`_finished` gave (alive in ``interned``)
-        self.final: set[int] = set()
         self.interned: dict[IndexingMap, IndexingMap] = {}
         self.forgotten: dict[IndexingMap, IndexingMap] = {}
         self.dim_free: dict[IndexingMap, IndexingMap] = {}
@@ -240,7 +234,6 @@ class Memo:
         """Forget every memoised map (the loop facts stay: they hold no maps)."""
         self.composed.clear()
         self.finished.clear()
-        self.final.clear()
         self.interned.clear()
         self.forgotten.clear()
         self.dim_free.clear()
@@ -586,35 +579,14 @@ def _composed(first: IndexingMap, second: IndexingMap, memo: Memo) -> IndexingMa
         memo.clear()
     if first.is_known_empty or second.is_known_empty:
         m = IndexingMap.known_empty(first.dims, second.results)
-    elif id(first) in memo.final and _passes_through(first, second):
-        m = first
     else:
         done = (compose(first, second), second.num_ranges > 0)  # another pair composed
         finished = memo.finished.get(done)  # to the same map
         if finished is None:
             finished = memo.finished[done] = memo.interned_map(_finished(done[0], second))
-            memo.final.add(id(finished))
         m = finished
     memo.composed[key] = (first, second, m)
     return m
-
-
-def _passes_through(first: IndexingMap, second: IndexingMap) -> bool:
-    """Is ``second ∘ first`` exactly ``first``: ``second`` an identity (an elementwise
-    op's step) whose dims hold every value of ``first``'s results (intervals over its
-    variables' domains, a sound over-approximation)? Then the composition only adds the
-    constraints that its results lie in ``second``'s dims, which always hold."""
-    if (second.ranges or second.rts or second.constraints or second.kind is not _NORMAL
-            or first.kind is not _NORMAL or len(first.results) != len(second.dims)
-            or second.results != second.dim_vars):
-        return False
-    env = first.variable_bounds()
-    memo: dict[Expr, Interval] = {}
-    for e, d in zip(first.results, second.dims):
-        b = bounds(e, env, memo)
-        if b.lo < d.lo or b.hi > d.hi:
-            return False
-    return True
 
 
 def _finished(m: IndexingMap, second: IndexingMap) -> IndexingMap:
