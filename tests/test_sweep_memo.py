@@ -50,12 +50,23 @@ def test_the_composition_memo_keeps_both_maps_and_answers_by_value():
     second = parse_map("(d0, d1) -> (d0 * 4 + d1), domain: d0 in [0, 3], d1 in [0, 3]")
     found = _composed(first, second, memo)
     assert found == parse_map("(d0) -> (d0), domain: d0 in [0, 15]")
-    ((kept_first, kept_second, kept),) = memo.composed.values()
+    ((kept_first, kept_second, kept, freed),) = memo.composed.values()
     assert kept_first is first and kept_second is second and kept is found
+    assert freed is kept  # it uses its dim: kept with it
     # equal maps built again are other objects: composed again, the same finished map
     again = _composed(parse_map(str(first)), parse_map(str(second)), memo)
     assert again is found
     assert len(memo.composed) == 2
+
+
+def test_the_composition_memo_keeps_a_map_without_the_dims_it_does_not_use():
+    memo = Memo()
+    first = parse_map("(d0, d1) -> (d1 * 0 + 3), domain: d0 in [0, 3], d1 in [0, 7]")
+    second = parse_map("(d0) -> (d0 + 1), domain: d0 in [0, 9]")
+    _composed(first, second, memo)
+    ((_, _, kept, freed),) = memo.composed.values()
+    assert kept == parse_map("(d0, d1) -> (4), domain: d0 in [0, 3], d1 in [0, 7]")
+    assert freed == parse_map("() -> (4)")
 
 
 def test_a_memo_entry_outlives_the_callers_references():
@@ -68,5 +79,5 @@ def test_a_memo_entry_outlives_the_callers_references():
     gc.collect()
     # the objects behind the key are alive (the entry holds them): no new map can take
     # their identities and be answered with their composition
-    kept_first, kept_second, _ = memo.composed[key]
+    kept_first, kept_second, _, _ = memo.composed[key]
     assert (id(kept_first), id(kept_second)) == key

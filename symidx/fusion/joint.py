@@ -105,14 +105,14 @@ class Starts:
     def dim_free(self, m: IndexingMap, starts: int, memo: MapMemo) -> IndexingMap:
         """:func:`~symidx.fusion.sets.dim_free` of ``m`` when its dims are those of every
         output of ``starts``."""
-        if not m.dims:
-            return m
+        return dim_free(m, memo) if m.dims and self.frees(m, starts) else m
+
+    def frees(self, m: IndexingMap, starts: int) -> bool:
+        """Are ``m``'s dims those of every output of ``starts``?"""
         mask = self._mask_of.get(m)  # a map's hash is kept, a dims tuple's is not
         if mask is None:
             mask = self._mask_of[m] = self.masks.get(m.dims, 0)
-        if starts & ~mask:
-            return m
-        return dim_free(m, memo)
+        return not starts & ~mask
 
     def bounded(self, entries: SharedEntries, memo: MapMemo) -> SharedEntries:
         """``entries`` bounded per output, as each output's own sweep bounds its set: an

@@ -127,6 +127,10 @@ class Sets(Protocol[E]):
     def dim_free(self, m: IndexingMap, starts: int, memo: MapMemo) -> IndexingMap:
         """``m``, reached from ``starts``, without its dims where :func:`dim_free` may."""
 
+    def frees(self, m: IndexingMap, starts: int) -> bool:
+        """May ``m``, a map with dims reached from ``starts``, be swept without them (its
+        dims are those of every start of ``starts``)?"""
+
     def bounded(self, entries: dict[IndexingMap, E], memo: MapMemo) -> dict[IndexingMap, E]:
         """``entries`` kept small (the module docstring)."""
 
@@ -152,6 +156,10 @@ class Start:
     def dim_free(self, m: IndexingMap, starts: int, memo: MapMemo) -> IndexingMap:
         """:func:`dim_free` of ``m`` when its dims are the start's (``starts``: 1)."""
         return dim_free(m, memo) if m.dims == self.dims else m
+
+    def frees(self, m: IndexingMap, starts: int) -> bool:
+        """Are ``m``'s dims the start's?"""
+        return m.dims == self.dims
 
     def bounded(self, entries: Entries, memo: MapMemo) -> Entries:
         """``entries`` kept small (see the module docstring): maps differing only in

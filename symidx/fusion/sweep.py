@@ -70,6 +70,7 @@ from symidx.fusion.sets import (
     Start,
     Tally,
     add_entry,
+    dim_free,
     reached,
 )
 from symidx.fusion.steps import Step, leaf_dependencies
@@ -221,8 +222,10 @@ class Memo:
                  "feasible")
 
     def __init__(self) -> None:
-        #: (id of first, id of second) -> (first, second, second ∘ first finished)
-        self.composed: dict[tuple[int, int], tuple[IndexingMap, IndexingMap, IndexingMap]] = {}
+        #: (id of first, id of second) -> (first, second, second ∘ first finished, the
+        #: same without its dims where it uses none): see :func:`_composition`
+        self.composed: dict[tuple[int, int],
+                            tuple[IndexingMap, IndexingMap, IndexingMap, IndexingMap]] = {}
         self.finished: dict[tuple[IndexingMap, bool], IndexingMap] = {}
         self.interned: dict[IndexingMap, IndexingMap] = {}
         self.forgotten: dict[IndexingMap, IndexingMap] = {}
@@ -550,14 +553,17 @@ def _extend(target: dict[IndexingMap, E], here: dict[IndexingMap, E], step: Step
 
     The loop runs once per (map, step map) pair, mostly finding its composition in the
     memo: the memo's lookup is written out here (see :func:`_composed`)."""
-    composed, dim_free, opaque, maps = memo.composed, starts.dim_free, step.opaque, step.maps
+    composed, frees, opaque, maps = memo.composed, starts.frees, step.opaque, step.maps
     for first, entry in here.items():
         held = len(target)
         first_id, reached_from = id(first), entry.starts
         for traced in maps:
             found = composed.get((first_id, id(traced.map)))
-            m = dim_free(found[2] if found is not None else
-                         _composed(first, traced.map, memo), reached_from, memo)
+            if found is None:
+                found = _composition(first, traced.map, memo)
+            m = found[2]
+            if found[3] is not m and frees(m, reached_from):
+                m = found[3]
             was = target.get(m)
             target[m] = (entry.after(name, traced, opaque) if was is None
                          else was.plus_after(entry, name, traced, opaque))
@@ -566,15 +572,20 @@ def _extend(target: dict[IndexingMap, E], here: dict[IndexingMap, E], step: Step
 
 
 def _composed(first: IndexingMap, second: IndexingMap, memo: Memo) -> IndexingMap:
-    """``second ∘ first``, simplified (memoised in ``memo``: maps are values). The memo of
+    """``second ∘ first``, simplified (memoised in ``memo``: maps are values)."""
+    found = memo.composed.get((id(first), id(second)))
+    return (found if found is not None else _composition(first, second, memo))[2]
+
+
+def _composition(first: IndexingMap, second: IndexingMap, memo: Memo
+                 ) -> tuple[IndexingMap, IndexingMap, IndexingMap, IndexingMap]:
+    """The memo's entry for ``second ∘ first``, made and kept: ``first``, ``second``, the
+    composed map simplified, and that map without its dims where it does not use them
+    (:func:`~symidx.fusion.sets.dim_free`; the map itself where it uses them). The memo of
     compositions is keyed by the two objects' identities (a sweep's sets and steps hold
     interned maps, see :meth:`Memo.interned_map`); its entry holds both, so neither
     identity is reused while the entry lives. Two equal maps that are distinct objects
     compose twice, and the second composition finds the first's finished map by value."""
-    key = (id(first), id(second))
-    found = memo.composed.get(key)
-    if found is not None:
-        return found[2]
     if len(memo.composed) >= _COMPOSED_LIMIT:
         memo.clear()
     if first.is_known_empty or second.is_known_empty:
@@ -585,8 +596,8 @@ def _composed(first: IndexingMap, second: IndexingMap, memo: Memo) -> IndexingMa
         if finished is None:
             finished = memo.finished[done] = memo.interned_map(_finished(done[0], second))
         m = finished
-    memo.composed[key] = (first, second, m)
-    return m
+    found = memo.composed[(id(first), id(second))] = (first, second, m, dim_free(m, memo))
+    return found
 
 
 def _finished(m: IndexingMap, second: IndexingMap) -> IndexingMap:
