@@ -207,9 +207,15 @@ def reached_each(entries: SharedEntries, memo: MapMemo, starts: Starts
     entries = starts.bounded(entries, memo)
     found: list[Reached | None] = []
     made: dict[tuple[IndexingMap, tuple[Interval, ...]], IndexingMap] = {}
+    mine: list[list[tuple[IndexingMap, Shared]]] = [[] for _ in starts.dims]
+    for m, e in entries.items():  # each entry to the outputs it is reached from
+        bits = e.starts
+        while bits:
+            low = bits & -bits
+            mine[low.bit_length() - 1].append((m, e))
+            bits ^= low
     for bit, dims in enumerate(starts.dims):
-        share = restored([(m, e) for m, e in entries.items() if e.starts >> bit & 1], dims,
-                         made)
+        share = restored(mine[bit], dims, made)
         found.append(None if not share else Reached(
             tuple(m for m, _ in share),
             opaque=next((e.label(bit) for _, e in share if e.label(bit) is not None), None)))
