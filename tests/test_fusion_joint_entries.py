@@ -4,16 +4,21 @@ counted as a brute force over each output counts them."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from symidx.core.interval import Interval
 from symidx.core.syntax import parse_map
-from symidx.fusion.joint import Shared, _crowded
+from symidx.fusion import sets
+from symidx.fusion.joint import Shared, Starts, _crowded
 from symidx.fusion.reached import Path, Traced
 from symidx.fusion.sets import Tally, add_entry
+from symidx.fusion.sweep import Memo
 
 M = parse_map("(d0) -> (d0), domain: d0 in [0, 3]")
 
@@ -52,3 +57,58 @@ def test_a_tally_counts_paths_and_keeps_the_first() -> None:
     assert stepped == Tally(Path("b", Path("a")), 6)
     merged = first.plus_after(first, "b", Traced(M, count=3), "reduce-window")
     assert merged == Tally(Path("a"), 8, "reduce-window") and first == Tally(Path("a"), 2)
+
+
+@contextlib.contextmanager
+def _limits(merge: int, hull: int) -> Iterator[None]:
+    before = sets.MERGE_LIMIT, sets.HULL_LIMIT
+    sets.MERGE_LIMIT, sets.HULL_LIMIT = merge, hull
+    try:
+        yield
+    finally:
+        sets.MERGE_LIMIT, sets.HULL_LIMIT = before
+
+
+_MAPS = [parse_map(t) for t in (
+    "(d0) -> (d0), domain: d0 in [0, 3]",
+    "(d0) -> (3 - d0), domain: d0 in [0, 3]",
+    "(d0) -> (0), domain: d0 in [0, 3]",
+    "() -> (2)",
+    "(d0){rt0} -> (rt0), domain: d0 in [0, 3], rt0 in [0, 3]",
+)]
+
+
+@st.composite
+def _entries(draw):
+    size = draw(st.integers(2, 3))
+    entries = {}
+    for m in draw(st.lists(st.sampled_from(_MAPS), min_size=1, unique=True)):
+        starts = draw(st.integers(1, (1 << size) - 1))
+        marked = draw(st.integers(0, (1 << size) - 1)) & starts
+        opaque = draw(st.sampled_from([None, "", "custom-call TopK"]))
+        entries[m] = Shared(starts, marked, opaque)
+    return size, entries
+
+
+@given(_entries(), st.integers(0, 3))
+def test_bounding_a_set_gives_each_crowded_output_its_maps_forgotten(case, limit):
+    """:meth:`Starts.bounded` (before the bounding box) against its plain definition:
+    each entry split into the outputs that are crowded and the others, the crowded part's
+    map forgotten and made dims-free, both parts added back."""
+    size, entries = case
+    starts = Starts(tuple((Interval(0, 3),) for _ in range(size)))
+    memo = Memo()
+    with _limits(limit, 1000):
+        got = starts.bounded(dict(entries), memo)
+    over = _crowded(entries.values(), limit)
+    expected: dict = {}
+    if len(entries) <= limit or not over:
+        expected = entries
+    else:
+        for m, e in entries.items():
+            if e.starts & ~over:
+                add_entry(expected, m, e.only(e.starts & ~over))
+            if e.starts & over:
+                add_entry(expected, starts.dim_free(sets.forgotten(m, memo), e.starts & over,
+                                                    memo), e.only(e.starts & over))
+    assert got == expected

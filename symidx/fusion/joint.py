@@ -131,11 +131,17 @@ class Starts:
             return entries
         found: SharedEntries = {}
         for m, e in entries.items():
+            crowded = e.starts & over
+            if not crowded:
+                add_entry(found, m, e)
+                continue
+            kept = self.dim_free(forgotten(m, memo), crowded, memo)
+            if kept is m and (e.opaque is None or e.marked and e.opaque):
+                add_entry(found, m, e)  # the two parts below, merged again: ``e`` itself
+                continue
             if e.starts & ~over:
                 add_entry(found, m, e.only(e.starts & ~over))
-            if e.starts & over:
-                add_entry(found, self.dim_free(forgotten(m, memo), e.starts & over, memo),
-                          e.only(e.starts & over))
+            add_entry(found, kept, e.only(crowded))
         if len(found) <= hull_limit:
             return found
         crowded = _crowded(found.values(), hull_limit)
