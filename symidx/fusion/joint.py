@@ -214,7 +214,9 @@ def reached_each(entries: SharedEntries, memo: MapMemo, starts: Starts
     found: list[Reached | None] = []
     made: dict[tuple[IndexingMap, tuple[Interval, ...]], IndexingMap] = {}
     mine: list[list[tuple[IndexingMap, Shared]]] = [[] for _ in starts.dims]
+    marked = 0  # the outputs some of whose maps are labelled
     for m, e in entries.items():  # each entry to the outputs it is reached from
+        marked |= e.marked
         bits = e.starts
         while bits:
             low = bits & -bits
@@ -224,5 +226,6 @@ def reached_each(entries: SharedEntries, memo: MapMemo, starts: Starts
         share = restored(mine[bit], dims, made)
         found.append(None if not share else Reached(
             tuple(m for m, _ in share),
-            opaque=next((e.label(bit) for _, e in share if e.label(bit) is not None), None)))
+            opaque=None if not marked >> bit & 1 else
+            next((e.label(bit) for _, e in share if e.label(bit) is not None), None)))
     return found

@@ -549,13 +549,37 @@ def _extend(target: dict[IndexingMap, E], here: dict[IndexingMap, E], step: Step
             memo: Memo, starts: Sets[E], limits: Limits | None = None) -> None:
     """Add to ``target`` every map of ``here`` composed with every map of ``step``
     (memoised in ``memo``), with its entry after the step into ``name``. ``limits`` are
-    charged for the compositions and the new maps held of each map of ``here``.
+    charged for the compositions and the new maps held.
 
     The loop runs once per (map, step map) pair, mostly finding its composition in the
-    memo: the memo's lookup is written out here (see :func:`_composed`)."""
+    memo: the memo's lookup is written out here (see :func:`_composed`), and a step of
+    one map (nearly every step) has a loop of its own."""
     composed, frees, opaque, maps = memo.composed, starts.frees, step.opaque, step.maps
+    if len(maps) == 1:
+        traced = maps[0]
+        second = traced.map
+        second_id = id(second)
+        work = 0  # compositions asked for since the last charge
+        for first, entry in here.items():
+            work += 1
+            found = composed.get((id(first), second_id))
+            if found is None:
+                found = _composition(first, second, memo)
+            m = found[2]
+            if found[3] is not m and frees(m, entry.starts):
+                m = found[3]
+            was = target.get(m)
+            if was is not None:
+                target[m] = was.plus_after(entry, name, traced, opaque)
+                continue
+            target[m] = entry.after(name, traced, opaque)
+            if limits is not None:  # a new map held: the budget of maps checked at once
+                limits.charge(1, work)
+                work = 0
+        if limits is not None and work:
+            limits.charge(0, work)
+        return
     for first, entry in here.items():
-        held = len(target)
         first_id, reached_from = id(first), entry.starts
         for traced in maps:
             found = composed.get((first_id, id(traced.map)))
@@ -567,8 +591,8 @@ def _extend(target: dict[IndexingMap, E], here: dict[IndexingMap, E], step: Step
             was = target.get(m)
             target[m] = (entry.after(name, traced, opaque) if was is None
                          else was.plus_after(entry, name, traced, opaque))
-        if limits is not None:
-            limits.charge(len(target) - held, len(maps))
+            if limits is not None:
+                limits.charge(was is None)
 
 
 def _composed(first: IndexingMap, second: IndexingMap, memo: Memo) -> IndexingMap:
