@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from symidx.core.interval import Interval
 from symidx.core.syntax import parse_map
 from symidx.fusion import sets
-from symidx.fusion.joint import Shared, Starts, _crowded
+from symidx.fusion.joint import Shared, Starts, _crowded, reached_each
 from symidx.fusion.reached import Path, Traced
 from symidx.fusion.sets import Tally, add_entry
 from symidx.fusion.sweep import Memo
@@ -112,3 +112,28 @@ def test_bounding_a_set_gives_each_crowded_output_its_maps_forgotten(case, limit
                 add_entry(expected, starts.dim_free(sets.forgotten(m, memo), e.starts & over,
                                                     memo), e.only(e.starts & over))
     assert got == expected
+
+
+@given(_entries())
+def test_each_output_gets_its_maps_and_its_first_label(case):
+    """:func:`reached_each` against its definition, output by output: the maps the output
+    is reached from (known-empty ones only when nothing else reaches it), and the label of
+    the first of them that is labelled for it."""
+    size, entries = case
+    entries = {**entries, _MAPS[0].as_known_empty(): Shared(1, 1, "while (loop-carried)")}
+    starts = Starts(tuple((Interval(0, 3),) for _ in range(size)))
+    with _limits(1000, 1000):
+        got = reached_each(dict(entries), Memo(), starts)
+    for bit in range(size):
+        mine = [(m, e) for m, e in entries.items() if e.starts >> bit & 1]
+        live = [(sets.with_dims(m, (Interval(0, 3),)), e) for m, e in mine
+                if not m.is_known_empty]
+        if not live and mine:
+            live = [(sets.with_dims(mine[0][0], (Interval(0, 3),)).as_known_empty(),
+                     mine[0][1])]
+        if not live:
+            assert got[bit] is None
+            continue
+        assert got[bit].maps == tuple(m for m, _ in live)
+        labels = [e.opaque for _, e in live if e.marked >> bit & 1 and e.opaque is not None]
+        assert got[bit].opaque == (labels[0] if labels else None)

@@ -215,17 +215,25 @@ def reached_each(entries: SharedEntries, memo: MapMemo, starts: Starts
     made: dict[tuple[IndexingMap, tuple[Interval, ...]], IndexingMap] = {}
     mine: list[list[tuple[IndexingMap, Shared]]] = [[] for _ in starts.dims]
     marked = 0  # the outputs some of whose maps are labelled
+    labels: list[str | None] = [None] * starts.size  # the first label of a map read
     for m, e in entries.items():  # each entry to the outputs it is reached from
-        marked |= e.marked
         bits = e.starts
         while bits:
             low = bits & -bits
             mine[low.bit_length() - 1].append((m, e))
             bits ^= low
+        if e.marked:
+            marked |= e.marked
+            bits = e.marked if e.opaque is not None and not m.is_known_empty else 0
+            while bits:
+                low = bits & -bits
+                if labels[low.bit_length() - 1] is None:
+                    labels[low.bit_length() - 1] = e.opaque
+                bits ^= low
     for bit, dims in enumerate(starts.dims):
         share = restored(mine[bit], dims, made)
-        found.append(None if not share else Reached(
-            tuple(m for m, _ in share),
-            opaque=None if not marked >> bit & 1 else
-            next((e.label(bit) for _, e in share if e.label(bit) is not None), None)))
+        label = labels[bit]
+        if label is None and marked >> bit & 1:  # a known-empty map alone, say
+            label = next((e.label(bit) for _, e in share if e.label(bit) is not None), None)
+        found.append(None if not share else Reached(tuple(m for m, _ in share), opaque=label))
     return found
