@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from symidx._budget import TimeBudget
 from symidx.analysis.records import ComputationMaps, FusionMaps, group_index
@@ -258,12 +258,12 @@ def iter_computation_maps(comp: HloComputation, direction: Direction, *,
             if progress is not None:  # none done yet: a long joint sweep shows how far it is
                 progress(0, len(chosen), "output")
             joint = _joint(analysis, comp, chosen)
+        leaf_fields = _parameter_fields(comp, operand)
         for done, k in enumerate(chosen, 1):
             held = analysis.limits.held
             found = joint[done - 1] if joint is not None else analysis.parameters_of(comp, k)
-            groups = tuple(_parameter_group(comp, n, lf, found.get((n, lf), Reached()))
-                           for n, lf in parameter_leaves(comp)
-                           if operand is None or n == operand)
+            groups = tuple(replace(found.get(key, _NOTHING), **fields)
+                           for key, fields in leaf_fields)
             analysis.forget(comp)
             analysis.limits.held = held  # this entry's sets are gone: the next starts afresh
             yield ComputationMaps(comp, k, groups)
@@ -401,10 +401,22 @@ def _named_leaves(instr: HloInstruction, name: str, first: int) -> list[int]:
     return found
 
 
-def _parameter_group(comp: HloComputation, n: int, lf: int, r: Reached) -> Reached:
-    param = comp.parameters[n]
-    group = _group(n, param.name, r, lf if isinstance(param.shape, TupleShape) else None)
-    return replace(group, shape=str(leaves(param.shape)[lf]))
+_NOTHING = Reached()
+
+
+def _parameter_fields(comp: HloComputation, operand: int | None
+                      ) -> list[tuple[tuple[int, int], dict[str, Any]]]:
+    """Per parameter leaf of ``comp`` (of parameter ``operand`` only, if given): its key
+    in a sweep's answer and the fields its group takes (index, name, leaf and shape), worked
+    out once for every output."""
+    found = []
+    for n, lf in parameter_leaves(comp):
+        if operand is None or n == operand:
+            param = comp.parameters[n]
+            found.append(((n, lf), {
+                "index": n, "name": param.name, "shape": str(leaves(param.shape)[lf]),
+                "leaf": lf if isinstance(param.shape, TupleShape) else None}))
+    return found
 
 
 def _group(index: int, name: str, r: Reached, leaf: int | None = None) -> Reached:
