@@ -24,6 +24,16 @@ ENTRY e {
 }
 """
 
+TWO_REVERSES = """
+HloModule m
+
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  a = f32[4,8] reverse(p), dimensions={0}
+  ROOT b = f32[4,8] reverse(a), dimensions={0}
+}
+"""
+
 
 def test_steps_of_equal_maps_hold_one_object():
     comp = parse_hlo(TWO_NEGATES).entry
@@ -35,13 +45,17 @@ def test_steps_of_equal_maps_hold_one_object():
     assert maps[0] is maps[1] is maps[2]
 
 
-def test_steps_are_plain_without_an_intern():
+def test_steps_are_plain_without_an_intern_and_interned_with_one():
     from symidx.fusion.graph import IndexingGraph
 
-    comp = parse_hlo(TWO_NEGATES).entry
+    comp = parse_hlo(TWO_REVERSES).entry
     graph = IndexingGraph(comp, Analysis())
     a, b = (graph.backward(comp.instruction(name), 0)[0].maps[0].map for name in ("a", "b"))
     assert a == b and a is not b
+    graph = Analysis().graph(comp)
+    a, b = (graph.backward(comp.instruction(name), 0)[0].maps[0].map for name in ("a", "b"))
+    assert a == parse_map("(d0, d1) -> (3 - d0, d1), domain: d0 in [0, 3], d1 in [0, 7]")
+    assert a is b
 
 
 def test_the_composition_memo_keeps_both_maps_and_answers_by_value():

@@ -118,8 +118,14 @@ class IndexingGraph:
         intern = self.intern
         if intern is None:
             return steps
-        return [replace(s, maps=tuple(replace(t, map=intern(t.map)) for t in s.maps))
-                if s.maps else s for s in steps]
+        found = []
+        for s in steps:
+            kept = [intern(t.map) for t in s.maps]
+            if any(k is not t.map for k, t in zip(kept, s.maps)):
+                s = replace(s, maps=tuple(t if k is t.map else replace(t, map=k)
+                                          for k, t in zip(kept, s.maps)))
+            found.append(s)
+        return found
 
     def _record(self, instr: HloInstruction, steps: list[Step],
                 label: Callable[[Step], tuple[str, int]]) -> None:
