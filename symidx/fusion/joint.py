@@ -32,7 +32,7 @@ from symidx.fusion.sets import (
     forgotten,
     limits,
     offsets_merged,
-    restored,
+    with_dims,
 )
 
 __all__ = ["Shared", "SharedEntries", "Starts", "reached_each"]
@@ -212,7 +212,7 @@ def reached_each(entries: SharedEntries, memo: MapMemo, starts: Starts
     nothing else reaches (then one), and its label; no origins."""
     entries = starts.bounded(entries, memo)
     found: list[Reached | None] = []
-    made: dict[tuple[IndexingMap, tuple[Interval, ...]], IndexingMap] = {}
+    made: dict[tuple[Interval, ...], dict[IndexingMap, IndexingMap]] = {}
     mine: list[list[tuple[IndexingMap, Shared]]] = [[] for _ in starts.dims]
     marked = 0  # the outputs some of whose maps are labelled
     labels: list[str | None] = [None] * starts.size  # the first label of a map read
@@ -230,10 +230,18 @@ def reached_each(entries: SharedEntries, memo: MapMemo, starts: Starts
                 if labels[low.bit_length() - 1] is None:
                     labels[low.bit_length() - 1] = e.opaque
                 bits ^= low
-    for bit, dims in enumerate(starts.dims):
-        share = restored(mine[bit], dims, made)
+    for bit, dims in enumerate(starts.dims):  # as sets.restored, each map restored once
+        back = made.setdefault(dims, {})
+        maps = []
+        for m, _ in mine[bit]:
+            if not m.is_known_empty:
+                got = back.get(m)
+                if got is None:
+                    got = back[m] = with_dims(m, dims)
+                maps.append(got)
         label = labels[bit]
-        if label is None and marked >> bit & 1:  # a known-empty map alone, say
-            label = next((e.label(bit) for _, e in share if e.label(bit) is not None), None)
-        found.append(None if not share else Reached(tuple(m for m, _ in share), opaque=label))
+        if not maps and mine[bit]:  # nothing but known-empty maps: the first one
+            m, e = mine[bit][0]
+            maps, label = [with_dims(m, dims).as_known_empty()], e.label(bit)
+        found.append(Reached(tuple(maps), opaque=label) if maps else None)
     return found

@@ -305,22 +305,11 @@ def reached(entries: Entries, memo: MapMemo, start: Start) -> Reached:
                    opaque=next((t.opaque for _, t in share if t.opaque is not None), None))
 
 
-def restored(mine: list[tuple[IndexingMap, E]], dims: tuple[Interval, ...],
-             made: dict[tuple[IndexingMap, tuple[Interval, ...]], IndexingMap] | None = None
+def restored(mine: list[tuple[IndexingMap, E]], dims: tuple[Interval, ...]
              ) -> list[tuple[IndexingMap, E]]:
     """The maps of one start among ``mine`` with its ``dims`` back; known-empty ones only
-    when nothing else reaches it (then one). ``made`` keeps each map given dims back, for
-    the next start with the same dims (the outputs of a joint sweep share maps)."""
-    if made is None:
-        nonempty = [(with_dims(m, dims), t) for m, t in mine if not m.is_known_empty]
-    else:
-        nonempty = []
-        for m, t in mine:
-            if not m.is_known_empty:
-                back = made.get((m, dims))
-                if back is None:
-                    back = made[(m, dims)] = with_dims(m, dims)
-                nonempty.append((back, t))
+    when nothing else reaches it (then one)."""
+    nonempty = [(with_dims(m, dims), t) for m, t in mine if not m.is_known_empty]
     if not nonempty and mine:
         m, entry = mine[0]
         nonempty = [(with_dims(m, dims).as_known_empty(), entry)]
