@@ -249,7 +249,10 @@ def offsets_merged(entries: Mapping[IndexingMap, E], memo: MapMemo) -> dict[Inde
 
 
 def forgotten(m: IndexingMap, memo: MapMemo) -> IndexingMap:
-    """:func:`forget_elements` of ``m``, interned and remembered in ``memo``."""
+    """:func:`forget_elements` of ``m``, interned and remembered in ``memo`` (``m`` itself
+    when it has no runtime variable)."""
+    if not m.rts:
+        return m
     found = memo.forgotten.get(m)
     if found is None:
         found = memo.forgotten[m] = memo.interned_map(forget_elements(m))
