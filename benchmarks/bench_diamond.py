@@ -44,8 +44,8 @@ class _Peak(Limits):
         super().__init__()
         self.peak = 0
 
-    def charge(self, added: int | bool = 0) -> None:
-        super().charge(added)
+    def charge(self, added: int | bool = 0, work: int = 1) -> None:
+        super().charge(added, work)
         self.peak = max(self.peak, self.held)
 
 

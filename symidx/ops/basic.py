@@ -5,7 +5,6 @@ reads every element).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 from symidx.core.expr import dim, sym
@@ -28,12 +27,7 @@ __all__ = [
 
 
 def identity(dims: Sequence[int]) -> IndexingMap:
-    """``(d0, ..., dn) -> (d0, ..., dn)`` (one object per shape: maps are values)."""
-    return _identity(tuple(dims))
-
-
-@functools.lru_cache(maxsize=1024)
-def _identity(dims: tuple[int, ...]) -> IndexingMap:
+    """``(d0, ..., dn) -> (d0, ..., dn)``."""
     return IndexingMap.create(dims, [dim(i) for i in range(len(dims))])
 
 
