@@ -19,8 +19,8 @@ from symidx.hlo.shape import ShapeLike, TupleShape, plain_shape
 from symidx.hlo.typed_fields import TYPED_OPCODES, UNTYPED_KEYS, fill_typed_fields
 
 __all__ = [
-    "ATTRIBUTES_END_RE", "PARAMETER_NUMBER_RE", "READ_APART", "CallRef", "Inline",
-    "InstructionReader", "Operand", "Pending", "Ref",
+    "ATTRIBUTES_END_RE", "CALLING_ATTRIBUTES", "PARAMETER_NUMBER_RE", "READ_APART", "CallRef",
+    "Inline", "InstructionReader", "Operand", "Pending", "Ref",
 ]
 
 # Fast paths for the common spellings; anything else takes the general path. An instruction's
@@ -143,9 +143,11 @@ _COMPUTATION_KEYS = frozenset({
     "select", "scatter", "comparator",
 })
 _COMPUTATION_LIST_KEYS = frozenset({"branch_computations", "called_computations"})
-_ALL_COMPUTATION_KEYS = _COMPUTATION_KEYS | _COMPUTATION_LIST_KEYS
+#: The attributes naming computations: an instruction's are read as references, and become
+#: the keys of its ``called_computations``.
+CALLING_ATTRIBUTES = _COMPUTATION_KEYS | _COMPUTATION_LIST_KEYS
 #: Attributes whose value is more than its text (:meth:`InstructionReader.fast_attribute`).
-READ_APART = OWN_SCANNER_KEYS | _ALL_COMPUTATION_KEYS | {"control-predecessors"}
+READ_APART = OWN_SCANNER_KEYS | CALLING_ATTRIBUTES | {"control-predecessors"}
 #: Opcodes whose shape must be written: what follows the opcode is read by the shape.
 _SHAPE_REQUIRED = frozenset({"constant", "parameter"})
 # Where a list of instructions does not go on with one right here: a blank (or comment), its
@@ -515,7 +517,7 @@ class InstructionReader(Cursor):
                 self.pos = match.end()
                 self.expect("=", f"after attribute name {key!r}")
             start = self.skip()
-            if item is not None and key in _ALL_COMPUTATION_KEYS:
+            if item is not None and key in CALLING_ATTRIBUTES:
                 item.computations = [*item.computations,
                                      (key, self.computation_refs(item.instr, key))]
                 end = self.pos
@@ -545,7 +547,7 @@ class InstructionReader(Cursor):
                     and scan_value(self.text, start, key, self.source) != end:
                 return False
         elif item is not None:
-            if key in _ALL_COMPUTATION_KEYS:
+            if key in CALLING_ATTRIBUTES:
                 name = _FULL_NAME_RE.match(value)
                 if name is None:
                     return False

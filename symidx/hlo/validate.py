@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from math import prod
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from symidx._arith import ceil_div
@@ -66,6 +67,7 @@ from symidx.hlo.infer import (
     shard_count,
 )
 from symidx.hlo.infer import instruction_error as _fail
+from symidx.hlo.instructions import CALLING_ATTRIBUTES
 from symidx.hlo.shape import UNBOUNDED_SIZE, Shape, ShapeLike, TupleShape
 
 if TYPE_CHECKING:
@@ -95,25 +97,31 @@ def validate_module(module: HloModule, *, parsed: bool = False) -> None:
                 validate_instruction(instr)
         return
     passed: set[tuple[object, ...]] = set()
-    unread = _UNREAD_VALUES
+    # The values compared of an instruction's attributes, by the names of its attributes.
+    compared: dict[tuple[str, ...], Callable[[dict[str, str]], object]] = {}
     for computation in module.computations.values():
         for instr in computation.instructions:
             operands = instr.operands
-            if len(operands) == 2:  # (the commonest counts without a comprehension)
+            count = len(operands)
+            if count == 2:  # (the commonest counts without a comprehension)
                 first, second = operands
                 shapes: tuple[int, ...] = (id(first.shape), id(second.shape))
-            elif len(operands) == 1:
+            elif count == 1:
                 shapes = (id(operands[0].shape),)
+            elif count == 0:
+                shapes = ()
             else:
                 shapes = tuple([id(o.shape) for o in operands])
             attributes = instr.attributes
             if not attributes:  # (then nothing is called either; a key of three items)
                 key: tuple[object, ...] = (instr.opcode, id(instr.shape), shapes)
             else:
+                names = tuple(attributes)
+                values = compared.get(names)
+                if values is None:
+                    values = compared[names] = _compared_values(names)
+                key = (instr.opcode, id(instr.shape), shapes, names, values(attributes))
                 called = instr.called_computations
-                read = () if unread.issuperset(attributes) else [
-                    v for k, v in attributes.items() if k not in unread and k not in called]
-                key = (instr.opcode, id(instr.shape), shapes, tuple(attributes), *read)
                 if called:
                     key += tuple([(k, *map(_interface, comps)) for k, comps in called.items()])
             if key not in passed:
@@ -127,6 +135,20 @@ def validate_module(module: HloModule, *, parsed: bool = False) -> None:
 #: its parameter and root shapes stand for it.)
 _UNREAD_VALUES = frozenset({"metadata", "backend_config", "frontend_attributes", "sharding",
                             "statistics_viz", "origin", "channel_id"})
+
+
+def _compared_values(names: tuple[str, ...]) -> Callable[[dict[str, str]], object]:
+    """What :func:`validate_module` compares of attributes with these ``names``: the values
+    of those a check reads, all but :data:`_UNREAD_VALUES` and those naming computations.
+    (Those are the keys of ``called_computations`` in a module as
+    :func:`~symidx.hlo.parse_hlo` builds it; their interfaces are compared instead.)"""
+    read = [name for name in names if name not in _UNREAD_VALUES
+            and name not in CALLING_ATTRIBUTES]
+    return itemgetter(*read) if read else _nothing
+
+
+def _nothing(attributes: dict[str, str]) -> None:
+    return None
 
 
 def _interface(computation: HloComputation) -> tuple[int, ...]:
