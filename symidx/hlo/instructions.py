@@ -99,14 +99,17 @@ class _OneMatch:
     """
 
     def __init__(self) -> None:
-        operand = rf"(?:(?:{PLAIN_SHAPE})[ \t]+)?{_NAME_PATTERN}"
+        # (the commonest operand, a name with its '%', tried first; each run of name
+        # characters, and the list, taken possessively: what follows is never one of them)
+        name = r"[A-Za-z_][A-Za-z0-9_.\-]*+"
+        operand = rf"(?:%{name}|(?:(?:{PLAIN_SHAPE})[ \t]+)?%?{name})"
         self.attribute = re.compile(_attribute_pattern())
         self.plain_attribute = re.compile(
             self.attribute.pattern + r"([ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/]))?")
         self.instruction = re.compile(
-            r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + PLAIN_SHAPE
-            + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\((?:(" + operand + r"(?:, ?(?:"
-            + _COMMENT_PATTERN + r")?" + operand + r")*)|([^()/\n]*))\)")
+            r"(ROOT[ \t]+)?%?(" + name + r")[ \t]*=[ \t]*(" + PLAIN_SHAPE + r")[ \t]+("
+            + name + r")\((?:(" + operand + r"(?:, ?(?:" + _COMMENT_PATTERN + r")?"
+            + operand + r")*+)|([^()/\n]*))\)")
         # ... then, when no attribute follows, the blanks up to the next instruction (or '}'),
         # as ATTRIBUTES_END_RE takes them (group: those blanks)
         self.plain_instruction = re.compile(
