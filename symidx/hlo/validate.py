@@ -90,7 +90,8 @@ def validate_module(module: HloModule, *, parsed: bool = False) -> None:
     objects (all a check reads of them). The checks read nothing else, so it passes as that
     one did. A large module repeats a few thousand kinds of instructions in tens of
     thousands. An instruction that fails is never alike to one that passed: the first is
-    still found, and fails with its own message."""
+    still found, and fails with its own message. A parameter or a constant without
+    attributes is not compared at all: its check reads nothing else (it always passes)."""
     if not parsed:
         for computation in module.computations.values():
             for instr in computation.instructions:
