@@ -25,20 +25,9 @@ from hypothesis import strategies as st
 from symidx.cli import main
 from symidx.errors import HloShapeError, HloValidationError, ParseError
 from symidx.hlo import HloInstruction, Shape, parse_hlo, parse_shape
-from symidx.hlo.infer import (
-    ARITY,
-    bitcast_convert_shape,
-    has_rule,
-    infer_shape,
-    window_output_size,
-)
+from symidx.hlo.infer import bitcast_convert_shape, infer_shape, window_output_size
 from symidx.hlo.instructions import CALLING_ATTRIBUTES
-from symidx.hlo.validate import (
-    _ATTRIBUTES_ONLY,
-    _CHECKS,
-    validate_instruction,
-    validate_module,
-)
+from symidx.hlo.validate import _ATTRIBUTES_ONLY, validate_instruction, validate_module
 
 COMPUTATIONS = """\
 add {
@@ -522,12 +511,17 @@ def test_the_attributes_naming_computations_are_those_called() -> None:
 
 
 def test_the_opcodes_passed_over_without_attributes_are_checked_on_attributes_only() -> None:
-    """validate_module(parsed=True) passes over a parameter or a constant without attributes:
-    their check reads nothing but the attributes (no verifier check of their own, no
-    inference rule, no fixed operand count). With an attribute they do not take, they are
-    still rejected."""
+    """validate_module(parsed=True) passes over an instruction without attributes whose
+    opcode's check reads nothing but the attributes (a parameter, a constant, a custom call:
+    no verifier check of their own, no inference rule, no fixed operand count): each such
+    passes, whatever its shape and operands. With an attribute it does not take, a
+    parameter is still rejected."""
+    assert {"parameter", "constant"} <= _ATTRIBUTES_ONLY
+    p = HloInstruction("p", "parameter", Shape("f32", (2,)), 1, parameter_number=0)
     for opcode in _ATTRIBUTES_ONLY:
-        assert opcode not in _CHECKS and not has_rule(opcode) and opcode not in ARITY, opcode
+        for operands in ([], [p], [p, p, p]):
+            validate_instruction(HloInstruction("x", opcode, Shape("s32", (3,)), 2,
+                                                operands=list(operands)))
     text = module("p = f32[2] parameter(0), dimensions={0}", "ROOT n = f32[2] negate(p)")
     with pytest.raises(HloValidationError, match="unexpected attribute dimensions="):
         parse_hlo(text)

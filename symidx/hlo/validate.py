@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 
 from symidx._arith import ceil_div
 from symidx.errors import HloValidationError
-from symidx.hlo.attribute_table import COMMON, own_attributes, unexpected_attribute
+from symidx.hlo.attribute_table import COMMON, TAKES, own_attributes, unexpected_attribute
 from symidx.hlo.facts import branch_attributes
 from symidx.hlo.infer import (
     ARITY,
@@ -90,8 +90,9 @@ def validate_module(module: HloModule, *, parsed: bool = False) -> None:
     objects (all a check reads of them). The checks read nothing else, so it passes as that
     one did. A large module repeats a few thousand kinds of instructions in tens of
     thousands. An instruction that fails is never alike to one that passed: the first is
-    still found, and fails with its own message. A parameter or a constant without
-    attributes is not compared at all: its check reads nothing else (it always passes)."""
+    still found, and fails with its own message. An instruction without attributes whose
+    check reads nothing else (a parameter, a constant...) is not compared at all: it
+    passes."""
     if not parsed:
         for computation in module.computations.values():
             for instr in computation.instructions:
@@ -138,12 +139,6 @@ def validate_module(module: HloModule, *, parsed: bool = False) -> None:
 #: its parameter and root shapes stand for it.)
 _UNREAD_VALUES = frozenset({"metadata", "backend_config", "frontend_attributes", "sharding",
                             "statistics_viz", "origin", "channel_id"})
-
-
-#: Opcodes whose check reads only the instruction's attributes (:func:`check_attributes`):
-#: no verifier check of their own, no inference rule, any number of operands. Without
-#: attributes such an instruction passes.
-_ATTRIBUTES_ONLY = frozenset({"parameter", "constant"})
 
 
 def _compared_values(names: tuple[str, ...]) -> Callable[[dict[str, str]], object]:
@@ -521,3 +516,11 @@ def _passes_element(instr: HloInstruction) -> None:
                            f"{shape_text(operand.elements[index])}, but the instruction "
                            f"{'gives its data as' if wrapped else 'says'} "
                            f"{shape_text(declared)}")
+
+
+#: The opcodes (of the attribute table) whose check, as :func:`_check` makes it, reads only
+#: the instruction's attributes (:func:`check_attributes`): no verifier check of their own,
+#: no inference rule, any number of operands -- ``parameter``, ``constant``,
+#: ``custom-call``... Without attributes such an instruction passes.
+_ATTRIBUTES_ONLY = frozenset(opcode for opcode in TAKES if opcode not in _CHECKS
+                             and not has_rule(opcode) and opcode not in ARITY)
