@@ -4,8 +4,10 @@ builds, and where it points when the text is wrong."""
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -946,6 +948,43 @@ def test_malformed_attribute(attribute: str, message: str) -> None:
     assert message in info.value.message
     assert info.value.line == 13
     assert info.value.column > 30  # inside the attribute, not at the line start
+
+
+@pytest.mark.parametrize(
+    ("attributes", "message"),
+    [
+        (("dimensions={x}", "slice={[0:2:1]x}", "index=x"), "for dimensions="),
+        (("slice={[0:2:1]x}", "window={size=3 strid=1}", "dim_labels=b0"), "expected slice="),
+        (("rhs_contracting_dims={x}", "lhs_batch_dims={y}", "dimensions={0}"),
+         "for lhs_batch_dims="),
+        (("feature_group_count=x", "index=y"), "for index="),
+    ],
+)
+def test_of_malformed_attributes_the_first_in_a_fixed_order_is_reported(
+        attributes: tuple[str, ...], message: str) -> None:
+    """The typed fields are read in one order whatever the attributes' own order (and
+    whether the text is long enough for the one-match reading): the same one of several
+    malformed attributes is reported."""
+    for order in itertools.permutations(attributes):
+        for padding in ("", "\n// " + "x" * 60_000):
+            text = GOOD.replace("negate(r)", f"negate(r), {', '.join(order)}") + padding
+            with pytest.raises(ParseError, match=re.escape(message)):
+                parse_hlo(text, validate=False)
+
+
+def test_a_gather_without_slice_sizes_is_reported_before_a_later_malformed_attribute() -> None:
+    """A gather's ``slice_sizes`` is read in its turn even when missing: a malformed
+    attribute read after it (``index=``) is not the one reported."""
+    bad = """ENTRY main {
+      o = f32[4,5] parameter(0)
+      i = s32[2,1] parameter(1)
+      ROOT g = f32[2,5] gather(o, i), index=x, offset_dims={1}, collapsed_slice_dims={0},
+        start_index_map={0}, index_vector_dim=1
+    }"""
+    with pytest.raises(ParseError, match="gather 'g' is missing attribute slice_sizes="):
+        parse_hlo(bad)
+    with pytest.raises(ParseError, match="expected an integer for index="):
+        parse_hlo(bad.replace("index=x,", "index=x, slice_sizes={1,5},"))
 
 
 def test_gather_without_its_dimension_numbers() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import fields
@@ -23,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import symidx.hlo.instructions as instructions
+import symidx.hlo.reader as reader
 from symidx.errors import ParseError
 from symidx.hlo import HloModule, parse_hlo, parse_shape
 from symidx.hlo.attributes import scan_value
@@ -321,6 +323,32 @@ def _mutated(draw: st.DrawFn) -> str:
 @given(_mutated())
 def test_mutated_texts_read_the_same_either_way(text: str) -> None:
     assert_same(text)
+
+
+def _backtracking(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` with its possessive ``*+`` runs written as backtracking ``*`` runs."""
+    return re.compile(pattern.pattern.replace("*+", "*"))
+
+
+_ONE_MATCH = instructions._one_match()
+_POSSESSIVE = {name: (pattern, _backtracking(pattern)) for name, pattern in
+               [*vars(_ONE_MATCH).items(), ("plain shape", reader._PLAIN_SHAPE_RE)]
+               if isinstance(pattern, re.Pattern) and "attribute" not in name}
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(_mutated())
+def test_possessive_runs_match_as_backtracking_ones(text: str) -> None:
+    """The one-match patterns take runs possessively (``*+``) only where what follows a run
+    can never be in it, so that giving some of it back would never help: each matches
+    where, and as, the same pattern with backtracking runs does (only faster)."""
+    assert {"instruction", "plain_instruction", "plain shape"} <= set(_POSSESSIVE)
+    starts = {0} | {m.end() for m in re.finditer(r"[\n(,=:] ?[ \t]*", text)}
+    for name, (fast, slow) in _POSSESSIVE.items():
+        for at in starts:
+            one, other = fast.match(text, at), slow.match(text, at)
+            assert (one and (one.span(), one.groups())) == \
+                (other and (other.span(), other.groups())), (name, text[at: at + 60])
 
 
 _ELEMENT_TYPES = ["f32", "s32", "pred", "bf16", "u8", "q32", "b", "token"]

@@ -26,7 +26,8 @@ from symidx.cli import main
 from symidx.errors import HloShapeError, HloValidationError, ParseError
 from symidx.hlo import HloInstruction, Shape, parse_hlo, parse_shape
 from symidx.hlo.infer import bitcast_convert_shape, infer_shape, window_output_size
-from symidx.hlo.validate import validate_instruction, validate_module
+from symidx.hlo.instructions import CALLING_ATTRIBUTES
+from symidx.hlo.validate import _ATTRIBUTES_ONLY, validate_instruction, validate_module
 
 COMPUTATIONS = """\
 add {
@@ -477,6 +478,53 @@ def test_checking_alike_instructions_once_agrees_on_the_bundled_modules() -> Non
             continue
         assert _outcome(lambda m: validate_module(m, parsed=True), module_) == \
             _outcome(validate_module, module_), path
+
+
+def test_the_attributes_naming_computations_are_those_called() -> None:
+    """validate_module(parsed=True) leaves out the values of the attributes naming
+    computations (it compares the called computations' interfaces instead), picking them
+    by name: in a parsed module, they are the keys of ``called_computations``. Here on the
+    bundled modules and on computations named, listed and written inline, read along each of
+    the reader's paths (a short text, and one long enough for its one-match patterns)."""
+    inline = module("p = f32[3] parameter(0)", "z = f32[] constant(0)",
+                    "i = s32[] constant(0)",
+                    "r = f32[] reduce(p, z), dimensions={0}, to_apply={ a = f32[] parameter(0) "
+                    "b = f32[] parameter(1) ROOT s = f32[] add(a, b) }",
+                    "w = s32[] while(i), condition=cond, body=body",
+                    "k = f32[3] conditional(i, p, p), branch_computations={fused, fused}",
+                    "ROOT f = f32[3] fusion(p), kind=kLoop, calls=fused")
+    texts = [inline, inline + "\n// " + "x" * 60_000 + "\n"]
+    texts += [path.read_text() for path in
+              sorted(Path(__file__).parent.joinpath("data").rglob("*.hlo"))]
+    calling = 0
+    for text in texts:
+        try:
+            module_ = parse_hlo(text, validate=False)
+        except ParseError:
+            continue
+        for computation in module_.computations.values():
+            for instr in computation.instructions:
+                assert set(instr.called_computations) == \
+                    set(instr.attributes) & CALLING_ATTRIBUTES, instr
+                calling += bool(instr.called_computations)
+    assert calling > 100
+
+
+def test_the_opcodes_passed_over_without_attributes_are_checked_on_attributes_only() -> None:
+    """validate_module(parsed=True) passes over an instruction without attributes whose
+    opcode's check reads nothing but the attributes (a parameter, a constant, a custom call:
+    no verifier check of their own, no inference rule, no fixed operand count): each such
+    passes, whatever its shape and operands. With an attribute it does not take, a
+    parameter is still rejected."""
+    assert {"parameter", "constant"} <= _ATTRIBUTES_ONLY
+    p = HloInstruction("p", "parameter", Shape("f32", (2,)), 1, parameter_number=0)
+    for opcode in _ATTRIBUTES_ONLY:
+        for operands in ([], [p], [p, p, p]):
+            validate_instruction(HloInstruction("x", opcode, Shape("s32", (3,)), 2,
+                                                operands=list(operands)))
+    text = module("p = f32[2] parameter(0), dimensions={0}", "ROOT n = f32[2] negate(p)")
+    with pytest.raises(HloValidationError, match="unexpected attribute dimensions="):
+        parse_hlo(text)
 
 
 # --------------------------------------------------------------------------- acceptances

@@ -19,8 +19,8 @@ from symidx.hlo.shape import ShapeLike, TupleShape, plain_shape
 from symidx.hlo.typed_fields import TYPED_OPCODES, UNTYPED_KEYS, fill_typed_fields
 
 __all__ = [
-    "ATTRIBUTES_END_RE", "PARAMETER_NUMBER_RE", "READ_APART", "CallRef", "Inline",
-    "InstructionReader", "Operand", "Pending", "Ref",
+    "ATTRIBUTES_END_RE", "CALLING_ATTRIBUTES", "PARAMETER_NUMBER_RE", "READ_APART", "CallRef",
+    "Inline", "InstructionReader", "Operand", "Pending", "Ref",
 ]
 
 # Fast paths for the common spellings; anything else takes the general path. An instruction's
@@ -99,14 +99,17 @@ class _OneMatch:
     """
 
     def __init__(self) -> None:
-        operand = rf"(?:(?:{PLAIN_SHAPE})[ \t]+)?{_NAME_PATTERN}"
+        # (the commonest operand, a name with its '%', tried first; each run of name
+        # characters, and the list, taken possessively: what follows is never one of them)
+        name = r"[A-Za-z_][A-Za-z0-9_.\-]*+"
+        operand = rf"(?:%{name}|(?:(?:{PLAIN_SHAPE})[ \t]+)?%?{name})"
         self.attribute = re.compile(_attribute_pattern())
         self.plain_attribute = re.compile(
             self.attribute.pattern + r"([ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/]))?")
         self.instruction = re.compile(
-            r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*(" + PLAIN_SHAPE
-            + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\((?:(" + operand + r"(?:, ?(?:"
-            + _COMMENT_PATTERN + r")?" + operand + r")*)|([^()/\n]*))\)")
+            r"(ROOT[ \t]+)?%?(" + name + r")[ \t]*=[ \t]*(" + PLAIN_SHAPE + r")[ \t]+("
+            + name + r")\((?:(" + operand + r"(?:, ?(?:" + _COMMENT_PATTERN + r")?"
+            + operand + r")*+)|([^()/\n]*))\)")
         # ... then, when no attribute follows, the blanks up to the next instruction (or '}'),
         # as ATTRIBUTES_END_RE takes them (group: those blanks)
         self.plain_instruction = re.compile(
@@ -143,9 +146,11 @@ _COMPUTATION_KEYS = frozenset({
     "select", "scatter", "comparator",
 })
 _COMPUTATION_LIST_KEYS = frozenset({"branch_computations", "called_computations"})
-_ALL_COMPUTATION_KEYS = _COMPUTATION_KEYS | _COMPUTATION_LIST_KEYS
+#: The attributes naming computations: an instruction's are read as references, and become
+#: the keys of its ``called_computations``.
+CALLING_ATTRIBUTES = _COMPUTATION_KEYS | _COMPUTATION_LIST_KEYS
 #: Attributes whose value is more than its text (:meth:`InstructionReader.fast_attribute`).
-READ_APART = OWN_SCANNER_KEYS | _ALL_COMPUTATION_KEYS | {"control-predecessors"}
+READ_APART = OWN_SCANNER_KEYS | CALLING_ATTRIBUTES | {"control-predecessors"}
 #: Opcodes whose shape must be written: what follows the opcode is read by the shape.
 _SHAPE_REQUIRED = frozenset({"constant", "parameter"})
 # Where a list of instructions does not go on with one right here: a blank (or comment), its
@@ -515,7 +520,7 @@ class InstructionReader(Cursor):
                 self.pos = match.end()
                 self.expect("=", f"after attribute name {key!r}")
             start = self.skip()
-            if item is not None and key in _ALL_COMPUTATION_KEYS:
+            if item is not None and key in CALLING_ATTRIBUTES:
                 item.computations = [*item.computations,
                                      (key, self.computation_refs(item.instr, key))]
                 end = self.pos
@@ -545,7 +550,7 @@ class InstructionReader(Cursor):
                     and scan_value(self.text, start, key, self.source) != end:
                 return False
         elif item is not None:
-            if key in _ALL_COMPUTATION_KEYS:
+            if key in CALLING_ATTRIBUTES:
                 name = _FULL_NAME_RE.match(value)
                 if name is None:
                     return False

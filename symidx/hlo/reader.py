@@ -21,10 +21,12 @@ from symidx.hlo.shape import (
 
 __all__ = ["PLAIN_SHAPE", "Cursor", "name_end"]
 
-_ARRAY = r"[a-z][a-z0-9]*\[[0-9,]*\]"
+# (Each run of a character class here is followed by a character outside it: taken whole,
+# possessively, it is what a backtracking run would end with, found with less work.)
+_ARRAY = r"[a-z][a-z0-9]*+\[[0-9,]*+\]"
 # A layout without comments or quotes inside (tiles nest parentheses in it), or a tuple of
 # such, which may hold tuples one level deep and ``/*...*/`` comments (``/*index=5*/``).
-_LAYOUT = r"\{[^{}/\"']*\}"
+_LAYOUT = r"\{[^{}/\"']*+\}"
 _FLAT = r"(?:[^()/\"']++|/\*[^*]*\*/)"  # a run of plain characters at a time
 _TUPLE = r"\((?:" + _FLAT + r"|\((?:" + _FLAT + r"|\(" + _FLAT + r"*\))*\))*\)"
 #: The text of a shape in its common spellings: an array with plain dims and an optional

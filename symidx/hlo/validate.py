@@ -42,11 +42,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from math import prod
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from symidx._arith import ceil_div
 from symidx.errors import HloValidationError
-from symidx.hlo.attribute_table import COMMON, own_attributes, unexpected_attribute
+from symidx.hlo.attribute_table import COMMON, TAKES, own_attributes, unexpected_attribute
 from symidx.hlo.facts import branch_attributes
 from symidx.hlo.infer import (
     ARITY,
@@ -66,6 +67,7 @@ from symidx.hlo.infer import (
     shard_count,
 )
 from symidx.hlo.infer import instruction_error as _fail
+from symidx.hlo.instructions import CALLING_ATTRIBUTES
 from symidx.hlo.shape import UNBOUNDED_SIZE, Shape, ShapeLike, TupleShape
 
 if TYPE_CHECKING:
@@ -88,32 +90,42 @@ def validate_module(module: HloModule, *, parsed: bool = False) -> None:
     objects (all a check reads of them). The checks read nothing else, so it passes as that
     one did. A large module repeats a few thousand kinds of instructions in tens of
     thousands. An instruction that fails is never alike to one that passed: the first is
-    still found, and fails with its own message."""
+    still found, and fails with its own message. An instruction without attributes whose
+    check reads nothing else (a parameter, a constant...) is not compared at all: it
+    passes."""
     if not parsed:
         for computation in module.computations.values():
             for instr in computation.instructions:
                 validate_instruction(instr)
         return
     passed: set[tuple[object, ...]] = set()
-    unread = _UNREAD_VALUES
+    # The values compared of an instruction's attributes, by the names of its attributes.
+    compared: dict[tuple[str, ...], Callable[[dict[str, str]], object]] = {}
     for computation in module.computations.values():
         for instr in computation.instructions:
+            attributes = instr.attributes
+            if not attributes and instr.opcode in _ATTRIBUTES_ONLY:
+                continue  # (nothing to check: every parameter(N) and most constants)
             operands = instr.operands
-            if len(operands) == 2:  # (the commonest counts without a comprehension)
+            count = len(operands)
+            if count == 2:  # (the commonest counts without a comprehension)
                 first, second = operands
                 shapes: tuple[int, ...] = (id(first.shape), id(second.shape))
-            elif len(operands) == 1:
+            elif count == 1:
                 shapes = (id(operands[0].shape),)
+            elif count == 0:
+                shapes = ()
             else:
                 shapes = tuple([id(o.shape) for o in operands])
-            attributes = instr.attributes
             if not attributes:  # (then nothing is called either; a key of three items)
                 key: tuple[object, ...] = (instr.opcode, id(instr.shape), shapes)
             else:
+                names = tuple(attributes)
+                values = compared.get(names)
+                if values is None:
+                    values = compared[names] = _compared_values(names)
+                key = (instr.opcode, id(instr.shape), shapes, names, values(attributes))
                 called = instr.called_computations
-                read = () if unread.issuperset(attributes) else [
-                    v for k, v in attributes.items() if k not in unread and k not in called]
-                key = (instr.opcode, id(instr.shape), shapes, tuple(attributes), *read)
                 if called:
                     key += tuple([(k, *map(_interface, comps)) for k, comps in called.items()])
             if key not in passed:
@@ -127,6 +139,20 @@ def validate_module(module: HloModule, *, parsed: bool = False) -> None:
 #: its parameter and root shapes stand for it.)
 _UNREAD_VALUES = frozenset({"metadata", "backend_config", "frontend_attributes", "sharding",
                             "statistics_viz", "origin", "channel_id"})
+
+
+def _compared_values(names: tuple[str, ...]) -> Callable[[dict[str, str]], object]:
+    """What :func:`validate_module` compares of attributes with these ``names``: the values
+    of those a check reads, all but :data:`_UNREAD_VALUES` and those naming computations.
+    (Those are the keys of ``called_computations`` in a module as
+    :func:`~symidx.hlo.parse_hlo` builds it; their interfaces are compared instead.)"""
+    read = [name for name in names if name not in _UNREAD_VALUES
+            and name not in CALLING_ATTRIBUTES]
+    return itemgetter(*read) if read else _nothing
+
+
+def _nothing(attributes: dict[str, str]) -> None:
+    return None
 
 
 def _interface(computation: HloComputation) -> tuple[int, ...]:
@@ -490,3 +516,11 @@ def _passes_element(instr: HloInstruction) -> None:
                            f"{shape_text(operand.elements[index])}, but the instruction "
                            f"{'gives its data as' if wrapped else 'says'} "
                            f"{shape_text(declared)}")
+
+
+#: The opcodes (of the attribute table) whose check, as :func:`_check` makes it, reads only
+#: the instruction's attributes (:func:`check_attributes`): no verifier check of their own,
+#: no inference rule, any number of operands -- ``parameter``, ``constant``,
+#: ``custom-call``... Without attributes such an instruction passes.
+_ATTRIBUTES_ONLY = frozenset(opcode for opcode in TAKES if opcode not in _CHECKS
+                             and not has_rule(opcode) and opcode not in ARITY)
