@@ -23,7 +23,7 @@ such maps back their one-hop form, each the same set of targets:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from sympy import Integer, Symbol
 
@@ -366,17 +366,29 @@ def _same_group(variables: list[Symbol], mine: list[tuple[Expr, Interval]],
         have.setdefault((v.name[0], classes[v]), []).append(v)
     if {k: len(vs) for k, vs in wanted.items()} != {k: len(vs) for k, vs in have.items()}:
         return False
-    keys = list(have)
-    choices = [list(itertools.permutations(wanted[k])) for k in keys]
     exprs = [e for e, _ in mine]
     intervals = [iv for _, iv in mine]
-    for tries, picked in enumerate(itertools.product(*choices)):
-        if tries >= _MATCH_TRIES:
-            return False
-        rename = {v: w for k, ws in zip(keys, picked) for v, w in zip(have[k], ws)}
+    pairs = [(have[k], wanted[k]) for k in have]
+    for rename in itertools.islice(_renamings(pairs), _MATCH_TRIES):
         if _canonical(list(zip(renamed(exprs, rename), intervals)), env) == theirs:
             return True
     return False
+
+
+def _renamings(pairs: list[tuple[list[Symbol], list[Symbol]]]
+               ) -> Iterator[dict[Symbol, Symbol]]:
+    """Each renaming of the variables of every pair ``(have, wanted)`` to a permutation of
+    its ``wanted``, in the order of :func:`itertools.product` over
+    :func:`itertools.permutations` (the last pair's permutation changing fastest), made one
+    at a time: a class of n variables has n! permutations, too many to list past ten or
+    so, of which only the first :data:`_MATCH_TRIES` are ever tried."""
+    if not pairs:
+        yield {}
+        return
+    (have, wanted), rest = pairs[0], pairs[1:]
+    for picked in itertools.permutations(wanted):
+        for others in _renamings(rest):
+            yield {**dict(zip(have, picked)), **others}
 
 
 # --- drop_implied_constraint -------------------------------------------------------------
