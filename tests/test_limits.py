@@ -52,6 +52,24 @@ def test_maps_stops_at_its_budget_of_distinct_maps_with_exit_3(
     assert "instructions of main swept output-to-input from x200" in err
 
 
+def test_maps_that_run_out_of_memory_stop_with_one_line_and_exit_3(
+        diamond_200: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memory limit the machine sets (ulimit, a container) is said as the others are:
+    one line, exit code 3, no traceback."""
+    import symidx.fusion.sweep as sweep
+
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(sweep, "_extend", exhausted)
+    code = main(["maps", str(diamond_200), "--computation", "ENTRY"])
+    out, err = capsys.readouterr()
+    assert code == 3 and out == ""
+    assert err == ("symidx: stopped: ran out of memory (a smaller --max-maps holds fewer "
+                   "maps at once)\n")
+
+
 class FakeClock:
     """A clock that moves one second at each reading: a limit of N seconds is reached
     after a count of readings, the same however busy the machine is."""

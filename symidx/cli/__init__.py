@@ -89,6 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RecursionError:
         print("symidx: error: input nested too deeply", file=sys.stderr)
         return 2
+    except MemoryError:  # a limit the machine set (ulimit, a container): said, as one
+        print("symidx: stopped: ran out of memory (a smaller --max-maps holds fewer maps "
+              "at once)", file=sys.stderr)
+        return 3
 
 
 def _usage_of(parser: Parser, argv: Sequence[str] | None) -> str:
