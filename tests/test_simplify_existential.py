@@ -9,11 +9,13 @@ import itertools
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from symidx.core.expr import FloorDiv, Mod, dim, rt, sym
+from symidx.core.expr import FloorDiv, Mod, add, bounds, dim, rt, scale, sym
+from symidx.core.expr.evaluate import compile_expr
 from symidx.core.indexing_map import IndexingMap, RuntimeVar, ValueSource
 from symidx.core.interval import Interval
 from symidx.core.simplify.existential import (
     EXISTENTIAL_RULES,
+    _difference_bounds,
     drop_implied_constraints,
     has_existential,
     merge_equal_existentials,
@@ -23,6 +25,7 @@ from symidx.core.simplify.existential import (
     tidy_existentials,
 )
 from symidx.core.syntax import parse_map
+from symidx.strategies import expressions, intervals
 
 DIMS = [Interval(0, 3)]
 
@@ -292,3 +295,24 @@ def test_merge_equal_existentials_tries_a_few_renamings_of_a_large_group_not_all
     alike = parse_map(str(m).replace("in [0, 41]", "in [0, 40]"))
     merged, removed = merge_equal_existentials(alike)
     assert len(removed) == n and merged.num_ranges == n
+
+
+_VARS = [dim(0), dim(1), sym(0)]
+
+
+@given(expressions(_VARS), expressions(_VARS),
+       st.lists(intervals(-6, 9, 6), min_size=3, max_size=3))
+def test_the_interval_of_a_difference_is_that_of_the_sum_built(f, e, spans):
+    """``_dominated``'s gap between two bounds, worked out from their terms, is the
+    interval :func:`bounds` gives the difference built as an expression; and it holds
+    every value of the difference (brute force)."""
+    env = dict(zip(_VARS, spans))
+    gap = _difference_bounds(f, e, env, {})
+    assert gap == bounds(add([f, scale(-1, e)]), env)
+    difference = compile_expr(add([f, scale(-1, e)]), _VARS)
+    for point in itertools.product(*(range(b.lo, b.hi + 1) for b in spans)):
+        try:
+            value = difference(point)
+        except ZeroDivisionError:  # a divisor that is 0 there: no value
+            continue
+        assert gap.lo <= value <= gap.hi

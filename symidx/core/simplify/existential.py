@@ -161,11 +161,12 @@ def _dominated(found: list[_Bound], env: dict[Symbol, Interval], lower: bool
     """``found`` without the bounds another one implies: a lower bound never above another
     (an upper bound never below another) asks nothing more of the other variables."""
     kept: list[_Bound] = []
+    memo: dict[Expr, Interval] = {}
     for k, (e, c) in enumerate(found):
         for j, (f, d) in enumerate(found):
             if j == k:
                 continue
-            gap = bounds(add([f, scale(-1, e)]), env)  # other - this, constants apart
+            gap = _difference_bounds(f, e, env, memo)  # other - this, constants apart
             # a lower bound: this <= other everywhere; an upper one: this >= other
             beaten = gap.lo + d - c >= 0 if lower else gap.hi + d - c <= 0
             # of two bounds equal everywhere, the later one goes
@@ -174,6 +175,31 @@ def _dominated(found: list[_Bound], env: dict[Symbol, Interval], lower: bool
         else:
             kept.append((e, c))
     return kept
+
+
+def _difference_bounds(f: Expr, e: Expr, env: dict[Symbol, Interval],
+                       memo: dict[Expr, Interval]) -> Interval:
+    """``bounds(f - e, env)`` without building ``f - e``: the two sums' terms, like ones
+    cancelled (as :func:`~symidx.core.expr.add` cancels them), each term's interval
+    scaled by its coefficient and summed, as :func:`~symidx.core.expr.bounds` sums a
+    sum's. ``memo`` keeps each term's interval (for one ``env``)."""
+    coefficients: dict[Expr, int] = {}
+    for c, t in terms(f):
+        coefficients[t] = coefficients.get(t, 0) + c
+    for c, t in terms(e):
+        coefficients[t] = coefficients.get(t, 0) - c
+    lo = hi = 0
+    for t, c in coefficients.items():
+        if not c:
+            continue
+        if t is ONE:
+            lo, hi = lo + c, hi + c
+            continue
+        b = bounds(t, env, memo)
+        if b.lo > b.hi:
+            return Interval.EMPTY
+        lo, hi = (lo + c * b.lo, hi + c * b.hi) if c > 0 else (lo + c * b.hi, hi + c * b.lo)
+    return Interval(lo, hi)
 
 
 def project_existentials(m: IndexingMap, limit: int = PROJECTION_PAIRS
