@@ -392,6 +392,8 @@ def _same_group(variables: list[Symbol], mine: list[tuple[Expr, Interval]],
         have.setdefault((v.name[0], classes[v]), []).append(v)
     if {k: len(vs) for k, vs in wanted.items()} != {k: len(vs) for k, vs in have.items()}:
         return False
+    if {_signature(c) for c in _canonical(mine, env)} != {_signature(c) for c in theirs}:
+        return False  # no renaming can make them alike: none is tried
     exprs = [e for e, _ in mine]
     intervals = [iv for _, iv in mine]
     pairs = [(have[k], wanted[k]) for k in have]
@@ -399,6 +401,23 @@ def _same_group(variables: list[Symbol], mine: list[tuple[Expr, Interval]],
         if _canonical(list(zip(renamed(exprs, rename), intervals)), env) == theirs:
             return True
     return False
+
+
+def _signature(constraint: tuple[Expr, Interval]) -> tuple[object, ...]:
+    """What a renaming of variables (each to one of the same interval) leaves of a
+    constraint :func:`_canonical` spelled, whichever way it is oriented: its terms'
+    coefficients with their kinds (a variable, a division, ...), its constant and its
+    interval. Two constraints one renaming makes alike have the same signature."""
+    e, iv = constraint
+    coefficients, const = [], 0
+    for c, t in terms(e):
+        if t is ONE:
+            const += c
+        else:
+            coefficients.append((c, type(t).__name__))
+    up = (tuple(sorted(coefficients)), const, iv.lo, iv.hi)
+    down = (tuple(sorted((-c, k) for c, k in coefficients)), -const, -iv.hi, -iv.lo)
+    return min(up, down)
 
 
 def _renamings(pairs: list[tuple[list[Symbol], list[Symbol]]]
