@@ -311,15 +311,20 @@ def merge_equal_existentials(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
         return m, []
     classes = _var_classes(m)
     env = m.variable_bounds()
-    kept: list[tuple[list[Symbol], frozenset[tuple[Expr, Interval]]]] = []
+    # per group kept: its variables, its constraints spelled canonically, their signatures
+    kept: list[tuple[list[Symbol], frozenset[tuple[Expr, Interval]],
+                     set[tuple[object, ...]]]] = []
     removed: set[Symbol] = set()
     for variables, members in groups:
         mine = [m.constraints[k] for k in members]
-        if any(_same_group(variables, mine, other, theirs, classes, env)
-               for other, theirs in kept):
+        canonical = _canonical(mine, env)
+        signatures = {_signature(c) for c in canonical}
+        if any(signatures == known and _same_group(variables, mine, other, theirs, classes,
+                                                     env)
+               for other, theirs, known in kept):
             removed |= set(variables)
         else:
-            kept.append((variables, _canonical(mine, env)))
+            kept.append((variables, canonical, signatures))
     if not removed:
         return m, []
     keep_ranges = [i for i, v in enumerate(m.range_vars) if v not in removed]
@@ -392,8 +397,6 @@ def _same_group(variables: list[Symbol], mine: list[tuple[Expr, Interval]],
         have.setdefault((v.name[0], classes[v]), []).append(v)
     if {k: len(vs) for k, vs in wanted.items()} != {k: len(vs) for k, vs in have.items()}:
         return False
-    if {_signature(c) for c in _canonical(mine, env)} != {_signature(c) for c in theirs}:
-        return False  # no renaming can make them alike: none is tried
     exprs = [e for e, _ in mine]
     intervals = [iv for _, iv in mine]
     pairs = [(have[k], wanted[k]) for k in have]
