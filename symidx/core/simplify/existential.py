@@ -319,8 +319,8 @@ def merge_equal_existentials(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
         mine = [m.constraints[k] for k in members]
         canonical = _canonical(mine, env)
         signatures = {_signature(c) for c in canonical}
-        if any(signatures == known and _same_group(variables, mine, other, theirs, classes,
-                                                     env)
+        if any(signatures == known
+               and _same_group(variables, mine, other, theirs, classes, env, canonical)
                for other, theirs, known in kept):
             removed |= set(variables)
         else:
@@ -383,18 +383,26 @@ def _canonical(constraints: Sequence[tuple[Expr, Interval]], env: dict[Symbol, I
 
 def _same_group(variables: list[Symbol], mine: list[tuple[Expr, Interval]],
                 other: list[Symbol], theirs: frozenset[tuple[Expr, Interval]],
-                classes: dict[Symbol, Interval | RuntimeVar], env: dict[Symbol, Interval]
-                ) -> bool:
+                classes: dict[Symbol, Interval | RuntimeVar], env: dict[Symbol, Interval],
+                canonical: frozenset[tuple[Expr, Interval]] | None = None) -> bool:
     """Is there a renaming of ``variables`` to ``other``, each to one alike, that makes
-    the constraints ``mine`` say exactly what ``theirs`` (:func:`_canonical`) say?"""
+    the constraints ``mine`` say exactly what ``theirs`` (:func:`_canonical`) say?
+
+    Alike is the same kind (range or runtime variable), the same class (interval, or
+    runtime variable) and the same part in the constraints (:func:`_roles`, read off
+    ``canonical``, ``mine`` spelled canonically): a renaming that makes the constraints
+    alike keeps every variable's part, so only those renamings are tried."""
     if len(variables) != len(other) or len(mine) != len(theirs):
         return False
+    if canonical is None:
+        canonical = _canonical(mine, env)
+    theirs_roles, mine_roles = _roles(theirs), _roles(canonical)
     wanted: dict[object, list[Symbol]] = {}
     for v in other:
-        wanted.setdefault((v.name[0], classes[v]), []).append(v)
+        wanted.setdefault((v.name[0], classes[v], theirs_roles.get(v)), []).append(v)
     have: dict[object, list[Symbol]] = {}
     for v in variables:
-        have.setdefault((v.name[0], classes[v]), []).append(v)
+        have.setdefault((v.name[0], classes[v], mine_roles.get(v)), []).append(v)
     if {k: len(vs) for k, vs in wanted.items()} != {k: len(vs) for k, vs in have.items()}:
         return False
     exprs = [e for e, _ in mine]
@@ -406,11 +414,38 @@ def _same_group(variables: list[Symbol], mine: list[tuple[Expr, Interval]],
     return False
 
 
-def _signature(constraint: tuple[Expr, Interval]) -> tuple[object, ...]:
-    """What a renaming of variables (each to one of the same interval) leaves of a
-    constraint :func:`_canonical` spelled, whichever way it is oriented: its terms'
-    coefficients with their kinds (a variable, a division, ...), its constant and its
-    interval. Two constraints one renaming makes alike have the same signature."""
+def _roles(canonical: frozenset[tuple[Expr, Interval]]) -> dict[Symbol, tuple[object, ...]]:
+    """Per variable of the constraints: its part in them, which a renaming keeps -- per
+    constraint that holds it, the constraint's :func:`_signature` and the variable's
+    coefficient there, read the way the signature reads the constraint (None for a
+    variable inside a division, a product, ...), sorted."""
+    found: dict[Symbol, list[tuple[object, ...]]] = {}
+    for constraint in canonical:
+        e, _ = constraint
+        sign = _orientation(constraint)
+        signature = _signature(constraint)
+        direct: dict[Symbol, int] = {}
+        for c, t in terms(e):
+            if isinstance(t, Symbol):
+                direct[t] = direct.get(t, 0) + c
+        for v in variables_of(e):
+            k = direct.get(v)
+            part = None if k is None else k * sign if sign else abs(k)
+            found.setdefault(v, []).append((repr(signature), repr(part)))
+    return {v: tuple(sorted(parts)) for v, parts in found.items()}
+
+
+def _orientation(constraint: tuple[Expr, Interval]) -> int:
+    """How :func:`_signature` reads ``constraint``: 1 as spelled, -1 negated, 0 when the
+    two readings are the same."""
+    up, down = _readings(constraint)
+    return 0 if up == down else 1 if up < down else -1
+
+
+def _readings(constraint: tuple[Expr, Interval]
+              ) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    """``constraint`` read as spelled and negated: its terms' coefficients with their
+    kinds, its constant and its interval (the parts of :func:`_signature`)."""
     e, iv = constraint
     coefficients, const = [], 0
     for c, t in terms(e):
@@ -420,7 +455,15 @@ def _signature(constraint: tuple[Expr, Interval]) -> tuple[object, ...]:
             coefficients.append((c, type(t).__name__))
     up = (tuple(sorted(coefficients)), const, iv.lo, iv.hi)
     down = (tuple(sorted((-c, k) for c, k in coefficients)), -const, -iv.hi, -iv.lo)
-    return min(up, down)
+    return up, down
+
+
+def _signature(constraint: tuple[Expr, Interval]) -> tuple[object, ...]:
+    """What a renaming of variables (each to one of the same interval) leaves of a
+    constraint :func:`_canonical` spelled, whichever way it is oriented: its terms'
+    coefficients with their kinds (a variable, a division, ...), its constant and its
+    interval. Two constraints one renaming makes alike have the same signature."""
+    return min(_readings(constraint))
 
 
 def _renamings(pairs: list[tuple[list[Symbol], list[Symbol]]]
