@@ -666,6 +666,27 @@ def test_feasibility_answers_are_kept_only_in_the_memo_a_caller_opens():
     assert list(second.values()) == [False] and len(first) == 2
 
 
+def test_a_window_met_under_other_names_is_decided_once():
+    """Constraints that are not linear (a remainder) are remembered by the place of each
+    variable in the box, not its name: the same window composed under new names is one
+    entry of the memo, with one answer; a window that differs is another."""
+    def window(first: int, residue: int) -> IndexingMap:
+        ranges = [Interval(0, 1)] * (first + 2)
+        return IndexingMap.create([10], [dim(0)], ranges, constraints=[
+            (Mod(sym(first) * 3 + sym(first + 1) * 5, 7), (residue, residue))])
+
+    memo: dict = {}
+    with feasibility_memo(memo):
+        for first in range(4):  # s0, s1; then s1, s2; ...: all feasible (3 + 5 = 1 mod 7)
+            assert remove_unused_symbols(window(first, 1))[0] == IndexingMap.create(
+                [10], [dim(0)])
+        assert len(memo) == 1 and list(memo.values()) == [True]
+        # 3*a + 5*b mod 7 over a, b in [0, 1] never is 6 (brute force)
+        assert all((3 * a + 5 * b) % 7 != 6 for a in range(2) for b in range(2))
+        assert remove_unused_symbols(window(2, 6))[0].is_known_empty
+        assert len(memo) == 2
+
+
 @pytest.mark.parametrize("where", ["symidx", "symidx.core.expr"])
 def test_clear_caches_forgets_the_simplifiers_memos_too(where: str) -> None:
     """A benchmark clears the caches before every sample: no sample may reuse the folds or

@@ -114,8 +114,9 @@ def _satisfiable(constraints: tuple[tuple[Expr, Interval], ...],
     if rows is not None:  # the rows' order changes no answer (nor the search's steps)
         rows = tuple(sorted(rows))
     memo = _MEMO.get()
-    key: Any = (constraints, box) if rows is None else \
-        (rows, tuple([x for _, iv in box for x in (iv.lo, iv.hi)]))
+    ends = tuple([x for _, iv in box for x in (iv.lo, iv.hi)])
+    key: Any = (rows, ends) if rows is not None else None if memo is None else \
+        (_spelled_by_place(constraints, box), ends)
     if memo is not None and key in memo:
         return memo[key]
     found = _decided(constraints, box, rows)
@@ -124,6 +125,17 @@ def _satisfiable(constraints: tuple[tuple[Expr, Interval], ...],
             memo.clear()
         memo[key] = found
     return found
+
+
+def _spelled_by_place(constraints: tuple[tuple[Expr, Interval], ...],
+                     box: tuple[tuple[Symbol, Interval], ...]
+                     ) -> tuple[tuple[Expr, Interval], ...]:
+    """``constraints`` with the box's variables (all they mention) renamed by their place
+    in it (``s0``, ``s1``, ...): the same constraints met under other names -- a window's,
+    composed again and again -- are remembered once."""
+    places = {v: sym(i) for i, (v, _) in enumerate(box)}
+    exprs = renamed([e for e, _ in constraints], places)
+    return tuple(zip(exprs, (iv for _, iv in constraints)))
 
 
 def _decided(constraints: tuple[tuple[Expr, Interval], ...],
