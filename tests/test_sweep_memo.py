@@ -10,7 +10,7 @@ import gc
 from symidx.core.indexing_map import IndexingMap
 from symidx.core.syntax import parse_map
 from symidx.fusion import Analysis
-from symidx.fusion.sweep import Memo, _composed
+from symidx.fusion.sweep import Memo, _composition
 from symidx.hlo import parse_hlo
 
 TWO_NEGATES = """
@@ -62,13 +62,13 @@ def test_the_composition_memo_keeps_both_maps_and_answers_by_value():
     memo = Memo()
     first = parse_map("(d0) -> (d0 floordiv 4, d0 mod 4), domain: d0 in [0, 15]")
     second = parse_map("(d0, d1) -> (d0 * 4 + d1), domain: d0 in [0, 3], d1 in [0, 3]")
-    found = _composed(first, second, memo)
+    found = _composition(first, second, memo)[2]
     assert found == parse_map("(d0) -> (d0), domain: d0 in [0, 15]")
     ((kept_first, kept_second, kept, freed),) = memo.composed.values()
     assert kept_first is first and kept_second is second and kept is found
     assert freed is kept  # it uses its dim: kept with it
     # equal maps built again are other objects: composed again, the same finished map
-    again = _composed(parse_map(str(first)), parse_map(str(second)), memo)
+    again = _composition(parse_map(str(first)), parse_map(str(second)), memo)[2]
     assert again is found
     assert len(memo.composed) == 2
 
@@ -77,7 +77,7 @@ def test_the_composition_memo_keeps_a_map_without_the_dims_it_does_not_use():
     memo = Memo()
     first = parse_map("(d0, d1) -> (d1 * 0 + 3), domain: d0 in [0, 3], d1 in [0, 7]")
     second = parse_map("(d0) -> (d0 + 1), domain: d0 in [0, 9]")
-    _composed(first, second, memo)
+    _composition(first, second, memo)
     ((_, _, kept, freed),) = memo.composed.values()
     assert kept == parse_map("(d0, d1) -> (4), domain: d0 in [0, 3], d1 in [0, 7]")
     assert freed == parse_map("() -> (4)")
@@ -88,7 +88,7 @@ def test_a_memo_entry_outlives_the_callers_references():
     first = parse_map("(d0) -> (d0 + 1), domain: d0 in [0, 7]")
     second = parse_map("(d0) -> (d0 * 2), domain: d0 in [1, 8]")
     key = (id(first), id(second))
-    _composed(first, second, memo)
+    _composition(first, second, memo)
     del first, second
     gc.collect()
     # the objects behind the key are alive (the entry holds them): no new map can take

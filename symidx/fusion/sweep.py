@@ -552,53 +552,32 @@ def _extend(target: dict[IndexingMap, E], here: dict[IndexingMap, E], step: Step
     charged for the compositions and the new maps held.
 
     The loop runs once per (map, step map) pair, mostly finding its composition in the
-    memo: the memo's lookup is written out here (see :func:`_composed`), and a step of
-    one map (nearly every step) has a loop of its own."""
+    memo: the memo's lookup is written out here (see :func:`_composition`). The limits are
+    charged at each new map held (the budget of maps is checked at once), with the
+    compositions asked for since the last charge."""
     composed, frees, opaque, maps = memo.composed, starts.frees, step.opaque, step.maps
-    if len(maps) == 1:
-        traced = maps[0]
-        second = traced.map
-        second_id = id(second)
-        work = 0  # compositions asked for since the last charge
-        for first, entry in here.items():
+    work = 0  # compositions asked for since the last charge
+    for first, entry in here.items():
+        first_id, reached_from = id(first), entry.starts
+        for traced in maps:
             work += 1
-            found = composed.get((id(first), second_id))
+            second = traced.map
+            found = composed.get((first_id, id(second)))
             if found is None:
                 found = _composition(first, second, memo)
             m = found[2]
-            if found[3] is not m and frees(m, entry.starts):
+            if found[3] is not m and frees(m, reached_from):
                 m = found[3]
             was = target.get(m)
             if was is not None:
                 target[m] = was.plus_after(entry, name, traced, opaque)
                 continue
             target[m] = entry.after(name, traced, opaque)
-            if limits is not None:  # a new map held: the budget of maps checked at once
+            if limits is not None:
                 limits.charge(1, work)
                 work = 0
-        if limits is not None and work:
-            limits.charge(0, work)
-        return
-    for first, entry in here.items():
-        first_id, reached_from = id(first), entry.starts
-        for traced in maps:
-            found = composed.get((first_id, id(traced.map)))
-            if found is None:
-                found = _composition(first, traced.map, memo)
-            m = found[2]
-            if found[3] is not m and frees(m, reached_from):
-                m = found[3]
-            was = target.get(m)
-            target[m] = (entry.after(name, traced, opaque) if was is None
-                         else was.plus_after(entry, name, traced, opaque))
-            if limits is not None:
-                limits.charge(was is None)
-
-
-def _composed(first: IndexingMap, second: IndexingMap, memo: Memo) -> IndexingMap:
-    """``second ∘ first``, simplified (memoised in ``memo``: maps are values)."""
-    found = memo.composed.get((id(first), id(second)))
-    return (found if found is not None else _composition(first, second, memo))[2]
+    if limits is not None and work:
+        limits.charge(0, work)
 
 
 def _composition(first: IndexingMap, second: IndexingMap, memo: Memo
