@@ -18,7 +18,7 @@ output's share is read out with its own dims and label (:func:`reached_each`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from symidx.core.indexing_map import IndexingMap
@@ -32,7 +32,7 @@ from symidx.fusion.sets import (
     forgotten,
     limits,
     offsets_merged,
-    with_dims,
+    restored,
 )
 
 __all__ = ["Shared", "SharedEntries", "Starts", "reached_each"]
@@ -214,34 +214,26 @@ def reached_each(entries: SharedEntries, memo: MapMemo, starts: Starts
     found: list[Reached | None] = []
     made: dict[tuple[Interval, ...], dict[IndexingMap, IndexingMap]] = {}
     mine: list[list[tuple[IndexingMap, Shared]]] = [[] for _ in starts.dims]
-    marked = 0  # the outputs some of whose maps are labelled
     labels: list[str | None] = [None] * starts.size  # the first label of a map read
     for m, e in entries.items():  # each entry to the outputs it is reached from
-        bits = e.starts
-        while bits:
-            low = bits & -bits
-            mine[low.bit_length() - 1].append((m, e))
-            bits ^= low
-        if e.marked:
-            marked |= e.marked
-            bits = e.marked if e.opaque is not None and not m.is_known_empty else 0
-            while bits:
-                low = bits & -bits
-                if labels[low.bit_length() - 1] is None:
-                    labels[low.bit_length() - 1] = e.opaque
-                bits ^= low
-    for bit, dims in enumerate(starts.dims):  # as sets.restored, each map restored once
-        back = made.setdefault(dims, {})
-        maps = []
-        for m, _ in mine[bit]:
-            if not m.is_known_empty:
-                got = back.get(m)
-                if got is None:
-                    got = back[m] = with_dims(m, dims)
-                maps.append(got)
+        for bit in _bits(e.starts):
+            mine[bit].append((m, e))
+        if e.opaque is not None and not m.is_known_empty:
+            for bit in _bits(e.marked):
+                if labels[bit] is None:
+                    labels[bit] = e.opaque
+    for bit, dims in enumerate(starts.dims):
+        share = restored(mine[bit], dims, made.setdefault(dims, {}))
         label = labels[bit]
-        if not maps and mine[bit]:  # nothing but known-empty maps: the first one
-            m, e = mine[bit][0]
-            maps, label = [with_dims(m, dims).as_known_empty()], e.label(bit)
-        found.append(Reached(tuple(maps), opaque=label) if maps else None)
+        if share and share[0][0].is_known_empty:  # nothing but known-empty maps
+            label = share[0][1].label(bit)
+        found.append(Reached(tuple([m for m, _ in share]), opaque=label) if share else None)
     return found
+
+
+def _bits(mask: int) -> Iterator[int]:
+    """The positions of the bits set in ``mask``, lowest first."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low

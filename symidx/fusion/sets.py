@@ -155,7 +155,7 @@ class Start:
 
     def dim_free(self, m: IndexingMap, starts: int, memo: MapMemo) -> IndexingMap:
         """:func:`dim_free` of ``m`` when its dims are the start's (``starts``: 1)."""
-        return dim_free(m, memo) if m.dims == self.dims else m
+        return dim_free(m, memo) if self.frees(m, starts) else m
 
     def frees(self, m: IndexingMap, starts: int) -> bool:
         """Are ``m``'s dims the start's?"""
@@ -308,11 +308,21 @@ def reached(entries: Entries, memo: MapMemo, start: Start) -> Reached:
                    opaque=next((t.opaque for _, t in share if t.opaque is not None), None))
 
 
-def restored(mine: list[tuple[IndexingMap, E]], dims: tuple[Interval, ...]
+def restored(mine: list[tuple[IndexingMap, E]], dims: tuple[Interval, ...],
+             made: dict[IndexingMap, IndexingMap] | None = None
              ) -> list[tuple[IndexingMap, E]]:
     """The maps of one start among ``mine`` with its ``dims`` back; known-empty ones only
-    when nothing else reaches it (then one)."""
-    nonempty = [(with_dims(m, dims), t) for m, t in mine if not m.is_known_empty]
+    when nothing else reaches it (then one). ``made`` keeps each map given these ``dims``
+    back, for the next start with them (the outputs of a joint sweep share maps)."""
+    if made is None:
+        made = {}
+    nonempty = []
+    for m, t in mine:
+        if not m.is_known_empty:
+            back = made.get(m)
+            if back is None:
+                back = made[m] = with_dims(m, dims)
+            nonempty.append((back, t))
     if not nonempty and mine:
         m, entry = mine[0]
         nonempty = [(with_dims(m, dims).as_known_empty(), entry)]
