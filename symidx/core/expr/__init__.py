@@ -30,6 +30,7 @@ from symidx.core.expr.nodes import max_of as max_of
 from symidx.core.expr.nodes import min_of as min_of
 from symidx.core.expr.ranges import _combine as _combine
 from symidx.core.expr.ranges import bounds, constrained_bounds
+from symidx.core.expr.ranges import scaled_sum as scaled_sum
 from symidx.core.expr.sums import ONE, Terms, from_terms, terms
 from symidx.core.expr.sums import add as add
 from symidx.core.expr.sums import canonical_order as canonical_order

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from math import gcd
+from typing import Any
 
 from sympy import Add, Expr, Integer, Mul, Pow, Symbol
 
 from symidx.core.expr.nodes import CeilDiv, FloorDiv, Max, Min, Mod
+from symidx.core.expr.sums import ONE
 from symidx.core.interval import Interval
 from symidx.errors import MapError
 
@@ -32,6 +34,26 @@ def bounds(expr: Expr, env: Mapping[Symbol, Interval],
     if got is None:
         got = memo[expr] = _node_bounds(expr, env, memo)
     return got
+
+
+def scaled_sum(coefficients: Mapping[Expr, Any], interval_of: Callable[[Expr], Interval],
+               lo: Any = 0, hi: Any = 0) -> tuple[Any, Any] | Interval:
+    """The ends of ``lo..hi`` plus the sum of ``c * t`` over ``coefficients`` (``t`` to
+    its coefficient ``c``; the constant under :data:`~symidx.core.expr.ONE`), each term
+    ranging over ``interval_of(t)`` on its own: each interval scaled by its coefficient
+    and added, as :func:`bounds` adds a sum's. The coefficients may be integers or
+    fractions. The empty interval of a term, as given, when one is empty."""
+    for t, c in coefficients.items():
+        if not c:
+            continue
+        if t is ONE:
+            lo, hi = lo + c, hi + c
+            continue
+        b = interval_of(t)
+        if b.lo > b.hi:
+            return b
+        lo, hi = (lo + c * b.lo, hi + c * b.hi) if c > 0 else (lo + c * b.hi, hi + c * b.lo)
+    return lo, hi
 
 
 def _node_bounds(expr: Expr, env: Mapping[Symbol, Interval],

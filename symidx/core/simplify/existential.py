@@ -27,7 +27,18 @@ from collections.abc import Iterator, Sequence
 
 from sympy import Integer, Symbol
 
-from symidx.core.expr import ONE, Expr, add, bounds, from_terms, renamed, scale, sym, terms
+from symidx.core.expr import (
+    ONE,
+    Expr,
+    add,
+    bounds,
+    from_terms,
+    renamed,
+    scale,
+    scaled_sum,
+    sym,
+    terms,
+)
 from symidx.core.indexing_map import IndexingMap, RuntimeVar
 from symidx.core.interval import Interval
 from symidx.core.simplify.finish import finish
@@ -188,18 +199,8 @@ def _difference_bounds(f: Expr, e: Expr, env: dict[Symbol, Interval],
         coefficients[t] = coefficients.get(t, 0) + c
     for c, t in terms(e):
         coefficients[t] = coefficients.get(t, 0) - c
-    lo = hi = 0
-    for t, c in coefficients.items():
-        if not c:
-            continue
-        if t is ONE:
-            lo, hi = lo + c, hi + c
-            continue
-        b = bounds(t, env, memo)
-        if b.lo > b.hi:
-            return Interval.EMPTY
-        lo, hi = (lo + c * b.lo, hi + c * b.hi) if c > 0 else (lo + c * b.hi, hi + c * b.lo)
-    return Interval(lo, hi)
+    span = scaled_sum(coefficients, lambda t: bounds(t, env, memo))
+    return Interval.EMPTY if isinstance(span, Interval) else Interval(*span)
 
 
 def project_existentials(m: IndexingMap, limit: int = PROJECTION_PAIRS
@@ -311,20 +312,16 @@ def merge_equal_existentials(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
         return m, []
     classes = _var_classes(m)
     env = m.variable_bounds()
-    # per group kept: its variables, its constraints spelled canonically, their signatures
-    kept: list[tuple[list[Symbol], frozenset[tuple[Expr, Interval]],
-                     set[tuple[object, ...]]]] = []
+    kept: list[_Group] = []
     removed: set[Symbol] = set()
     for variables, members in groups:
         mine = [m.constraints[k] for k in members]
-        canonical = _canonical(mine, env)
-        signatures = {_signature(c) for c in canonical}
-        if any(signatures == known
-               and _same_group(variables, mine, other, theirs, classes, env, canonical)
-               for other, theirs, known in kept):
+        group = _Group(variables, _canonical(mine, env))
+        if any(group.signatures == other.signatures
+               and _same_group(group, mine, other, classes, env) for other in kept):
             removed |= set(variables)
         else:
-            kept.append((variables, canonical, signatures))
+            kept.append(group)
     if not removed:
         return m, []
     keep_ranges = [i for i, v in enumerate(m.range_vars) if v not in removed]
@@ -381,35 +378,46 @@ def _canonical(constraints: Sequence[tuple[Expr, Interval]], env: dict[Symbol, I
     return frozenset(found)
 
 
-def _same_group(variables: list[Symbol], mine: list[tuple[Expr, Interval]],
-                other: list[Symbol], theirs: frozenset[tuple[Expr, Interval]],
-                classes: dict[Symbol, Interval | RuntimeVar], env: dict[Symbol, Interval],
-                canonical: frozenset[tuple[Expr, Interval]] | None = None) -> bool:
-    """Is there a renaming of ``variables`` to ``other``, each to one alike, that makes
-    the constraints ``mine`` say exactly what ``theirs`` (:func:`_canonical`) say?
+class _Group:
+    """A group of :func:`merge_equal_existentials`: its variables, its constraints spelled
+    canonically (:func:`_canonical`), their signatures (:func:`_signature`) and each
+    variable's part in them (:func:`_roles`) -- what a renaming keeps, read once."""
+
+    __slots__ = ("variables", "canonical", "signatures", "roles")
+
+    def __init__(self, variables: list[Symbol],
+                 canonical: frozenset[tuple[Expr, Interval]]) -> None:
+        self.variables = variables
+        self.canonical = canonical
+        self.signatures = {_signature(c) for c in canonical}
+        self.roles = _roles(canonical)
+
+
+def _same_group(group: _Group, mine: list[tuple[Expr, Interval]], other: _Group,
+                classes: dict[Symbol, Interval | RuntimeVar], env: dict[Symbol, Interval]
+                ) -> bool:
+    """Is there a renaming of ``group``'s variables to ``other``'s, each to one alike,
+    that makes the constraints ``mine`` (``group``'s) say exactly what ``other``'s say?
 
     Alike is the same kind (range or runtime variable), the same class (interval, or
-    runtime variable) and the same part in the constraints (:func:`_roles`, read off
-    ``canonical``, ``mine`` spelled canonically): a renaming that makes the constraints
-    alike keeps every variable's part, so only those renamings are tried."""
-    if len(variables) != len(other) or len(mine) != len(theirs):
+    runtime variable) and the same part in the constraints (:func:`_roles`): a renaming
+    that makes the constraints alike keeps every variable's part, so only those renamings
+    are tried."""
+    if len(group.variables) != len(other.variables) or len(mine) != len(other.canonical):
         return False
-    if canonical is None:
-        canonical = _canonical(mine, env)
-    theirs_roles, mine_roles = _roles(theirs), _roles(canonical)
     wanted: dict[object, list[Symbol]] = {}
-    for v in other:
-        wanted.setdefault((v.name[0], classes[v], theirs_roles.get(v)), []).append(v)
+    for v in other.variables:
+        wanted.setdefault((v.name[0], classes[v], other.roles.get(v)), []).append(v)
     have: dict[object, list[Symbol]] = {}
-    for v in variables:
-        have.setdefault((v.name[0], classes[v], mine_roles.get(v)), []).append(v)
+    for v in group.variables:
+        have.setdefault((v.name[0], classes[v], group.roles.get(v)), []).append(v)
     if {k: len(vs) for k, vs in wanted.items()} != {k: len(vs) for k, vs in have.items()}:
         return False
     exprs = [e for e, _ in mine]
     intervals = [iv for _, iv in mine]
     pairs = [(have[k], wanted[k]) for k in have]
     for rename in itertools.islice(_renamings(pairs), _MATCH_TRIES):
-        if _canonical(list(zip(renamed(exprs, rename), intervals)), env) == theirs:
+        if _canonical(list(zip(renamed(exprs, rename), intervals)), env) == other.canonical:
             return True
     return False
 
@@ -417,13 +425,15 @@ def _same_group(variables: list[Symbol], mine: list[tuple[Expr, Interval]],
 def _roles(canonical: frozenset[tuple[Expr, Interval]]) -> dict[Symbol, tuple[object, ...]]:
     """Per variable of the constraints: its part in them, which a renaming keeps -- per
     constraint that holds it, the constraint's :func:`_signature` and the variable's
-    coefficient there, read the way the signature reads the constraint (None for a
-    variable inside a division, a product, ...), sorted."""
+    coefficient there, read the way the signature reads the constraint (as spelled or
+    negated; its size when both readings are the same; None for a variable inside a
+    division, a product, ...), sorted."""
     found: dict[Symbol, list[tuple[object, ...]]] = {}
     for constraint in canonical:
         e, _ = constraint
-        sign = _orientation(constraint)
-        signature = _signature(constraint)
+        up, down = _readings(constraint)
+        sign = 0 if up == down else 1 if up < down else -1
+        signature = repr(min(up, down))
         direct: dict[Symbol, int] = {}
         for c, t in terms(e):
             if isinstance(t, Symbol):
@@ -431,15 +441,8 @@ def _roles(canonical: frozenset[tuple[Expr, Interval]]) -> dict[Symbol, tuple[ob
         for v in variables_of(e):
             k = direct.get(v)
             part = None if k is None else k * sign if sign else abs(k)
-            found.setdefault(v, []).append((repr(signature), repr(part)))
+            found.setdefault(v, []).append((signature, repr(part)))
     return {v: tuple(sorted(parts)) for v, parts in found.items()}
-
-
-def _orientation(constraint: tuple[Expr, Interval]) -> int:
-    """How :func:`_signature` reads ``constraint``: 1 as spelled, -1 negated, 0 when the
-    two readings are the same."""
-    up, down = _readings(constraint)
-    return 0 if up == down else 1 if up < down else -1
 
 
 def _readings(constraint: tuple[Expr, Interval]

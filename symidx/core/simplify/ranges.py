@@ -19,7 +19,7 @@ from math import ceil, floor
 
 from sympy import Add, Symbol
 
-from symidx.core.expr import ONE, Expr, _combine, bounds, constrained_bounds, terms
+from symidx.core.expr import ONE, Expr, _combine, bounds, constrained_bounds, scaled_sum, terms
 from symidx.core.interval import Interval
 
 __all__ = ["linear_bounds"]
@@ -89,16 +89,8 @@ def _through_sums(e: Linear, sums: list[tuple[Linear, Interval]],
             for k, v in s.items():
                 rest[k] = rest.get(k, Fraction(0)) - t * v
             lo, hi = (t * iv.lo, t * iv.hi) if t > 0 else (t * iv.hi, t * iv.lo)
-            for k, c in rest.items():
-                if not c:
-                    continue
-                if k is ONE:
-                    lo, hi = lo + c, hi + c
-                    continue
-                r = walk(k)
-                if r.is_empty:
-                    return r
-                lo, hi = (lo + c * r.lo, hi + c * r.hi) if c > 0 else (
-                    lo + c * r.hi, hi + c * r.lo)
-            best = best.intersect(Interval(ceil(lo), floor(hi)))
+            span = scaled_sum(rest, walk, lo, hi)
+            if isinstance(span, Interval):  # a term's interval is empty
+                return span
+            best = best.intersect(Interval(ceil(span[0]), floor(span[1])))
     return best
