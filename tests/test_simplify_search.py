@@ -1,6 +1,7 @@
 """The exact feasibility search of :mod:`symidx.core.simplify.transforms` (``_linear_search``:
-does a point of a box satisfy linear constraints?) against brute force, and the fold memo
-of :mod:`symidx.core.simplify.passes` against simplifying afresh."""
+does a point of a box satisfy constraints that are linear, or divisions of linear sums by
+constants?) against brute force, and the fold memo of :mod:`symidx.core.simplify.passes`
+against simplifying afresh."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from symidx.core.expr import sym
+from symidx.core.expr import CeilDiv, FloorDiv, Mod, sym
 from symidx.core.interval import Interval
 from symidx.core.simplify import feasibility_memo, simplify
-from symidx.core.simplify.transforms import _linear_search, _satisfiable
+from symidx.core.simplify import integer_search
+from symidx.core.simplify.integer_search import division_rows, solve
+from symidx.core.simplify.transforms import _decided, _linear_search, _satisfiable
 from symidx.core.syntax import parse_map
 from symidx.strategies import indexing_maps
 
@@ -34,6 +37,39 @@ def linear_problems(draw):
             continue
         lo = draw(st.integers(-10, 10))
         constraints.append((e, Interval(lo, lo + draw(st.integers(0, 6)))))
+    return tuple(constraints), box
+
+
+@st.composite
+def division_problems(draw):
+    """A box of 1-4 variables and 1-4 constraints, each a sum of a linear part and
+    multiples of divisions (floordiv, mod, ceildiv by 1-5) of linear sums, nested once at
+    most: the constraints of composed strided windows."""
+    n = draw(st.integers(1, 4))
+    box = tuple((sym(i), Interval(lo, lo + draw(st.integers(0, 5))))
+                for i, lo in enumerate(draw(st.lists(st.integers(-3, 3), min_size=n,
+                                                     max_size=n))))
+
+    def linear():
+        coeffs = draw(st.lists(st.integers(-3, 4), min_size=n, max_size=n))
+        return sum((c * v for c, (v, _) in zip(coeffs, box)), draw(st.integers(-4, 4)))
+
+    def division(depth):
+        inner = linear()
+        if depth and draw(st.booleans()):
+            inner = inner + draw(st.integers(-2, 2)) * division(depth - 1)
+        op = draw(st.sampled_from([FloorDiv, Mod, CeilDiv]))
+        return op(inner, draw(st.integers(1, 5)))
+
+    constraints = []
+    for _ in range(draw(st.integers(1, 4))):
+        e = linear()
+        for _ in range(draw(st.integers(1, 2))):
+            e = e + draw(st.integers(-3, 3)) * division(1)
+        if e.is_Integer:
+            continue
+        lo = draw(st.integers(-8, 8))
+        constraints.append((e, Interval(lo, lo + draw(st.integers(0, 5)))))
     return tuple(constraints), box
 
 
@@ -77,6 +113,61 @@ def test_linear_feasibility_is_remembered_whatever_the_variables_are_called():
         assert _satisfiable(((s2 + 4 * s3, Interval(5, 5)),),
                             ((s2, Interval(0, 2)), (s3, Interval(0, 6)))) is True
     assert sorted(memo.values()) == [False, True]
+
+
+@given(division_problems())
+def test_the_search_over_divisions_answers_as_brute_force(problem):
+    # each division a quotient variable with its defining row: nothing gained, nothing lost
+    constraints, box = problem
+    expected = brute_force(constraints, box)
+    assert _linear_search(constraints, box) == expected
+    assert _decided(constraints, box) == expected
+
+
+@given(division_problems())
+def test_a_division_rows_point_is_a_point_of_the_constraints(problem):
+    # every point of the box, extended by its quotients (each defining row, inner ones
+    # first, fixes one), satisfies the rows exactly when it satisfies the constraints
+    constraints, box = problem
+    rows, los, his = division_rows(constraints, box)
+    variables = [v for v, _ in box]
+    defining = rows[len(constraints):]
+    assert len(los) == len(his) == len(box) + len(defining)
+    for point in itertools.product(*[range(iv.lo, iv.hi + 1) for _, iv in box]):
+        held = all(int(e.subs(dict(zip(variables, point)))) in iv for e, iv in constraints)
+        x = list(point)
+        for j, (coeffs, const, lo, hi) in enumerate(defining):
+            q = len(box) + j
+            assert coeffs[q] == -(hi + 1) and lo == 0 and not any(coeffs[q + 1:])
+            x.append((const + sum(c * v for c, v in zip(coeffs, x))) // (hi + 1))
+            assert los[q] <= x[q] <= his[q]
+        assert solve(rows, x, x) == held
+
+
+def test_the_search_gives_up_on_a_cycle_over_wide_intervals():
+    # x - y = 1 and y - x = 1 have no point, but narrowing shaves one value a pass: the
+    # search stops after its limit of nodes and says it does not know
+    x, y = sym(0), sym(1)
+    box = ((x, Interval(0, 1 << 62)), (y, Interval(0, 1 << 62)))
+    assert _linear_search(((x - y, Interval(1, 1)), (y - x, Interval(1, 1))), box) is None
+    assert integer_search.SEARCH_LIMIT < 1 << 20
+
+
+def test_a_strided_window_is_decided_by_the_search_not_by_its_points():
+    # eleven variables, 3^10 * 15 points: past what enumeration takes; the window of
+    # stacked stride-2 convolutions (from a MobileNetV2 training step) has a point, and
+    # one residue more has none
+    s = [sym(i) for i in range(11)]
+    box = tuple((v, Interval(0, 2)) for v in s[:10]) + ((s[10], Interval(2, 16)),)
+    inner = FloorDiv(2 * s[7] + 2 * s[8] + 2 * s[9] + s[10] - 6, 4)
+    window = ((Mod(s[10], 2), Interval(0, 0)),
+              (s[8] + s[9] + FloorDiv(s[10], 2), Interval(5, 11)),
+              (Mod(s[7] + s[8] + s[9] + FloorDiv(s[10], 2) - 3, 2), Interval(0, 0)),
+              (sum(s[1:7]) + inner, Interval(7, 10)),
+              (Mod(sum(s[:7]) + inner - 7, 2), Interval(0, 0)))
+    assert _linear_search(window, box) is True
+    odd = window + ((Mod(s[10], 2), Interval(1, 1)),)
+    assert _linear_search(odd, box) is False
 
 
 def test_linear_search_refuses_what_is_not_linear():

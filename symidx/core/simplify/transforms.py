@@ -11,11 +11,12 @@ from typing import Any
 from sympy import Symbol
 
 from symidx._arith import ceil_div, int_array
-from symidx.core.expr import ONE, Expr, bounds, dim, evaluate_exact, renamed, rt, sym, terms
+from symidx.core.expr import Expr, bounds, dim, evaluate_exact, renamed, rt, sym
 from symidx.core.indexing_map import IndexingMap
 from symidx.core.indexing_map.points import box_points
 from symidx.core.interval import Interval
 from symidx.core.simplify.constraints import residue
+from symidx.core.simplify.integer_search import Rows, division_rows, linear_rows, solve
 from symidx.core.simplify.memo import variables_of
 
 FEASIBILITY_LIMIT = 1_000_000
@@ -110,7 +111,7 @@ def _satisfiable(constraints: tuple[tuple[Expr, Interval], ...],
     coefficients, constants, intervals and the box's intervals, whatever the variables
     are called: composed maps meet one window's constraints under ever new names), the
     others by their expressions."""
-    rows = _linear_rows(constraints, [v for v, _ in box])
+    rows = linear_rows(constraints, [v for v, _ in box])
     if rows is not None:  # the rows' order changes no answer (nor the search's steps)
         rows = tuple(sorted(rows))
     memo = _MEMO.get()
@@ -139,13 +140,15 @@ def _spelled_by_place(constraints: tuple[tuple[Expr, Interval], ...],
 
 
 def _decided(constraints: tuple[tuple[Expr, Interval], ...],
-             box: tuple[tuple[Symbol, Interval], ...], rows: _Rows | None = None
+             box: tuple[tuple[Symbol, Interval], ...], rows: Rows | None = None
              ) -> bool | None:
     """:func:`_satisfiable` without the memo; ``rows``: the constraints as linear rows
-    (:func:`_linear_rows`), if they are linear."""
-    # A witness among a few points (each variable at its low end, middle or high end, all
-    # alike) settles the common case at once; otherwise search (linear constraints) or
-    # enumerate the box if it is small.
+    (:func:`~symidx.core.simplify.integer_search.linear_rows`), if they are linear."""
+    # Linear constraints: a witness among a few points (each variable at its low end,
+    # middle or high end, all alike) settles the common case at once, else the exact
+    # search. Divisions of linear sums by constants: the search over the box and the
+    # quotients. Otherwise (or when the search gives up) those few points, then every
+    # point of the box if it is small.
     los = [iv.lo for _, iv in box]
     his = [iv.hi for _, iv in box]
     candidates = [los, his, [(a + b) // 2 for a, b in zip(los, his)],
@@ -153,9 +156,11 @@ def _decided(constraints: tuple[tuple[Expr, Interval], ...],
     if rows is not None:
         if any(_holds_at(rows, point) for point in candidates):
             return True
-        found = _search(rows, los, his)
+        found = solve(rows, los, his)
         if found is not None:
             return found
+    elif (found := _linear_search(constraints, box)) is not None:
+        return found
     elif _holds(constraints, box, [int_array(list(c)) for c in zip(*candidates)]):
         return True
     size = 1
@@ -182,32 +187,7 @@ def _holds(constraints: tuple[tuple[Expr, Interval], ...],
     return bool(mask.any())
 
 
-#: Linear constraints as numbers: per constraint its coefficients (one per variable of the
-#: box, in order), its constant and its interval's ends.
-_Rows = tuple[tuple[tuple[int, ...], int, int, int], ...]
-
-
-def _linear_rows(constraints: tuple[tuple[Expr, Interval], ...], order: Sequence[Symbol]
-                 ) -> _Rows | None:
-    """``constraints`` as rows of :data:`_Rows` over the variables ``order``, or None if
-    one is not a sum of integer multiples of them and a constant."""
-    index = {v: i for i, v in enumerate(order)}
-    rows = []
-    for e, iv in constraints:
-        coeffs = [0] * len(order)
-        const = 0
-        for c, x in terms(e):
-            if x is ONE:
-                const += c
-            elif x in index:
-                coeffs[index[x]] += c
-            else:
-                return None
-        rows.append((tuple(coeffs), const, iv.lo, iv.hi))
-    return tuple(rows)
-
-
-def _holds_at(rows: _Rows, point: Sequence[int]) -> bool:
+def _holds_at(rows: Rows, point: Sequence[int]) -> bool:
     """Does ``point`` satisfy every row?"""
     for coeffs, const, lo, hi in rows:
         value = const + sum(c * x for c, x in zip(coeffs, point))
@@ -216,64 +196,14 @@ def _holds_at(rows: _Rows, point: Sequence[int]) -> bool:
     return True
 
 
-#: Nodes the search of :func:`_linear_search` visits before it gives up.
-SEARCH_LIMIT = 20_000
-
-
 def _linear_search(constraints: tuple[tuple[Expr, Interval], ...],
                    box: tuple[tuple[Symbol, Interval], ...]) -> bool | None:
-    """Does a point of ``box`` satisfy every constraint, when all are linear (sums of
-    integer multiples of the box's variables and a constant)? A depth-first search over
-    the variables, one value at a time, that drops a branch as soon as a constraint's
-    least or greatest value over what is left to choose misses its interval: exhaustive,
-    so its answer is exact. None when a constraint is not linear or the search visits more
-    than :data:`SEARCH_LIMIT` nodes (stacked padded convolutions give many constraints on
-    a few window variables: a witness is found in a few steps where the box has 10^5 points
-    or more)."""
-    rows = _linear_rows(constraints, [v for v, _ in box])
-    if rows is None:
-        return None
-    return _search(rows, [iv.lo for _, iv in box], [iv.hi for _, iv in box])
-
-
-def _search(rows: _Rows, los: list[int], his: list[int]) -> bool | None:
-    """:func:`_linear_search` on the rows of its constraints, the box given by the low
-    and high ends of its variables."""
-    n = len(los)
-    # least and greatest value of each row over the variables from k on
-    rest_lo = [[0] * (n + 1) for _ in rows]
-    rest_hi = [[0] * (n + 1) for _ in rows]
-    for r, (coeffs, _, _, _) in enumerate(rows):
-        for k in range(n - 1, -1, -1):
-            a, b = coeffs[k] * los[k], coeffs[k] * his[k]
-            rest_lo[r][k] = rest_lo[r][k + 1] + min(a, b)
-            rest_hi[r][k] = rest_hi[r][k + 1] + max(a, b)
-    partial = [const for _, const, _, _ in rows]
-    visited = 0
-
-    def search(k: int) -> bool | None:
-        nonlocal visited
-        visited += 1
-        if visited > SEARCH_LIMIT:
-            return None
-        for r, (_, _, lo, hi) in enumerate(rows):
-            if partial[r] + rest_lo[r][k] > hi or partial[r] + rest_hi[r][k] < lo:
-                return False
-        if k == n:
-            return True
-        for value in range(los[k], his[k] + 1):
-            for r, row in enumerate(rows):
-                partial[r] += row[0][k] * value
-            found = search(k + 1)
-            for r, row in enumerate(rows):
-                partial[r] -= row[0][k] * value
-            if found:
-                return True
-            if found is None:
-                return None
-        return False
-
-    return search(0)
+    """Does a point of ``box`` satisfy every constraint, when each is linear or a sum of
+    divisions of linear sums by constants (:func:`~symidx.core.simplify.integer_search.
+    division_rows`)? Exact; None when a constraint is neither or the search gives up
+    (:data:`~symidx.core.simplify.integer_search.SEARCH_LIMIT` nodes)."""
+    found = division_rows(constraints, box)
+    return None if found is None else solve(*found)
 
 
 def _drop(m: IndexingMap, keep_dims: list[int], keep_ranges: list[int], keep_rts: list[int],
