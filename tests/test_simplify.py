@@ -702,7 +702,10 @@ def test_clear_caches_forgets_the_simplifiers_memos_too(where: str) -> None:
                   "d0 * 6 + 5 in [0, 35], s0 floordiv 2 in [0, 0]")
     simplify(m)
     simplify(parse_map("(d0) -> (d0 floordiv 8), domain: d0 in [0, 99]"))
-    memos = [passes._FOLDED, passes._FOLDED_BY_VALUE, passes._SIMPLIFIED, memo._VARIABLES]
+    simplify(parse_map("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 99], s0 in [0, 3], "
+                       "d0 + s0 * 7 in [0, 50]"))  # a constraint kept
+    memos = [passes._FOLDED, passes._FOLDED_BY_VALUE, passes._SIMPLIFIED, memo._VARIABLES,
+             passes._SPANNED, passes._SPANNED_BY_VALUE]
     assert all(memos)
     clear_caches()
     assert not any(memos)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from operator import is_, is_not
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from sympy import Integer, Symbol
 
@@ -164,33 +164,47 @@ def _folded_memo(w: Work, expr0: Expr, iv0: Interval) -> tuple[Expr, Interval]:
     """``_folded(w, w.rw.simplify(expr0), iv0)``, remembered in :data:`_FOLDED`. A fold
     during which the rewriter ran out of steps is not remembered (it depends on what the
     rewriter did before); a remembered one is then at least as simple."""
-    rw = w.rw
+    return _remembered(_FOLDED, _FOLDED_BY_VALUE, w.rw, expr0, (iv0.lo, iv0.hi),
+                       lambda: _folded(w, w.rw.simplify(expr0), iv0))
+
+
+_Answer = TypeVar("_Answer")
+
+
+def _remembered(table: dict[int, tuple[Expr, tuple[Symbol, ...], dict[tuple[int, ...], Any]]],
+                by_value: dict[tuple[Expr, tuple[Symbol, ...], tuple[int, ...]], Any],
+                rw: Rewriter, expr0: Expr, head: tuple[int, ...],
+                compute: Callable[[], _Answer]) -> _Answer:
+    """``compute()``, an answer about ``expr0`` that depends only on ``head`` and the
+    intervals of ``expr0``'s own variables under ``rw``, remembered in ``table`` (by the
+    expression's identity) and ``by_value`` (by its value). Not remembered when the
+    rewriter runs out of steps meanwhile."""
     env = rw.env
-    entry = _FOLDED.get(id(expr0))
+    entry = table.get(id(expr0))
     if entry is None or entry[0] is not expr0:
-        if len(_FOLDED) >= FOLDED_LIMIT:
-            _FOLDED.clear()
-        entry = _FOLDED[id(expr0)] = (expr0, tuple(variables_of(expr0)), {})
-    key = [iv0.lo, iv0.hi]
+        if len(table) >= FOLDED_LIMIT:
+            table.clear()
+        entry = table[id(expr0)] = (expr0, tuple(variables_of(expr0)), {})
+    key = list(head)
     for v in entry[1]:
         b = env[v]
         key += (b.lo, b.hi)
     answers, signature = entry[2], tuple(key)
     found = answers.get(signature)
     if found is not None:
-        return found
-    by_value = (expr0, entry[1], signature)  # an equal expression, another object
-    found = _FOLDED_BY_VALUE.get(by_value)
+        return cast(_Answer, found)
+    value_key = (expr0, entry[1], signature)  # an equal expression, another object
+    found = by_value.get(value_key)
     if found is not None:
         answers[signature] = found
-        return found
+        return cast(_Answer, found)
     starved = rw.exhausted
-    found = _folded(w, rw.simplify(expr0), iv0)
+    done = compute()
     if not starved and not rw.exhausted:
-        if len(_FOLDED_BY_VALUE) >= FOLDED_LIMIT:
-            _FOLDED_BY_VALUE.clear()
-        answers[signature] = _FOLDED_BY_VALUE[by_value] = found
-    return found
+        if len(by_value) >= FOLDED_LIMIT:
+            by_value.clear()
+        answers[signature] = by_value[value_key] = done
+    return done
 
 
 def _folded(w: Work, expr: Expr, iv: Interval) -> tuple[Expr, Interval]:
@@ -288,19 +302,39 @@ def drop_redundant_constraints(w: Work) -> int:
     if w.bounds != list(w.m.all_bounds):
         w.rw = w.rewriter()
     rw = w.rw
+    memo = w.trace is None and w.stats is None  # a traced or counted pass is done afresh
     kept: dict[Expr, Interval] = {}
     for expr, iv in w.constraints.items():
-        expr = rw.simplify(expr)
+        if memo:
+            expr, span = _remembered(_SPANNED, _SPANNED_BY_VALUE, rw, expr, (),
+                                     partial(_spanned, rw, expr))
+        else:
+            expr, span = _spanned(rw, expr)
         if expr.is_Integer:
             if int(expr) not in iv:
                 raise KnownEmpty
             continue
-        if rw.bounds(expr) in iv:
+        if span in iv:
             continue
         kept[expr] = kept[expr].intersect(iv) if expr in kept else iv
     dropped = len(w.constraints) - len(kept)
     w.constraints = kept
     return dropped
+
+
+#: What :func:`drop_redundant_constraints` makes of a constraint's expression (simplified,
+#: and its interval), per expression and the intervals of its variables, as
+#: :data:`_FOLDED`: the constraints a round keeps are met again in the next map composed.
+_SPANNED: dict[int, tuple[Expr, tuple[Symbol, ...], dict[tuple[int, ...], Any]]] = {}
+_SPANNED_BY_VALUE: dict[tuple[Expr, tuple[Symbol, ...], tuple[int, ...]], Any] = {}
+on_clear_caches(_SPANNED.clear)
+on_clear_caches(_SPANNED_BY_VALUE.clear)
+
+
+def _spanned(rw: Rewriter, expr: Expr) -> tuple[Expr, Interval]:
+    """``expr`` simplified, and its interval."""
+    expr = rw.simplify(expr)
+    return expr, rw.bounds(expr)
 
 
 def substitute_values(w: Work) -> int:
