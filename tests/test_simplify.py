@@ -687,6 +687,25 @@ def test_a_window_met_under_other_names_is_decided_once():
         assert len(memo) == 2
 
 
+def test_a_product_met_under_other_names_is_decided_once():
+    """Constraints that are neither linear nor divisions of linear sums (a product of
+    variables) are remembered by their expressions with the variables named by their
+    place in the box: under new names, one entry; with another interval, another."""
+    def window(first: int, value: int) -> IndexingMap:
+        ranges = [Interval(0, 3)] * (first + 2)
+        return IndexingMap.create([10], [dim(0)], ranges, constraints=[
+            (sym(first) * sym(first + 1), (value, value))])
+
+    memo: dict = {}
+    with feasibility_memo(memo):
+        for first in range(3):  # 2 * 3 = 6
+            assert remove_unused_symbols(window(first, 6))[0] == IndexingMap.create(
+                [10], [dim(0)])
+        assert len(memo) == 1 and list(memo.values()) == [True]
+        assert remove_unused_symbols(window(1, 5))[0].is_known_empty  # 5 is prime, > 3
+        assert len(memo) == 2
+
+
 @pytest.mark.parametrize("where", ["symidx", "symidx.core.expr"])
 def test_clear_caches_forgets_the_simplifiers_memos_too(where: str) -> None:
     """A benchmark clears the caches before every sample: no sample may reuse the folds or

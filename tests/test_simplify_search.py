@@ -15,7 +15,7 @@ from symidx.core.interval import Interval
 from symidx.core.simplify import feasibility_memo, simplify
 from symidx.core.simplify import integer_search
 from symidx.core.simplify.integer_search import division_rows, solve
-from symidx.core.simplify.transforms import _decided, _linear_search, _satisfiable
+from symidx.core.simplify.transforms import _linear_search, _satisfiable
 from symidx.core.syntax import parse_map
 from symidx.strategies import indexing_maps
 
@@ -121,7 +121,12 @@ def test_the_search_over_divisions_answers_as_brute_force(problem):
     constraints, box = problem
     expected = brute_force(constraints, box)
     assert _linear_search(constraints, box) == expected
-    assert _decided(constraints, box) == expected
+    assert _satisfiable(constraints, box) == expected
+    memo: dict = {}
+    with feasibility_memo(memo):  # remembered by the numbers of its rows
+        assert _satisfiable(constraints, box) == expected
+        assert _satisfiable(constraints, box) == expected
+    assert list(memo.values()) == [expected]
 
 
 @given(division_problems())

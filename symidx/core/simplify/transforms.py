@@ -107,25 +107,34 @@ def _satisfiable(constraints: tuple[tuple[Expr, Interval], ...],
                  box: tuple[tuple[Symbol, Interval], ...]) -> bool | None:
     """Does some point of ``box`` satisfy every constraint? None when the box holds more
     than :data:`FEASIBILITY_LIMIT` points and no easy witness is found. Remembered in the
-    open :func:`feasibility_memo`, if any: linear constraints by their numbers (the
-    coefficients, constants, intervals and the box's intervals, whatever the variables
-    are called: composed maps meet one window's constraints under ever new names), the
-    others by their expressions."""
+    open :func:`feasibility_memo`, if any, by numbers where the constraints are linear or
+    divisions of linear sums by constants (the rows of
+    :mod:`~symidx.core.simplify.integer_search` and the variables' intervals, whatever the
+    variables are called: composed maps meet one window's constraints under ever new
+    names), the others by their expressions with the variables named by their place."""
     rows = linear_rows(constraints, [v for v, _ in box])
+    divisions = None
     if rows is not None:  # the rows' order changes no answer (nor the search's steps)
         rows = tuple(sorted(rows))
+        key: Any = (rows, tuple([x for _, iv in box for x in (iv.lo, iv.hi)]))
+    else:
+        found = division_rows(constraints, box)
+        if found is not None:  # so are the quotients' numbers, once the rows are sorted
+            divisions = (tuple(sorted(found[0])), found[1], found[2])
+            key = divisions[0], tuple(found[1]), tuple(found[2])
     memo = _MEMO.get()
-    ends = tuple([x for _, iv in box for x in (iv.lo, iv.hi)])
-    key: Any = (rows, ends) if rows is not None else None if memo is None else \
-        (_spelled_by_place(constraints, box), ends)
-    if memo is not None and key in memo:
+    if memo is None:
+        return _decided(constraints, box, rows, divisions)
+    if rows is None and divisions is None:
+        key = (_spelled_by_place(constraints, box),
+               tuple([x for _, iv in box for x in (iv.lo, iv.hi)]))
+    if key in memo:
         return memo[key]
-    found = _decided(constraints, box, rows)
-    if memo is not None:
-        if len(memo) >= _MEMO_LIMIT:
-            memo.clear()
-        memo[key] = found
-    return found
+    answer = _decided(constraints, box, rows, divisions)
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = answer
+    return answer
 
 
 def _spelled_by_place(constraints: tuple[tuple[Expr, Interval], ...],
@@ -140,10 +149,13 @@ def _spelled_by_place(constraints: tuple[tuple[Expr, Interval], ...],
 
 
 def _decided(constraints: tuple[tuple[Expr, Interval], ...],
-             box: tuple[tuple[Symbol, Interval], ...], rows: Rows | None = None
-             ) -> bool | None:
+             box: tuple[tuple[Symbol, Interval], ...], rows: Rows | None = None,
+             divisions: tuple[Rows, list[int], list[int]] | None = None) -> bool | None:
     """:func:`_satisfiable` without the memo; ``rows``: the constraints as linear rows
-    (:func:`~symidx.core.simplify.integer_search.linear_rows`), if they are linear."""
+    (:func:`~symidx.core.simplify.integer_search.linear_rows`), if they are linear;
+    ``divisions``: as rows with quotient variables
+    (:func:`~symidx.core.simplify.integer_search.division_rows`), if they are divisions
+    of linear sums."""
     # Linear constraints: a witness among a few points (each variable at its low end,
     # middle or high end, all alike) settles the common case at once, else the exact
     # search. Divisions of linear sums by constants: the search over the box and the
@@ -159,7 +171,7 @@ def _decided(constraints: tuple[tuple[Expr, Interval], ...],
         found = solve(rows, los, his)
         if found is not None:
             return found
-    elif (found := _linear_search(constraints, box)) is not None:
+    elif divisions is not None and (found := solve(*divisions)) is not None:
         return found
     elif _holds(constraints, box, [int_array(list(c)) for c in zip(*candidates)]):
         return True
