@@ -105,11 +105,14 @@ def fold_constraints(w: Work) -> int:
     changes = 0
     memo = w.trace is None and w.stats is None  # a traced or counted fold is done afresh
     for expr0, iv0 in w.m.constraints:
-        span = rw.bounds(expr0)
-        if span.lo <= span.hi and iv0.lo <= span.lo and span.hi <= iv0.hi:
+        if memo:
+            expr, iv = _remembered(_FOLDED, _FOLDED_BY_VALUE, rw, expr0, (iv0.lo, iv0.hi),
+                                   partial(_fold_unless_held, w, expr0, iv0))
+        else:
+            expr, iv = _fold_unless_held(w, expr0, iv0)
+        if expr is None:
             changes += 1  # it always holds: nothing to fold, nothing to keep
             continue
-        expr, iv = _folded_memo(w, expr0, iv0) if memo else _folded(w, rw.simplify(expr0), iv0)
         if iv.is_empty:
             raise KnownEmpty
         if expr.is_Integer:  # a constant: it holds (and goes) or the domain is empty
@@ -141,18 +144,19 @@ def fold_constraints(w: Work) -> int:
 
 #: Folded constraints, per expression (by identity: the entry keeps the expression alive,
 #: so its id is not reused): the expression, its variables in a fixed order, and per
-#: ``(interval, the intervals of those variables)`` what :func:`_folded` made of it.
+#: ``(interval, the intervals of those variables)`` what :func:`_fold_unless_held` made of
+#: it (None for the expression: the constraint always holds).
 #: Composed maps meet the same window and bound constraints again and again (a
 #: convolution's ``d0 + s0 in [0, 55]`` in every layer, the same object once renumbered by
 #: :func:`~symidx.core.expr.shifted`), and a fold depends on nothing else: the rules see the
 #: intervals of the expression's own variables (in :func:`fold_constraints` the rewriter
 #: assumes no facts).
 _FOLDED: dict[int, tuple[Expr, tuple[Symbol, ...],
-                         dict[tuple[int, ...], tuple[Expr, Interval]]]] = {}
+                         dict[tuple[int, ...], tuple[Expr | None, Interval]]]] = {}
 #: The same answers by the expression's value (with its variables' order), for an equal
 #: expression that is another object.
 _FOLDED_BY_VALUE: dict[tuple[Expr, tuple[Symbol, ...], tuple[int, ...]],
-                       tuple[Expr, Interval]] = {}
+                       tuple[Expr | None, Interval]] = {}
 #: Expressions (answers, by value) :data:`_FOLDED` (:data:`_FOLDED_BY_VALUE`) holds before
 #: it starts afresh.
 FOLDED_LIMIT = 100_000
@@ -160,12 +164,14 @@ on_clear_caches(_FOLDED.clear)
 on_clear_caches(_FOLDED_BY_VALUE.clear)
 
 
-def _folded_memo(w: Work, expr0: Expr, iv0: Interval) -> tuple[Expr, Interval]:
-    """``_folded(w, w.rw.simplify(expr0), iv0)``, remembered in :data:`_FOLDED`. A fold
-    during which the rewriter ran out of steps is not remembered (it depends on what the
-    rewriter did before); a remembered one is then at least as simple."""
-    return _remembered(_FOLDED, _FOLDED_BY_VALUE, w.rw, expr0, (iv0.lo, iv0.hi),
-                       lambda: _folded(w, w.rw.simplify(expr0), iv0))
+def _fold_unless_held(w: Work, expr0: Expr, iv0: Interval) -> tuple[Expr | None, Interval]:
+    """``(None, iv0)`` when ``expr0 in iv0`` holds wherever the variables lie in their
+    intervals, else the constraint simplified and folded (:func:`_folded`)."""
+    rw = w.rw
+    span = rw.bounds(expr0)
+    if span.lo <= span.hi and iv0.lo <= span.lo and span.hi <= iv0.hi:
+        return None, iv0
+    return _folded(w, rw.simplify(expr0), iv0)
 
 
 _Answer = TypeVar("_Answer")
