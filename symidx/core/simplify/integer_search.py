@@ -10,10 +10,13 @@ extends to a point of the new system.
 
 The search (:func:`solve`) narrows the variables' intervals by each row (the least and
 greatest values the other terms can take leave a variable only the values that keep the
-row in its interval), then splits the smallest interval left, depth first, until every
-variable has one value (a witness) or an interval is empty. Narrowing drops no solution and
-the splits cover every point, so the answer is exact; after :data:`SEARCH_LIMIT` nodes it
-is None (unknown).
+row in its interval; a variable that narrows brings its other rows back), then splits the
+variable in the most rows, depth first, until every variable has one value (a witness) or
+an interval is empty. Splitting the most linked variable first matters: a window's sums
+and quotients tie many offsets together, and once they are fixed the offsets follow, where
+splitting the offsets first tries their combinations one by one. Narrowing drops no
+solution and the splits cover every point, so the answer is exact; after
+:data:`SEARCH_LIMIT` narrowings of a row it is None (unknown).
 """
 
 from __future__ import annotations
@@ -27,11 +30,9 @@ from symidx.core.interval import Interval
 #: box, in order), its constant and its interval's ends.
 Rows = tuple[tuple[tuple[int, ...], int, int, int], ...]
 
-#: Nodes :func:`solve` visits before it gives up.
-SEARCH_LIMIT = 20_000
-#: Passes over the rows that narrowing makes at one node before it splits instead (a cycle
-#: of rows can narrow a wide interval by one value per pass).
-NARROWING_PASSES = 32
+#: Narrowings of a row that :func:`solve` makes before it gives up (a cycle of rows can
+#: narrow a wide interval by one value at a time).
+SEARCH_LIMIT = 200_000
 #: Below this many values, an interval is split into its values rather than in halves.
 _SPLIT_INTO_VALUES = 8
 
@@ -143,46 +144,74 @@ def division_rows(constraints: Sequence[tuple[Expr, Interval]],
 def solve(rows: Rows, los: Sequence[int], his: Sequence[int]) -> bool | None:
     """Does a point with each variable ``k`` in ``[los[k], his[k]]`` satisfy every row
     (``lo <= const + sum(coeffs[k] * x[k]) <= hi``)? Exact; None after
-    :data:`SEARCH_LIMIT` nodes."""
-    sparse = tuple((tuple((k, c) for k, c in enumerate(coeffs) if c), const, lo, hi)
-                   for coeffs, const, lo, hi in rows)
-    stack = [(list(los), list(his))]
-    visited = 0
-    while stack:
-        visited += 1
-        if visited > SEARCH_LIMIT:
-            return None
-        low, high = stack.pop()
-        if not _narrowed(sparse, low, high):
-            continue
-        best, width = -1, 0
-        for k, (a, b) in enumerate(zip(low, high)):
-            if b > a and (best < 0 or b - a < width):
-                best, width = k, b - a
-        if best < 0:
-            return True  # every variable has one value, and every row holds there
-        a, b = low[best], high[best]
-        if width < _SPLIT_INTO_VALUES:
-            parts = [(v, v) for v in range(b, a - 1, -1)]  # popped from a upwards
-        else:
-            middle = (a + b) // 2
-            parts = [(middle + 1, b), (a, middle)]
-        for lo, hi in parts:
-            low2, high2 = list(low), list(high)
-            low2[best], high2[best] = lo, hi
-            stack.append((low2, high2))
-    return False
+    :data:`SEARCH_LIMIT` narrowings of a row."""
+    return _Search(rows).run(list(los), list(his))
 
 
-def _narrowed(rows: tuple[tuple[tuple[tuple[int, int], ...], int, int, int], ...],
-              low: list[int], high: list[int]) -> bool:
-    """Narrow ``low`` and ``high`` (in place) by every row, pass after pass until nothing
-    changes (or :data:`NARROWING_PASSES`); False when a row cannot hold. With every
-    variable at one value, True means every row holds."""
-    for _ in range(NARROWING_PASSES):
-        changed = False
-        for row, const, lo, hi in rows:
-            least = greatest = const
+class _Search:
+    """The state of one :func:`solve`: the rows by their nonzero terms, the rows each
+    variable is in, and the work done."""
+
+    __slots__ = ("terms", "consts", "lows", "highs", "rows_of", "work")
+
+    def __init__(self, rows: Rows):
+        self.terms = [tuple((k, c) for k, c in enumerate(coeffs) if c)
+                      for coeffs, _, _, _ in rows]
+        self.consts = [row[1] for row in rows]
+        self.lows = [row[2] for row in rows]
+        self.highs = [row[3] for row in rows]
+        self.rows_of: list[list[int]] = [[] for _ in rows[0][0]] if rows else []
+        for r, terms_ in enumerate(self.terms):
+            for k, _ in terms_:
+                self.rows_of[k].append(r)
+        self.work = 0
+
+    def run(self, low: list[int], high: list[int]) -> bool | None:
+        """Depth first: narrow, then split the variable in the most rows (the narrowest
+        of those) into its values if it has few, else in halves."""
+        rows_of = self.rows_of
+        stack = [(low, high, list(range(len(self.terms))))]
+        while stack:
+            low, high, queue = stack.pop()
+            narrowed = self._narrowed(low, high, queue)
+            if narrowed is None:
+                return None
+            if not narrowed:
+                continue
+            best, score = -1, (0, 0)
+            for k, (a, b) in enumerate(zip(low, high)):
+                if b > a and (best < 0 or (-len(rows_of[k]), b - a) < score):
+                    best, score = k, (-len(rows_of[k]), b - a)
+            if best < 0:  # every variable has one value, where every row holds
+                return True
+            a, b = low[best], high[best]
+            if b - a < _SPLIT_INTO_VALUES:
+                parts = [(v, v) for v in range(b, a - 1, -1)]  # popped from a upwards
+            else:
+                middle = (a + b) // 2
+                parts = [(middle + 1, b), (a, middle)]
+            for lo, hi in parts:
+                low2, high2 = list(low), list(high)
+                low2[best], high2[best] = lo, hi
+                stack.append((low2, high2, list(rows_of[best])))
+        return False
+
+    def _narrowed(self, low: list[int], high: list[int], queue: list[int]) -> bool | None:
+        """Narrow ``low`` and ``high`` (in place) by the rows in ``queue`` and, whenever a
+        variable narrows, by the other rows it is in, until nothing changes; False when a
+        row cannot hold, None when the work runs out. With every variable at one value,
+        True means every row holds."""
+        terms_, consts, lows, highs, rows_of = (self.terms, self.consts, self.lows,
+                                                self.highs, self.rows_of)
+        queued = set(queue)
+        while queue:
+            self.work += 1
+            if self.work > SEARCH_LIMIT:
+                return None
+            r = queue.pop()
+            queued.discard(r)
+            row, lo, hi = terms_[r], lows[r], highs[r]
+            least = greatest = consts[r]
             for k, c in row:
                 if c > 0:
                     least += c * low[k]
@@ -207,16 +236,14 @@ def _narrowed(rows: tuple[tuple[tuple[tuple[int, int], ...], int, int, int], ...
                     others_greatest = greatest - c * low[k]
                     new_low = -((hi - others_least) // -c)
                     new_high = (others_greatest - lo) // -c
-                if new_low > low[k]:
-                    low[k] = new_low
-                    changed = True
-                if new_high < high[k]:
-                    high[k] = new_high
-                    changed = True
+                if new_low <= low[k] and new_high >= high[k]:
+                    continue
+                low[k] = max(low[k], new_low)
+                high[k] = min(high[k], new_high)
                 if low[k] > high[k]:
                     return False
-        if not changed:
-            return True
-    # stopped narrowing early: a point with every variable fixed must still be checked
-    return all(lo <= const + sum(c * low[k] for k, c in row) <= hi
-               for row, const, lo, hi in rows) if low == high else True
+                for other in rows_of[k]:  # this row too: its other terms moved
+                    if other not in queued:
+                        queued.add(other)
+                        queue.append(other)
+        return True
