@@ -7,6 +7,7 @@ import re
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import DATA
 from helpers import assert_same_function, mlir_affine
@@ -282,3 +283,45 @@ def test_a_constraint_can_keep_a_divisor_away_from_zero():
     m = parse_map("(d0)[s0] -> (d0 floordiv (s0 - 2)), domain: d0 in [0, 9], s0 in [0, 4], "
                   "s0 - 2 in [1, 2]")
     assert m.image((7,)) == {(7,), (3,)}
+
+
+def _reference_tokens(text: str) -> list[tuple[str, str, int]]:
+    """The map syntax's tokens, read a character at a time (what the reader's single
+    regular expression must give)."""
+    out, i = [], 0
+    while i < len(text):
+        c, start = text[i], i
+        if c in " \t\r\n":
+            i += 1
+            continue
+        if c.isascii() and c.isdigit():
+            while i < len(text) and text[i].isascii() and text[i].isdigit():
+                i += 1
+            out.append(("int", text[start:i], start))
+        elif c.isascii() and (c.isalpha() or c == "_"):
+            while i < len(text) and text[i].isascii() and (text[i].isalnum() or text[i] == "_"):
+                i += 1
+            out.append(("ident", text[start:i], start))
+        elif text.startswith("->", i):
+            i += 2
+            out.append(("punct", "->", start))
+        elif c in "()[]{},:;+-*/<>":
+            i += 1
+            out.append(("punct", c, start))
+        else:
+            i += 1
+            out.append(("bad", c, start))
+    return out + [("eof", "", len(text))]
+
+
+_PIECES = [*"d0s1rt_9 \t\r\n()[]{},:;+-*/<>=#\u00e9$", "floordiv", "mod", "in", "domain", "->",
+           "- >"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
+def test_tokens_are_plain_tuples_as_read_a_character_at_a_time(text):
+    from symidx.core.syntax.parser import _Lexer
+
+    tokens = _Lexer(text).tokens
+    assert tokens == _reference_tokens(text)
+    assert all(type(t) is tuple for t in tokens)

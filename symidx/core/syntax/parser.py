@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sympy import Mul, Symbol
 
@@ -38,7 +38,7 @@ from symidx.core.expr import (
 )
 from symidx.core.indexing_map import IndexingMap, RuntimeVar, ValueSource
 from symidx.core.interval import Interval
-from symidx.core.syntax.tokens import Token, TokenCursor, describe
+from symidx.core.syntax.tokens import PlainToken, TokenCursor, describe
 from symidx.errors import MapError, ParseError
 
 __all__ = ["parse_map", "parse_expr", "MAX_DEPTH"]
@@ -63,17 +63,18 @@ _SPECIAL = re.compile(r"\s*(KNOWN\s+EMPTY|UNDEFINED)\s*\Z")
 _DEFAULT_NAME = re.compile(r"(d|s|rt)[0-9]+")
 
 
-class _Lexer(TokenCursor):
-    """The text's tokens, read in one pass; the parser can also take raw text (``hlo:``
-    lines, :meth:`raw_until`)."""
+class _Lexer(TokenCursor[PlainToken]):
+    """The text's tokens, read in one pass, as plain tuples ``(kind, value, offset)``
+    (made faster than named ones); the parser can also take raw text (``hlo:`` lines,
+    :meth:`raw_until`)."""
 
     def __init__(self, text: str, source: str = ""):
         self.text = text
         self.source = source
-        make = Token._make
-        self.tokens = [make((m.lastgroup, m.group(), m.start()))
-                       for m in _TOKEN.finditer(text)]
-        self.tokens.append(Token("eof", "", len(text)))
+        # every match is of one named group: ``lastgroup`` is never None
+        self.tokens = cast("list[PlainToken]", [(m.lastgroup, m[0], m.start())
+                                                for m in _TOKEN.finditer(text)])
+        self.tokens.append(("eof", "", len(text)))
         self.last = len(self.tokens) - 1
         self.index = 0
         self._clear_to = self._clear_from(0)
@@ -82,24 +83,24 @@ class _Lexer(TokenCursor):
         """The index of the first bad token (or the end) at or after ``i``: the tokens
         before it are read without a check."""
         tokens, last = self.tokens, self.last
-        while i < last and tokens[i].kind != "bad":
+        while i < last and tokens[i][0] != "bad":
             i += 1
         return i
 
     def error(self, message: str, offset: int) -> ParseError:
         return ParseError(message, self.text, offset, source=self.source)
 
-    def peek(self, k: int = 0) -> Token:
+    def peek(self, k: int = 0) -> PlainToken:
         i = self.index + k
         if i < self._clear_to:
             return self.tokens[i]
         for j in range(self.index, min(i, self.last) + 1):
             tok = self.tokens[j]
-            if tok.kind == "bad":
-                raise self.error(f"unexpected character {tok.value!r}", tok.offset)
+            if tok[0] == "bad":
+                raise self.error(f"unexpected character {tok[1]!r}", tok[2])
         return tok
 
-    def next(self) -> Token:
+    def next(self) -> PlainToken:
         i = self.index
         if i < self._clear_to:
             self.index = i + 1
@@ -113,13 +114,13 @@ class _Lexer(TokenCursor):
         """The raw text from the end of the last token read up to (not including) a stop
         character (stripped), and where it starts; the tokens resume after it."""
         prev = self.tokens[self.index - 1] if self.index else None
-        start = prev.offset + len(prev.value) if prev is not None else 0
+        start = prev[2] + len(prev[1]) if prev is not None else 0
         end = start
         text = self.text
         while end < len(text) and text[end] not in stops:
             end += 1
         i = self.index
-        while self.tokens[i].offset < end:
+        while self.tokens[i][2] < end:
             i += 1
         self.index = i
         self._clear_to = self._clear_from(i)
@@ -218,7 +219,7 @@ class _ExprParser:
         if ops:
             raise lx.error("unbalanced '(': missing ')'", ops[-1][2])
         if len(operands) != 1:
-            raise lx.error("malformed expression", lx.peek().offset)
+            raise lx.error("malformed expression", lx.peek()[2])
         return operands[0]
 
     def _push_binary(self, ops: list[Any], operands: list[Any], op: str, prec: int,
@@ -390,9 +391,10 @@ class _MapParser:
             return names
         while True:
             tok = lx.next()
-            if tok.kind != "ident" or tok.value in _RESERVED:
-                raise lx.error(f"expected a variable name, found {describe(tok)}", tok.offset)
-            names.append((tok.value, tok.offset))
+            kind, value, offset = tok
+            if kind != "ident" or value in _RESERVED:
+                raise lx.error(f"expected a variable name, found {describe(tok)}", offset)
+            names.append((value, offset))
             if lx.accept(close):
                 return names
             lx.expect(",", f"',' or '{close}'")
@@ -406,17 +408,17 @@ class _MapParser:
         while True:
             while lx.accept(","):
                 pass
-            tok = lx.peek()
-            if tok.kind == "eof" or self._at_section_end():
+            kind, value, offset = lx.peek()
+            if kind == "eof" or self._at_section_end():
                 return entries, provenance
-            if tok.kind == "ident" and tok.value == "is_simplified" and lx.at(":", 1):
+            if kind == "ident" and value == "is_simplified" and lx.at(":", 1):
                 lx.next()
                 lx.next()
                 flag = lx.next()
-                if flag.value not in ("true", "false"):
-                    raise lx.error("expected true or false after is_simplified:", flag.offset)
+                if flag[1] not in ("true", "false"):
+                    raise lx.error("expected true or false after is_simplified:", flag[2])
                 continue
-            if tok.kind == "ident" and tok.value == "hlo" and lx.at(":", 1):
+            if kind == "ident" and value == "hlo" and lx.at(":", 1):
                 lx.next()
                 lx.next()
                 hlo, at = lx.raw_until("\n")
@@ -426,7 +428,7 @@ class _MapParser:
                 continue
             expr = _ExprParser(lx).parse()
             lx.expect("in", "'in' after a domain expression")
-            bracket = lx.peek().offset
+            bracket = lx.peek()[2]
             lx.expect("[", "'['")
             lo = self.lx.signed_int()
             lx.expect(",", "','")
@@ -434,40 +436,40 @@ class _MapParser:
             lx.expect("]", "']'")
             if lo > hi and not self.allow_empty:
                 raise lx.error(EMPTY_INTERVAL, bracket)
-            entries.append((expr, lo, hi, tok.offset))
+            entries.append((expr, lo, hi, offset))
 
     def _at_section_end(self) -> bool:
         lx = self.lx
-        tok = lx.peek()
-        if tok.kind != "ident":
+        kind, value, _ = lx.peek()
+        if kind != "ident":
             return False
-        if (tok.value, lx.peek(1).value) in (("runtime", "variables"), ("replica", "id")):
+        if (value, lx.peek(1)[1]) in (("runtime", "variables"), ("replica", "id")):
             return True
-        return lx.at(":", 1) and tok.value not in ("hlo", "is_simplified")
+        return lx.at(":", 1) and value not in ("hlo", "is_simplified")
 
     # -- sections after the domain -----------------------------------------------------------
     def sections(self, runtime_names: set[str]) -> dict[str, tuple[str, IndexingMap]]:
         lx = self.lx
         provenance: dict[str, tuple[str, IndexingMap]] = {}
-        while lx.peek().kind != "eof":
+        while lx.peek()[0] != "eof":
             tok = lx.peek()
             if lx.at("runtime") and lx.at("variables", 1):
                 lx.next()
                 lx.next()
                 lx.expect(":")
-                while lx.peek().kind == "ident" and lx.at(":", 1) \
-                        and lx.peek().value not in ("replica", "runtime"):
-                    name = lx.next()
+                while lx.peek()[0] == "ident" and lx.at(":", 1) \
+                        and lx.peek()[1] not in ("replica", "runtime"):
+                    _, name, name_at = lx.next()
                     lx.next()
-                    if name.value not in runtime_names:
-                        raise lx.error(f"{name.value!r} is not a runtime variable of the map",
-                                       name.offset)
+                    if name not in runtime_names:
+                        raise lx.error(f"{name!r} is not a runtime variable of the map",
+                                       name_at)
                     hlo, _ = lx.raw_until(";")
                     lx.expect(";")
                     if lx.accept("UNDEFINED"):  # the source is known, its map is not
-                        provenance[name.value] = (hlo, None)  # type: ignore[assignment]
+                        provenance[name] = (hlo, None)  # type: ignore[assignment]
                         continue
-                    provenance[name.value] = (hlo, self.full_map())
+                    provenance[name] = (hlo, self.full_map())
                 continue
             if lx.at("replica") and lx.at("id", 1):
                 lx.next()
@@ -475,7 +477,7 @@ class _MapParser:
                 lx.expect(":")
                 self.full_map()  # read and checked; symidx does not model replica ids
                 continue
-            raise lx.error(f"unexpected {describe(tok)} after the map", tok.offset)
+            raise lx.error(f"unexpected {describe(tok)} after the map", tok[2])
         return provenance
 
     # -- a whole map -------------------------------------------------------------------------
@@ -554,7 +556,7 @@ class _MapParser:
         """Seed style: ``hlo: ...`` then a bare ``(d0, d1) -> (...)`` over the map's dims."""
         if len(header.dims) != len(dims) or header.symbols or header.runtime:
             raise self.lx.error("a runtime variable's map must take the map's dimensions",
-                                self.lx.peek().offset)
+                                self.lx.peek()[2])
         table = {name: dim(i) for i, (name, _) in enumerate(header.dims)}
         builder = _Builder(table, self.lx)
         results = [builder.expr(n) for n in header.results]
@@ -596,9 +598,9 @@ def parse_expr(text: str, names: dict[str, Symbol] | None = None) -> Expr:
     """Parse one expression. Without ``names``, ``dN``/``sN``/``rtN`` are our variables."""
     lx = _Lexer(text)
     node = _ExprParser(lx).parse()
-    if lx.peek().kind != "eof":
+    if lx.peek()[0] != "eof":
         raise lx.error(f"unexpected {describe(lx.peek())} after the expression",
-                       lx.peek().offset)
+                       lx.peek()[2])
     table = dict(names or {})
     if names is None:
         for name in _var_names(node):
