@@ -129,13 +129,9 @@ class _Lexer(TokenCursor[PlainToken]):
 
 # =========================================================================== expressions
 # A parsed expression is first a small tree of tuples (so sums of any length are built in
-# one sympy call), then converted. Node: (kind, offset, depth, payload...).
-_BINARY_PREC = {"+": 1, "-": 1, "*": 2, "floordiv": 2, "ceildiv": 2, "mod": 2}
-
-
-def _node(kind: str, offset: int, *children: Any, payload: Any = None) -> tuple[Any, ...]:
-    depth = 1 + max((c[2] for c in children), default=0)
-    return (kind, offset, depth, payload, children)
+# one sympy call), then converted. Node: (kind, offset, depth, payload, children).
+# Precedences: unary signs 9, then * floordiv ceildiv mod (and a juxtaposed coefficient) 2,
+# then + and - 1.
 
 
 class _ExprParser:
@@ -147,13 +143,17 @@ class _ExprParser:
     def parse(self) -> tuple[Any, ...]:
         lx = self.lx
         tokens = lx.tokens
+        clear_to = lx._clear_to  # tokens before it are read directly (else: peek, checked)
         operands: list[tuple[Any, ...]] = []
-        # operator stack entries: (op, prec, offset); "(" and calls are barriers.
+        # operator stack entries: (op, prec, offset, payload); "(" and calls are barriers,
+        # the only entries of precedence 0 (so no operator is applied across one)
         ops: list[tuple[str, int, int, Any]] = []
+        barriers: list[str] = []  # the barriers' kinds on ``ops``, innermost last
+        apply = self._apply
         expect_operand = True
         while True:
-            i = lx.index  # the next token, read directly while no check is due (peek)
-            kind, value, offset = tokens[i] if i < lx._clear_to else lx.peek()
+            i = lx.index
+            kind, value, offset = tokens[i] if i < clear_to else lx.peek()
             if expect_operand:
                 if kind == "punct":
                     if value == "-" or value == "+":
@@ -163,17 +163,20 @@ class _ExprParser:
                     if value == "(":
                         lx.index = i + 1
                         ops.append(("(", 0, offset, None))
+                        barriers.append("(")
                         continue
                 elif kind == "int":
                     lx.index = i + 1
                     number = int(value) if len(value) <= 4000 else lx.int_value(tokens[i])
                     operands.append(("int", offset, 1, number, ()))
-                    nkind, nvalue, noffset = lx.peek()
+                    nkind, nvalue, noffset = tokens[i + 1] if i + 1 < clear_to else lx.peek()
                     if (nkind == "ident" and (nvalue not in _RESERVED or nvalue == "min"
                                               or nvalue == "max")) \
                             or (nkind == "punct" and nvalue == "("):
                         # juxtaposed coefficient: "16d0", "2(d0 + 1)"
-                        self._push_binary(ops, operands, "*", 2, noffset)
+                        while ops and ops[-1][1] >= 2:
+                            apply(ops.pop(), operands)
+                        ops.append(("*", 2, noffset, None))
                         continue
                     expect_operand = False
                     continue
@@ -181,6 +184,7 @@ class _ExprParser:
                     if (value == "min" or value == "max") and lx.at("(", 1):
                         lx.index = i + 2
                         ops.append(("call", 0, offset, [value, len(operands)]))
+                        barriers.append("call")
                         continue
                     if value not in _RESERVED:
                         lx.index = i + 1
@@ -190,59 +194,45 @@ class _ExprParser:
                 raise lx.error(f"expected an expression, found {describe(lx.peek())}", offset)
             # expecting an operator
             if kind == "punct":
-                if value == "+" or value == "-" or value == "*":
-                    op = value
+                if value == "+" or value == "-":
+                    op, prec = value, 1
+                elif value == "*":
+                    op, prec = value, 2
                 elif value == "/":
-                    op = "floordiv"
-                elif value == ")" and self._open_barrier(ops):
+                    op, prec = "floordiv", 2
+                elif value == ")" and barriers:
                     lx.index = i + 1
-                    self._reduce_to_barrier(ops, operands)
+                    while ops[-1][1]:
+                        apply(ops.pop(), operands)
+                    barriers.pop()
                     barrier = ops.pop()
                     if barrier[0] == "call":
                         self._finish_call(barrier, operands, offset)
                     continue
-                elif value == "," and ops and self._innermost_is_call(ops):
+                elif value == "," and barriers and barriers[-1] == "call":
                     lx.index = i + 1
-                    self._reduce_to_barrier(ops, operands)
+                    while ops[-1][1]:
+                        apply(ops.pop(), operands)
                     expect_operand = True
                     continue
                 else:
                     break
             elif kind == "ident" and value in _DIV_KEYWORDS:
-                op = _DIV_KEYWORDS[value]
+                op, prec = _DIV_KEYWORDS[value], 2
             else:
                 break
             lx.index = i + 1
-            self._push_binary(ops, operands, op, _BINARY_PREC[op], offset)
+            while ops and ops[-1][1] >= prec:
+                apply(ops.pop(), operands)
+            ops.append((op, prec, offset, None))
             expect_operand = True
-        self._reduce_to_barrier(ops, operands)
+        while ops and ops[-1][1]:
+            apply(ops.pop(), operands)
         if ops:
             raise lx.error("unbalanced '(': missing ')'", ops[-1][2])
         if len(operands) != 1:
             raise lx.error("malformed expression", lx.peek()[2])
         return operands[0]
-
-    def _push_binary(self, ops: list[Any], operands: list[Any], op: str, prec: int,
-                     offset: int) -> None:
-        while ops and ops[-1][0] not in ("(", "call") and ops[-1][1] >= prec:
-            self._apply(ops.pop(), operands)
-        ops.append((op, prec, offset, None))
-
-    @staticmethod
-    def _open_barrier(ops: list[Any]) -> bool:
-        return any(o[0] in ("(", "call") for o in ops)
-
-    @staticmethod
-    def _innermost_is_call(ops: list[Any]) -> bool:
-        for o in reversed(ops):
-            if o[0] in ("(", "call"):
-                innermost: bool = o[0] == "call"
-                return innermost
-        return False
-
-    def _reduce_to_barrier(self, ops: list[Any], operands: list[Any]) -> None:
-        while ops and ops[-1][0] not in ("(", "call"):
-            self._apply(ops.pop(), operands)
 
     def _finish_call(self, barrier: Any, operands: list[Any], offset: int) -> None:
         name, base = barrier[3]
@@ -250,28 +240,32 @@ class _ExprParser:
         del operands[base:]
         if len(args) < 2:
             raise self.lx.error(f"{name}() takes at least two arguments", barrier[2])
-        operands.append(self._checked(_node(name, barrier[2], *args)))
+        depth = 1 + max(a[2] for a in args)
+        operands.append(self._checked((name, barrier[2], depth, None, tuple(args))))
 
     def _apply(self, op: tuple[str, int, int, Any], operands: list[Any]) -> None:
         kind, _, offset, _ = op
-        if kind in ("neg", "pos"):
+        if kind == "neg" or kind == "pos":
             if not operands:
                 raise self.lx.error("expected an expression", offset)
             if kind == "neg":
-                operands.append(self._checked(_node("neg", offset, operands.pop())))
+                a = operands.pop()
+                operands.append(self._checked(("neg", offset, a[2] + 1, None, (a,))))
             return
         if len(operands) < 2:
             raise self.lx.error("expected an expression", offset)
-        b, a = operands.pop(), operands.pop()
-        if kind in ("+", "-"):
-            term = b if kind == "+" else _node("neg", b[1], b)
+        b = operands.pop()
+        a = operands.pop()
+        if kind == "+" or kind == "-":
+            term = b if kind == "+" else ("neg", b[1], b[2] + 1, None, (b,))
             # a sum node owns its list of terms and is used once: extend it in place
             terms = a[4] if a[0] == "sum" else [a]
             terms.append(term)
             depth = max(a[2], term[2] + 1)
             operands.append(self._checked(("sum", a[1], depth, None, terms)))
             return
-        operands.append(self._checked(_node(kind, offset, a, b)))
+        depth = 1 + (a[2] if a[2] > b[2] else b[2])
+        operands.append(self._checked((kind, offset, depth, None, (a, b))))
 
     def _checked(self, node: tuple[Any, ...]) -> tuple[Any, ...]:
         if node[2] > MAX_DEPTH:
