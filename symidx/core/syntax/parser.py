@@ -134,6 +134,14 @@ class _Lexer(TokenCursor[PlainToken]):
 # then + and - 1.
 
 
+def _negated(node: tuple[Any, ...], offset: int) -> tuple[Any, ...]:
+    """``-node``, written at ``offset``: a negated integer is an integer (as the sympy
+    expression is), at the depth and offset of its negation."""
+    if node[0] == "int":
+        return ("int", offset, node[2] + 1, -node[3], ())
+    return ("neg", offset, node[2] + 1, None, (node,))
+
+
 class _ExprParser:
     """Operator-precedence parsing with explicit stacks: no recursion on nesting."""
 
@@ -249,15 +257,14 @@ class _ExprParser:
             if not operands:
                 raise self.lx.error("expected an expression", offset)
             if kind == "neg":
-                a = operands.pop()
-                operands.append(self._checked(("neg", offset, a[2] + 1, None, (a,))))
+                operands.append(self._checked(_negated(operands.pop(), offset)))
             return
         if len(operands) < 2:
             raise self.lx.error("expected an expression", offset)
         b = operands.pop()
         a = operands.pop()
         if kind == "+" or kind == "-":
-            term = b if kind == "+" else ("neg", b[1], b[2] + 1, None, (b,))
+            term = b if kind == "+" else _negated(b, b[1])
             # a sum node owns its list of terms and is used once: extend it in place
             terms = a[4] if a[0] == "sum" else [a]
             terms.append(term)
