@@ -280,6 +280,9 @@ class _ExprParser:
         return node
 
 
+_DIVISIONS = {"floordiv": FloorDiv, "ceildiv": CeilDiv, "mod": Mod}
+
+
 class _Builder:
     """Parsed expression trees made sympy expressions, with sums and integer multiples
     built directly (in the form sympy's Add and Mul give). Equal sub-expressions come out
@@ -303,7 +306,15 @@ class _Builder:
                 return self.names[payload]
             except KeyError:
                 raise self.lexer.error(f"unknown variable {payload!r}", offset) from None
-        args = [self.expr(c) for c in children]
+        names = self.names
+        args = []
+        for c in children:  # integers and known variables here: no call for them
+            if c[0] == "int":
+                args.append(integer(c[3]))
+            elif c[0] == "var" and c[3] in names:
+                args.append(names[c[3]])
+            else:
+                args.append(self.expr(c))
         # by the arguments' identities: equal arguments are one object already (integers
         # and variables are, and every compound one is made here once), and each stays
         # alive in ``made`` while its id is a key
@@ -330,7 +341,7 @@ class _Builder:
         if kind in ("floordiv", "ceildiv", "mod"):
             if args[1] == 0:
                 raise self.lexer.error(f"{kind} by zero", node[4][1][1])
-            made = {"floordiv": FloorDiv, "ceildiv": CeilDiv, "mod": Mod}[kind](*args)
+            made = _DIVISIONS[kind].of(args[0], args[1])
             if isinstance(made, (FloorDiv, CeilDiv, Mod)) and not made.args[1].is_Integer:
                 self.constant_divisors = False  # (a division folded away leaves none)
             return made
@@ -404,12 +415,28 @@ class _MapParser:
     def domain(self) -> tuple[list[tuple[Any, int, int, int]], dict[str, tuple[str, Any]]]:
         """Entries ``(expr node, lo, hi, offset)`` and provenance by variable name."""
         lx = self.lx
+        tokens = lx.tokens
         entries: list[tuple[Any, int, int, int]] = []
         provenance: dict[str, tuple[str, Any]] = {}
         while True:
             while lx.accept(","):
                 pass
             kind, value, offset = lx.peek()
+            i = lx.index
+            if kind == "ident" and i + 6 < lx._clear_to and value not in _RESERVED:
+                # the common entry, a variable's interval ``d0 in [0, 31]``, read at once
+                # (as the steps below read it)
+                (_, word, _), (_, bracket_value, bracket), (lo_kind, lo_digits, _), \
+                    (_, comma, _), (hi_kind, hi_digits, _), (_, close, _) = tokens[i + 1:i + 7]
+                if word == "in" and bracket_value == "[" and lo_kind == "int" \
+                        and comma == "," and hi_kind == "int" and close == "]" \
+                        and len(lo_digits) <= 4000 and len(hi_digits) <= 4000:
+                    lx.index = i + 7
+                    lo, hi = int(lo_digits), int(hi_digits)
+                    if lo > hi and not self.allow_empty:
+                        raise lx.error(EMPTY_INTERVAL, bracket)
+                    entries.append((("var", offset, 1, value, ()), lo, hi, offset))
+                    continue
             if kind == "eof" or self._at_section_end():
                 return entries, provenance
             if kind == "ident" and value == "is_simplified" and lx.at(":", 1):
