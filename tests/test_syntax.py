@@ -415,3 +415,12 @@ def test_a_variable_interval_reads_as_the_general_steps_read_it(bounds, allow_em
         assert isinstance(general, tuple) and general[0] == fast[0]
     else:
         assert fast == general
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
+def test_tokens_before_the_first_bad_one_are_read_without_a_check(text):
+    from symidx.core.syntax.parser import _Lexer
+
+    lexer = _Lexer(text)
+    kinds = [kind for kind, _, _ in lexer.tokens]
+    assert lexer._clear_to == (kinds.index("bad") if "bad" in kinds else len(kinds) - 1)

@@ -55,6 +55,8 @@ _TOKEN = re.compile(r"""
   | (?P<punct>->|[()\[\]{},:;+\-*/<>])
   | (?P<bad>[^ \t\r\n])
 """, re.VERBOSE)
+#: A character that makes a "bad" token (none: every token is read without a check).
+_BAD = re.compile(r"[^ \t\r\n0-9A-Za-z_()\[\]{},:;+\-*/<>]")
 
 _DIV_KEYWORDS = {"floordiv": "floordiv", "floorDiv": "floordiv", "ceildiv": "ceildiv",
                  "ceilDiv": "ceildiv", "mod": "mod"}
@@ -77,7 +79,7 @@ class _Lexer(TokenCursor[PlainToken]):
         self.tokens.append(("eof", "", len(text)))
         self.last = len(self.tokens) - 1
         self.index = 0
-        self._clear_to = self._clear_from(0)
+        self._clear_to = self.last if _BAD.search(text) is None else self._clear_from(0)
 
     def _clear_from(self, i: int) -> int:
         """The index of the first bad token (or the end) at or after ``i``: the tokens
