@@ -26,7 +26,7 @@ PlainToken = tuple[str, str, int]
 these are): the reader of map text makes one per token, and a plain tuple is made
 faster."""
 
-T = TypeVar("T", bound=PlainToken)
+_T = TypeVar("_T", bound=PlainToken)
 
 
 def describe(tok: PlainToken) -> str:
@@ -34,15 +34,15 @@ def describe(tok: PlainToken) -> str:
     return "end of text" if tok[0] == "eof" else repr(tok[1])
 
 
-class TokenCursor(Generic[T]):
+class TokenCursor(Generic[_T]):
     """``at``, ``accept``, ``expect`` and ``signed_int`` over a reader's tokens (a
     :class:`Token` or a :data:`PlainToken`: read by position); the reader gives ``peek``,
     ``next`` and ``error`` (and may read integers its own way: ``int_value``)."""
 
-    def peek(self, k: int = 0) -> T:
+    def peek(self, k: int = 0) -> _T:
         raise NotImplementedError
 
-    def next(self) -> T:
+    def next(self) -> _T:
         raise NotImplementedError
 
     def error(self, message: str, offset: int) -> ParseError:
@@ -58,7 +58,7 @@ class TokenCursor(Generic[T]):
             return True
         return False
 
-    def expect(self, value: str, what: str = "") -> T:
+    def expect(self, value: str, what: str = "") -> _T:
         tok = self.peek()
         if not (tok[1] == value and tok[0] in ("punct", "ident")):
             raise self.error(f"expected {what or repr(value)}, found {describe(tok)}",
