@@ -391,13 +391,15 @@ def test_a_negated_integer_has_the_depth_and_place_of_its_negation():
 
 
 @given(st.lists(st.tuples(st.integers(-3, 12), st.integers(-3, 12), st.booleans()),
-                min_size=2, max_size=2), st.booleans())
-def test_a_variable_interval_reads_as_the_general_steps_read_it(bounds, allow_empty):
-    """``d0 in [lo, hi]`` (read at once) against ``(d0)in [lo, hi]`` (read by the general
-    steps: the same columns), and with a sign before the bound."""
+                min_size=2, max_size=2), st.booleans(),
+       st.sampled_from(["s0", "s0", "d7", "min", "hlo"]))
+def test_a_variable_interval_reads_as_the_general_steps_read_it(bounds, allow_empty, second):
+    """``d0 in [lo, hi]`` (read at once; and a whole domain of them, read without tokens)
+    against ``(d0)in [lo, hi]`` (read by the general steps: the same columns), with a sign
+    before the bound, and with a line the general steps read after the domain."""
     def text(general: bool) -> str:
         entries = []
-        for name, (lo, hi, plus) in zip(("d0", "s0"), bounds):
+        for name, (lo, hi, plus) in zip(("d0", second), bounds):
             var = f"({name})in" if general else f" {name} in"
             lo_text = f"+{lo}" if plus and general and lo >= 0 else f"{lo}"
             entries.append(f"{var} [{lo_text}, {hi}]")
@@ -410,6 +412,7 @@ def test_a_variable_interval_reads_as_the_general_steps_read_it(bounds, allow_em
             return (str(e).split(":")[-1], e.column)
 
     fast, general = read(text(False)), read(text(True))
+    assert read(text(False) + ", is_simplified: false") == fast
     plus_shift = any(plus and lo >= 0 for lo, _, plus in bounds)
     if isinstance(fast, tuple) and plus_shift:
         assert isinstance(general, tuple) and general[0] == fast[0]

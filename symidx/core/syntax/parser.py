@@ -70,16 +70,20 @@ class _Lexer(TokenCursor[PlainToken]):
     (made faster than named ones); the parser can also take raw text (``hlo:`` lines,
     :meth:`raw_until`)."""
 
-    def __init__(self, text: str, source: str = ""):
+    def __init__(self, text: str, source: str = "", end: int | None = None):
+        """``end``: tokens of the text up to there only (at a token boundary), the end of
+        text there."""
         self.text = text
         self.source = source
+        end = len(text) if end is None else end
         # every match is of one named group: ``lastgroup`` is never None
         self.tokens = cast("list[PlainToken]", [(m.lastgroup, m[0], m.start())
-                                                for m in _TOKEN.finditer(text)])
-        self.tokens.append(("eof", "", len(text)))
+                                                for m in _TOKEN.finditer(text, 0, end)])
+        self.tokens.append(("eof", "", end))
         self.last = len(self.tokens) - 1
         self.index = 0
-        self._clear_to = self.last if _BAD.search(text) is None else self._clear_from(0)
+        self._clear_to = self.last if _BAD.search(text, 0, end) is None \
+            else self._clear_from(0)
 
     def _clear_from(self, i: int) -> int:
         """The index of the first bad token (or the end) at or after ``i``: the tokens
@@ -365,8 +369,9 @@ class _Header:
 
 
 class _MapParser:
-    def __init__(self, text: str, source: str = "", allow_empty: bool = True):
-        self.lx = _Lexer(text, source)
+    def __init__(self, text: str, source: str = "", allow_empty: bool = True,
+                 end: int | None = None):
+        self.lx = _Lexer(text, source, end)
         self.allow_empty = allow_empty
 
     # -- header ------------------------------------------------------------------------
@@ -610,6 +615,11 @@ def parse_map(text: str, source: str = "", *, allow_empty: bool = True) -> Index
         word = special.group(1)
         return (IndexingMap.undefined() if word == "UNDEFINED"
                 else IndexingMap.known_empty())
+    tail = _PLAIN_DOMAIN.search(text)
+    if tail is not None:
+        quick = _with_plain_domain(text, source, allow_empty, tail)
+        if quick is not None:
+            return quick
     p = _MapParser(text, source, allow_empty)
     header = p.header()
     entries: list[tuple[Any, int, int, int]] = []
@@ -622,6 +632,42 @@ def parse_map(text: str, source: str = "", *, allow_empty: bool = True) -> Index
     runtime_names = {n for n, _ in header.runtime} | {n for n, _ in header.symbols}
     sections = p.sections(runtime_names)
     return p.build(header, entries, hlo_lines, sections)
+
+
+# The common domain, "[,] domain: d0 in [0, 31], d1 in [0, 7]" to the end of the text (each
+# variable's interval, bounds without signs), read without tokens; "_WS" is what the
+# tokenizer skips.
+_WS = r"[ \t\r\n]*"
+_PLAIN_ENTRY = (rf"([A-Za-z_][A-Za-z0-9_]*)[ \t\r\n]+in{_WS}(\[){_WS}([0-9]+){_WS},{_WS}"
+                rf"([0-9]+){_WS}\]")
+_PLAIN_DOMAIN = re.compile(rf"(?:,{_WS})?domain{_WS}:((?:{_WS}(?:,|{_PLAIN_ENTRY}))*){_WS}\Z")
+_PLAIN_ENTRIES = re.compile(_PLAIN_ENTRY)
+
+
+def _with_plain_domain(text: str, source: str, allow_empty: bool,
+                       tail: re.Match[str]) -> IndexingMap | None:
+    """The map whose text ends with a plain domain (``tail``), read as the general steps
+    read it: the header from the tokens before the domain, each interval from the text.
+    None when the header does not end right before the domain or an entry is not plainly
+    a variable's interval (the general steps then read the text, and say what is wrong)."""
+    p = _MapParser(text, source, allow_empty, end=tail.start())
+    try:
+        header = p.header()
+    except ParseError:
+        return None
+    if p.lx.index != p.lx.last:
+        return None
+    entries: list[tuple[Any, int, int, int]] = []
+    for m in _PLAIN_ENTRIES.finditer(text, tail.start(1), tail.end(1)):
+        name, lo_digits, hi_digits = m.group(1, 3, 4)
+        if name in _RESERVED or len(lo_digits) > 4000 or len(hi_digits) > 4000:
+            return None
+        lo, hi = int(lo_digits), int(hi_digits)
+        if lo > hi and not allow_empty:
+            raise p.lx.error(EMPTY_INTERVAL, m.start(2))
+        at = m.start(1)
+        entries.append((("var", at, 1, name, ()), lo, hi, at))
+    return p.build(header, entries, {}, {})
 
 
 def parse_expr(text: str, names: dict[str, Symbol] | None = None) -> Expr:
