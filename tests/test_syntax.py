@@ -7,10 +7,11 @@ import re
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import DATA
 from helpers import assert_same_function, mlir_affine
-from symidx.core.expr import FloorDiv, Mod, dim, sym
+from symidx.core.expr import CeilDiv, FloorDiv, Mod, dim, max_of, min_of, sym
 from symidx.core.indexing_map import IndexingMap
 from symidx.core.interval import Interval
 from symidx.core.syntax import MAX_DEPTH, STYLES, parse_expr, parse_map, print_expr, print_map
@@ -282,3 +283,147 @@ def test_a_constraint_can_keep_a_divisor_away_from_zero():
     m = parse_map("(d0)[s0] -> (d0 floordiv (s0 - 2)), domain: d0 in [0, 9], s0 in [0, 4], "
                   "s0 - 2 in [1, 2]")
     assert m.image((7,)) == {(7,), (3,)}
+
+
+def _reference_tokens(text: str) -> list[tuple[str, str, int]]:
+    """The map syntax's tokens, read a character at a time (what the reader's single
+    regular expression must give)."""
+    out, i = [], 0
+    while i < len(text):
+        c, start = text[i], i
+        if c in " \t\r\n":
+            i += 1
+            continue
+        if c.isascii() and c.isdigit():
+            while i < len(text) and text[i].isascii() and text[i].isdigit():
+                i += 1
+            out.append(("int", text[start:i], start))
+        elif c.isascii() and (c.isalpha() or c == "_"):
+            while i < len(text) and text[i].isascii() and (text[i].isalnum() or text[i] == "_"):
+                i += 1
+            out.append(("ident", text[start:i], start))
+        elif text.startswith("->", i):
+            i += 2
+            out.append(("punct", "->", start))
+        elif c in "()[]{},:;+-*/<>":
+            i += 1
+            out.append(("punct", c, start))
+        else:
+            i += 1
+            out.append(("bad", c, start))
+    return out + [("eof", "", len(text))]
+
+
+_PIECES = [*"d0s1rt_9 \t\r\n()[]{},:;+-*/<>=#\u00e9$", "floordiv", "mod", "in", "domain", "->",
+           "- >"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
+def test_tokens_are_plain_tuples_as_read_a_character_at_a_time(text):
+    from symidx.core.syntax.parser import _Lexer
+
+    tokens = _Lexer(text).tokens
+    assert tokens == _reference_tokens(text)
+    assert all(type(t) is tuple for t in tokens)
+
+
+# --- the reader's fast paths read as the general steps do ----------------------------------
+def _text_and_value(draw, depth: int) -> tuple[str, object]:
+    """A random expression written with random spacing, parentheses, signs and juxtaposed
+    coefficients, and its value built with sympy's operators and ours (no parser)."""
+    sp = draw(st.sampled_from(["", " ", "  "]))
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        if draw(st.booleans()):
+            n = draw(st.integers(0, 12))
+            signs = draw(st.sampled_from(["", "-", "--", "+", "-+-"]))
+            return f"{signs}{sp}{n}", (-1) ** signs.count("-") * n
+        name = draw(st.sampled_from(["d0", "d1", "s0"]))
+        v = {"d0": dim(0), "d1": dim(1), "s0": sym(0)}[name]
+        return name, v
+    kind = draw(st.sampled_from(["+", "-", "*", "k*", "floordiv", "/", "mod", "ceildiv", "neg",
+                                 "min", "max", "()", "+k", "chain"]))
+    a, va = _text_and_value(draw, depth - 1)
+    k = draw(st.integers(1, 9))
+    if kind == "+k":  # a juxtaposed coefficient after a sum's operator: "(a) - 3d1"
+        sign = draw(st.sampled_from(["+", "-"]))
+        return f"({a}){sp}{sign}{sp}{k}d1", va + (k if sign == "+" else -k) * dim(1)
+    if kind == "chain":  # precedence and left associativity without parentheses
+        b, vb = _text_and_value(draw, depth - 1)
+        return (f"({a}) - ({b}) mod {k} * 2 + 3 * ({a}) floordiv {k}",
+                va - Mod(vb, k) * 2 + FloorDiv(3 * va, k))
+    if kind == "()":
+        return f"({sp}{a}{sp})", va
+    if kind == "neg":
+        return f"-({a})", -va
+    if kind == "k*":  # juxtaposed: "3d0", "3(d0 + 1)"
+        return f"{k}({a})", k * va
+    if kind in ("floordiv", "/", "mod", "ceildiv"):
+        c = draw(st.integers(1, 9)) * draw(st.sampled_from([1, -1]))
+        op = {"floordiv": FloorDiv, "/": FloorDiv, "mod": Mod, "ceildiv": CeilDiv}[kind]
+        gap = sp if kind == "/" else sp + " "
+        return f"({a}){gap}{kind}{gap}{c}", op(va, c)
+    b, vb = _text_and_value(draw, depth - 1)
+    if kind in ("min", "max"):
+        return f"{kind}({a},{sp}{b})", (min_of if kind == "min" else max_of)(va, vb)
+    value = {"+": lambda: va + vb, "-": lambda: va - vb, "*": lambda: va * vb}[kind]()
+    return f"({a}){sp}{kind}{sp}({b})", value
+
+
+@given(st.data())
+def test_random_expressions_read_as_built_with_operators(data):
+    text, value = _text_and_value(data.draw, 4)
+    assert parse_expr(text) == value, text
+    assert parse_map(f"(d0, d1)[s0] -> ({text}), domain: d0 in [0, 3], d1 in [-2, 2], "
+                     f"s0 in [1, 5]").results == (value,)
+
+
+def test_a_negated_integer_has_the_depth_and_place_of_its_negation():
+    for operand in ("7", "d0"):
+        ok = "(d0) -> (" + "-" * (MAX_DEPTH - 1) + operand + "), domain: d0 in [0, 3]"
+        assert parse_map(ok).results[0] == (-1) ** (MAX_DEPTH - 1) * parse_expr(operand)
+        with pytest.raises(ParseError, match=f"nested more than {MAX_DEPTH}") as info:
+            parse_map("(d0) -> (" + "-" * MAX_DEPTH + operand + "), domain: d0 in [0, 3]")
+        assert info.value.column == 10  # the outermost sign
+    for op in ("floordiv", "mod", "ceildiv"):
+        with pytest.raises(ParseError, match=f"{op} by zero") as info:
+            parse_map(f"(d0) -> (d0 {op} -0), domain: d0 in [0, 3]")
+        assert info.value.column == 14 + len(op)  # the sign
+
+
+@given(st.lists(st.tuples(st.integers(-3, 12), st.integers(-3, 12), st.booleans()),
+                min_size=2, max_size=2), st.booleans(),
+       st.sampled_from(["s0", "s0", "d7", "min", "hlo"]))
+def test_a_variable_interval_reads_as_the_general_steps_read_it(bounds, allow_empty, second):
+    """``d0 in [lo, hi]`` (read at once; and a whole domain of them, read without tokens)
+    against ``(d0)in [lo, hi]`` (read by the general steps: the same columns), with a sign
+    before the bound, and with a line the general steps read after the domain."""
+    def text(general: bool) -> str:
+        entries = []
+        for name, (lo, hi, plus) in zip(("d0", second), bounds):
+            var = f"({name})in" if general else f" {name} in"
+            lo_text = f"+{lo}" if plus and general and lo >= 0 else f"{lo}"
+            entries.append(f"{var} [{lo_text}, {hi}]")
+        return "(d0)[s0] -> (d0 + s0), domain: " + ", ".join(entries)
+
+    def read(t: str) -> object:
+        try:
+            return parse_map(t, allow_empty=allow_empty)
+        except ParseError as e:
+            return (str(e).split(":")[-1], e.column)
+
+    fast, general = read(text(False)), read(text(True))
+    assert read(text(False) + ", is_simplified: false") == fast
+    plus_shift = any(plus and lo >= 0 for lo, _, plus in bounds)
+    if isinstance(fast, tuple) and plus_shift:
+        assert isinstance(general, tuple) and general[0] == fast[0]
+    else:
+        assert fast == general
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
+def test_tokens_before_the_first_bad_one_are_read_without_a_check(text):
+    from symidx.core.syntax.parser import _Lexer
+
+    lexer = _Lexer(text)
+    kinds = [kind for kind, _, _ in lexer.tokens]
+    assert lexer._clear_to == (kinds.index("bad") if "bad" in kinds else len(kinds) - 1)

@@ -165,7 +165,7 @@ def _tokens(text: str, source: str) -> list[Token]:
 _Node = tuple[Any, ...]
 
 
-class _Reader(TokenCursor):
+class _Reader(TokenCursor[Token]):
     """Recursive descent over the tokens (depth bounded by :data:`MAX_DEPTH`)."""
 
     def __init__(self, text: str, source: str, syntax: str, allow_empty: bool = True) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sympy import Mul, Symbol
 
@@ -38,7 +38,7 @@ from symidx.core.expr import (
 )
 from symidx.core.indexing_map import IndexingMap, RuntimeVar, ValueSource
 from symidx.core.interval import Interval
-from symidx.core.syntax.tokens import Token, TokenCursor, describe
+from symidx.core.syntax.tokens import PlainToken, TokenCursor, describe
 from symidx.errors import MapError, ParseError
 
 __all__ = ["parse_map", "parse_expr", "MAX_DEPTH"]
@@ -55,6 +55,8 @@ _TOKEN = re.compile(r"""
   | (?P<punct>->|[()\[\]{},:;+\-*/<>])
   | (?P<bad>[^ \t\r\n])
 """, re.VERBOSE)
+#: A character that makes a "bad" token (none: every token is read without a check).
+_BAD = re.compile(r"[^ \t\r\n0-9A-Za-z_()\[\]{},:;+\-*/<>]")
 
 _DIV_KEYWORDS = {"floordiv": "floordiv", "floorDiv": "floordiv", "ceildiv": "ceildiv",
                  "ceilDiv": "ceildiv", "mod": "mod"}
@@ -63,43 +65,48 @@ _SPECIAL = re.compile(r"\s*(KNOWN\s+EMPTY|UNDEFINED)\s*\Z")
 _DEFAULT_NAME = re.compile(r"(d|s|rt)[0-9]+")
 
 
-class _Lexer(TokenCursor):
-    """The text's tokens, read in one pass; the parser can also take raw text (``hlo:``
-    lines, :meth:`raw_until`)."""
+class _Lexer(TokenCursor[PlainToken]):
+    """The text's tokens, read in one pass, as plain tuples ``(kind, value, offset)``
+    (made faster than named ones); the parser can also take raw text (``hlo:`` lines,
+    :meth:`raw_until`)."""
 
-    def __init__(self, text: str, source: str = ""):
+    def __init__(self, text: str, source: str = "", end: int | None = None):
+        """``end``: tokens of the text up to there only (at a token boundary), the end of
+        text there."""
         self.text = text
         self.source = source
-        make = Token._make
-        self.tokens = [make((m.lastgroup, m.group(), m.start()))
-                       for m in _TOKEN.finditer(text)]
-        self.tokens.append(Token("eof", "", len(text)))
+        end = len(text) if end is None else end
+        # every match is of one named group: ``lastgroup`` is never None
+        self.tokens = cast("list[PlainToken]", [(m.lastgroup, m[0], m.start())
+                                                for m in _TOKEN.finditer(text, 0, end)])
+        self.tokens.append(("eof", "", end))
         self.last = len(self.tokens) - 1
         self.index = 0
-        self._clear_to = self._clear_from(0)
+        self._clear_to = self.last if _BAD.search(text, 0, end) is None \
+            else self._clear_from(0)
 
     def _clear_from(self, i: int) -> int:
         """The index of the first bad token (or the end) at or after ``i``: the tokens
         before it are read without a check."""
         tokens, last = self.tokens, self.last
-        while i < last and tokens[i].kind != "bad":
+        while i < last and tokens[i][0] != "bad":
             i += 1
         return i
 
     def error(self, message: str, offset: int) -> ParseError:
         return ParseError(message, self.text, offset, source=self.source)
 
-    def peek(self, k: int = 0) -> Token:
+    def peek(self, k: int = 0) -> PlainToken:
         i = self.index + k
         if i < self._clear_to:
             return self.tokens[i]
         for j in range(self.index, min(i, self.last) + 1):
             tok = self.tokens[j]
-            if tok.kind == "bad":
-                raise self.error(f"unexpected character {tok.value!r}", tok.offset)
+            if tok[0] == "bad":
+                raise self.error(f"unexpected character {tok[1]!r}", tok[2])
         return tok
 
-    def next(self) -> Token:
+    def next(self) -> PlainToken:
         i = self.index
         if i < self._clear_to:
             self.index = i + 1
@@ -113,13 +120,13 @@ class _Lexer(TokenCursor):
         """The raw text from the end of the last token read up to (not including) a stop
         character (stripped), and where it starts; the tokens resume after it."""
         prev = self.tokens[self.index - 1] if self.index else None
-        start = prev.offset + len(prev.value) if prev is not None else 0
+        start = prev[2] + len(prev[1]) if prev is not None else 0
         end = start
         text = self.text
         while end < len(text) and text[end] not in stops:
             end += 1
         i = self.index
-        while self.tokens[i].offset < end:
+        while self.tokens[i][2] < end:
             i += 1
         self.index = i
         self._clear_to = self._clear_from(i)
@@ -128,13 +135,17 @@ class _Lexer(TokenCursor):
 
 # =========================================================================== expressions
 # A parsed expression is first a small tree of tuples (so sums of any length are built in
-# one sympy call), then converted. Node: (kind, offset, depth, payload...).
-_BINARY_PREC = {"+": 1, "-": 1, "*": 2, "floordiv": 2, "ceildiv": 2, "mod": 2}
+# one sympy call), then converted. Node: (kind, offset, depth, payload, children).
+# Precedences: unary signs 9, then * floordiv ceildiv mod (and a juxtaposed coefficient) 2,
+# then + and - 1.
 
 
-def _node(kind: str, offset: int, *children: Any, payload: Any = None) -> tuple[Any, ...]:
-    depth = 1 + max((c[2] for c in children), default=0)
-    return (kind, offset, depth, payload, children)
+def _negated(node: tuple[Any, ...], offset: int) -> tuple[Any, ...]:
+    """``-node``, written at ``offset``: a negated integer is an integer (as the sympy
+    expression is), at the depth and offset of its negation."""
+    if node[0] == "int":
+        return ("int", offset, node[2] + 1, -node[3], ())
+    return ("neg", offset, node[2] + 1, None, (node,))
 
 
 class _ExprParser:
@@ -146,13 +157,17 @@ class _ExprParser:
     def parse(self) -> tuple[Any, ...]:
         lx = self.lx
         tokens = lx.tokens
+        clear_to = lx._clear_to  # tokens before it are read directly (else: peek, checked)
         operands: list[tuple[Any, ...]] = []
-        # operator stack entries: (op, prec, offset); "(" and calls are barriers.
+        # operator stack entries: (op, prec, offset, payload); "(" and calls are barriers,
+        # the only entries of precedence 0 (so no operator is applied across one)
         ops: list[tuple[str, int, int, Any]] = []
+        barriers: list[str] = []  # the barriers' kinds on ``ops``, innermost last
+        apply = self._apply
         expect_operand = True
         while True:
-            i = lx.index  # the next token, read directly while no check is due (peek)
-            kind, value, offset = tokens[i] if i < lx._clear_to else lx.peek()
+            i = lx.index
+            kind, value, offset = tokens[i] if i < clear_to else lx.peek()
             if expect_operand:
                 if kind == "punct":
                     if value == "-" or value == "+":
@@ -162,17 +177,20 @@ class _ExprParser:
                     if value == "(":
                         lx.index = i + 1
                         ops.append(("(", 0, offset, None))
+                        barriers.append("(")
                         continue
                 elif kind == "int":
                     lx.index = i + 1
                     number = int(value) if len(value) <= 4000 else lx.int_value(tokens[i])
                     operands.append(("int", offset, 1, number, ()))
-                    nkind, nvalue, noffset = lx.peek()
+                    nkind, nvalue, noffset = tokens[i + 1] if i + 1 < clear_to else lx.peek()
                     if (nkind == "ident" and (nvalue not in _RESERVED or nvalue == "min"
                                               or nvalue == "max")) \
                             or (nkind == "punct" and nvalue == "("):
                         # juxtaposed coefficient: "16d0", "2(d0 + 1)"
-                        self._push_binary(ops, operands, "*", 2, noffset)
+                        while ops and ops[-1][1] >= 2:
+                            apply(ops.pop(), operands)
+                        ops.append(("*", 2, noffset, None))
                         continue
                     expect_operand = False
                     continue
@@ -180,6 +198,7 @@ class _ExprParser:
                     if (value == "min" or value == "max") and lx.at("(", 1):
                         lx.index = i + 2
                         ops.append(("call", 0, offset, [value, len(operands)]))
+                        barriers.append("call")
                         continue
                     if value not in _RESERVED:
                         lx.index = i + 1
@@ -189,59 +208,45 @@ class _ExprParser:
                 raise lx.error(f"expected an expression, found {describe(lx.peek())}", offset)
             # expecting an operator
             if kind == "punct":
-                if value == "+" or value == "-" or value == "*":
-                    op = value
+                if value == "+" or value == "-":
+                    op, prec = value, 1
+                elif value == "*":
+                    op, prec = value, 2
                 elif value == "/":
-                    op = "floordiv"
-                elif value == ")" and self._open_barrier(ops):
+                    op, prec = "floordiv", 2
+                elif value == ")" and barriers:
                     lx.index = i + 1
-                    self._reduce_to_barrier(ops, operands)
+                    while ops[-1][1]:
+                        apply(ops.pop(), operands)
+                    barriers.pop()
                     barrier = ops.pop()
                     if barrier[0] == "call":
                         self._finish_call(barrier, operands, offset)
                     continue
-                elif value == "," and ops and self._innermost_is_call(ops):
+                elif value == "," and barriers and barriers[-1] == "call":
                     lx.index = i + 1
-                    self._reduce_to_barrier(ops, operands)
+                    while ops[-1][1]:
+                        apply(ops.pop(), operands)
                     expect_operand = True
                     continue
                 else:
                     break
             elif kind == "ident" and value in _DIV_KEYWORDS:
-                op = _DIV_KEYWORDS[value]
+                op, prec = _DIV_KEYWORDS[value], 2
             else:
                 break
             lx.index = i + 1
-            self._push_binary(ops, operands, op, _BINARY_PREC[op], offset)
+            while ops and ops[-1][1] >= prec:
+                apply(ops.pop(), operands)
+            ops.append((op, prec, offset, None))
             expect_operand = True
-        self._reduce_to_barrier(ops, operands)
+        while ops and ops[-1][1]:
+            apply(ops.pop(), operands)
         if ops:
             raise lx.error("unbalanced '(': missing ')'", ops[-1][2])
         if len(operands) != 1:
-            raise lx.error("malformed expression", lx.peek().offset)
+            raise lx.error("malformed expression", lx.peek()[2])
         return operands[0]
-
-    def _push_binary(self, ops: list[Any], operands: list[Any], op: str, prec: int,
-                     offset: int) -> None:
-        while ops and ops[-1][0] not in ("(", "call") and ops[-1][1] >= prec:
-            self._apply(ops.pop(), operands)
-        ops.append((op, prec, offset, None))
-
-    @staticmethod
-    def _open_barrier(ops: list[Any]) -> bool:
-        return any(o[0] in ("(", "call") for o in ops)
-
-    @staticmethod
-    def _innermost_is_call(ops: list[Any]) -> bool:
-        for o in reversed(ops):
-            if o[0] in ("(", "call"):
-                innermost: bool = o[0] == "call"
-                return innermost
-        return False
-
-    def _reduce_to_barrier(self, ops: list[Any], operands: list[Any]) -> None:
-        while ops and ops[-1][0] not in ("(", "call"):
-            self._apply(ops.pop(), operands)
 
     def _finish_call(self, barrier: Any, operands: list[Any], offset: int) -> None:
         name, base = barrier[3]
@@ -249,33 +254,39 @@ class _ExprParser:
         del operands[base:]
         if len(args) < 2:
             raise self.lx.error(f"{name}() takes at least two arguments", barrier[2])
-        operands.append(self._checked(_node(name, barrier[2], *args)))
+        depth = 1 + max(a[2] for a in args)
+        operands.append(self._checked((name, barrier[2], depth, None, tuple(args))))
 
     def _apply(self, op: tuple[str, int, int, Any], operands: list[Any]) -> None:
         kind, _, offset, _ = op
-        if kind in ("neg", "pos"):
+        if kind == "neg" or kind == "pos":
             if not operands:
                 raise self.lx.error("expected an expression", offset)
             if kind == "neg":
-                operands.append(self._checked(_node("neg", offset, operands.pop())))
+                operands.append(self._checked(_negated(operands.pop(), offset)))
             return
         if len(operands) < 2:
             raise self.lx.error("expected an expression", offset)
-        b, a = operands.pop(), operands.pop()
-        if kind in ("+", "-"):
-            term = b if kind == "+" else _node("neg", b[1], b)
+        b = operands.pop()
+        a = operands.pop()
+        if kind == "+" or kind == "-":
+            term = b if kind == "+" else _negated(b, b[1])
             # a sum node owns its list of terms and is used once: extend it in place
             terms = a[4] if a[0] == "sum" else [a]
             terms.append(term)
             depth = max(a[2], term[2] + 1)
             operands.append(self._checked(("sum", a[1], depth, None, terms)))
             return
-        operands.append(self._checked(_node(kind, offset, a, b)))
+        depth = 1 + (a[2] if a[2] > b[2] else b[2])
+        operands.append(self._checked((kind, offset, depth, None, (a, b))))
 
     def _checked(self, node: tuple[Any, ...]) -> tuple[Any, ...]:
         if node[2] > MAX_DEPTH:
             raise self.lx.error(f"expression nested more than {MAX_DEPTH} deep", node[1])
         return node
+
+
+_DIVISIONS = {"floordiv": FloorDiv, "ceildiv": CeilDiv, "mod": Mod}
 
 
 class _Builder:
@@ -301,7 +312,15 @@ class _Builder:
                 return self.names[payload]
             except KeyError:
                 raise self.lexer.error(f"unknown variable {payload!r}", offset) from None
-        args = [self.expr(c) for c in children]
+        names = self.names
+        args = []
+        for c in children:  # integers and known variables here: no call for them
+            if c[0] == "int":
+                args.append(integer(c[3]))
+            elif c[0] == "var" and c[3] in names:
+                args.append(names[c[3]])
+            else:
+                args.append(self.expr(c))
         # by the arguments' identities: equal arguments are one object already (integers
         # and variables are, and every compound one is made here once), and each stays
         # alive in ``made`` while its id is a key
@@ -328,7 +347,7 @@ class _Builder:
         if kind in ("floordiv", "ceildiv", "mod"):
             if args[1] == 0:
                 raise self.lexer.error(f"{kind} by zero", node[4][1][1])
-            made = {"floordiv": FloorDiv, "ceildiv": CeilDiv, "mod": Mod}[kind](*args)
+            made = _DIVISIONS[kind].of(args[0], args[1])
             if isinstance(made, (FloorDiv, CeilDiv, Mod)) and not made.args[1].is_Integer:
                 self.constant_divisors = False  # (a division folded away leaves none)
             return made
@@ -350,8 +369,9 @@ class _Header:
 
 
 class _MapParser:
-    def __init__(self, text: str, source: str = "", allow_empty: bool = True):
-        self.lx = _Lexer(text, source)
+    def __init__(self, text: str, source: str = "", allow_empty: bool = True,
+                 end: int | None = None):
+        self.lx = _Lexer(text, source, end)
         self.allow_empty = allow_empty
 
     # -- header ------------------------------------------------------------------------
@@ -390,9 +410,10 @@ class _MapParser:
             return names
         while True:
             tok = lx.next()
-            if tok.kind != "ident" or tok.value in _RESERVED:
-                raise lx.error(f"expected a variable name, found {describe(tok)}", tok.offset)
-            names.append((tok.value, tok.offset))
+            kind, value, offset = tok
+            if kind != "ident" or value in _RESERVED:
+                raise lx.error(f"expected a variable name, found {describe(tok)}", offset)
+            names.append((value, offset))
             if lx.accept(close):
                 return names
             lx.expect(",", f"',' or '{close}'")
@@ -401,22 +422,38 @@ class _MapParser:
     def domain(self) -> tuple[list[tuple[Any, int, int, int]], dict[str, tuple[str, Any]]]:
         """Entries ``(expr node, lo, hi, offset)`` and provenance by variable name."""
         lx = self.lx
+        tokens = lx.tokens
         entries: list[tuple[Any, int, int, int]] = []
         provenance: dict[str, tuple[str, Any]] = {}
         while True:
             while lx.accept(","):
                 pass
-            tok = lx.peek()
-            if tok.kind == "eof" or self._at_section_end():
+            kind, value, offset = lx.peek()
+            i = lx.index
+            if kind == "ident" and i + 6 < lx._clear_to and value not in _RESERVED:
+                # the common entry, a variable's interval ``d0 in [0, 31]``, read at once
+                # (as the steps below read it)
+                (_, word, _), (_, bracket_value, bracket), (lo_kind, lo_digits, _), \
+                    (_, comma, _), (hi_kind, hi_digits, _), (_, close, _) = tokens[i + 1:i + 7]
+                if word == "in" and bracket_value == "[" and lo_kind == "int" \
+                        and comma == "," and hi_kind == "int" and close == "]" \
+                        and len(lo_digits) <= 4000 and len(hi_digits) <= 4000:
+                    lx.index = i + 7
+                    lo, hi = int(lo_digits), int(hi_digits)
+                    if lo > hi and not self.allow_empty:
+                        raise lx.error(EMPTY_INTERVAL, bracket)
+                    entries.append((("var", offset, 1, value, ()), lo, hi, offset))
+                    continue
+            if kind == "eof" or self._at_section_end():
                 return entries, provenance
-            if tok.kind == "ident" and tok.value == "is_simplified" and lx.at(":", 1):
+            if kind == "ident" and value == "is_simplified" and lx.at(":", 1):
                 lx.next()
                 lx.next()
                 flag = lx.next()
-                if flag.value not in ("true", "false"):
-                    raise lx.error("expected true or false after is_simplified:", flag.offset)
+                if flag[1] not in ("true", "false"):
+                    raise lx.error("expected true or false after is_simplified:", flag[2])
                 continue
-            if tok.kind == "ident" and tok.value == "hlo" and lx.at(":", 1):
+            if kind == "ident" and value == "hlo" and lx.at(":", 1):
                 lx.next()
                 lx.next()
                 hlo, at = lx.raw_until("\n")
@@ -426,7 +463,7 @@ class _MapParser:
                 continue
             expr = _ExprParser(lx).parse()
             lx.expect("in", "'in' after a domain expression")
-            bracket = lx.peek().offset
+            bracket = lx.peek()[2]
             lx.expect("[", "'['")
             lo = self.lx.signed_int()
             lx.expect(",", "','")
@@ -434,40 +471,40 @@ class _MapParser:
             lx.expect("]", "']'")
             if lo > hi and not self.allow_empty:
                 raise lx.error(EMPTY_INTERVAL, bracket)
-            entries.append((expr, lo, hi, tok.offset))
+            entries.append((expr, lo, hi, offset))
 
     def _at_section_end(self) -> bool:
         lx = self.lx
-        tok = lx.peek()
-        if tok.kind != "ident":
+        kind, value, _ = lx.peek()
+        if kind != "ident":
             return False
-        if (tok.value, lx.peek(1).value) in (("runtime", "variables"), ("replica", "id")):
+        if (value, lx.peek(1)[1]) in (("runtime", "variables"), ("replica", "id")):
             return True
-        return lx.at(":", 1) and tok.value not in ("hlo", "is_simplified")
+        return lx.at(":", 1) and value not in ("hlo", "is_simplified")
 
     # -- sections after the domain -----------------------------------------------------------
     def sections(self, runtime_names: set[str]) -> dict[str, tuple[str, IndexingMap]]:
         lx = self.lx
         provenance: dict[str, tuple[str, IndexingMap]] = {}
-        while lx.peek().kind != "eof":
+        while lx.peek()[0] != "eof":
             tok = lx.peek()
             if lx.at("runtime") and lx.at("variables", 1):
                 lx.next()
                 lx.next()
                 lx.expect(":")
-                while lx.peek().kind == "ident" and lx.at(":", 1) \
-                        and lx.peek().value not in ("replica", "runtime"):
-                    name = lx.next()
+                while lx.peek()[0] == "ident" and lx.at(":", 1) \
+                        and lx.peek()[1] not in ("replica", "runtime"):
+                    _, name, name_at = lx.next()
                     lx.next()
-                    if name.value not in runtime_names:
-                        raise lx.error(f"{name.value!r} is not a runtime variable of the map",
-                                       name.offset)
+                    if name not in runtime_names:
+                        raise lx.error(f"{name!r} is not a runtime variable of the map",
+                                       name_at)
                     hlo, _ = lx.raw_until(";")
                     lx.expect(";")
                     if lx.accept("UNDEFINED"):  # the source is known, its map is not
-                        provenance[name.value] = (hlo, None)  # type: ignore[assignment]
+                        provenance[name] = (hlo, None)  # type: ignore[assignment]
                         continue
-                    provenance[name.value] = (hlo, self.full_map())
+                    provenance[name] = (hlo, self.full_map())
                 continue
             if lx.at("replica") and lx.at("id", 1):
                 lx.next()
@@ -475,7 +512,7 @@ class _MapParser:
                 lx.expect(":")
                 self.full_map()  # read and checked; symidx does not model replica ids
                 continue
-            raise lx.error(f"unexpected {describe(tok)} after the map", tok.offset)
+            raise lx.error(f"unexpected {describe(tok)} after the map", tok[2])
         return provenance
 
     # -- a whole map -------------------------------------------------------------------------
@@ -554,7 +591,7 @@ class _MapParser:
         """Seed style: ``hlo: ...`` then a bare ``(d0, d1) -> (...)`` over the map's dims."""
         if len(header.dims) != len(dims) or header.symbols or header.runtime:
             raise self.lx.error("a runtime variable's map must take the map's dimensions",
-                                self.lx.peek().offset)
+                                self.lx.peek()[2])
         table = {name: dim(i) for i, (name, _) in enumerate(header.dims)}
         builder = _Builder(table, self.lx)
         results = [builder.expr(n) for n in header.results]
@@ -578,6 +615,11 @@ def parse_map(text: str, source: str = "", *, allow_empty: bool = True) -> Index
         word = special.group(1)
         return (IndexingMap.undefined() if word == "UNDEFINED"
                 else IndexingMap.known_empty())
+    tail = _PLAIN_DOMAIN.search(text)
+    if tail is not None:
+        quick = _with_plain_domain(text, source, allow_empty, tail)
+        if quick is not None:
+            return quick
     p = _MapParser(text, source, allow_empty)
     header = p.header()
     entries: list[tuple[Any, int, int, int]] = []
@@ -592,13 +634,49 @@ def parse_map(text: str, source: str = "", *, allow_empty: bool = True) -> Index
     return p.build(header, entries, hlo_lines, sections)
 
 
+# The common domain, "[,] domain: d0 in [0, 31], d1 in [0, 7]" to the end of the text (each
+# variable's interval, bounds without signs), read without tokens; "_WS" is what the
+# tokenizer skips.
+_WS = r"[ \t\r\n]*"
+_PLAIN_ENTRY = (rf"([A-Za-z_][A-Za-z0-9_]*)[ \t\r\n]+in{_WS}(\[){_WS}([0-9]+){_WS},{_WS}"
+                rf"([0-9]+){_WS}\]")
+_PLAIN_DOMAIN = re.compile(rf"(?:,{_WS})?domain{_WS}:((?:{_WS}(?:,|{_PLAIN_ENTRY}))*){_WS}\Z")
+_PLAIN_ENTRIES = re.compile(_PLAIN_ENTRY)
+
+
+def _with_plain_domain(text: str, source: str, allow_empty: bool,
+                       tail: re.Match[str]) -> IndexingMap | None:
+    """The map whose text ends with a plain domain (``tail``), read as the general steps
+    read it: the header from the tokens before the domain, each interval from the text.
+    None when the header does not end right before the domain or an entry is not plainly
+    a variable's interval (the general steps then read the text, and say what is wrong)."""
+    p = _MapParser(text, source, allow_empty, end=tail.start())
+    try:
+        header = p.header()
+    except ParseError:
+        return None
+    if p.lx.index != p.lx.last:
+        return None
+    entries: list[tuple[Any, int, int, int]] = []
+    for m in _PLAIN_ENTRIES.finditer(text, tail.start(1), tail.end(1)):
+        name, lo_digits, hi_digits = m.group(1, 3, 4)
+        if name in _RESERVED or len(lo_digits) > 4000 or len(hi_digits) > 4000:
+            return None
+        lo, hi = int(lo_digits), int(hi_digits)
+        if lo > hi and not allow_empty:
+            raise p.lx.error(EMPTY_INTERVAL, m.start(2))
+        at = m.start(1)
+        entries.append((("var", at, 1, name, ()), lo, hi, at))
+    return p.build(header, entries, {}, {})
+
+
 def parse_expr(text: str, names: dict[str, Symbol] | None = None) -> Expr:
     """Parse one expression. Without ``names``, ``dN``/``sN``/``rtN`` are our variables."""
     lx = _Lexer(text)
     node = _ExprParser(lx).parse()
-    if lx.peek().kind != "eof":
+    if lx.peek()[0] != "eof":
         raise lx.error(f"unexpected {describe(lx.peek())} after the expression",
-                       lx.peek().offset)
+                       lx.peek()[2])
     table = dict(names or {})
     if names is None:
         for name in _var_names(node):

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Generic, NamedTuple, TypeVar
 
 from symidx.core.indexing_map.text import int_of_digits
 from symidx.errors import ParseError
@@ -21,20 +21,28 @@ class Token(NamedTuple):
     offset: int
 
 
-def describe(tok: Token) -> str:
+PlainToken = tuple[str, str, int]
+"""A token as a plain tuple ``(kind, value, offset)``, as :class:`Token` (whose fields
+these are): the reader of map text makes one per token, and a plain tuple is made
+faster."""
+
+_T = TypeVar("_T", bound=PlainToken)
+
+
+def describe(tok: PlainToken) -> str:
     """A token as an error names it."""
-    return "end of text" if tok.kind == "eof" else repr(tok.value)
+    return "end of text" if tok[0] == "eof" else repr(tok[1])
 
 
-class TokenCursor:
-    """``at``, ``accept``, ``expect`` and ``signed_int`` over a reader's tokens; the reader
-    gives ``peek``, ``next`` and ``error`` (and may read integers its own way:
-    ``int_value``)."""
+class TokenCursor(Generic[_T]):
+    """``at``, ``accept``, ``expect`` and ``signed_int`` over a reader's tokens (a
+    :class:`Token` or a :data:`PlainToken`: read by position); the reader gives ``peek``,
+    ``next`` and ``error`` (and may read integers its own way: ``int_value``)."""
 
-    def peek(self, k: int = 0) -> Token:
+    def peek(self, k: int = 0) -> _T:
         raise NotImplementedError
 
-    def next(self) -> Token:
+    def next(self) -> _T:
         raise NotImplementedError
 
     def error(self, message: str, offset: int) -> ParseError:
@@ -42,7 +50,7 @@ class TokenCursor:
 
     def at(self, value: str, k: int = 0) -> bool:
         tok = self.peek(k)
-        return tok.kind in ("punct", "ident") and tok.value == value
+        return tok[1] == value and tok[0] in ("punct", "ident")
 
     def accept(self, value: str) -> bool:
         if self.at(value):
@@ -50,28 +58,28 @@ class TokenCursor:
             return True
         return False
 
-    def expect(self, value: str, what: str = "") -> Token:
+    def expect(self, value: str, what: str = "") -> _T:
         tok = self.peek()
-        if not self.at(value):
+        if not (tok[1] == value and tok[0] in ("punct", "ident")):
             raise self.error(f"expected {what or repr(value)}, found {describe(tok)}",
-                             tok.offset)
+                             tok[2])
         return self.next()
 
-    def int_value(self, tok: Token) -> int:
+    def int_value(self, tok: PlainToken) -> int:
         """The value of an integer token, or a located error when it has more than
         :data:`MAX_DIGITS` digits."""
-        if len(tok.value) > MAX_DIGITS:
-            raise self.error(f"an integer of {len(tok.value)} digits: at most {MAX_DIGITS} "
-                             f"are read", tok.offset)
-        return int_of_digits(tok.value)
+        if len(tok[1]) > MAX_DIGITS:
+            raise self.error(f"an integer of {len(tok[1])} digits: at most {MAX_DIGITS} "
+                             f"are read", tok[2])
+        return int_of_digits(tok[1])
 
     def signed_int(self) -> int:
         """An integer after any number of signs."""
         sign = 1
-        while self.peek().kind == "punct" and self.peek().value in "+-":
-            if self.next().value == "-":
+        while self.peek()[0] == "punct" and self.peek()[1] in "+-":
+            if self.next()[1] == "-":
                 sign = -sign
         tok = self.next()
-        if tok.kind != "int":
-            raise self.error(f"expected an integer, found {describe(tok)}", tok.offset)
+        if tok[0] != "int":
+            raise self.error(f"expected an integer, found {describe(tok)}", tok[2])
         return sign * self.int_value(tok)
