@@ -149,6 +149,12 @@ def test_a_division_rows_point_is_a_point_of_the_constraints(problem):
         assert solve(rows, x, x) == held
 
 
+def test_the_search_takes_a_box_without_rows():
+    # no constraint: any point will do, the box's variables still split
+    assert solve((), [0, 3], [2, 5]) is True
+    assert solve((((1, 0), 0, 9, 9),), [0, 0], [2, 5]) is False
+
+
 def test_the_search_gives_up_on_a_cycle_over_wide_intervals():
     # x - y = 1 and y - x = 1 have no point, but narrowing shaves one value a pass: the
     # search stops after its limit of nodes and says it does not know

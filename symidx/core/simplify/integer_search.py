@@ -14,7 +14,9 @@ row in its interval; a variable that narrows brings its other rows back), then s
 variable in the most rows, depth first, until every variable has one value (a witness) or
 an interval is empty. Splitting the most linked variable first matters: a window's sums
 and quotients tie many offsets together, and once they are fixed the offsets follow, where
-splitting the offsets first tries their combinations one by one. Narrowing drops no
+splitting the offsets first tries their combinations one by one. So does trying a
+variable's middle values first: the running sums of stacked windows are bounded on both
+sides, and offsets at their low ends fail only deep in the search. Narrowing drops no
 solution and the splits cover every point, so the answer is exact; after
 :data:`SEARCH_LIMIT` narrowings of a row it is None (unknown).
 """
@@ -145,7 +147,7 @@ def solve(rows: Rows, los: Sequence[int], his: Sequence[int]) -> bool | None:
     """Does a point with each variable ``k`` in ``[los[k], his[k]]`` satisfy every row
     (``lo <= const + sum(coeffs[k] * x[k]) <= hi``)? Exact; None after
     :data:`SEARCH_LIMIT` narrowings of a row."""
-    return _Search(rows).run(list(los), list(his))
+    return _Search(rows, len(los)).run(list(los), list(his))
 
 
 class _Search:
@@ -154,13 +156,13 @@ class _Search:
 
     __slots__ = ("terms", "consts", "lows", "highs", "rows_of", "work")
 
-    def __init__(self, rows: Rows):
+    def __init__(self, rows: Rows, variables: int):
         self.terms = [tuple((k, c) for k, c in enumerate(coeffs) if c)
                       for coeffs, _, _, _ in rows]
         self.consts = [row[1] for row in rows]
         self.lows = [row[2] for row in rows]
         self.highs = [row[3] for row in rows]
-        self.rows_of: list[list[int]] = [[] for _ in rows[0][0]] if rows else []
+        self.rows_of: list[list[int]] = [[] for _ in range(variables)]
         for r, terms_ in enumerate(self.terms):
             for k, _ in terms_:
                 self.rows_of[k].append(r)
@@ -168,7 +170,8 @@ class _Search:
 
     def run(self, low: list[int], high: list[int]) -> bool | None:
         """Depth first: narrow, then split the variable in the most rows (the narrowest
-        of those) into its values if it has few, else in halves."""
+        of those) into its values if it has few, the middle ones first, else in
+        halves."""
         rows_of = self.rows_of
         stack = [(low, high, list(range(len(self.terms))))]
         while stack:
@@ -185,8 +188,9 @@ class _Search:
             if best < 0:  # every variable has one value, where every row holds
                 return True
             a, b = low[best], high[best]
-            if b - a < _SPLIT_INTO_VALUES:
-                parts = [(v, v) for v in range(b, a - 1, -1)]  # popped from a upwards
+            if b - a < _SPLIT_INTO_VALUES:  # the middle values first (popped last)
+                parts = [(v, v) for v in sorted(range(a, b + 1),
+                                                key=lambda v: (-abs(2 * v - a - b), -v))]
             else:
                 middle = (a + b) // 2
                 parts = [(middle + 1, b), (a, middle)]
