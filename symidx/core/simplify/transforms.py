@@ -114,12 +114,13 @@ def _satisfiable(constraints: tuple[tuple[Expr, Interval], ...],
     names), the others by their expressions with the variables named by their place."""
     rows = linear_rows(constraints, [v for v, _ in box])
     divisions = None
-    if rows is not None:  # the rows' order changes no answer (nor the search's steps)
+    if rows is not None:  # sorted: the search (whose steps follow the rows' order) then
+        # answers as a function of the key alone
         rows = tuple(sorted(rows))
         key: Any = (rows, tuple([x for _, iv in box for x in (iv.lo, iv.hi)]))
     else:
         found = division_rows(constraints, box)
-        if found is not None:  # so are the quotients' numbers, once the rows are sorted
+        if found is not None:  # the quotients numbered alike, whatever the names
             divisions = (tuple(sorted(found[0])), found[1], found[2])
             key = divisions[0], tuple(found[1]), tuple(found[2])
     memo = _MEMO.get()
