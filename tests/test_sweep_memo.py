@@ -95,3 +95,62 @@ def test_a_memo_entry_outlives_the_callers_references():
     # their identities and be answered with their composition
     kept_first, kept_second, _, _ = memo.composed[key]
     assert (id(kept_first), id(kept_second)) == key
+
+
+CONSTANT_READ = """
+HloModule m
+
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  q = f32[8] parameter(1)
+  k = f32[] constant(2)
+  kb = f32[4,8] broadcast(k), dimensions={}
+  i = s32[4,8] iota(), iota_dimension=1
+  f = f32[4,8] convert(i)
+  qb = f32[4,8] broadcast(q), dimensions={1}
+  a = f32[4,8] multiply(p, kb)
+  b = f32[4,8] add(a, f)
+  ROOT c = f32[4,8] subtract(b, qb)
+}
+"""
+
+
+def _key_names(found):
+    return {name for name, _ in found}
+
+
+def test_a_sweep_asked_for_some_instructions_makes_no_set_for_a_leaf_it_drops():
+    """A sweep that returns only the parameters (``keep``) composes nothing into a constant
+    or an iota (leaves it would drop): fewer compositions than the sweep that returns
+    everything, and the same maps for what it returns, parameters and instructions in
+    between alike."""
+    comp = parse_hlo(CONSTANT_READ).entry
+    whole = Analysis()
+    everything = whole.backward(comp, comp.root)
+    assert {"k", "i", "kb", "qb", "p", "q"} <= _key_names(everything)
+    for keep in ({"p", "q"}, {"p", "q", "kb"}, {"q", "i"}):
+        analysis = Analysis()
+        found = analysis.backward(comp, comp.root, keep=keep)
+        assert found == {key: r for key, r in everything.items() if key[0] in keep}
+        assert len(analysis.memo.composed) < len(whole.memo.composed)
+    # a kept leaf is still reached; one left outside ``within`` is not looked through
+    analysis = Analysis()
+    found = analysis.backward(comp, comp.root, within={"c", "b", "a"}, keep={"kb", "p"})
+    assert _key_names(found) == {"kb", "p"}
+    assert found[("kb", 0)] == everything[("kb", 0)]
+
+
+def test_the_joint_sweep_gives_each_output_what_its_own_sweep_gives_past_a_constant():
+    """:meth:`Analysis.backward_outputs` (``--output all``), which returns only the
+    parameters, against each output's own sweep, on a computation whose outputs read a
+    broadcast constant and an iota."""
+    text = CONSTANT_READ.replace("ROOT c = f32[4,8] subtract(b, qb)",
+                                 "c = f32[4,8] subtract(b, qb)\n"
+                                 "  ROOT t = (f32[4,8], f32[4,8]) tuple(c, kb)")
+    comp = parse_hlo(text).entry
+    joint = Analysis().parameters_of_outputs(comp, [0, 1])
+    for output, found in enumerate(joint):
+        alone = Analysis().parameters_of(comp, output)
+        assert {key: r.maps for key, r in found.items()} == \
+            {key: r.maps for key, r in alone.items()}
+    assert joint[1] == {}  # the second output reads a constant only

@@ -468,7 +468,7 @@ class Analysis:
                         for entry in here.values():
                             tags |= entry.starts
                         _unknown(unknown, op.name, step.unsupported, tags)
-                    elif step.maps:
+                    elif step.maps and not _discarded(op, within, keep):
                         _extend(reaching.setdefault((op.name, step.leaf), {}), here, step,
                                 op.name, memo, starts, limits)
                 if keep is not None and instr.name not in keep:
@@ -512,6 +512,17 @@ class Analysis:
                  if key not in unknown}
         found.update({key: Reached(unsupported=opcode) for key, opcode in unknown.items()})
         return found
+
+
+def _discarded(op: HloInstruction, within: Collection[str] | None,
+               keep: Collection[str] | None) -> bool:
+    """Would the maps reaching ``op`` in an output-to-input sweep be thrown away? So when
+    the sweep returns only ``keep``, ``op`` is not among them, and nothing composes them
+    further: ``op`` reads nothing (a constant, an iota; a parameter not asked for) or lies
+    outside ``within``. Its set is then not made at all (the compositions into a
+    broadcast constant are many)."""
+    return keep is not None and op.name not in keep and (
+        not op.operands or within is not None and op.name not in within)
 
 
 def _start(instr: HloInstruction, output: int) -> dict[Key, Entries]:
