@@ -166,3 +166,23 @@ def test_the_pair_rules_leave_a_sum_with_one_operation_term(a, b, op, k, plain, 
     for rule in PAIR_RULES:
         assert rule(node, Rewriter(env)) is None, (rule.__name__, node)
     assert [r for r in RULES[Add] if r not in PAIR_RULES] == list(ONE_OPERATION_SUM_RULES)
+
+
+def test_the_round_without_constraints_folds_only_the_point_dims_a_result_uses():
+    """``results_only_round`` (the round of a map without constraints) folds a dimension
+    with one value into a constant in the results that use it, leaves the others as the
+    same objects, and gives back the map itself when no result uses one."""
+    from symidx.core.simplify.stats import DEFAULT_BUDGET
+
+    clear_caches()
+    dims = [Interval(0, 0), Interval(0, 9), Interval(3, 3)]
+    r1 = Mod(d1 + 4 * s0, 16)
+    unused = IndexingMap.create(dims, [d1, r1], [Interval(0, 7)])
+    assert passes.results_only_round(unused, DEFAULT_BUDGET, True) is unused
+    used = IndexingMap.create(dims, [d0 + d1, r1, dim(2) * 2], [Interval(0, 7)])
+    got = passes.results_only_round(used, DEFAULT_BUDGET, True)
+    assert got is not None and got.results[0] == d1 and got.results[2] == Integer(6)
+    assert got.results[1] is r1
+    kept = passes.results_only_round(used, DEFAULT_BUDGET, False)
+    assert kept is not None and kept.results[2] == dim(2) * 2
+    assert got == simplify(used, trace=True).map

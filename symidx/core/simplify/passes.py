@@ -23,7 +23,6 @@ from symidx.core.expr import (
     dim,
     from_terms,
     on_clear_caches,
-    rt,
     scale,
     substitute,
     sym,
@@ -426,24 +425,21 @@ def results_only_round(m: IndexingMap, budget: Budget, replace_point_dims: bool
     for b in m.ranges:
         if b.lo == b.hi:
             return None
-    env: dict[Symbol, Interval] = {}
-    point_dims: dict[Symbol, Expr] = {}
-    for i, b in enumerate(m.dims):
-        env[dim(i)] = b
-        if b.lo == b.hi and replace_point_dims:
-            point_dims[dim(i)] = Integer(b.lo)
-    for i, b in enumerate(m.ranges):
-        env[sym(i)] = b
-    for i, v in enumerate(m.rts):
-        env[rt(i)] = v.bounds
+    env = m.variable_bounds()  # the variables in order, with the map's cached tables
     rw = Rewriter(env, None, budget.steps)
     for expr, iv in m.constraints:  # as fold_constraints looks first: does it always hold?
         span = rw.bounds(expr)
         if not (span.lo <= span.hi and iv.lo <= span.lo and span.hi <= iv.hi):
             return None  # the full rounds have work to do
     results = m.results
-    if point_dims:
-        results = tuple(substitute(results, point_dims))
+    if replace_point_dims:
+        point_dims = {v: Integer(b.lo) for v, b in zip(m.dim_vars, m.dims) if b.lo == b.hi}
+        # substituted only where a result uses one (a composed map keeps its first map's
+        # point dims, which its results no longer mention): the walk would give back the
+        # same objects
+        if point_dims and any(not point_dims.keys().isdisjoint(variables_of(r))
+                              for r in results):
+            results = tuple(substitute(results, point_dims))
     simplify = partial(_simplified_memo, rw)
     new = [simplify(r) for r in results]
     if all(map(is_, new, m.results)) and not m.constraints:
