@@ -23,7 +23,8 @@ from symidx.fusion.sweep import Memo
 M = parse_map("(d0) -> (d0), domain: d0 in [0, 3]")
 
 
-@given(st.lists(st.integers(min_value=1, max_value=(1 << 70) - 1), max_size=40),
+@given(st.lists(st.one_of(st.integers(min_value=1, max_value=(1 << 70) - 1),
+                          st.sampled_from([1, 0b110, 0b1011, (1 << 70) - 1])), max_size=70),
        st.integers(min_value=0, max_value=45))
 def test_crowded_outputs_are_those_more_than_limit_entries_come_from(
         starts: list[int], limit: int) -> None:
@@ -111,7 +112,7 @@ def test_bounding_a_set_gives_each_crowded_output_its_maps_forgotten(case, limit
             if e.starts & over:
                 add_entry(expected, starts.dim_free(sets.forgotten(m, memo), e.starts & over,
                                                     memo), e.only(e.starts & over))
-    assert got == expected
+    assert list(got.items()) == list(expected.items())  # the order too: it is the output's
 
 
 @given(_entries())

@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import gc
 
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from symidx.core.expr import FloorDiv, Mod, as_expr, bounds, dim, rt, sym
 from symidx.core.indexing_map import IndexingMap
+from symidx.core.interval import Interval
+from symidx.core.simplify import compose
 from symidx.core.syntax import parse_map
 from symidx.fusion import Analysis
-from symidx.fusion.sweep import Memo, _composition
+from symidx.fusion.sweep import Memo, _composition, _finished, _passes_through
 from symidx.hlo import parse_hlo
 
 TWO_NEGATES = """
@@ -154,3 +160,51 @@ def test_the_joint_sweep_gives_each_output_what_its_own_sweep_gives_past_a_const
         assert {key: r.maps for key, r in found.items()} == \
             {key: r.maps for key, r in alone.items()}
     assert joint[1] == {}  # the second output reads a constant only
+
+
+@st.composite
+def _first_maps(draw):
+    """Small maps as a sweep holds them: dims, range and runtime variables, results that
+    are sums, floordivs and mods of them, and a constraint on a sum."""
+    dims = [Interval(0, draw(st.integers(0, 5))) for _ in range(draw(st.integers(1, 2)))]
+    ranges = [Interval(0, draw(st.integers(1, 4))) for _ in range(draw(st.integers(0, 2)))]
+    rts = [Interval(draw(st.integers(-2, 0)), draw(st.integers(0, 3)))
+           for _ in range(draw(st.integers(0, 1)))]
+    variables = [dim(i) for i in range(len(dims))] + [sym(i) for i in range(len(ranges))] \
+        + [rt(i) for i in range(len(rts))]
+
+    def term():
+        total = as_expr(draw(st.integers(-3, 3)))
+        for v in variables:
+            total += draw(st.integers(-2, 3)) * v
+        kind = draw(st.sampled_from(["sum", "floordiv", "mod"]))
+        if kind == "sum":
+            return total
+        c = draw(st.integers(1, 4))
+        return FloorDiv(total, c) if kind == "floordiv" else Mod(total, c)
+
+    results = [term() for _ in range(draw(st.integers(1, 3)))]
+    constraints = []
+    if draw(st.booleans()):
+        lo = draw(st.integers(-4, 4))
+        constraints.append((variables[0] + variables[-1], Interval(lo, lo + draw(st.integers(0, 6)))))
+    return IndexingMap.create(dims, results, ranges, rts, constraints)
+
+
+@given(_first_maps(), st.lists(st.integers(0, 3), min_size=6, max_size=6))
+def test_an_identity_step_finishes_its_first_map_as_the_composition_does(first, margins):
+    """Where an identity map's dims hold every value of the first map's results (by their
+    intervals), the sweep finishes the first map itself instead of composing: the answer
+    is the one the composition's finish gives. Where a dim is too small, it composes."""
+    assume(not first.is_known_empty)
+    env = first.variable_bounds()
+    spans = [bounds(r, env) for r in first.results]
+    wide = IndexingMap.identity([Interval(s.lo - a, s.hi + b) for s, a, b in
+                                 zip(spans, margins[::2], margins[1::2])])
+    assert _passes_through(first, wide)
+    assert _finished(first, wide) == _finished(compose(first, wide), wide)
+    narrow = IndexingMap.identity([Interval(s.lo + 1, s.hi) if i == 0 else s
+                                   for i, s in enumerate(spans)])
+    assert not _passes_through(first, narrow)
+    found = _composition(first, wide, Memo())
+    assert found[2] == _finished(compose(first, wide), wide)

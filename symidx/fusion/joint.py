@@ -18,6 +18,8 @@ output's share is read out with its own dims and label (:func:`reached_each`).
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -80,6 +82,19 @@ class Shared:
 SharedEntries = dict[IndexingMap, Shared]
 
 
+@dataclass(slots=True)
+class _Kept:
+    """What bounding makes of ``m`` (:meth:`Starts._kept`): its runtime-value elements
+    forgotten (``forgotten``), the outputs whose dims that map has (``mask``; all of them,
+    -1, when it has none) and that map without its dims (``free``, made when first
+    asked). ``m`` is held so that its identity, the key, is not reused."""
+
+    m: IndexingMap
+    forgotten: IndexingMap
+    mask: int
+    free: IndexingMap | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Starts:
     """The outputs of a joint sweep: the dims of each one's identity map, and per dims the
@@ -90,6 +105,9 @@ class Starts:
     # per map looked up in ``masks``, the outputs with its dims (see :meth:`dim_free`)
     _mask_of: dict[IndexingMap, int] = field(default_factory=dict, init=False, repr=False,
                                              compare=False)
+    # per map (by identity, the map held), what bounding makes of it: see :meth:`_kept`
+    _kept_of: dict[int, _Kept] = field(default_factory=dict, init=False, repr=False,
+                                       compare=False)
 
     def __post_init__(self) -> None:
         masks: dict[tuple[Interval, ...], int] = {}
@@ -114,6 +132,22 @@ class Starts:
             mask = self._mask_of[m] = self.masks.get(m.dims, 0)
         return not starts & ~mask
 
+    def _kept(self, m: IndexingMap, crowded: int, memo: MapMemo) -> IndexingMap:
+        """``dim_free(forgotten(m), crowded)``: what bounding keeps of ``m`` for the
+        outputs ``crowded``. A set of a training step holds the same interned maps at
+        instruction after instruction, so the parts that do not depend on ``crowded`` are
+        kept per map object (its hash and two memos' lookups, once)."""
+        kept = self._kept_of.get(id(m))
+        if kept is None:
+            f = forgotten(m, memo)
+            mask = self.masks.get(f.dims, 0) if f.dims else -1
+            kept = self._kept_of[id(m)] = _Kept(m, f, mask)
+        if crowded & ~kept.mask:  # not every output's dims: the map keeps its dims
+            return kept.forgotten
+        if kept.free is None:
+            kept.free = dim_free(kept.forgotten, memo)
+        return kept.free
+
     def bounded(self, entries: SharedEntries, memo: MapMemo) -> SharedEntries:
         """``entries`` bounded per output, as each output's own sweep bounds its set: an
         output that has more than :data:`~symidx.fusion.sets.MERGE_LIMIT` of the maps gets
@@ -129,19 +163,22 @@ class Starts:
         over = _crowded(entries.values(), merge_limit)
         if not over:
             return entries
-        found: SharedEntries = {}
-        for m, e in entries.items():
+        found: SharedEntries | None = None  # made at the first entry that changes
+        for i, (m, e) in enumerate(entries.items()):
             crowded = e.starts & over
-            if not crowded:
-                add_entry(found, m, e)
+            kept = self._kept(m, crowded, memo) if crowded and (m.rts or m.dims) else m
+            if kept is m and (not crowded or e.opaque is None or e.marked and e.opaque):
+                # the entry as it was (when crowded, the two parts below merged again)
+                if found is not None:
+                    add_entry(found, m, e)
                 continue
-            kept = self.dim_free(forgotten(m, memo), crowded, memo)
-            if kept is m and (e.opaque is None or e.marked and e.opaque):
-                add_entry(found, m, e)  # the two parts below, merged again: ``e`` itself
-                continue
+            if found is None:  # the entries before this one are unchanged and distinct
+                found = dict(itertools.islice(entries.items(), i))
             if e.starts & ~over:
                 add_entry(found, m, e.only(e.starts & ~over))
             add_entry(found, kept, e.only(crowded))
+        if found is None:  # most sets of a training step: every map kept as it was
+            found = entries
         if len(found) <= hull_limit:
             return found
         crowded = _crowded(found.values(), hull_limit)
@@ -182,18 +219,26 @@ class Starts:
 def _crowded(entries: Iterable[Shared], limit: int) -> int:
     """The outputs (bit set) that more than ``limit`` of ``entries`` come from. Every
     output's count is kept bit-sliced (``counts[i]``: bit ``i`` of each output's count),
-    so that counting an entry is a carry through a few integers, however many outputs
-    it comes from; then each count is compared with ``limit``, most significant bit
-    first."""
+    so that counting is a carry through a few integers, however many outputs an entry
+    comes from. The entries of a set share few distinct bit sets: each is added once,
+    times the number of entries that have it (at the bit-slices of that number); then
+    each count is compared with ``limit``, most significant bit first."""
     counts: list[int] = []  # this call's own counters
-    for e in entries:
-        carry = e.starts
-        for i, c in enumerate(counts):
-            if not carry:
-                break
-            counts[i], carry = c ^ carry, c & carry
-        if carry:
-            counts.append(carry)
+    for starts, times in Counter([e.starts for e in entries]).items():
+        level = 0
+        while times:
+            if times & 1:  # add ``starts`` << level, carrying
+                carry, i = starts, level
+                while carry:
+                    if i >= len(counts):
+                        counts.extend([0] * (i - len(counts)))
+                        counts.append(carry)
+                        break
+                    c = counts[i]
+                    counts[i], carry = c ^ carry, c & carry
+                    i += 1
+            times >>= 1
+            level += 1
     over, equal = 0, -1  # the outputs whose count is above / equal to limit so far
     for i in reversed(range(max(len(counts), limit.bit_length()))):
         c = counts[i] if i < len(counts) else 0

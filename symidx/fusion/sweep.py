@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from symidx._budget import TimeBudget, command_budget, wall_clock
 from symidx._gc import young_collections
+from symidx.core.expr import Expr, bounds
 from symidx.core.indexing_map import IndexingMap
 from symidx.core.interval import Interval
 from symidx.core.simplify import FeasibilityMemo, compose, feasibility_memo
@@ -563,32 +564,40 @@ def _extend(target: dict[IndexingMap, E], here: dict[IndexingMap, E], step: Step
     charged for the compositions and the new maps held.
 
     The loop runs once per (map, step map) pair, mostly finding its composition in the
-    memo: the memo's lookup is written out here (see :func:`_composition`). The limits are
-    charged at each new map held (the budget of maps is checked at once), with the
-    compositions asked for since the last charge."""
-    composed, frees, opaque, maps = memo.composed, starts.frees, step.opaque, step.maps
-    work = 0  # compositions asked for since the last charge
+    memo: the memo's lookup is written out here (see :func:`_composition`), and an entry
+    that a merge leaves as it was is not stored again. The limits are charged before each
+    composition made and once at the end (a pair found in the memo is a lookup), and at
+    each new map held when they have a budget of maps (checked at once)."""
+    composed, frees, opaque = memo.composed, starts.frees, step.opaque
+    each_map = limits is not None and limits.max_maps is not None
+    work = added = 0  # compositions asked for and maps held since the last charge
+    seconds = [(traced, traced.map, id(traced.map)) for traced in step.maps]
     for first, entry in here.items():
         first_id, reached_from = id(first), entry.starts
-        for traced in maps:
-            work += 1
-            second = traced.map
-            found = composed.get((first_id, id(second)))
+        for traced, second, second_id in seconds:
+            found = composed.get((first_id, second_id))
             if found is None:
+                if limits is not None:
+                    limits.charge(added, work)
+                    work = added = 0
                 found = _composition(first, second, memo)
+            work += 1
             m = found[2]
             if found[3] is not m and frees(m, reached_from):
                 m = found[3]
             was = target.get(m)
             if was is not None:
-                target[m] = was.plus_after(entry, name, traced, opaque)
+                merged = was.plus_after(entry, name, traced, opaque)
+                if merged is not was:
+                    target[m] = merged
                 continue
             target[m] = entry.after(name, traced, opaque)
-            if limits is not None:
-                limits.charge(1, work)
-                work = 0
-    if limits is not None and work:
-        limits.charge(0, work)
+            added += 1
+            if each_map:
+                limits.charge(added, work)  # type: ignore[union-attr]
+                work = added = 0
+    if limits is not None and (work or added):
+        limits.charge(added, work)
 
 
 def _composition(first: IndexingMap, second: IndexingMap, memo: Memo
@@ -605,13 +614,36 @@ def _composition(first: IndexingMap, second: IndexingMap, memo: Memo
     if first.is_known_empty or second.is_known_empty:
         m = IndexingMap.known_empty(first.dims, second.results)
     else:
-        done = (compose(first, second), second.num_ranges > 0)  # another pair composed
-        finished = memo.finished.get(done)  # to the same map
+        # another pair composed to the same map; ``first`` itself where ``second`` passes
+        # it through (the composition adds only constraints its intervals satisfy)
+        done = (first if _passes_through(first, second) else compose(first, second),
+                second.num_ranges > 0)
+        finished = memo.finished.get(done)
         if finished is None:
             finished = memo.finished[done] = memo.interned_map(_finished(done[0], second))
         m = finished
     found = memo.composed[(id(first), id(second))] = (first, second, m, dim_free(m, memo))
     return found
+
+
+def _passes_through(first: IndexingMap, second: IndexingMap) -> bool:
+    """Is ``second`` an identity map whose dims hold every value of ``first``'s results
+    (by their intervals, as the simplifier's first look at a constraint bounds it:
+    :func:`~symidx.core.simplify.passes.results_only_round`, ``fold_constraints``)? Then
+    ``compose(first, second)`` is ``first`` and constraints that always hold, which
+    :func:`_finished` drops first: it finishes ``first`` alike (an elementwise op's step,
+    a quarter of a training step's compositions). A map that divides by a variable is
+    left to :func:`compose` (its divisors' constraints)."""
+    if (second.num_ranges or second.rts or second.constraints or not first.divides_by_constants
+            or first.num_results != second.num_dims or second.results != second.dim_vars):
+        return False
+    env = first.variable_bounds()
+    memo: dict[Expr, Interval] = {}
+    for r, interval in zip(first.results, second.dims):
+        span = bounds(r, env, memo)
+        if not (span.lo <= span.hi and interval.lo <= span.lo and span.hi <= interval.hi):
+            return False
+    return True
 
 
 def _finished(m: IndexingMap, second: IndexingMap) -> IndexingMap:
