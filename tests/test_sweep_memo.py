@@ -187,7 +187,8 @@ def _first_maps(draw):
     constraints = []
     if draw(st.booleans()):
         lo = draw(st.integers(-4, 4))
-        constraints.append((variables[0] + variables[-1], Interval(lo, lo + draw(st.integers(0, 6)))))
+        span = Interval(lo, lo + draw(st.integers(0, 6)))
+        constraints.append((variables[0] + variables[-1], span))
     return IndexingMap.create(dims, results, ranges, rts, constraints)
 
 
