@@ -374,3 +374,57 @@ def test_points_beyond_int64_are_exact_python_integers():
     assert mask.all()
     got = sorted(int(v) for v in results[0])
     assert got == sorted(d * 3 + s for d in (top - 1, top, top + 1) for s in (0, 1))
+
+
+@st.composite
+def _composable(draw):
+    """Two small maps to compose: the first's results are dims, range and runtime
+    variables, constants and sums (a result that is a variable or a constant outside the
+    second's dims narrows the composition or empties it), the second's dims are any
+    intervals, its results sums of its dims and a range variable."""
+    nd, nr, nt = draw(st.integers(1, 2)), draw(st.integers(0, 2)), draw(st.integers(0, 1))
+    variables = [dim(i) for i in range(nd)] + [sym(i) for i in range(nr)] \
+        + [rt(i) for i in range(nt)]
+    small = st.integers(-1, 4)
+    results = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["variable", "constant", "sum"]))
+        if kind == "variable":
+            results.append(draw(st.sampled_from(variables)))
+        elif kind == "constant":
+            results.append(Integer(draw(small)))
+        else:
+            results.append(draw(st.sampled_from(variables)) + draw(st.sampled_from(variables))
+                           + draw(small))
+    constraints = [(variables[0] + variables[-1], Interval(0, draw(st.integers(0, 5))))] \
+        if draw(st.booleans()) else []
+    first = IndexingMap.create([Interval(0, draw(st.integers(0, 3))) for _ in range(nd)],
+                               results, [Interval(0, draw(st.integers(0, 2))) for _ in range(nr)],
+                               [Interval(draw(st.integers(-1, 0)), draw(st.integers(0, 3)))
+                                for _ in range(nt)], constraints)
+    dims = []
+    for _ in results:
+        lo = draw(small)
+        dims.append(Interval(lo, lo + draw(st.integers(0, 4))))
+    ranges = [Interval(0, 1)] if draw(st.booleans()) else []
+    terms = [dim(i) for i in range(len(dims))] + [sym(0)] * len(ranges)
+    second = IndexingMap.create(dims, [draw(st.sampled_from(terms)) + draw(st.sampled_from(terms))
+                                       for _ in range(draw(st.integers(1, 2)))], ranges)
+    return first, second
+
+
+@given(_composable())
+def test_a_composition_reads_what_its_two_maps_read(pair):
+    """``compose`` (unsimplified) against its meaning, point by point: the composed map
+    reads at each index of the first map's dims every element the second map reads at
+    an element the first reads there."""
+    from symidx.core.indexing_map.composition import compose_with
+    from tests.helpers import image
+
+    first, second = pair
+    composed = compose_with(first, second, lambda m: m)
+    for point in itertools.product(*(range(b.lo, b.hi + 1) for b in first.dims)):
+        expected: set = set()
+        for y in image(first, point):
+            expected |= image(second, y)
+        assert image(composed, point) == expected, point

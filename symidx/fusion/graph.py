@@ -16,11 +16,11 @@ Sweeps (:mod:`symidx.fusion.sweep`) walk the graph in topological order; graph q
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from symidx.core.indexing_map import IndexingMap
 from symidx.errors import SymidxError
+from symidx.fusion.reached import Traced
 from symidx.fusion.steps import Callee, Step, backward_steps, forward_steps
 from symidx.fusion.values import Scope
 from symidx.hlo import HloComputation, HloInstruction
@@ -121,9 +121,10 @@ class IndexingGraph:
         found = []
         for s in steps:
             kept = [intern(t.map) for t in s.maps]
-            if any(k is not t.map for k, t in zip(kept, s.maps)):
-                s = replace(s, maps=tuple(t if k is t.map else replace(t, map=k)
-                                          for k, t in zip(kept, s.maps)))
+            if any(k is not t.map for k, t in zip(kept, s.maps)):  # (``replace`` is slow)
+                s = Step(s.output, s.position, s.leaf,
+                         tuple(t if k is t.map else Traced(k, t.via, t.count)
+                               for k, t in zip(kept, s.maps)), s.unsupported, s.opaque)
             found.append(s)
         return found
 

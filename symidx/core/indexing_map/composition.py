@@ -13,6 +13,7 @@ from symidx.core.indexing_map.map import (
     Constraint,
     IndexingMap,
     RuntimeVar,
+    _narrow,
     _sorted_constraints,
     _variables,
 )
@@ -78,14 +79,17 @@ def compose_with(first: IndexingMap, second: IndexingMap,
         if m_r else first.rts
     names = _composed_names(first, second) if first.names or second.names else None
     ranges = second.ranges + first.ranges
-    merged = _merged(constraints)
-    if merged is None:  # a constraint on a variable or a constant, or an empty intersection
+    parts = _merged(constraints, len(first.dims), len(ranges), len(rts))
+    narrowed = None if parts is None else _narrowed(first.dims, ranges, rts, parts[1])
+    if parts is None or narrowed is None:  # something empty, or an unusual constraint:
+        # ``create`` says so
         composed = IndexingMap.create(first.dims, g_results, ranges, rts, constraints, names,
                                       check=False)
     else:  # every part canonical already: what ``create`` would build, without its checks
         if names is not None and all(n is None for n in names):
             names = None
-        composed = IndexingMap(first.dims, g_results, ranges, rts, merged, names)
+        composed = IndexingMap(narrowed[0], g_results, narrowed[1], narrowed[2], parts[0],
+                               names)
     if first.divides_by_constants and second.divides_by_constants:
         # substitution leaves constant divisors constant: nothing to walk for zero divisors
         composed._cache["constant_divisors"] = True
@@ -93,16 +97,52 @@ def compose_with(first: IndexingMap, second: IndexingMap,
     return composed
 
 
-def _merged(constraints: list[Constraint]) -> tuple[Constraint, ...] | None:
+def _narrowed(dims: tuple[Interval, ...], ranges: tuple[Interval, ...],
+              rts: tuple[RuntimeVar, ...], narrow: dict[int, Interval]
+              ) -> tuple[tuple[Interval, ...], tuple[Interval, ...], tuple[RuntimeVar, ...]] | None:
+    """The variables' intervals intersected with ``narrow`` (by position among all
+    variables), as :meth:`IndexingMap.create` narrows them; None when one is empty."""
+    if not narrow:
+        return dims, ranges, rts
+    found = _narrow(dims, ranges, rts, narrow)
+    nd, nr = len(dims), len(ranges)
+    for i in narrow:
+        b = found[0][i] if i < nd else found[1][i - nd] if i < nd + nr else \
+            found[2][i - nd - nr].bounds
+        if b.lo > b.hi:
+            return None
+    return found
+
+
+def _merged(constraints: list[Constraint], nd: int, nr: int, nt: int
+            ) -> tuple[tuple[Constraint, ...], dict[int, Interval]] | None:
     """The constraints as :meth:`IndexingMap.create` keeps them (one per expression, their
-    intervals intersected, in its order), or None where ``create`` has more to do: a
-    constraint on a bare variable (it narrows the variable's interval) or on a constant (it
-    is checked), or an intersection that is empty (the map is known empty). The parts of
-    two normal maps have nonempty variable intervals and constraints already."""
-    if len(constraints) == 1:
-        return None if constraints[0][0].is_Atom else (constraints[0],)
+    intervals intersected, in its order), and the intervals that constraints on bare
+    variables give them (by position among the ``nd`` dims, ``nr`` range variables and
+    ``nt`` runtime variables, to intersect with theirs); None where ``create`` has more to
+    say: a constant outside its interval, an empty intersection, an atom that is neither.
+    The parts of two normal maps have nonempty variable intervals and constraints
+    already."""
     merged: dict[Expr, Interval] = {}
+    narrow: dict[int, Interval] = {}
+    variables = None
     for expr, interval in constraints:
+        if expr.is_Integer:
+            if expr.p not in interval:
+                return None
+            continue
+        if expr.is_Symbol:
+            if variables is None:
+                variables = _variables(nd, nr, nt)
+            i = variables.get(expr)
+            if i is None:
+                return None
+            got = narrow.get(i)
+            interval = interval if got is None else got.intersect(interval)
+            if interval.lo > interval.hi:
+                return None
+            narrow[i] = interval
+            continue
         if expr.is_Atom:
             return None
         got = merged.get(expr)
@@ -111,7 +151,7 @@ def _merged(constraints: list[Constraint]) -> tuple[Constraint, ...] | None:
             if interval.lo > interval.hi:
                 return None
         merged[expr] = interval
-    return _sorted_constraints(merged)
+    return _sorted_constraints(merged), narrow
 
 
 def _compose_provenance(var: RuntimeVar, first: IndexingMap,
