@@ -268,14 +268,15 @@ def _remove(m: IndexingMap, include_dims: bool) -> tuple[IndexingMap, list[int]]
         return m, []
     used: set[Symbol] = set()
     for r in m.results:
-        used |= variables_of(r)
+        used.update(variables_of(r))
     for v in m.rts:  # a runtime variable's source map may read this map's range variables
         if v.map is not None:
-            used |= {sym(j) for j in range(min(v.map.num_ranges, m.num_ranges))}
+            used.update(sym(j) for j in range(min(v.map.num_ranges, m.num_ranges)))
+    everything = m.all_vars
+    if all(v in used for v in (everything if include_dims else everything[m.num_dims:])):
+        return m, []  # (the dims are kept when not included)
     if not include_dims:
-        used |= set(m.dim_vars)
-    if used >= set(m.all_vars):
-        return m, []
+        used.update(m.dim_vars)
     frees = [variables_of(e) for e, _ in m.constraints]
     used = _used_closure(used, frees)
     removed = {v for v in m.all_vars if v not in used}
