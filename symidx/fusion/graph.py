@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING
 from symidx.core.indexing_map import IndexingMap
 from symidx.errors import SymidxError
 from symidx.fusion.reached import Traced
-from symidx.fusion.steps import Callee, Step, backward_steps, forward_steps
+from symidx.fusion.steps import PRODUCTS, Callee, Step, backward_steps, forward_steps
 from symidx.fusion.values import Scope
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.graph import topological_order
+from symidx.hlo.moves import MOVES_ELEMENTS
 from symidx.ops import output_to_input
 from symidx.ops.elementwise import ELEMENTWISE_OPCODES
 
@@ -196,17 +197,15 @@ class IndexingGraph:
 #: Ops whose steps follow from the opcode, the shapes (element types and layouts too) and
 #: the attributes alone: no operand's values (a select's mask, a product's zeros under the
 #: ``finite`` semantics: see :func:`_alike_key`), no called computation, no runtime value.
-_ALIKE = (frozenset(ELEMENTWISE_OPCODES) - {"select", "map", "copy"}) | {
-    "broadcast", "reshape", "transpose", "slice", "concatenate", "reverse", "pad", "dot"}
-#: Ops whose factors the ``finite`` semantics reads by the other factor's values.
-_BY_VALUES_WHEN_FINITE = frozenset({"multiply", "dot"})
+_ALIKE = (frozenset(ELEMENTWISE_OPCODES) - {"select", "map", "copy"}) | (
+    MOVES_ELEMENTS - {"bitcast", "copy"}) | {"concatenate", "pad", "dot"}
 
 
 def _alike_key(instr: HloInstruction, assume_finite: bool) -> tuple[Hashable, ...] | None:
     """What the steps of ``instr`` depend on, when that is its opcode, shapes and
     attributes (those of :data:`_ALIKE`; the source position in ``metadata`` aside);
     None otherwise."""
-    if instr.opcode not in _ALIKE or assume_finite and instr.opcode in _BY_VALUES_WHEN_FINITE:
+    if instr.opcode not in _ALIKE or assume_finite and instr.opcode in PRODUCTS:
         return None
     attributes = tuple(sorted(item for item in instr.attributes.items()
                               if item[0] != "metadata"))

@@ -169,7 +169,7 @@ def _op_steps(instr: HloInstruction, direction: Direction, index: int, leaf: int
     if instr.opcode == "copy" and isinstance(instr.shape, TupleShape):
         return _moved_steps(instr, direction, index, leaf, callee)
     steps = _rule_steps(instr, direction, index, leaf, resolve, scope, callee.assume_finite)
-    if resolve and callee.assume_finite and instr.opcode in _PRODUCTS:
+    if resolve and callee.assume_finite and instr.opcode in PRODUCTS:
         return _product_steps(instr, steps, scope, backward=direction == OUTPUT_TO_INPUT)
     return _select_steps(instr, steps, scope) if resolve and instr.opcode == "select" else steps
 
@@ -245,7 +245,7 @@ def _select_steps(instr: HloInstruction, steps: list[Step], scope: Scope | None
 
 
 #: The ops whose factors the ``finite`` semantics drops where the other factor is zero.
-_PRODUCTS = frozenset({"multiply", "dot"})
+PRODUCTS = frozenset({"multiply", "dot"})
 
 
 def _product_steps(instr: HloInstruction, steps: list[Step], scope: Scope | None,
