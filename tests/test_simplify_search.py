@@ -11,11 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from symidx.core.expr import CeilDiv, FloorDiv, Mod, sym
+from symidx.core.expr import CeilDiv, FloorDiv, Mod, dim, sym
+from symidx.core.indexing_map import IndexingMap
 from symidx.core.interval import Interval
 from symidx.core.simplify import feasibility_memo, integer_search, simplify
 from symidx.core.simplify.integer_search import division_rows, solve
-from symidx.core.simplify.transforms import _linear_search, _satisfiable
+from symidx.core.simplify.transforms import _linear_search, _satisfiable, remove_unused_symbols
 from symidx.core.syntax import parse_map
 from symidx.strategies import indexing_maps
 
@@ -257,3 +258,28 @@ def test_remembered_folds_give_the_maps_a_fresh_simplifier_gives(a, b):
     # reads the memo) gives for each
     for m in (a, b, a):
         assert simplify(m) == simplify(m, trace=True).map
+
+
+def _unused_window(constraints, box) -> IndexingMap:
+    """``(d0) -> (d0)`` with the box's variables as range variables no result uses, held
+    by ``constraints``: :func:`remove_unused_symbols` asks whether they can hold."""
+    return IndexingMap.create([4], [dim(0)], [iv for _, iv in box], constraints=constraints)
+
+
+@given(division_problems(), st.lists(st.integers(0, 5), min_size=4, max_size=4))
+def test_feasible_groups_are_remembered_with_their_intervals(problem, widths):
+    # the memo of whole groups (feasibility_memo's ``groups``) answers as brute force, for
+    # the same constraints over other intervals too: its key holds the intervals
+    constraints, box = problem
+    narrower = tuple((v, Interval(iv.lo, min(iv.hi, iv.lo + w)))
+                     for (v, iv), w in zip(box, widths))
+    groups: dict = {}
+    with feasibility_memo({}, groups):
+        for _ in range(2):
+            for which in (box, narrower):
+                m = _unused_window(constraints, which)
+                if m.is_known_empty:
+                    continue
+                got = remove_unused_symbols(m)[0]
+                assert got.is_known_empty != brute_force(constraints, which)
+    assert len(groups) <= 2

@@ -204,7 +204,8 @@ def _remembering(sweep: _Sweep) -> _Sweep:
 
     @functools.wraps(sweep)
     def run(self: Analysis, *args: Any, **kwargs: Any) -> Any:
-        with feasibility_memo(self.memo.feasible), young_collections():
+        with feasibility_memo(self.memo.feasible, self.memo.feasible_groups), \
+                young_collections():
             return sweep(self, *args, **kwargs)
 
     return cast(_Sweep, run)
@@ -217,10 +218,11 @@ class Memo:
     and the memo mostly compare by identity), each map with its runtime-value elements
     forgotten (``forgotten``), what the loop code keeps per ``while`` (``loops``, see
     :func:`symidx.fusion.loops.unrolled_maps`) and the simplifier's feasibility answers
-    (``feasible``, see :func:`symidx.core.simplify.feasibility_memo`)."""
+    (``feasible`` by the numbers of the constraints, ``feasible_groups`` by the
+    constraints themselves: see :func:`symidx.core.simplify.feasibility_memo`)."""
 
     __slots__ = ("composed", "finished", "interned", "forgotten", "dim_free", "loops",
-                 "feasible")
+                 "feasible", "feasible_groups")
 
     def __init__(self) -> None:
         #: (id of first, id of second) -> (first, second, second ∘ first finished, the
@@ -233,6 +235,7 @@ class Memo:
         self.dim_free: dict[IndexingMap, IndexingMap] = {}
         self.loops: dict[Hashable, LoopFacts] = {}
         self.feasible: FeasibilityMemo = {}
+        self.feasible_groups: FeasibilityMemo = {}
 
     def clear(self) -> None:
         """Forget every memoised map (the loop facts stay: they hold no maps)."""

@@ -26,18 +26,31 @@ _MEMO_LIMIT = 4096  # answers a feasibility memo keeps (then it starts afresh)
 #: expressions), and whether some point satisfies them all (see :func:`_satisfiable`).
 FeasibilityMemo = dict[tuple[Any, ...], "bool | None"]
 _MEMO: ContextVar[FeasibilityMemo | None] = ContextVar("feasibility_memo", default=None)
+#: The constraints of removed variables as a map holds them (expressions and intervals) and
+#: the intervals of their variables, and :func:`_feasible`'s answer (see
+#: :func:`feasibility_memo`).
+_GROUPS: ContextVar[FeasibilityMemo | None] = ContextVar("feasible_groups", default=None)
 
 
 @contextmanager
-def feasibility_memo(memo: FeasibilityMemo) -> Iterator[None]:
+def feasibility_memo(memo: FeasibilityMemo, groups: FeasibilityMemo | None = None
+                     ) -> Iterator[None]:
     """While open, the feasibility answers of :func:`remove_unused_vars` (and of what
     calls it) are remembered in ``memo``: composed maps meet the same window constraints
     again and again. The caller owns ``memo`` (a :class:`~symidx.fusion.Analysis` keeps
-    one); outside this block nothing is remembered, so no state outlives its owner."""
+    one); outside this block nothing is remembered, so no state outlives its owner.
+
+    ``groups``, if given, remembers besides the whole answer for the constraints of the
+    removed variables as they are spelled, with their variables' intervals: the maps a
+    sweep composes with one step carry the same constraints, and asking again skips the
+    bounds, the rows and their key. The answer is a function of that key alone, so it is
+    the same as when computed."""
     token = _MEMO.set(memo)
+    groups_token = _GROUPS.set(groups)
     try:
         yield
     finally:
+        _GROUPS.reset(groups_token)
         _MEMO.reset(token)
 
 
@@ -68,6 +81,25 @@ def _feasible(m: IndexingMap, removed: set[Symbol], frees: Sequence[frozenset[Sy
     if not group:
         return True
     env = m.variable_bounds()
+    memo = _GROUPS.get()
+    if memo is None:
+        return _group_feasible(group, env)
+    key = (tuple([(e, iv) for e, iv, _ in group]),
+           frozenset([(v, env[v]) for _, _, free in group for v in free]))
+    if key in memo:
+        return memo[key]
+    answer = _group_feasible(group, env)
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = answer
+    return answer
+
+
+def _group_feasible(group: list[tuple[Expr, Interval, frozenset[Symbol]]],
+                    env: dict[Symbol, Interval]) -> bool | None:
+    """:func:`_feasible` of the constraints ``group`` (each with its variables), the
+    variables in the intervals of ``env``: a function of the constraints and of their
+    variables' intervals alone."""
     spans = [(bounds(e, env), iv) for e, iv, _ in group]
     if any(span.intersect(iv).is_empty for span, iv in spans):
         return False  # one constraint can never hold
