@@ -33,6 +33,7 @@ from symidx.core.expr import (
     constrained_bounds,
     dim,
     evaluate_exact,
+    on_clear_caches,
     rt,
     scan,
     substitute,
@@ -719,11 +720,39 @@ def _normal_names(names: Sequence[str | None] | None, count: int
 
 
 def _sorted_constraints(merged: dict[Expr, Interval]) -> tuple[Constraint, ...]:
-    """Constraints in a canonical order within this process (by hash; equality uses a
-    frozenset, printing sorts by text), which is cheap: sympy's sort keys are not."""
+    """Constraints in a canonical order, the same in every process (:func:`_order_key`:
+    the passes that take the first constraint that fits follow this order, so an order by
+    hash made answers depend on ``PYTHONHASHSEED``). Equality uses a frozenset."""
     if len(merged) < 2:
         return tuple(merged.items())
-    return tuple(sorted(merged.items(), key=lambda item: hash(item[0])))
+    return tuple(sorted(merged.items(), key=lambda item: _order_key(item[0])))
+
+
+#: Each expression's :func:`_order_key`, remembered (a map's constraints are met again in
+#: every map composed from it); starts afresh at :data:`_ORDER_LIMIT` expressions.
+_ORDER: dict[Expr, tuple[Any, ...]] = {}
+_ORDER_LIMIT = 1 << 16
+on_clear_caches(_ORDER.clear)
+
+
+def _order_key(e: Expr) -> tuple[Any, ...]:
+    """A key ordering expressions alike in every process, which sympy's sort keys do
+    too, only slower: the node's class, then a symbol's name, an integer's value or the
+    keys of its arguments (in sympy's canonical order, which follows no hash seed)."""
+    got = _ORDER.get(e)
+    if got is None:
+        if e.is_Integer:
+            got = ("Integer", int(e))
+        elif e.is_Symbol:
+            got = ("Symbol", e.name)
+        elif not e.args:
+            got = (type(e).__name__, str(e))
+        else:
+            got = (type(e).__name__, tuple([_order_key(a) for a in e.args]))
+        if len(_ORDER) >= _ORDER_LIMIT:
+            _ORDER.clear()
+        _ORDER[e] = got
+    return got
 
 
 # --- notebooks and JSON ------------------------------------------------------------------
