@@ -33,7 +33,6 @@ from symidx.core.expr import (
     constrained_bounds,
     dim,
     evaluate_exact,
-    on_clear_caches,
     rt,
     scan,
     substitute,
@@ -720,39 +719,48 @@ def _normal_names(names: Sequence[str | None] | None, count: int
 
 
 def _sorted_constraints(merged: dict[Expr, Interval]) -> tuple[Constraint, ...]:
-    """Constraints in a canonical order, the same in every process (:func:`_order_key`:
+    """Constraints in a canonical order, the same in every process (:func:`_compared`:
     the passes that take the first constraint that fits follow this order, so an order by
     hash made answers depend on ``PYTHONHASHSEED``). Equality uses a frozenset."""
     if len(merged) < 2:
         return tuple(merged.items())
-    return tuple(sorted(merged.items(), key=lambda item: _order_key(item[0])))
+    return tuple(sorted(merged.items(), key=_BY_EXPRESSION))
 
 
-#: Each expression's :func:`_order_key`, remembered (a map's constraints are met again in
-#: every map composed from it); starts afresh at :data:`_ORDER_LIMIT` expressions.
-_ORDER: dict[Expr, tuple[Any, ...]] = {}
-_ORDER_LIMIT = 1 << 16
-on_clear_caches(_ORDER.clear)
+def _compared(a: Expr, b: Expr) -> int:
+    """-1, 0 or 1 as ``a`` comes before, with or after ``b`` in an order that no hash
+    seed moves: by the node's class name, then a symbol's name, an integer's value, or
+    the arguments in turn (sympy keeps a sum's terms in a canonical order). Two
+    constraints mostly differ at the top or in a first argument, where this stops; a key
+    built for the whole expression costs several times more (sympy's own ``compare``
+    too)."""
+    if a is b:
+        return 0
+    ta, tb = type(a), type(b)
+    if ta is not tb:
+        return -1 if ta.__name__ < tb.__name__ else 1
+    x: Any
+    y: Any
+    if a.is_Symbol:
+        x, y = a.name, b.name
+    elif a.is_Integer:
+        x, y = int(a), int(b)
+    elif not a.args:
+        x, y = str(a), str(b)
+    else:
+        for p, q in zip(a.args, b.args):
+            found = _compared(p, q)
+            if found:
+                return found
+        x, y = len(a.args), len(b.args)
+    return int(x > y) - int(x < y)
 
 
-def _order_key(e: Expr) -> tuple[Any, ...]:
-    """A key ordering expressions alike in every process, which sympy's sort keys do
-    too, only slower: the node's class, then a symbol's name, an integer's value or the
-    keys of its arguments (in sympy's canonical order, which follows no hash seed)."""
-    got = _ORDER.get(e)
-    if got is None:
-        if e.is_Integer:
-            got = ("Integer", int(e))
-        elif e.is_Symbol:
-            got = ("Symbol", e.name)
-        elif not e.args:
-            got = (type(e).__name__, str(e))
-        else:
-            got = (type(e).__name__, tuple([_order_key(a) for a in e.args]))
-        if len(_ORDER) >= _ORDER_LIMIT:
-            _ORDER.clear()
-        _ORDER[e] = got
-    return got
+def _compared_constraints(p: Constraint, q: Constraint) -> int:
+    return _compared(p[0], q[0])
+
+
+_BY_EXPRESSION = functools.cmp_to_key(_compared_constraints)
 
 
 # --- notebooks and JSON ------------------------------------------------------------------
