@@ -14,9 +14,9 @@ from symidx.core.indexing_map.map import (
     IndexingMap,
     RuntimeVar,
     _narrow,
-    _sorted_constraints,
     _variables,
 )
+from symidx.core.indexing_map.order import sorted_constraints as _sorted_constraints
 from symidx.core.interval import Interval
 from symidx.errors import MapError
 
