@@ -55,6 +55,7 @@ from symidx.core.expr import Expr, bounds
 from symidx.core.indexing_map import IndexingMap
 from symidx.core.interval import Interval
 from symidx.core.simplify import FeasibilityMemo, compose, feasibility_memo
+from symidx.core.simplify.boxes import box_groups
 from symidx.core.simplify.existential import tidy_existentials
 from symidx.core.simplify.finish import finish
 from symidx.core.simplify.merge import has_window_sum, merge_contiguous_sums
@@ -651,17 +652,28 @@ def _passes_through(first: IndexingMap, second: IndexingMap) -> bool:
 
 def _finished(m: IndexingMap, second: IndexingMap) -> IndexingMap:
     """The composed map ``m`` (whose second map was ``second``) simplified, its unused
-    variables removed, the window sums a step with range variables made merged, and the
+    variables removed, the window sums a step with range variables made merged, the
     variables no result uses projected out where that is exact
-    (:func:`~symidx.core.simplify.existential.tidy_existentials`)."""
-    m = finish(m, fold_point_dims=True)
+    (:func:`~symidx.core.simplify.existential.tidy_existentials`), and groups of range
+    variables that fill a box or let a box of dims through made that box
+    (:func:`~symidx.core.simplify.boxes.box_groups`), before and after the projection:
+    each composition then adds a step's variables to a map that has none left over from
+    the steps before, however deep the stack of windows."""
+    m = _boxed(finish(m, fold_point_dims=True))
     if second.num_ranges and has_window_sum(m):  # stacked windows: one variable per sum
         m, removed = merge_contiguous_sums(m, overlapping=True)
         if removed:
             m = finish(m, fold_point_dims=True)
     # variables only constraints tie to the others (a causal-attention hop's row): exactly
     # projected, and groups of them that repeat another dropped
-    return tidy_existentials(m, fold_point_dims=True)
+    return _boxed(tidy_existentials(m, fold_point_dims=True))
+
+
+def _boxed(m: IndexingMap) -> IndexingMap:
+    """``m`` with :func:`~symidx.core.simplify.boxes.box_groups` applied, finished again
+    where it changed."""
+    boxed = box_groups(m)
+    return m if boxed is m else finish(boxed, fold_point_dims=True)
 
 
 def clear_memo() -> None:

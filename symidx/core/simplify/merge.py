@@ -24,6 +24,7 @@ from sympy import Integer, Symbol
 from symidx.core.expr import ONE, Expr, add, dim, from_terms, scale, sym, terms
 from symidx.core.indexing_map import IndexingMap
 from symidx.core.interval import Interval
+from symidx.core.simplify.boxes import box_groups
 from symidx.core.simplify.memo import variables_of
 from symidx.core.simplify.transforms import _drop
 
@@ -369,9 +370,14 @@ def _with_moving_offsets(run: list[_Piece], r: int) -> IndexingMap:
 
 #: The merges by rule name (as :data:`symidx.core.simplify.table.RULES` names the expression
 #: rules): each is documented in the merges table of ``docs/simplifier.md`` and checked
-#: against brute force in ``tests/test_simplify_merge.py``.
+#: against brute force in ``tests/test_simplify_merge.py`` (the groups' rules in
+#: ``tests/test_simplify_boxes.py``).
 MERGE_RULES = {
     "merge_contiguous_sum": merge_contiguous_sums,
     "merge_constant_offsets": merge_constant_offsets,
     "merge_offset_pieces": merge_offset_pieces,
+    # the groups of range variables, decided by enumeration (symidx/core/simplify/boxes.py)
+    "box_free_group": box_groups,
+    "window_of_dims": box_groups,
+    "decide_existential_group": box_groups,
 }
