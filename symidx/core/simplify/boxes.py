@@ -142,6 +142,37 @@ def _groups(m: IndexingMap) -> list[tuple[list[int], list[int], list[int], list[
     return list(found.values())
 
 
+def _enumerated(m: IndexingMap, dims: list[int], variables: list[int],
+                exprs: list[Expr], constraints: list[int], limit: int
+                ) -> tuple[list[Any], list[Any], Any] | None:
+    """Every point of the box of ``dims`` and range ``variables`` (dims first, so that
+    the points of one dims point are consecutive): the grids (one flat array per
+    variable), the values of ``exprs`` and the mask of the points where the
+    ``constraints`` (positions in ``m.constraints``) hold and every divisor is nonzero.
+    None where the box holds more than ``limit`` points or values past int64."""
+    import numpy as np
+
+    box = [m.dims[i] for i in dims] + [m.ranges[i] for i in variables]
+    size = prod(iv.size for iv in box)
+    if size > limit:
+        return None
+    (grids,) = box_points(box, chunk=size)
+    if not all(g.dtype == np.int64 for g in grids):
+        return None
+    held = [m.constraints[i] for i in constraints]
+    got, defined = evaluate_exact([*exprs, *(e for e, _ in held)],
+                                  [m.dim_vars[i] for i in dims] + [sym(i) for i in variables],
+                                  list(grids))
+    mask = np.ones(size, dtype=bool) if defined is None \
+        else np.broadcast_to(defined, (size,)).copy()
+    for value, (_, interval) in zip(got[len(exprs):], held):
+        mask &= (value >= interval.lo) & (value <= interval.hi)
+    values = [np.broadcast_to(np.asarray(v), (size,)) for v in got[:len(exprs)]]
+    if not all(v.dtype == np.int64 for v in values):
+        return None
+    return list(grids), values, mask
+
+
 def _let_through(m: IndexingMap, dims: list[int], variables: list[int],
                  constraints: list[int], limit: int) -> list[tuple[int, Interval]] | bool | None:
     """The dimension points an existential group lets through (those for which some point
@@ -150,21 +181,10 @@ def _let_through(m: IndexingMap, dims: list[int], variables: list[int],
     through; None when they are not a box, or the group is larger than ``limit``."""
     import numpy as np
 
-    box = [m.dims[i] for i in dims] + [m.ranges[i] for i in variables]
-    size = prod(iv.size for iv in box)
-    if size > limit:
+    found = _enumerated(m, dims, variables, [], constraints, limit)
+    if found is None:
         return None
-    exprs = [m.constraints[i][0] for i in constraints]
-    (grids,) = box_points(box, chunk=size)
-    if grids and not all(g.dtype == np.int64 for g in grids):
-        return None
-    names = [m.dim_vars[i] for i in dims] + [sym(i) for i in variables]
-    values, defined = evaluate_exact(exprs, names, list(grids))
-    mask = np.ones(size, dtype=bool) if defined is None \
-        else np.broadcast_to(defined, (size,)).copy()
-    for value, i in zip(values, constraints):
-        interval = m.constraints[i][1]
-        mask &= (value >= interval.lo) & (value <= interval.hi)
+    grids, _, mask = found
     per_point = mask.reshape(prod(m.dims[i].size for i in dims), -1).any(axis=1)
     if not per_point.any():
         return False
@@ -221,27 +241,14 @@ def _window_of(m: IndexingMap, dims: list[int], variables: list[int], result: in
             coeffs = None  # a dimension under a division, a remainder or a product
     if coeffs is None and len(dims) != 1:
         return None
-    box = [m.dims[i] for i in dims] + [m.ranges[i] for i in variables]
-    size = prod(iv.size for iv in box)
-    if size > limit:
+    enumerated = _enumerated(m, dims, variables, [r], constraints, limit)
+    if enumerated is None:
         return None
-    (grids,) = box_points(box, chunk=size)
-    if not all(g.dtype == np.int64 for g in grids):
-        return None
-    exprs = [r] + [m.constraints[i][0] for i in constraints]
-    values, defined = evaluate_exact(exprs, dim_vars + [sym(i) for i in variables],
-                                     list(grids))
-    mask = np.ones(size, dtype=bool) if defined is None \
-        else np.broadcast_to(defined, (size,)).copy()
-    for value, i in zip(values[1:], constraints):
-        interval = m.constraints[i][1]
-        mask &= (value >= interval.lo) & (value <= interval.hi)
+    grids, (values,), mask = enumerated
     if not mask.any():
         return False
     rows = prod(m.dims[i].size for i in dims)
-    targets = np.broadcast_to(np.asarray(values[0]), (size,)).reshape(rows, -1)
-    if targets.dtype != np.int64:
-        return None
+    targets = values.reshape(rows, -1)
     mask = mask.reshape(rows, -1)
     spans: list[tuple[int, int] | None] = []
     for k in range(rows):
@@ -296,24 +303,13 @@ def _box_of(m: IndexingMap, variables: list[int], results: list[int], constraint
     those progressions; None otherwise, or when the group is larger than ``limit``."""
     import numpy as np
 
-    box = [m.ranges[i] for i in variables]
-    size = prod(iv.size for iv in box)
-    if size > limit:
+    found = _enumerated(m, [], variables, [m.results[i] for i in results], constraints, limit)
+    if found is None:
         return None
-    exprs = [m.results[i] for i in results] + [m.constraints[i][0] for i in constraints]
-    (grids,) = box_points(box, chunk=size)
-    if grids and not all(g.dtype == np.int64 for g in grids):
-        return None  # values past int64: not worth the object arrays
-    values, defined = evaluate_exact(exprs, [sym(i) for i in variables], list(grids))
-    mask = np.ones(size, dtype=bool) if defined is None else defined.reshape(-1)
-    for value, i in zip(values[len(results):], constraints):
-        interval = m.constraints[i][1]
-        mask = mask & (value >= interval.lo) & (value <= interval.hi)
+    _, values, mask = found
     if not mask.any():
         return None
-    columns = [np.broadcast_to(np.asarray(v), (size,))[mask] for v in values[:len(results)]]
-    if not all(c.dtype == np.int64 for c in columns):
-        return None
+    columns = [v[mask] for v in values]
     axes = []
     for column in columns:
         distinct = np.unique(column)
