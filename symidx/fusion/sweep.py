@@ -666,7 +666,8 @@ def _finished(m: IndexingMap, second: IndexingMap) -> IndexingMap:
             m = finish(m, fold_point_dims=True)
     # variables only constraints tie to the others (a causal-attention hop's row): exactly
     # projected, and groups of them that repeat another dropped
-    return _boxed(tidy_existentials(m, fold_point_dims=True))
+    tidied = tidy_existentials(m, fold_point_dims=True)
+    return tidied if tidied is m else _boxed(tidied)
 
 
 def _boxed(m: IndexingMap) -> IndexingMap:

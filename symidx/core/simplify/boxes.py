@@ -76,6 +76,8 @@ def box_groups(m: IndexingMap, limit: int = BOX_POINTS) -> IndexingMap:
     if (m.num_ranges < 2 and not m.constraints) or m.is_known_empty or m.is_undefined \
             or any(v.map is not None for v in m.rts):
         return m
+    if not _may_group(m):
+        return m
     groups = _groups(m)
     boxes: dict[int, list[tuple[int, int, int]]] = {}  # first variable -> (lo, step, n) per result
     kept: dict[int, list[tuple[int, Interval]]] = {}  # first variable -> intervals of dims
@@ -103,6 +105,20 @@ def box_groups(m: IndexingMap, limit: int = BOX_POINTS) -> IndexingMap:
     if not boxes and not kept and not windows:
         return m
     return _replaced(m, groups, boxes, kept, windows)
+
+
+def _may_group(m: IndexingMap) -> bool:
+    """Can a rule apply: does a constraint use a range variable, or a result two? (Else
+    every group is one variable that results alone use: nothing to replace.)"""
+    ranges = m.range_vars
+    for e, _ in m.constraints:
+        if not variables_of(e).isdisjoint(ranges):
+            return True
+    for r in m.results:
+        used = variables_of(r)
+        if len(used) > 1 and sum(1 for v in ranges if v in used) > 1:
+            return True
+    return False
 
 
 def _groups(m: IndexingMap) -> list[tuple[list[int], list[int], list[int], list[int]]]:
