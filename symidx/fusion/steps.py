@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from symidx.fusion.loops import LoopFacts
 
 __all__ = [
+    "results_inside",
     "Traced",
     "Step",
     "Callee",
@@ -378,10 +379,22 @@ def _inside(m: IndexingMap, dims: tuple[int, ...]) -> IndexingMap:
     a called computation."""
     if m.is_known_empty or m.is_undefined or len(dims) != m.num_results:
         return m
-    env = m.variable_bounds()
-    if all(bounds(r, env) in Interval(0, n - 1) for r, n in zip(m.results, dims)):
+    if results_inside(m, [Interval(0, n - 1) for n in dims]):
         return m
     return finish(compose(m, IndexingMap.identity(dims)), fold_point_dims=True)
+
+
+def results_inside(m: IndexingMap, intervals: Sequence[Interval]) -> bool:
+    """Does each result of ``m`` lie inside its interval, by the bounds its variables'
+    intervals give it (:func:`~symidx.core.expr.bounds`: sound, so True is sure; an empty
+    bound, a result with no value, is not inside)?"""
+    env = m.variable_bounds()
+    memo: dict[Expr, Interval] = {}
+    for r, interval in zip(m.results, intervals):
+        span = bounds(r, env, memo)
+        if not (span.lo <= span.hi and interval.lo <= span.lo and span.hi <= interval.hi):
+            return False
+    return True
 
 
 # --- ops that move tuple leaves -----------------------------------------------------------------

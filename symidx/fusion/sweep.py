@@ -51,7 +51,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from symidx._budget import TimeBudget, command_budget, wall_clock
 from symidx._gc import young_collections
-from symidx.core.expr import Expr, bounds
 from symidx.core.indexing_map import IndexingMap
 from symidx.core.interval import Interval
 from symidx.core.simplify import FeasibilityMemo, compose, feasibility_memo
@@ -75,7 +74,7 @@ from symidx.fusion.sets import (
     dim_free,
     reached,
 )
-from symidx.fusion.steps import Step, leaf_dependencies
+from symidx.fusion.steps import Step, leaf_dependencies, results_inside
 from symidx.fusion.values import Scope
 from symidx.hlo import HloComputation, HloInstruction
 from symidx.hlo.facts import called_computation, check_index
@@ -641,13 +640,7 @@ def _passes_through(first: IndexingMap, second: IndexingMap) -> bool:
     if (second.num_ranges or second.rts or second.constraints or not first.divides_by_constants
             or first.num_results != second.num_dims or second.results != second.dim_vars):
         return False
-    env = first.variable_bounds()
-    memo: dict[Expr, Interval] = {}
-    for r, interval in zip(first.results, second.dims):
-        span = bounds(r, env, memo)
-        if not (span.lo <= span.hi and interval.lo <= span.lo and span.hi <= interval.hi):
-            return False
-    return True
+    return results_inside(first, second.dims)
 
 
 def _finished(m: IndexingMap, second: IndexingMap) -> IndexingMap:
