@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
-from typing import Any
+from typing import Any, Literal, cast
 
 from sympy import Integer, Symbol
 
@@ -39,6 +39,14 @@ __all__ = ["BOX_POINTS", "box_groups"]
 
 #: Most points of one group's variables enumerated to find its targets.
 BOX_POINTS = 1 << 14
+
+#: A group (:func:`_groups`): the positions of its dims, of its range variables (in
+#: order), of the results and of the constraints that use them.
+Group = tuple[list[int], list[int], list[int], list[int]]
+#: A boxed group's ``(lo, step, n)`` per result it feeds (:func:`_box_of`).
+Axes = list[tuple[int, int, int]]
+#: The intervals a decided existential group gives its dims (:func:`_let_through`).
+Narrowed = list[tuple[int, Interval]]
 
 
 def box_groups(m: IndexingMap, limit: int = BOX_POINTS) -> IndexingMap:
@@ -73,38 +81,28 @@ def box_groups(m: IndexingMap, limit: int = BOX_POINTS) -> IndexingMap:
     position) is left as it is, and so is a group of the first kind none of whose points
     satisfies its constraints (:func:`~symidx.core.simplify.transforms.remove_unused_symbols`
     finds the map empty)."""
-    if (m.num_ranges < 2 and not m.constraints) or m.is_known_empty or m.is_undefined \
-            or any(v.map is not None for v in m.rts):
+    if m.is_known_empty or m.is_undefined or any(v.map is not None for v in m.rts) \
+            or not _may_group(m):
         return m
-    if not _may_group(m):
-        return m
-    groups = _groups(m)
-    boxes: dict[int, list[tuple[int, int, int]]] = {}  # first variable -> (lo, step, n) per result
-    kept: dict[int, list[tuple[int, Interval]]] = {}  # first variable -> intervals of dims
-    windows: dict[int, Window] = {}  # first variable -> its result's window
-    for dims, variables, results, constraints in groups:
+    # per group decided: the group and what replaces it (the (lo, step, n) of each result
+    # it feeds, its result's window, or the intervals of the dims it lets through)
+    decided: list[tuple[Group, Axes | Window | Narrowed]] = []
+    for group in _groups(m):
+        dims, variables, results, constraints = group
+        found: Axes | Window | Narrowed | Literal[False] | None = None
         if results and dims:
             if len(results) == 1 and len(variables) > 1:
-                window = _window_of(m, dims, variables, results[0], constraints, limit)
-                if window is False:
-                    return m.as_known_empty()
-                if isinstance(window, Window):
-                    windows[variables[0]] = window
+                found = _window_of(m, dims, variables, results[0], constraints, limit)
         elif results:
-            if len(variables) < 2 and not constraints:
-                continue
-            axes = _box_of(m, variables, results, constraints, limit)
-            if axes is not None:
-                boxes[variables[0]] = axes
+            if len(variables) > 1 or constraints:
+                found = _box_of(m, variables, results, constraints, limit)
         else:
-            let = _let_through(m, dims, variables, constraints, limit)
-            if let is False:
-                return m.as_known_empty()
-            if isinstance(let, list):
-                kept[variables[0]] = let
-    if not boxes and not kept and not windows:
-        return m
-    return _replaced(m, groups, boxes, kept, windows)
+            found = _let_through(m, dims, variables, constraints, limit)
+        if found is False:
+            return m.as_known_empty()
+        if found is not None:
+            decided.append((group, found))
+    return _replaced(m, decided) if decided else m
 
 
 def _may_group(m: IndexingMap) -> bool:
@@ -121,39 +119,31 @@ def _may_group(m: IndexingMap) -> bool:
     return False
 
 
-def _groups(m: IndexingMap) -> list[tuple[list[int], list[int], list[int], list[int]]]:
+def _groups(m: IndexingMap) -> list[Group]:
     """The groups of range variables no runtime variable joins: (positions of their
     dimensions, of their range variables, of the results and of the constraints that use
     them), the range variables in order."""
+    from networkx.utils import UnionFind
+
     nd, nr = m.num_dims, m.num_ranges
     place = {v: i for i, v in enumerate(m.all_vars)}
-    parent = list(range(len(place)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
+    root = UnionFind(range(len(place)))
     exprs = [*m.results, *(e for e, _ in m.constraints)]
     used = [[place[v] for v in variables_of(e)] for e in exprs]
     for vs in used:
-        for v in vs[1:]:
-            a, b = root(vs[0]), root(v)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    tied = {root(i) for i in range(nd + nr, len(place))}  # runtime variables
-    found: dict[int, tuple[list[int], list[int], list[int], list[int]]] = {}
+        root.union(*vs)
+    tied = {root[i] for i in range(nd + nr, len(place))}  # runtime variables
+    found: dict[int, Group] = {}
     for i in range(nd, nd + nr):
-        r = root(i)
+        r = root[i]
         if r not in tied:
             found.setdefault(r, ([], [], [], []))[1].append(i - nd)
     for i in range(nd):
-        if (r := root(i)) in found:
+        if (r := root[i]) in found:
             found[r][0].append(i)
     n = len(m.results)
     for k, vs in enumerate(used):  # what uses a range variable of the group
-        if any(nd <= v < nd + nr for v in vs) and (r := root(vs[0])) in found:
+        if any(nd <= v < nd + nr for v in vs) and (r := root[vs[0]]) in found:
             found[r][2 if k < n else 3].append(k if k < n else k - n)
     return list(found.values())
 
@@ -190,7 +180,7 @@ def _enumerated(m: IndexingMap, dims: list[int], variables: list[int],
 
 
 def _let_through(m: IndexingMap, dims: list[int], variables: list[int],
-                 constraints: list[int], limit: int) -> list[tuple[int, Interval]] | bool | None:
+                 constraints: list[int], limit: int) -> Narrowed | Literal[False] | None:
     """The dimension points an existential group lets through (those for which some point
     of its variables satisfies its constraints), when they are a box: per dimension that
     box narrows, its interval (an empty list: the whole box); False when it lets none
@@ -241,7 +231,7 @@ QUOTIENT_COEFFICIENTS = (1, -1)
 
 
 def _window_of(m: IndexingMap, dims: list[int], variables: list[int], result: int,
-               constraints: list[int], limit: int) -> Window | bool | None:
+               constraints: list[int], limit: int) -> Window | Literal[False] | None:
     """The window of a group's one result (see :func:`box_groups`, rule
     ``window_of_dims``); False where it reaches nothing at any point of the dimensions;
     None where the targets are not such a window, or the group is larger than ``limit``."""
@@ -314,7 +304,7 @@ def _clipped(lo: int, hi: int, clip_lo: int, clip_hi: int) -> tuple[int, int] | 
 
 
 def _box_of(m: IndexingMap, variables: list[int], results: list[int], constraints: list[int],
-            limit: int) -> list[tuple[int, int, int]] | None:
+            limit: int) -> Axes | None:
     """Per result of the group, ``(lo, step, n)`` when the group's targets are the box of
     those progressions; None otherwise, or when the group is larger than ``limit``."""
     import numpy as np
@@ -341,67 +331,53 @@ def _box_of(m: IndexingMap, variables: list[int], results: list[int], constraint
     return axes
 
 
-def _replaced(m: IndexingMap,
-              groups: list[tuple[list[int], list[int], list[int], list[int]]],
-              boxes: dict[int, list[tuple[int, int, int]]],
-              kept: dict[int, list[tuple[int, Interval]]],
-              windows: dict[int, Window]) -> IndexingMap:
-    """``m`` with each boxed group (keyed by its first variable in ``boxes``) replaced by
-    its box's variables, in place of its first variable, and each decided existential
-    group (in ``kept``) by the intervals of the dimensions it lets through."""
-    gone: set[int] = set()  # range variables of the groups replaced
+def _replaced(m: IndexingMap, decided: list[tuple[Group, Axes | Window | Narrowed]]
+              ) -> IndexingMap:
+    """``m`` with each decided group replaced, in place of its first range variable: a
+    box by its variables, a window by its one variable, an existential group by the
+    intervals of the dims it lets through."""
+    at = {group[1][0]: (group, found) for group, found in decided}
+    gone = {i for group, _ in decided for i in group[1]}  # range variables replaced
+    dropped = {k for group, _ in decided for k in group[3]}  # and their constraints
     new_results: dict[int, Expr] = {}
-    dropped: set[int] = set()  # their constraints
     narrowed: list[tuple[Expr, Interval]] = []
-    axes_at: dict[int, list[tuple[int, tuple[int, int, int]]]] = {}
-    window_at: dict[int, tuple[int, list[int], Window]] = {}
-    for group_dims, variables, feeds, holds in groups:
-        first = variables[0]
-        if first in boxes or first in kept or first in windows:
-            gone.update(variables)
-            dropped.update(holds)
-        if first in boxes:
-            axes_at[first] = list(zip(feeds, boxes[first]))
-        elif first in kept:
-            narrowed += [(m.dim_vars[i], interval) for i, interval in kept[first]]
-        elif first in windows:
-            window_at[first] = (feeds[0], group_dims, windows[first])
     nd = m.num_dims
     ranges: list[Interval] = []
     old_names = m.names
     names: list[str | None] | None = list(old_names[:nd]) if old_names else None
     rename: dict[Symbol, Symbol] = {}
+
+    def new_variable(interval: Interval) -> Symbol:
+        ranges.append(interval)
+        if names is not None:
+            names.append(None)
+        return sym(len(ranges) - 1)
+
     for i, interval in enumerate(m.ranges):
-        if i in axes_at:
-            for result, (lo, step, n) in axes_at[i]:
-                if n == 1:
-                    new_results[result] = Integer(lo)
-                    continue
-                t = sym(len(ranges))
-                if step == 1:
-                    ranges.append(Interval(lo, lo + n - 1))
-                    new_results[result] = t
+        if i in at:
+            (dims, _, feeds, _), found = at[i]
+            if isinstance(found, Window):
+                t = new_variable(found.t_interval)
+                moved = [scale(c, m.dim_vars[d]) for c, d in zip(found.coeffs, dims)]
+                if found.divisor:  # t, with c*t - a*d in the clip
+                    new_results[feeds[0]] = t
+                    assert found.clip is not None
+                    narrowed.append((add([scale(found.divisor, t), scale(-1, moved[0])]),
+                                     found.clip))
                 else:
-                    ranges.append(Interval(0, n - 1))
-                    new_results[result] = step * t + lo
-                if names is not None:
-                    names.append(None)
-        elif i in window_at:
-            result, group_dims, window = window_at[i]
-            t = sym(len(ranges))
-            ranges.append(window.t_interval)
-            moved = [scale(c, m.dim_vars[d]) for c, d in zip(window.coeffs, group_dims)]
-            if window.divisor:  # t, with c*t - a*d in the clip
-                new_results[result] = t
-                assert window.clip is not None
-                narrowed.append((add([scale(window.divisor, t), scale(-1, moved[0])]),
-                                 window.clip))
-            else:
-                new_results[result] = add([*moved, t])
-                if window.clip is not None:
-                    narrowed.append((new_results[result], window.clip))
-            if names is not None:
-                names.append(None)
+                    new_results[feeds[0]] = add([*moved, t])
+                    if found.clip is not None:
+                        narrowed.append((new_results[feeds[0]], found.clip))
+            elif feeds:  # a box: (lo, step, n) per result
+                for result, (lo, step, n) in zip(feeds, cast(Axes, found)):
+                    if n == 1:
+                        new_results[result] = Integer(lo)
+                    elif step == 1:
+                        new_results[result] = new_variable(Interval(lo, lo + n - 1))
+                    else:
+                        new_results[result] = step * new_variable(Interval(0, n - 1)) + lo
+            else:  # an existential group: the intervals of its dims
+                narrowed += [(m.dim_vars[d], iv) for d, iv in cast(Narrowed, found)]
         elif i not in gone:
             if i != len(ranges):
                 rename[sym(i)] = sym(len(ranges))
@@ -419,7 +395,5 @@ def _replaced(m: IndexingMap,
         results[k] = e
     for k, e in new_results.items():
         results[k] = e
-    constraints: list[tuple[Expr, Interval]] = list(zip(done[len(others):],
-                                                            (iv for _, iv in left)))
-    constraints += narrowed
+    constraints = list(zip(done[len(others):], (iv for _, iv in left))) + narrowed
     return IndexingMap.create(m.dims, results, ranges, m.rts, constraints, names, check=False)
