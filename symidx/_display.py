@@ -14,7 +14,6 @@ matplotlib is never imported here: a drawing function imports it.
 
 from __future__ import annotations
 
-import html
 import importlib.util
 import io
 import sys
@@ -91,6 +90,8 @@ class Shown:
 
 def pre(text: str) -> str:
     """``text`` as HTML, kept as it is laid out."""
+    import html  # notebooks only: not at the command line's start
+
     return f"<pre>{html.escape(text)}</pre>"
 
 
@@ -98,6 +99,8 @@ def html_table(header: Sequence[str], rows: Sequence[Sequence[object]], caption:
                raw: Sequence[int] = ()) -> str:
     """An HTML table: ``caption`` above it, the cells escaped (except the columns listed in
     ``raw``, which hold HTML already)."""
+    import html
+
     lines = [f"<p>{html.escape(caption)}</p>"] if caption else []
     lines.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header)
                  + "</tr>")

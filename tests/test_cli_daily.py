@@ -162,8 +162,8 @@ def test_the_table_of_commands_says_what_each_module_registers() -> None:
     assert list(full) == list(cli.COMMANDS)
     for module in cli.COMMAND_MODULES:
         alone = _commands(cli.build_parser(next(c for c, m in cli.COMMANDS.items()
-                                                if m is module)))
-        assert set(alone) == {c for c, m in cli.COMMANDS.items() if m is module}
+                                                if m == module)))
+        assert set(alone) == {c for c, m in cli.COMMANDS.items() if m == module}
 
 
 def test_a_command_read_by_its_own_parser_reads_as_with_every_command() -> None:
@@ -179,3 +179,4 @@ def test_a_command_read_by_its_own_parser_reads_as_with_every_command() -> None:
     code, _, err = run("maps", TINY, "--bogus")
     assert code == 2 and err.startswith(full.format_usage().rstrip())
     assert "{format,simplify,compose,verify,maps,bench,layout,batch,corpus,tile,pallas}" in err
+

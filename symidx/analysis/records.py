@@ -4,7 +4,6 @@ whole computation (:class:`ComputationMaps`)."""
 
 from __future__ import annotations
 
-import html
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,8 @@ def group_rows(place: str, index: object, groups: tuple[Reached, ...]) -> list[l
     """One table row per group: where (``place``, ``index``), the group's operand or
     output (number, leaf, instruction), its maps (HTML: XLA's one-line form, one a line)
     and what is unknown or over-approximated."""
+    import html  # notebooks only
+
     from symidx.core.syntax import print_map
 
     rows = []

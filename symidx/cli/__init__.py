@@ -14,6 +14,7 @@ Each command lives in its own module here and registers itself through ``registe
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -22,7 +23,6 @@ from types import ModuleType
 from symidx import __version__
 from symidx._gc import YOUNG_COLLECTION
 from symidx._text import terminal_safe
-from symidx.cli import batch, bench, corpus, layout, maps, mapverbs, pallas, tile
 from symidx.cli.common import Parser, UsageError
 from symidx.errors import LimitReached, ParseError, SymidxError
 
@@ -31,17 +31,23 @@ __all__ = ["main", "main_entry"]
 #: Allocations between young garbage collections in a ``symidx`` process (see main_entry).
 _YOUNG_COLLECTION = YOUNG_COLLECTION
 
-COMMAND_MODULES = (mapverbs, maps, bench, layout, batch, corpus, tile, pallas)
+#: The modules of ``symidx.cli`` that register commands, in the order of the full parser.
+COMMAND_MODULES = ("mapverbs", "maps", "bench", "layout", "batch", "corpus", "tile", "pallas")
 
 #: The commands (``symidx COMMAND``) that each of :data:`COMMAND_MODULES` registers: a command
-#: line that starts with one builds the parser of its module alone, the others' arguments
-#: being of no use to read it (start-up). ``tests/test_cli_daily.py`` checks the table
-#: against what each module registers.
-COMMANDS: dict[str, ModuleType] = {
-    **dict.fromkeys(("format", "simplify", "compose", "verify"), mapverbs),
-    "maps": maps, "bench": bench, "layout": layout, "batch": batch, "corpus": corpus,
-    "tile": tile, "pallas": pallas,
+#: line that starts with one imports and builds the parser of its module alone, the others'
+#: imports and arguments being of no use to read it (start-up). ``tests/test_cli_daily.py``
+#: checks the table against what each module registers.
+COMMANDS: dict[str, str] = {
+    **dict.fromkeys(("format", "simplify", "compose", "verify"), "mapverbs"),
+    "maps": "maps", "bench": "bench", "layout": "layout", "batch": "batch",
+    "corpus": "corpus", "tile": "tile", "pallas": "pallas",
 }
+
+
+def command_module(name: str) -> ModuleType:
+    """The module ``symidx.cli.NAME`` (a name of :data:`COMMAND_MODULES`), imported now."""
+    return importlib.import_module(f"symidx.cli.{name}")
 
 
 def build_parser(command: str | None = None) -> Parser:
@@ -57,7 +63,7 @@ def build_parser(command: str | None = None) -> Parser:
     names = None if only is None else "{" + ",".join(COMMANDS) + "}"
     sub = ap.add_subparsers(dest="command", required=True, parser_class=Parser, metavar=names)
     for module in COMMAND_MODULES if only is None else (only,):
-        module.register(sub)
+        command_module(module).register(sub)
     return ap
 
 

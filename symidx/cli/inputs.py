@@ -20,12 +20,6 @@ from typing import TYPE_CHECKING
 
 from symidx._text import terminal_safe
 from symidx.cli.common import read_text_file
-from symidx.corpus.sources import (
-    UnreadableFile,
-    find_files,  # folders and globs only
-    read_file,
-    split_sections,
-)
 from symidx.errors import ParseError, SymidxError
 
 if TYPE_CHECKING:
@@ -60,6 +54,8 @@ def module_sources(files: Sequence[str]) -> list[ModuleSource]:
                     or not path.endswith((".gz", ".pb")) and not _may_hold_sections(path))):
             sources.append(ModuleSource(path, _whole_file(path)))
             continue
+        from symidx.corpus.sources import find_files  # folders, globs, gzipped or split files
+
         try:
             found = find_files([path], skipped, passed if os.path.isdir(path) else None)
         except SymidxError as e:  # names nothing: reported in its turn
@@ -127,6 +123,8 @@ def _may_hold_sections(path: str) -> bool:
 
 
 def _file_sources(path: str) -> list[ModuleSource]:
+    from symidx.corpus.sources import UnreadableFile, read_file, split_sections
+
     try:
         sections = split_sections(read_file(path))
     except UnreadableFile as e:

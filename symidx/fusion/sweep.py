@@ -60,7 +60,6 @@ from symidx.core.simplify.finish import finish
 from symidx.core.simplify.merge import has_window_sum, merge_contiguous_sums
 from symidx.errors import HloValidationError, LimitReached, SymidxError
 from symidx.fusion.graph import IndexingGraph
-from symidx.fusion.joint import Shared, SharedEntries, Starts, reached_each
 from symidx.fusion.reached import Path, Reached
 from symidx.fusion.sets import (
     HULL_LIMIT,
@@ -82,6 +81,7 @@ from symidx.hlo.leaves import leaf_count, leaves
 from symidx.hlo.validate import validate_instruction
 
 if TYPE_CHECKING:
+    from symidx.fusion.joint import SharedEntries
     from symidx.fusion.loops import LoopFacts
 
 __all__ = [
@@ -407,6 +407,8 @@ class Analysis:
         each output's own sweep bounds them (:mod:`symidx.fusion.joint`), so each output
         gets the maps its own sweep finds, with the same labels. The origins of the maps
         are not tracked: each :class:`Reached` has none."""
+        from symidx.fusion.joint import Shared, Starts, reached_each  # for several outputs
+
         graph = self.graph(comp, scope)
         reaching: dict[Key, SharedEntries] = {}
         dims: list[tuple[Interval, ...]] = []

@@ -27,7 +27,6 @@ recurses: tuples are read with an explicit stack bounded by :data:`MAX_NESTING`.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -210,6 +209,8 @@ class Shape:
 
     def _repr_html_(self) -> str:
         # a notebook shows the HLO text (the picture: symidx.layout.pictures.xla_picture)
+        import html  # notebooks only
+
         return f"<code>{html.escape(str(self))}</code>"
 
 
@@ -261,6 +262,8 @@ class TupleShape:
         return "(" + ", ".join(str(e) for e in self.elements) + ")"
 
     def _repr_html_(self) -> str:
+        import html  # notebooks only
+
         return f"<code>{html.escape(str(self))}</code>"
 
 
