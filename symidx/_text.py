@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import re
 import sys
+from typing import Any, cast
 
-__all__ = ["terminal_safe", "markdown_safe"]
+__all__ = ["terminal_safe", "markdown_safe", "lazy_pattern"]
 
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c != 0x09}
 # the characters that reorder or hide what follows (bidirectional overrides and isolates,
@@ -52,3 +54,29 @@ def too_long(digits: str) -> str | None:
     if limit and count > limit:
         return f"an integer of {count} digits is too large (at most {limit})"
     return None
+
+
+class _LazyPattern:
+    """A regular expression compiled when first used: each attribute (``match``, ``sub``,
+    ``pattern``...) is the compiled pattern's, looked up once and then kept on the instance,
+    so that later uses cost what the compiled pattern's do."""
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self._source = (pattern, flags)
+
+    def __getattr__(self, name: str) -> Any:  # only for names not yet kept
+        if name.startswith("__") or name == "_source":  # copy, pickle: not a pattern's
+            raise AttributeError(name)
+        value = getattr(re.compile(*self._source), name)
+        setattr(self, name, value)
+        return value
+
+    def __repr__(self) -> str:
+        return f"lazy_pattern({self._source[0]!r}, {self._source[1]})"
+
+
+def lazy_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(pattern, flags)``, done when the pattern is first used instead of when
+    its module is imported: a module of many patterns, most of which a command never needs,
+    starts quicker. It answers everything a compiled pattern does, except ``isinstance``."""
+    return cast("re.Pattern[str]", _LazyPattern(pattern, flags))

@@ -333,7 +333,7 @@ def _backtracking(pattern: re.Pattern[str]) -> re.Pattern[str]:
 _ONE_MATCH = instructions._one_match()
 _POSSESSIVE = {name: (pattern, _backtracking(pattern)) for name, pattern in
                [*vars(_ONE_MATCH).items(), ("plain shape", reader._PLAIN_SHAPE_RE)]
-               if isinstance(pattern, re.Pattern) and "attribute" not in name}
+               if hasattr(pattern, "match") and "attribute" not in name}  # lazy ones too
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -4,18 +4,17 @@
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from symidx._text import too_long
+from symidx._text import lazy_pattern, too_long
 from symidx.cli.common import UsageError
 from symidx.errors import MapError, ParseError, TooLargeError
 
 if TYPE_CHECKING:
     from symidx.layout import pictures
 
-_INT = re.compile(r"\s*(-?\d+)\s*")
+_INT = lazy_pattern(r"\s*(-?\d+)\s*")
 
 
 def parse_ints(text: str, option: str) -> tuple[int, ...]:

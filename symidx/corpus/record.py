@@ -19,7 +19,6 @@ is warm for every module it is given.
 from __future__ import annotations
 
 import importlib
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -27,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from symidx._budget import TimeBudget
+from symidx._text import lazy_pattern
 from symidx.analysis import (
     find_computation,
     iter_computation_maps,
@@ -253,7 +253,7 @@ def _tally(values: Any) -> dict[str, int]:
 
 _HOOKS: dict[str, Callable[[Task], None]] = {}
 #: A hook names a function of an importable module, never a file.
-_HOOK_SPEC = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*)")
+_HOOK_SPEC = lazy_pattern(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*)")
 
 
 def _hook(spec: str) -> Callable[[Task], None]:

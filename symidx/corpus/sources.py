@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import stat
 import zlib  # loaded for gzipped files only
 from collections import Counter
@@ -40,6 +39,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from symidx._text import lazy_pattern
 from symidx.errors import SymidxError
 
 __all__ = [
@@ -73,12 +73,12 @@ DEFAULT_MAX_BYTES = 256 << 20
 
 # The reports XLA writes beside a module in a dump folder ("module_0004.jit_f.
 # cpu_after_optimizations-buffer-assignment.txt"), by the kind they are counted as.
-_DUMP_REPORT_RE = re.compile(
+_DUMP_REPORT_RE = lazy_pattern(
     r"^module_\d+\..*-(buffer-assignment-values|buffer-assignment|live-range|"
     r"memory-usage-report|memory-usage|thunk-sequence|schedule|autotune-results|"
     r"sharding-report|stats)\.txt(?:\.gz)?$")
 # Other files of a dump folder that are not modules, whatever their suffix.
-_DUMP_OTHER_RE = re.compile(r"^module_\d+\..*\.(?:debug_options|ll|o|dot|pb|pbtxt|html|json)$")
+_DUMP_OTHER_RE = lazy_pattern(r"^module_\d+\..*\.(?:debug_options|ll|o|dot|pb|pbtxt|html|json)$")
 
 _SEPARATOR = "// -----"
 _GLOB_CHARS = frozenset("*?[")

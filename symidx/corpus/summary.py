@@ -14,7 +14,6 @@ import heapq
 import html
 import io
 import os
-import re
 import urllib.parse
 from collections import Counter
 from collections.abc import Iterable
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from symidx._display import Rich, Shown, html_table
-from symidx._text import markdown_safe, terminal_safe
+from symidx._text import lazy_pattern, markdown_safe, terminal_safe
 from symidx.corpus.record import STATUSES
 from symidx.corpus.results import read_records
 from symidx.errors import SymidxError
@@ -33,12 +32,12 @@ __all__ = ["Summary", "error_kind", "report_picture", "write_report"]
 #: every kind of failure).
 SHOWN = 8
 
-_LOCATION = re.compile(r"^.*?line \d+, column \d+: ")
+_LOCATION = lazy_pattern(r"^.*?line \d+, column \d+: ")
 # Names: HLO names (%add.5), quoted names ('fused_computation.3', "x"), and the numbered
 # names XLA gives instructions and computations (add.5, fused_computation.12, while.370).
-_NAMES = re.compile(r"%[\w.\-]+|'[^'\n]*'|\"[^\"\n]*\"|(?<![\w.])[A-Za-z_][\w\-]*(?:\.\d+)+\b")
+_NAMES = lazy_pattern(r"%[\w.\-]+|'[^'\n]*'|\"[^\"\n]*\"|(?<![\w.])[A-Za-z_][\w\-]*(?:\.\d+)+\b")
 # A limit reached says how far the work got: that part differs from module to module.
-_LIMIT = re.compile(r"^(ran out of .*?) after .*$")
+_LIMIT = lazy_pattern(r"^(ran out of .*?) after .*$")
 
 
 def error_kind(message: str, file: str | None = None) -> str:

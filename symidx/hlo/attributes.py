@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from symidx._text import too_long
+from symidx._text import lazy_pattern, too_long
 from symidx.errors import ParseError
 from symidx.hlo.lexer import WORD_RE, end_of_string, scan_balanced, skip
 from symidx.hlo.shape import parse_shape_at
@@ -45,20 +45,20 @@ __all__ = [
 ]
 
 # A run of characters that can neither end a value nor open a group, string or comment.
-_CHAIN_CHUNK_RE = re.compile(r"[^\s,(){}\[\]\"'/]+")
-_JSON_CHUNK_RE = re.compile(r'[^{}"]+')
-_SCALAR_RE = re.compile(r"-?[A-Za-z0-9_.+\-]+(?:\(0x[0-9a-fA-F]+\))?")
-_INT_LIST_RE = re.compile(r"\{\s*(?:-?\d+\s*(?:,\s*-?\d+\s*)*)?\}")
-_INT_RE = re.compile(r"-?\d+")
-_SLICE_RE = re.compile(
+_CHAIN_CHUNK_RE = lazy_pattern(r"[^\s,(){}\[\]\"'/]+")
+_JSON_CHUNK_RE = lazy_pattern(r'[^{}"]+')
+_SCALAR_RE = lazy_pattern(r"-?[A-Za-z0-9_.+\-]+(?:\(0x[0-9a-fA-F]+\))?")
+_INT_LIST_RE = lazy_pattern(r"\{\s*(?:-?\d+\s*(?:,\s*-?\d+\s*)*)?\}")
+_INT_RE = lazy_pattern(r"-?\d+")
+_SLICE_RE = lazy_pattern(
     r"\{\s*(?:\[\s*-?\d+\s*:\s*-?\d+\s*(?::\s*-?\d+\s*)?\]\s*"
     r"(?:,\s*\[\s*-?\d+\s*:\s*-?\d+\s*(?::\s*-?\d+\s*)?\]\s*)*)?\}"
 )
-_SLICE_ITEM_RE = re.compile(r"\[\s*(-?\d+)\s*:\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?\]")
-_PAD_DIM_RE = re.compile(r"(-?\d+)_(-?\d+)(?:_(-?\d+))?")
+_SLICE_ITEM_RE = lazy_pattern(r"\[\s*(-?\d+)\s*:\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?\]")
+_PAD_DIM_RE = lazy_pattern(r"(-?\d+)_(-?\d+)(?:_(-?\d+))?")
 # One ``key=value`` field of a window; blanks may follow the '=' (XLA reads ``size=`` as one
 # token, then the value).
-_WINDOW_FIELD_RE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)=\s*([^\s=]+)\s*")
+_WINDOW_FIELD_RE = lazy_pattern(r"\s*([A-Za-z_][A-Za-z0-9_]*)=\s*([^\s=]+)\s*")
 _WINDOW_KEYS = frozenset({"size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal"})
 
 

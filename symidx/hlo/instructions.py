@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from symidx._text import lazy_pattern
 from symidx.hlo.attributes import OWN_SCANNER_KEYS, scan_value
 from symidx.hlo.ir import HloComputation, HloInstruction, parsed_instruction
 from symidx.hlo.lexer import BLANK_START, NAME_RE, WORD_RE, describe, skip, strip_comments
@@ -25,20 +26,20 @@ __all__ = [
 
 # Fast paths for the common spellings; anything else takes the general path. An instruction's
 # start, ``[ROOT] name =`` (groups: ROOT, name)...
-_LHS_RE = re.compile(r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*")
+_LHS_RE = lazy_pattern(r"(ROOT[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*")
 # ... its right-hand side up to the '(', ``shape opcode(`` (groups: shape, opcode), taken only
 # when the shape's text is one the cursor has read before ...
-_RHS_RE = re.compile(r"(" + PLAIN_SHAPE + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\(")
+_RHS_RE = lazy_pattern(r"(" + PLAIN_SHAPE + r")[ \t]+([A-Za-z_][A-Za-z0-9_.\-]*)\(")
 # ... and an operand, ``[shape] name`` then ',' or ')' (groups: shape, name, ',' or ')').
-_OPERAND_RE = re.compile(r"(?:(" + PLAIN_SHAPE + r")[ \t]+)?(%?[A-Za-z_][A-Za-z0-9_.\-]*)"
-                         r"[ \t]*([,)])")
+_OPERAND_RE = lazy_pattern(r"(?:(" + PLAIN_SHAPE + r")[ \t]+)?(%?[A-Za-z_][A-Za-z0-9_.\-]*)"
+                           r"[ \t]*([,)])")
 # ... and the commonest operand list of all: names only, ``%a, %b)`` (each name then found
 # with NAME_RE, from its '%').
-_NAME_LIST_RE = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-]*(?:, ?%?[A-Za-z_][A-Za-z0-9_.\-]*)*\)")
+_NAME_LIST_RE = lazy_pattern(r"%?[A-Za-z_][A-Za-z0-9_.\-]*(?:, ?%?[A-Za-z_][A-Za-z0-9_.\-]*)*\)")
 # A parameter's number and ')' (group: the number).
-_PARAMETER_RE = re.compile(r"([0-9]{1,9})\)")
+_PARAMETER_RE = lazy_pattern(r"([0-9]{1,9})\)")
 # An attribute's start, ``, key=`` (group: key).
-_KEY_RE = re.compile(r", ?([A-Za-z_][A-Za-z0-9_.\-]*)=")
+_KEY_RE = lazy_pattern(r", ?([A-Za-z_][A-Za-z0-9_.\-]*)=")
 #: Texts at least this long are read with the one-match patterns of :class:`_OneMatch`, which
 #: take some 15 ms to compile; shorter ones (a test, one fusion) only with the token readers.
 ONE_MATCH_MIN_CHARS = 50_000
@@ -135,11 +136,11 @@ def _one_match() -> _OneMatch:
     return _OneMatch()
 
 
-_FULL_NAME_RE = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)\Z")
+_FULL_NAME_RE = lazy_pattern(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)\Z")
 #: A parameter's number as the one-match reading takes it.
-PARAMETER_NUMBER_RE = re.compile(r"[0-9]{1,9}\Z")
+PARAMETER_NUMBER_RE = lazy_pattern(r"[0-9]{1,9}\Z")
 #: Blanks then what cannot continue the attributes (not ',', no comment): where they end.
-ATTRIBUTES_END_RE = re.compile(r"[ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/])")
+ATTRIBUTES_END_RE = lazy_pattern(r"[ \t\n\r\f\v]+(?=[^ \t\n\r\f\v,/])")
 #: Attributes naming one computation; ``_COMPUTATION_LIST_KEYS`` name several, ``{a, b}``.
 _COMPUTATION_KEYS = frozenset({
     "to_apply", "calls", "condition", "body", "true_computation", "false_computation",
@@ -161,7 +162,7 @@ _UNKNOWN_SHAPE: ShapeLike = TupleShape(())
 
 
 # replica_groups as an iota list with a transpose, or without one (group: the transpose).
-_IOTA_GROUPS_RE = re.compile(r"\[[0-9,]*\]<=\[[0-9,]*\](T\([0-9,]*\))?")
+_IOTA_GROUPS_RE = lazy_pattern(r"\[[0-9,]*\]<=\[[0-9,]*\](T\([0-9,]*\))?")
 
 
 def _plain_replica_groups(value: str, text: str, end: int) -> bool:

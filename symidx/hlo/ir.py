@@ -9,12 +9,11 @@ accessors read the others, with errors located in the text the instruction came 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from symidx._text import too_long
+from symidx._text import lazy_pattern, too_long
 from symidx.errors import NotFoundError, ParseError
 from symidx.hlo.attributes import (
     ConvolutionDimensionNumbers,
@@ -33,8 +32,8 @@ from symidx.hlo.shape import ShapeLike
 
 __all__ = ["HloComputation", "HloInstruction", "HloModule", "SourceText"]
 
-_INT_FULL_RE = re.compile(r"\s*-?\d+\s*")
-_KV_RE = re.compile(r'([A-Za-z_][\w.\-]*)=("(?:[^"\\]|\\.)*"|[^\s,{}"]+)')
+_INT_FULL_RE = lazy_pattern(r"\s*-?\d+\s*")
+_KV_RE = lazy_pattern(r'([A-Za-z_][\w.\-]*)=("(?:[^"\\]|\\.)*"|[^\s,{}"]+)')
 
 
 @dataclass(eq=False, slots=True)

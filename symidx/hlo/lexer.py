@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from symidx._text import lazy_pattern
 from symidx.errors import ParseError
 
 __all__ = [
@@ -27,34 +28,34 @@ __all__ = [
 ]
 
 # Whitespace and complete comments; an unterminated '/*' stops the match (see skip()).
-_SKIP_RE = re.compile(r"(?:[ \t\n\r\f\v]+|/\*.*?\*/|//[^\n\r]*)*", re.S)
-_WS_RE = re.compile(r"[ \t\n\r\f\v]*")
+_SKIP_RE = lazy_pattern(r"(?:[ \t\n\r\f\v]+|/\*.*?\*/|//[^\n\r]*)*", re.S)
+_WS_RE = lazy_pattern(r"[ \t\n\r\f\v]*")
 #: The characters that can start what skip() skips ('' -- the end of the text -- is not one).
 BLANK_START = frozenset(" \t\n\r\f\v/")
 #: A name: ``%`` (optional) then ``[A-Za-z_][A-Za-z0-9_.-]*``; group 1 is the name.
-NAME_RE = re.compile(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)")
+NAME_RE = lazy_pattern(r"%?([A-Za-z_][A-Za-z0-9_.\-]*)")
 #: A bare word (keywords, opcodes, enumeration values).
-WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+WORD_RE = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 #: A decimal integer, optionally negative.
-INT_RE = re.compile(r"-?\d+")
-_TOKEN_RE = re.compile(r"[^\s(){}\[\],:=]{1,30}")
-_STRING_RES = {'"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S),
-               "'": re.compile(r"'(?:[^'\\]|\\.)*'", re.S)}
+INT_RE = lazy_pattern(r"-?\d+")
+_TOKEN_RE = lazy_pattern(r"[^\s(){}\[\],:=]{1,30}")
+_STRING_RES = {'"': lazy_pattern(r'"(?:[^"\\]|\\.)*"', re.S),
+               "'": lazy_pattern(r"'(?:[^'\\]|\\.)*'", re.S)}
 # Inside brackets: a run of characters that are neither brackets, quotes nor a '/'.
-_BALANCED_CHUNK_RE = re.compile(r"[^(){}\[\]\"'/]+")
+_BALANCED_CHUNK_RE = lazy_pattern(r"[^(){}\[\]\"'/]+")
 # A quoted string or a comment, for strip_comments().
-_STRING_OR_COMMENT_RE = re.compile(
+_STRING_OR_COMMENT_RE = lazy_pattern(
     r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|/\*.*?\*/|//[^\n\r]*', re.S)
 _GLUE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _CLOSERS = {"(": ")", "{": "}", "[": "]"}
 # A group with no bracket, comment or escape inside except in double-quoted strings (metadata,
 # layouts, lists): where scan_balanced() would end it, found with one match.
 _FLAT_GROUP_RES = {
-    opener: re.compile(re.escape(opener) + r"""(?:[^(){}\[\]"'/\\]|"[^"\\]*")*"""
-                       + re.escape(closer))
+    opener: lazy_pattern(re.escape(opener) + r"""(?:[^(){}\[\]"'/\\]|"[^"\\]*")*"""
+                         + re.escape(closer))
     for opener, closer in _CLOSERS.items()
 }
-_ESCAPE_RE = re.compile(r"\\(.)", re.S)
+_ESCAPE_RE = lazy_pattern(r"\\(.)", re.S)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'"}
 
 

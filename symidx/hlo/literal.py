@@ -23,7 +23,7 @@ import math
 import re
 from typing import TypeAlias
 
-from symidx._text import too_long
+from symidx._text import lazy_pattern, too_long
 from symidx.errors import ParseError
 from symidx.hlo.lexer import describe, skip
 from symidx.hlo.shape import MAX_NESTING, Shape, ShapeLike, TupleShape, integer_bounds
@@ -33,14 +33,14 @@ __all__ = ["LiteralValue", "parse_literal"]
 LiteralValue: TypeAlias = "bool | int | float | complex | tuple[LiteralValue, ...]"
 
 # One token (group 'tok') after any whitespace and comments; 'end' when only those remain.
-_TOKEN_RE = re.compile(
+_TOKEN_RE = lazy_pattern(
     r"(?:\s+|/\*.*?\*/|//[^\n\r]*)*"
     r"(?:(?P<tok>[{}(),]|\.\.\.|-?nan(?:\(0x[0-9a-fA-F]+\))?|-?inf|true|false"
     r"|-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|(?P<end>\Z))", re.S)
-_INT_TOKEN_RE = re.compile(r"-?\d+")
+_INT_TOKEN_RE = lazy_pattern(r"-?\d+")
 # A vector of integers after its '{', written plainly (group: the values with their commas).
-_INT_VECTOR_RE = re.compile(r"[ \t]*(-?\d{1,19}(?:[ \t]*,[ \t]*-?\d{1,19})*)[ \t]*\}")
-_NAN_RE = re.compile(r"-?nan(?:\(0x([0-9a-fA-F]+)\))?")
+_INT_VECTOR_RE = lazy_pattern(r"[ \t]*(-?\d{1,19}(?:[ \t]*,[ \t]*-?\d{1,19})*)[ \t]*\}")
+_NAN_RE = lazy_pattern(r"-?nan(?:\(0x([0-9a-fA-F]+)\))?")
 _UINT64 = 1 << 64
 # Floating types whose overflow XLA rejects: (mantissa bits, largest exponent). A value at or
 # beyond max + ulp/2 = 2**emax * (2 - 2**-(m+1)) rounds to infinity.

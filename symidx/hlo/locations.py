@@ -31,13 +31,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from symidx._text import lazy_pattern
 from symidx.hlo.ir import HloInstruction, HloModule
 
 __all__ = ["SourceLocation", "metadata_fields", "source_of"]
 
 # key=value in a metadata attribute: a quoted string (with escapes) or a bare word.
-_FIELD_RE = re.compile(r'([A-Za-z_]\w*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,}]+))')
-_ENTRY_RE = re.compile(r'^(\d+)\s+(?:"((?:[^"\\]|\\.)*)"|\{(.*)\})\s*$', re.S)
+_FIELD_RE = lazy_pattern(r'([A-Za-z_]\w*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,}]+))')
+_ENTRY_RE = lazy_pattern(r'^(\d+)\s+(?:"((?:[^"\\]|\\.)*)"|\{(.*)\})\s*$', re.S)
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,7 @@ it was given when it is MLIR.
 
 from __future__ import annotations
 
-import re
-
+from symidx._text import lazy_pattern
 from symidx.errors import ParseError, SymidxError
 
 __all__ = ["INSTALL_HINT", "looks_like_mlir", "mlir_to_hlo", "mlir_hint"]
@@ -27,16 +26,16 @@ INSTALL_HINT = ("converting it needs jaxlib: pip install 'symidx[jax]', or print
                 "instead with jax.jit(f).lower(x).as_text(dialect='hlo')")
 
 # Blank space and comments before the first token.
-_LEAD_RE = re.compile(r"(?:\s+|//[^\n]*)*")
+_LEAD_RE = lazy_pattern(r"(?:\s+|//[^\n]*)*")
 # The first token of MLIR text: an attribute or location alias (#loc = ..., #map = ...), a
 # module with a symbol name or attributes (or holding MLIR), a function, or a generic-form
 # module or function.
-_MLIR_START_RE = re.compile(
+_MLIR_START_RE = lazy_pattern(
     r"#[A-Za-z_][\w$.]*\s*="
     r"|module\s*(?:@|attributes\b|\{\s*(?://[^\n]*\s*)*(?:func\.func|\"|#|\}))"
     r"|func\.func\s+(?:(?:public|private|nested)\s+)?@|\"(?:builtin\.module|func\.func)\"")
 # jaxlib's diagnostics: "-:LINE:COLUMN: error: MESSAGE" (the text is read as "-").
-_DIAGNOSTIC_RE = re.compile(r"(?:^|\s)(?:-|<stdin>):(\d+):(\d+): error: ([^\n]*)")
+_DIAGNOSTIC_RE = lazy_pattern(r"(?:^|\s)(?:-|<stdin>):(\d+):(\d+): error: ([^\n]*)")
 
 
 def looks_like_mlir(text: str) -> bool:

@@ -54,6 +54,7 @@ from __future__ import annotations
 import re
 
 from symidx._gc import long_lived
+from symidx._text import lazy_pattern
 from symidx.errors import HloShapeError, ParseError, expect_type
 from symidx.hlo.attributes import (
     ConvolutionDimensionNumbers,
@@ -109,20 +110,20 @@ __all__ = [
 #: ``hlo_module {`` after comment lines that start with ``#``.
 # A parameter of a signature in its common spelling, ``name: shape`` then ',' or ')'
 # (group: the shape's text).
-_SIGNATURE_PARAMETER_RE = re.compile(r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*:[ \t]*("
-                                     + PLAIN_SHAPE + r")(?=[ \t]*[,)])")
+_SIGNATURE_PARAMETER_RE = lazy_pattern(r"[ \t]*%?[A-Za-z_][A-Za-z0-9_.\-]*[ \t]*:[ \t]*("
+                                       + PLAIN_SHAPE + r")(?=[ \t]*[,)])")
 # A computation's start in its common spelling, ``[ENTRY] name`` before its signature or body
 # (groups: ENTRY, the name).
-_HEADER_RE = re.compile(r"(ENTRY[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)(?=[ \t]*[({])")
+_HEADER_RE = lazy_pattern(r"(ENTRY[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)(?=[ \t]*[({])")
 # An entry of a debug table in its common spelling: blanks, the number, blanks, then a
 # string on one line or a {...} without brackets, quotes or '/' inside (so without comments,
 # and ending where the general reading's balanced scan ends it) (groups: the number, the
 # value). Elsewhere the general reading decides.
-_DEBUG_ENTRY_RE = re.compile(r'[ \t\r\n]*(\d{1,20})[ \t]+("[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
-                             r"""|\{[^{}()\[\]"'/]*\})""")
+_DEBUG_ENTRY_RE = lazy_pattern(r'[ \t\r\n]*(\d{1,20})[ \t]+("[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+                               r"""|\{[^{}()\[\]"'/]*\})""")
 # A run of such entries, one after the other.
-_DEBUG_ENTRIES_RE = re.compile(f"(?:{_DEBUG_ENTRY_RE.pattern})+")
-_PROTO_RE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*hlo_module[ \t]*\{")
+_DEBUG_ENTRIES_RE = lazy_pattern(f"(?:{_DEBUG_ENTRY_RE.pattern})+")
+_PROTO_RE = lazy_pattern(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*hlo_module[ \t]*\{")
 
 
 def parse_hlo(text: str, source: str = "", *, validate: bool = True) -> HloModule:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from symidx._text import too_long
+from symidx._text import lazy_pattern, too_long
 from symidx.errors import ParseError
 from symidx.hlo.ir import SourceText
 from symidx.hlo.lexer import BLANK_START, INT_RE, NAME_RE, WORD_RE, describe, skip
@@ -35,7 +35,7 @@ PLAIN_SHAPE = _ARRAY + r"(?:" + _LAYOUT + r")?|" + _TUPLE
 # A shape's text where the full shape reader stops too whatever follows (after a layout's '}'
 # or a tuple's ')', or after ']' before a name, ',', ')', '->' or a '{' that opens a body, not a
 # layout), so that its result can be reused wherever the same text occurs.
-_PLAIN_SHAPE_RE = re.compile(
+_PLAIN_SHAPE_RE = lazy_pattern(
     _ARRAY + r"(?:" + _LAYOUT + r"|(?=[ \t]*(?:[%A-Za-z_,)]|->|\{[ \t\r\n]*[%A-Za-z_])))|"
     + _TUPLE)
 

@@ -27,12 +27,11 @@ recurses: tuples are read with an explicit stack bounded by :data:`MAX_NESTING`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from symidx._text import too_long
+from symidx._text import lazy_pattern, too_long
 from symidx.errors import HloShapeError, ParseError
 from symidx.hlo.lexer import describe, scan_balanced, skip, strip_comments
 
@@ -67,7 +66,7 @@ ELEMENT_BIT_WIDTHS: Mapping[str, int] = MappingProxyType({
     "token": 0, "opaque": 0,
 })
 
-_INTEGER_TYPE = re.compile(r"([su])([0-9]+)")
+_INTEGER_TYPE = lazy_pattern(r"([su])([0-9]+)")
 
 
 def integer_bounds(element_type: str) -> tuple[int, int] | None:
@@ -269,9 +268,9 @@ class TupleShape:
 
 ShapeLike = Shape | TupleShape
 
-_INT_RE = re.compile(r"-?\d+")
-_ELEMENT_RE = re.compile(r"[a-z][a-z0-9]*")
-_TAG_RE = re.compile(r"[A-Za-z#*]+")
+_INT_RE = lazy_pattern(r"-?\d+")
+_ELEMENT_RE = lazy_pattern(r"[a-z][a-z0-9]*")
+_TAG_RE = lazy_pattern(r"[A-Za-z#*]+")
 
 
 def can_start_shape(text: str, pos: int, source: str = "") -> bool:
@@ -289,11 +288,11 @@ def can_start_shape(text: str, pos: int, source: str = "") -> bool:
 
 # An array in its plainest spelling, ``f32[8,128]{1,0}`` (groups: element type, dims, layout),
 # and a tuple of such, maybe with ``/*index=5*/`` comments (group: the elements).
-_PLAIN_ARRAY_RE = re.compile(r"([a-z][a-z0-9]*)\[([0-9,]{0,200})\](?:\{([0-9,]{0,200})\})?")
+_PLAIN_ARRAY_RE = lazy_pattern(r"([a-z][a-z0-9]*)\[([0-9,]{0,200})\](?:\{([0-9,]{0,200})\})?")
 _PLAIN_ELEMENT = r"(?:/\*[^*]*\*/)?[a-z][a-z0-9]*\[[0-9,]{0,200}\](?:\{[0-9,]{0,200}\})?"
-_PLAIN_TUPLE_RE = re.compile(r"\(((?:" + _PLAIN_ELEMENT + r"(?:, ?" + _PLAIN_ELEMENT
-                             + r")*)?)\)")
-_PLAIN_ELEMENT_RE = re.compile(r"(?:/\*[^*]*\*/)?([a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?)")
+_PLAIN_TUPLE_RE = lazy_pattern(r"\(((?:" + _PLAIN_ELEMENT + r"(?:, ?" + _PLAIN_ELEMENT
+                               + r")*)?)\)")
+_PLAIN_ELEMENT_RE = lazy_pattern(r"(?:/\*[^*]*\*/)?([a-z][a-z0-9]*\[[0-9,]*\](?:\{[0-9,]*\})?)")
 
 
 def plain_shape(text: str, known: dict[str, ShapeLike] | None = None) -> ShapeLike | None:

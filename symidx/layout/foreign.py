@@ -14,9 +14,9 @@ naming what it could not read.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from symidx._text import lazy_pattern
 from symidx.errors import MapError, ParseError
 from symidx.layout.int_tuple import IntTuple, ScaledBasis, is_int
 from symidx.layout.nested import Layout
@@ -61,7 +61,7 @@ def as_layout(obj: object) -> Layout | ComposedLayout | Swizzle:
 
 
 #: Text that looks like CuTe's printed layouts: a swizzle, a shape:stride or a composition.
-_PRINTED = re.compile(r"\s*(S\s*<|Sw\s*<|[(_\d])")
+_PRINTED = lazy_pattern(r"\s*(S\s*<|Sw\s*<|[(_\d])")
 
 
 def _plain(t: object, what: str) -> IntTuple:

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from symidx._display import Rich, Shown
+from symidx._text import lazy_pattern
 from symidx.core.expr import Expr, FloorDiv, Mod, add, dim, scale
 from symidx.core.indexing_map import IndexingMap
 from symidx.core.simplify import simplify
@@ -653,7 +654,7 @@ def from_cute(layout: object, shape: Sequence[int] | None = None, in_dim: str = 
                         tuple((f"dim{k}", s) for k, s in enumerate(shape)))
 
 
-_TTG = re.compile(r"\s*#ttg\.(linear|shared_linear)\s*<\s*\{", re.S)
+_TTG = lazy_pattern(r"\s*#ttg\.(linear|shared_linear)\s*<\s*\{", re.S)
 
 
 def parse_linear_layout(text: str, shape: Sequence[int] | None = None) -> LinearLayout:

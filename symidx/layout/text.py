@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from symidx._text import too_long
+from symidx._text import lazy_pattern, too_long
 from symidx.errors import MapError, ParseError
 from symidx.layout.nested import Layout, _Parser
 from symidx.layout.nested import parse_layout as parse_shape_stride
@@ -34,9 +34,9 @@ from symidx.layout.swizzle import ComposedLayout, Swizzle
 
 __all__ = ["element_bits", "parse_layout", "parse_swizzle"]
 
-_SWIZZLE = re.compile(r"\s*(Sw|S)\s*<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>\s*")
-_WRAPPER = re.compile(r"\s*!cute\.(\w+)\s*<")
-_QUOTED = re.compile(r'"([^"]*)"')
+_SWIZZLE = lazy_pattern(r"\s*(Sw|S)\s*<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>\s*")
+_WRAPPER = lazy_pattern(r"\s*!cute\.(\w+)\s*<")
+_QUOTED = lazy_pattern(r'"([^"]*)"')
 #: Bits of the element types a CuTe DSL memref names.
 _ELEMENT_BITS = {"bf16": 16, "f16": 16, "f32": 32, "tf32": 32, "f64": 64, "i1": 1, "i4": 4,
                  "i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32,

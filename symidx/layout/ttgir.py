@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from symidx._text import too_long
+from symidx._text import lazy_pattern, too_long
 from symidx.errors import MapError, ParseError
 from symidx.layout.linear import LinearLayout
 from symidx.layout.triton import (
@@ -47,8 +47,8 @@ ELEMENT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i1": 8, "i8": 8, "
                 "i32": 32, "i64": 64, "f8E4M3FN": 8, "f8E5M2": 8, "f8E4M3FNUZ": 8,
                 "f8E5M2FNUZ": 8, "tf32": 32}
 
-_NAME = re.compile(r"[A-Za-z_][\w.$-]*")
-_TYPE = re.compile(r"\s*(tensor|!ttg\.memdesc)\s*<")
+_NAME = lazy_pattern(r"[A-Za-z_][\w.$-]*")
+_TYPE = lazy_pattern(r"\s*(tensor|!ttg\.memdesc)\s*<")
 
 
 @dataclass(frozen=True)

@@ -49,9 +49,9 @@ Labelled over-approximations (:func:`symidx.ops.opaque_reason` names them):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from symidx._text import lazy_pattern
 from symidx.core.expr import Mod, dim, rt, sym
 from symidx.core.indexing_map import IndexingMap, RuntimeVar, ValueSource
 from symidx.core.interval import Interval
@@ -64,9 +64,9 @@ from symidx.ops.registry import INPUT_TO_OUTPUT, OUTPUT_TO_INPUT, opacity, rule
 #: The source of the runtime variable holding the participant's rank in its group.
 PARTICIPANT = ValueSource("participant")
 
-_IOTA_GROUPS = re.compile(r"\[\s*(\d+)\s*,\s*(\d+)\s*\]\s*<=\s*\[[\d,\s]*\](?:\s*T\([\d,\s]*\))?")
-_GROUP = re.compile(r"\{([^{}]*)\}")
-_IDS = re.compile(r"-?\d+(?:,-?\d+)*")
+_IOTA_GROUPS = lazy_pattern(r"\[\s*(\d+)\s*,\s*(\d+)\s*\]\s*<=\s*\[[\d,\s]*\](?:\s*T\([\d,\s]*\))?")
+_GROUP = lazy_pattern(r"\{([^{}]*)\}")
+_IDS = lazy_pattern(r"-?\d+(?:,-?\d+)*")
 
 
 def _id_lists(instr: HloInstruction, key: str, text: str) -> list[list[int]]:

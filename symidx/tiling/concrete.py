@@ -20,7 +20,6 @@ row (two paths to one instruction that meet in the same tile) is dropped there.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import product
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 from sympy import Integer
 
+from symidx._text import lazy_pattern
 from symidx.core.expr import as_expr, compile_expr, dim, sym, var_index, var_kind
 from symidx.errors import SymidxError
 from symidx.hlo import HloInstruction
@@ -40,8 +40,8 @@ from symidx.tiling.valid import candidates
 __all__ = ["TileEntry", "TileSet", "TileValues", "from_analysis", "from_space",
            "pow2_ceil", "live_shared_bytes", "tile_shared_bytes"]
 
-_STEP = re.compile(r"\.(operand|caller_operand)\((\d+)\)|\.(called_root)")
-_ROOT = re.compile(r"roots\[(\d+)\]")
+_STEP = lazy_pattern(r"\.(operand|caller_operand)\((\d+)\)|\.(called_root)")
+_ROOT = lazy_pattern(r"roots\[(\d+)\]")
 
 #: Most tile-id combinations enumerated to decide whether two tiles' offsets coincide.
 OFFSET_POINTS = 4096

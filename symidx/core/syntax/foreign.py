@@ -45,6 +45,7 @@ from typing import Any
 
 from sympy import Integer, Symbol
 
+from symidx._text import lazy_pattern
 from symidx.core.expr import CeilDiv, Expr, FloorDiv, Mod, dim, max_of, min_of, sym
 from symidx.core.expr import bounds as bounds_of
 from symidx.core.indexing_map import IndexingMap
@@ -61,16 +62,16 @@ INDEX = Interval(-(2**63), 2**63 - 1)
 #: The syntaxes :func:`parse_foreign` reads (``auto``: :func:`detect_syntax`).
 SYNTAXES = ("xla", "mlir", "inductor", "tvm", "isl")
 
-_TOKEN = re.compile(r"""
+_TOKEN = lazy_pattern(r"""
     (?P<ws>\s+)
   | (?P<int>[0-9]+)
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
   | (?P<punct>//|->|<=|>=|==|[-+*/%(),\[\]{}:;<>=])
 """, re.VERBOSE)
 
-_INDUCTOR_CALLS = re.compile(
+_INDUCTOR_CALLS = lazy_pattern(
     r"\b(?:FloorDiv|ModularIndexing|CleanDiv|CeilDiv|PythonMod|IndexingDiv|Min|Max)\s*\(")
-_TVM_CALLS = re.compile(r"(?:\b(?:T|tir)\.\w+|\b(?:floordiv|floormod|truncdiv|truncmod))\s*\(")
+_TVM_CALLS = lazy_pattern(r"(?:\b(?:T|tir)\.\w+|\b(?:floordiv|floormod|truncdiv|truncmod))\s*\(")
 
 
 def detect_syntax(text: str) -> str:
@@ -114,8 +115,8 @@ def parse_foreign(text: str, syntax: str = "auto", source: str = "", *,
 
 # --------------------------------------------------------------------------- MLIR
 
-_ALIAS_RE = re.compile(r"#[A-Za-z_][\w$.]*\s*=\s*")
-_AFFINE_HEAD_RE = re.compile(r"affine_map\s*<\s*\(([^)]*)\)\s*(?:\[([^\]]*)\])?")
+_ALIAS_RE = lazy_pattern(r"#[A-Za-z_][\w$.]*\s*=\s*")
+_AFFINE_HEAD_RE = lazy_pattern(r"affine_map\s*<\s*\(([^)]*)\)\s*(?:\[([^\]]*)\])?")
 
 
 def _parse_mlir(text: str, source: str, allow_empty: bool = True) -> IndexingMap:

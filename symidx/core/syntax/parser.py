@@ -22,6 +22,7 @@ from typing import Any, cast
 
 from sympy import Mul, Symbol
 
+from symidx._text import lazy_pattern
 from symidx.core.expr import (
     CeilDiv,
     Expr,
@@ -49,20 +50,20 @@ MAX_DEPTH = 200  # deepest expression tree accepted (keeps every recursive walk 
 # Whitespace separates tokens and is skipped; any other character no token starts with is
 # a "bad" token, an error only when the parser reaches it (text read raw, after ``hlo:``,
 # may hold such characters).
-_TOKEN = re.compile(r"""
+_TOKEN = lazy_pattern(r"""
     (?P<int>[0-9]+)
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<punct>->|[()\[\]{},:;+\-*/<>])
   | (?P<bad>[^ \t\r\n])
 """, re.VERBOSE)
 #: A character that makes a "bad" token (none: every token is read without a check).
-_BAD = re.compile(r"[^ \t\r\n0-9A-Za-z_()\[\]{},:;+\-*/<>]")
+_BAD = lazy_pattern(r"[^ \t\r\n0-9A-Za-z_()\[\]{},:;+\-*/<>]")
 
 _DIV_KEYWORDS = {"floordiv": "floordiv", "floorDiv": "floordiv", "ceildiv": "ceildiv",
                  "ceilDiv": "ceildiv", "mod": "mod"}
 _RESERVED = set(_DIV_KEYWORDS) | {"in", "min", "max", "domain"}
-_SPECIAL = re.compile(r"\s*(KNOWN\s+EMPTY|UNDEFINED)\s*\Z")
-_DEFAULT_NAME = re.compile(r"(d|s|rt)[0-9]+")
+_SPECIAL = lazy_pattern(r"\s*(KNOWN\s+EMPTY|UNDEFINED)\s*\Z")
+_DEFAULT_NAME = lazy_pattern(r"(d|s|rt)[0-9]+")
 
 
 class _Lexer(TokenCursor[PlainToken]):
@@ -640,8 +641,8 @@ def parse_map(text: str, source: str = "", *, allow_empty: bool = True) -> Index
 _WS = r"[ \t\r\n]*"
 _PLAIN_ENTRY = (rf"([A-Za-z_][A-Za-z0-9_]*)[ \t\r\n]+in{_WS}(\[){_WS}([0-9]+){_WS},{_WS}"
                 rf"([0-9]+){_WS}\]")
-_PLAIN_DOMAIN = re.compile(rf"(?:,{_WS})?domain{_WS}:((?:{_WS}(?:,|{_PLAIN_ENTRY}))*){_WS}\Z")
-_PLAIN_ENTRIES = re.compile(_PLAIN_ENTRY)
+_PLAIN_DOMAIN = lazy_pattern(rf"(?:,{_WS})?domain{_WS}:((?:{_WS}(?:,|{_PLAIN_ENTRY}))*){_WS}\Z")
+_PLAIN_ENTRIES = lazy_pattern(_PLAIN_ENTRY)
 
 
 def _with_plain_domain(text: str, source: str, allow_empty: bool,

@@ -3,10 +3,10 @@ collective-permute, and the shard count they are computed with."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from symidx._text import lazy_pattern
 from symidx.hlo.infer.common import (
     _array,
     _arrays,
@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 
 # --------------------------------------------------------------------------- collectives
 
-_IOTA_GROUPS_RE = re.compile(r"\[\s*(\d+)\s*,\s*(\d+)\s*\]\s*<=")
-_GROUP_RE = re.compile(r"\{([^{}]*)\}")
+_IOTA_GROUPS_RE = lazy_pattern(r"\[\s*(\d+)\s*,\s*(\d+)\s*\]\s*<=")
+_GROUP_RE = lazy_pattern(r"\{([^{}]*)\}")
 
 
 def _replica_group_size(instr: HloInstruction) -> int | None:

@@ -29,13 +29,13 @@ up, and the older ``padded_dimensions`` form pads the logical dims before everyt
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
 from symidx._arith import ceil_div
+from symidx._text import lazy_pattern
 from symidx.errors import MapError, ParseError
 
 Dims = tuple[int, ...]
@@ -486,7 +486,7 @@ def physical_buffer(
 # ---------------------------------------------------------------------------------------------
 # Tile text: T(8,128)(2,1), T(*,*,2,*,3)
 
-_TILE_ENTRY = re.compile(r"(\d+)|\*|-1")
+_TILE_ENTRY = lazy_pattern(r"(\d+)|\*|-1")
 
 
 def parse_tiles(text: str) -> Tiles:

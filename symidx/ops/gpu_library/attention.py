@@ -30,12 +30,12 @@ column (and every column some row) without run-time lengths, that variable is le
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from sympy import Integer
 
+from symidx._text import lazy_pattern
 from symidx.core.expr import Expr, FloorDiv, dim, substitute, sym
 from symidx.core.indexing_map import IndexingMap
 from symidx.core.interval import Interval
@@ -54,7 +54,7 @@ from symidx.ops.gpu_library.common import (
 
 ATTENTION_TARGETS = frozenset({"te_fused_attn_forward_ffi", "te_fused_attn_backward_ffi"})
 
-_MLIR_ENTRY = re.compile(r"(\w+)\s*=\s*(true|false|[-+0-9.eE]+)(?:\s*:\s*\w+)?")
+_MLIR_ENTRY = lazy_pattern(r"(\w+)\s*=\s*(true|false|[-+0-9.eE]+)(?:\s*:\s*\w+)?")
 
 
 def mlir_attributes(text: str) -> dict[str, int | float | bool]:
