@@ -180,3 +180,18 @@ def test_a_command_read_by_its_own_parser_reads_as_with_every_command() -> None:
     assert code == 2 and err.startswith(full.format_usage().rstrip())
     assert "{format,simplify,compose,verify,maps,bench,layout,batch,corpus,tile,pallas}" in err
 
+
+def test_at_exit_the_collector_no_longer_traverses_what_the_command_built() -> None:
+    """main_entry takes the objects left out of the collector's view before the interpreter
+    exits (its last collections would traverse them all only to free nothing), and exit
+    handlers still run after it."""
+    sample = ROOT / "symidx" / "examples" / "layernorm.hlo"
+    probe = ("import atexit, gc, sys\n"
+             "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 10000))\n"
+             f"sys.argv = ['symidx', 'maps', {str(sample)!r}]\n"
+             "from symidx.cli import main_entry\n"
+             "main_entry()\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert done.returncode == 0 and done.stderr == ""
+    assert "d0" in done.stdout and done.stdout.rstrip().endswith("frozen True")
