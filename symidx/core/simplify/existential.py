@@ -333,30 +333,23 @@ def merge_equal_existentials(m: IndexingMap) -> tuple[IndexingMap, list[int]]:
 def _groups(unused: set[Symbol], frees: list[frozenset[Symbol]]
             ) -> list[tuple[list[Symbol], list[int]]]:
     """The unused variables in groups linked by constraints: each group's variables (in
-    order of name) and the positions of the constraints that mention them."""
-    parent = {v: v for v in unused}
+    order of name) and the positions of the constraints that mention them, the groups in
+    the order of their first variable's name (whatever order sets iterate in)."""
+    from networkx.utils import UnionFind
 
-    def root(v: Symbol) -> Symbol:
-        while parent[v] is not v:
-            parent[v] = parent[parent[v]]
-            v = parent[v]
-        return v
-
-    for free in frees:
-        mine = [v for v in free if v in unused]
-        for a, b in zip(mine, mine[1:]):
-            ra, rb = root(a), root(b)
-            if ra is not rb:
-                parent[rb] = ra
+    root = UnionFind(unused)
+    mentions = [[v for v in free if v in unused] for free in frees]
+    for mine in mentions:
+        root.union(*mine)
     members: dict[Symbol, list[int]] = {}
-    for k, free in enumerate(frees):
-        mine = [v for v in free if v in unused]
+    for k, mine in enumerate(mentions):
         if mine:
-            members.setdefault(root(mine[0]), []).append(k)
+            members.setdefault(root[mine[0]], []).append(k)
     variables: dict[Symbol, list[Symbol]] = {}
     for v in sorted(unused, key=lambda v: v.name):
-        variables.setdefault(root(v), []).append(v)
-    return [(variables[r], members[r]) for r in sorted(members, key=lambda r: r.name)]
+        variables.setdefault(root[v], []).append(v)
+    return sorted(((variables[r], members[r]) for r in members),
+                  key=lambda group: group[0][0].name)
 
 
 def _var_classes(m: IndexingMap) -> dict[Symbol, Interval | RuntimeVar]:
