@@ -9,7 +9,10 @@ wall time) and the median of the per-pair ratios, which holds when the machine's
 drifts.
 Python's bytecode cache is on, as on a user's machine (the benchmark compiles the package
 first and clears ``PYTHONDONTWRITEBYTECODE`` for the runs): without it every import
-recompiles the source, which is not what users pay.
+recompiles the source, which is not what users pay. Each run is the whole process, its exit
+included: a ``symidx`` process freezes its garbage collector before exiting (``main_entry``),
+so that the interpreter's last collections do not traverse sympy's objects and its own,
+while ``python -c "import sympy"`` pays them (about a fifth of its time).
 
 Targets: ``symidx --help`` at most 0.5x (issue 14), ``symidx maps`` on layernorm.hlo at
 most 1.3x the reference (issues 25 and 36). Figures, never assertions. The same paired
