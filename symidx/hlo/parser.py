@@ -119,10 +119,11 @@ _HEADER_RE = lazy_pattern(r"(ENTRY[ \t]+)?%?([A-Za-z_][A-Za-z0-9_.\-]*)(?=[ \t]*
 # string on one line or a {...} without brackets, quotes or '/' inside (so without comments,
 # and ending where the general reading's balanced scan ends it) (groups: the number, the
 # value). Elsewhere the general reading decides.
-_DEBUG_ENTRY_RE = lazy_pattern(r'[ \t\r\n]*(\d{1,20})[ \t]+("[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
-                               r"""|\{[^{}()\[\]"'/]*\})""")
-# A run of such entries, one after the other.
-_DEBUG_ENTRIES_RE = lazy_pattern(f"(?:{_DEBUG_ENTRY_RE.pattern})+")
+_DEBUG_ENTRY = (r'[ \t\r\n]*(\d{1,20})[ \t]+("[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+                r"""|\{[^{}()\[\]"'/]*\})""")
+_DEBUG_ENTRY_RE = lazy_pattern(_DEBUG_ENTRY)
+# A run of such entries, one after the other (built from the text: compiled on first use too).
+_DEBUG_ENTRIES_RE = lazy_pattern(f"(?:{_DEBUG_ENTRY})+")
 _PROTO_RE = lazy_pattern(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*hlo_module[ \t]*\{")
 
 
