@@ -239,13 +239,15 @@ def _window_of(m: IndexingMap, dims: list[int], variables: list[int], result: in
 
     r = m.results[result]
     dim_vars = [m.dim_vars[i] for i in dims]
-    coeffs: dict[Symbol, int] | None = dict.fromkeys(dim_vars, 0)
+    coeffs = dict.fromkeys(dim_vars, 0)
+    linear = True  # the dimensions as terms b_i * d_i only
     for c, x in terms(r):
-        if coeffs is not None and x in coeffs:
+        if x in coeffs:
             coeffs[x] = int(c)
-        elif coeffs is not None and variables_of(x) & coeffs.keys():
-            coeffs = None  # a dimension under a division, a remainder or a product
-    if coeffs is None and len(dims) != 1:
+        elif variables_of(x) & coeffs.keys():
+            linear = False  # a dimension under a division, a remainder or a product
+            break
+    if not linear and len(dims) != 1:
         return None
     enumerated = _enumerated(m, dims, variables, [r], constraints, limit)
     if enumerated is None:
@@ -270,7 +272,7 @@ def _window_of(m: IndexingMap, dims: list[int], variables: list[int], result: in
         return Window([0] * len(dims), Interval(*found[0]), None)
     points = [[int(v) for v in g.reshape(rows, -1)[:, 0]] for g in grids[:len(dims)]]
     clip_lo, clip_hi = min(s[0] for s in found), max(s[1] for s in found)
-    if coeffs is not None:
+    if linear:
         shift = [sum(coeffs[v] * p[k] for v, p in zip(dim_vars, points)) for k in range(rows)]
         lo = min(s[0] - b for s, b in zip(spans, shift) if s is not None)
         hi = max(s[1] - b for s, b in zip(spans, shift) if s is not None)
@@ -343,7 +345,7 @@ def _replaced(m: IndexingMap, decided: list[tuple[Group, Axes | Window | Narrowe
     narrowed: list[tuple[Expr, Interval]] = []
     nd = m.num_dims
     ranges: list[Interval] = []
-    old_names = m.names
+    old_names = m.names or ()
     names: list[str | None] | None = list(old_names[:nd]) if old_names else None
     rename: dict[Symbol, Symbol] = {}
 
@@ -382,9 +384,9 @@ def _replaced(m: IndexingMap, decided: list[tuple[Group, Axes | Window | Narrowe
             if i != len(ranges):
                 rename[sym(i)] = sym(len(ranges))
             ranges.append(interval)
-            if names is not None and old_names:
+            if names is not None:
                 names.append(old_names[nd + i])
-    if names is not None and old_names:
+    if names is not None:
         names += list(old_names[nd + m.num_ranges:])
     left = [c for k, c in enumerate(m.constraints) if k not in dropped]
     others = [k for k in range(len(m.results)) if k not in new_results]
