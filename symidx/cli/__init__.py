@@ -31,18 +31,16 @@ __all__ = ["main", "main_entry"]
 #: Allocations between young garbage collections in a ``symidx`` process (see main_entry).
 _YOUNG_COLLECTION = YOUNG_COLLECTION
 
-#: The modules of ``symidx.cli`` that register commands, in the order of the full parser.
-COMMAND_MODULES = ("mapverbs", "maps", "bench", "layout", "batch", "corpus", "tile", "pallas")
-
-#: The commands (``symidx COMMAND``) that each of :data:`COMMAND_MODULES` registers: a command
-#: line that starts with one imports and builds the parser of its module alone, the others'
-#: imports and arguments being of no use to read it (start-up). ``tests/test_cli_daily.py``
-#: checks the table against what each module registers.
+#: The commands (``symidx COMMAND``) and the module of ``symidx.cli`` that registers each: a
+#: command line that starts with one imports and builds the parser of its module alone, the
+#: others' imports and arguments being of no use to read it (start-up).
+#: ``tests/test_cli_daily.py`` checks the table against what each module registers.
 COMMANDS: dict[str, str] = {
     **dict.fromkeys(("format", "simplify", "compose", "verify"), "mapverbs"),
-    "maps": "maps", "bench": "bench", "layout": "layout", "batch": "batch",
-    "corpus": "corpus", "tile": "tile", "pallas": "pallas",
+    **{name: name for name in ("maps", "bench", "layout", "batch", "corpus", "tile", "pallas")},
 }
+#: The modules that register commands, in the order of the full parser.
+COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 
 
 def command_module(name: str) -> ModuleType:
